@@ -1,0 +1,117 @@
+"""Configuration flags, as `jax.config` holds them.
+
+Owns every option jaxlite reads, and is the only module that reads environment variables.
+Values live in `ContextVar`s so that a context manager can change one for a block of code
+without touching other threads.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return raw.strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class _Option:
+    name: str
+    default: Any
+    help: str
+    validate: Callable[[Any], Any]
+
+
+def _as_bool(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
+def _as_optional_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+class Config:
+    """The set of named options (mirrors `jax.config`).
+
+    Read an option as an attribute (`config.jax_enable_x64`) or with `read`; change it
+    with `update(name, value)` or, for a block, with the context manager `override`.
+    """
+
+    def __init__(self) -> None:
+        self._options: dict[str, _Option] = {}
+        self._values: dict[str, contextvars.ContextVar] = {}
+
+    def define(self, name: str, default: Any, help: str,
+               validate: Callable[[Any], Any] = lambda v: v) -> None:
+        self._options[name] = _Option(name, default, help, validate)
+        self._values[name] = contextvars.ContextVar(name, default=validate(default))
+
+    def _var(self, name: str) -> contextvars.ContextVar:
+        try:
+            return self._values[name]
+        except KeyError:
+            known = ", ".join(sorted(self._options))
+            raise AttributeError(
+                f"jaxlite.config has no option {name!r}; known options: {known}") from None
+
+    def read(self, name: str) -> Any:
+        return self._var(name).get()
+
+    def update(self, name: str, value: Any) -> None:
+        """Set option `name` to `value` for the rest of the program (like `jax.config.update`)."""
+        var = self._var(name)
+        var.set(self._options[name].validate(value))
+        for listener in _listeners:
+            listener(name)
+
+    @contextlib.contextmanager
+    def override(self, name: str, value: Any) -> Iterator[None]:
+        """Set option `name` to `value` inside a `with` block only."""
+        var = self._var(name)
+        token = var.set(self._options[name].validate(value))
+        try:
+            yield
+        finally:
+            var.reset(token)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self.read(name)
+
+    def values(self) -> dict[str, Any]:
+        return {name: var.get() for name, var in self._values.items()}
+
+
+# Called with an option's name after `update`; caches that depend on options register here.
+_listeners: list[Callable[[str], None]] = []
+
+config = Config()
+config.define("jax_enable_x64", _env_bool("JAX_ENABLE_X64", False),
+              "Allow 64-bit dtypes; when off, 64-bit inputs become 32-bit.", _as_bool)
+config.define("jax_disable_jit", _env_bool("JAX_DISABLE_JIT", False),
+              "Run jit-decorated functions eagerly, op by op.", _as_bool)
+config.define("jax_platforms", os.environ.get("JAXLITE_PLATFORMS") or os.environ.get("JAX_PLATFORMS"),
+              "Comma-separated list of backends to use, in order of preference.",
+              _as_optional_str)
+config.define("jax_numpy_rank_promotion", "allow",
+              "Whether implicit rank promotion is 'allow'ed, 'warn'ed about or 'raise'd.", str)
+config.define("jax_default_matmul_precision", None,
+              "Default precision of dot products.", _as_optional_str)
+config.define("jax_compilation_cache_dir", os.environ.get("JAXLITE_COMPILATION_CACHE_DIR"),
+              "Folder for the persistent cache of compiled code.", _as_optional_str)
+config.define("jaxlite_dump_dir", os.environ.get("JAXLITE_DUMP_DIR"),
+              "Folder where the compiler writes the module after every pass.", _as_optional_str)
+
+
+def enable_x64(enabled: bool = True) -> contextlib.AbstractContextManager:
+    """Context manager that turns 64-bit types on (or off) for a block."""
+    return config.override("jax_enable_x64", enabled)
