@@ -1,0 +1,156 @@
+"""`jaxlite.Array`: the immutable array that users hold (mirrors `jax.Array`).
+
+An Array owns a read-only numpy buffer on the host, its dtype already canonical, and the
+weak-type flag of values that came from Python scalars. Operators and numpy-style methods
+come from the operator table that `jaxlite.numpy` fills, shared with tracers.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from jaxlite.core import dtypes
+from jaxlite.core.avals import ShapedArray
+from jaxlite.core.operators import ArrayOperators
+
+
+class Array(ArrayOperators):
+    """A concrete array (mirrors `jax.Array`).
+
+    Parameters
+    ----------
+    value : numpy.ndarray
+        The contents, which the Array takes over and marks read-only: callers pass a buffer
+        nobody else writes to, with its dtype already canonical.
+    weak_type : bool
+        Whether the value came from a Python scalar (see type promotion).
+    """
+
+    __slots__ = ("_value", "weak_type", "_aval")
+
+    def __init__(self, value: np.ndarray, weak_type: bool = False) -> None:
+        value = np.asarray(value)
+        if value.flags.writeable:
+            value.flags.writeable = False
+        self._value = value
+        self.weak_type = bool(weak_type)
+        self._aval: ShapedArray | None = None
+
+    @property
+    def aval(self) -> ShapedArray:
+        if self._aval is None:
+            self._aval = ShapedArray(self._value.shape, self._value.dtype, self.weak_type)
+        return self._aval
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._value.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._value.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    @property
+    def size(self) -> int:
+        return self._value.size
+
+    @property
+    def nbytes(self) -> int:
+        return self._value.nbytes
+
+    @property
+    def itemsize(self) -> int:
+        return self._value.itemsize
+
+    # ------------------------------------------------------------------- host conversion
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if dtype is None:
+            return self._value if not copy else self._value.copy()
+        return self._value.astype(dtype)
+
+    def item(self, *args: Any) -> Any:
+        """The value as a Python scalar (`numpy.ndarray.item`)."""
+        return self._value.item(*args)
+
+    def tolist(self) -> Any:
+        """The value as nested Python lists (`numpy.ndarray.tolist`)."""
+        return self._value.tolist()
+
+    def block_until_ready(self) -> "Array":
+        """Wait until the value is computed; eager values always are."""
+        return self
+
+    def copy_to_host_async(self) -> None:
+        """Start copying to the host; host arrays are there already."""
+
+    def is_deleted(self) -> bool:
+        return False
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError("The truth value of an array with more than one element is "
+                             "ambiguous. Use a.any() or a.all()")
+        return bool(self._value)
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if not (dtypes.is_integer(self.dtype) or self.dtype == np.bool_) or self.ndim:
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(self._value)
+
+    def _scalar(self, name: str) -> Any:
+        if self.size != 1:
+            raise TypeError(f"only size-1 arrays can be converted to a Python {name}, got "
+                            f"shape {self.shape}")
+        return self._value.reshape(())[()]
+
+    # ---------------------------------------------------------------------- printing
+
+    def __repr__(self) -> str:
+        prefix = "Array("
+        if self.size == 0 and self.shape != (0,):
+            body = f"[], shape={self.shape}"
+        else:
+            body = np.array2string(self._value, separator=", ", prefix=prefix)
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"{prefix}{body}, dtype={self.dtype.name}{weak})"
+
+    def __str__(self) -> str:
+        return str(self._value)
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:
+            return format(self._value[()], spec)
+        return format(str(self), spec)
+
+    # ----------------------------------------------------------------- Python protocols
+
+    def __reduce__(self) -> tuple:
+        return (Array, (np.array(self._value), self.weak_type))
+
+    def __copy__(self) -> "Array":
+        return self
+
+    def __deepcopy__(self, memo: Any) -> "Array":
+        return self
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    def devices(self) -> set[str]:
+        return {"cpu"}

@@ -1,0 +1,104 @@
+"""Abstract values: what a transformation knows about an array without its contents.
+
+Mirrors `jax.core.ShapedArray`: shape, dtype and the weak-type flag that Python scalars carry
+through type promotion. `get_aval` is the one place that decides the abstract value of any
+value jaxlite accepts (arrays, tracers, numpy values, Python scalars).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from jaxlite.core import dtypes
+
+_SHORT_DTYPE_NAMES = {
+    "bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "bfloat16": "bf16", "float16": "f16", "float32": "f32", "float64": "f64",
+    "complex64": "c64", "complex128": "c128", "float0": "float0",
+}
+
+
+def short_dtype_name(dtype: np.dtype) -> str:
+    """The dtype as jaxprs print it: f32, i32, bool, bf16, ..."""
+    if dtype == dtypes.float0:
+        return "float0"
+    return _SHORT_DTYPE_NAMES.get(np.dtype(dtype).name, np.dtype(dtype).name)
+
+
+@dataclass(frozen=True)
+class ShapedArray:
+    """An array known only by its shape and dtype (mirrors `jax.core.ShapedArray`).
+
+    `weak_type` marks values that came from Python scalars: they take the dtype of the
+    other operand in type promotion instead of forcing their own.
+    """
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    weak_type: bool = False
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def update(self, shape: tuple[int, ...] | None = None, dtype: Any = None,
+               weak_type: bool | None = None) -> "ShapedArray":
+        return ShapedArray(self.shape if shape is None else tuple(shape),
+                           self.dtype if dtype is None else np.dtype(dtype),
+                           self.weak_type if weak_type is None else weak_type)
+
+    def strip_weak_type(self) -> "ShapedArray":
+        return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
+
+    def str_short(self) -> str:
+        dims = ",".join(str(d) for d in self.shape)
+        return f"{short_dtype_name(self.dtype)}[{dims}]"
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short()}{weak})"
+
+
+def get_aval(value: Any) -> ShapedArray:
+    """The abstract value of anything jaxlite accepts as an array argument."""
+    aval = getattr(value, "aval", None)
+    if aval is not None:
+        return aval
+    if isinstance(value, (bool, int, float, complex)) or value is None:
+        return _python_scalar_aval(value)
+    if isinstance(value, (np.ndarray, np.generic)):
+        return ShapedArray(value.shape, dtypes.canonicalize_dtype(value.dtype), False)
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    if shape is not None and dtype is not None:
+        return ShapedArray(tuple(shape), dtypes.canonicalize_dtype(dtype),
+                           bool(getattr(value, "weak_type", False)))
+    raise TypeError(
+        f"Value {value!r} of type {type(value).__name__} is not a valid jaxlite array: "
+        "pass an Array, a numpy array or a Python scalar.")
+
+
+def _python_scalar_aval(value: Any) -> ShapedArray:
+    if value is None:
+        raise TypeError("None is not a valid jaxlite array value.")
+    if isinstance(value, bool):
+        return ShapedArray((), np.dtype(np.bool_), False)
+    if isinstance(value, int):
+        return ShapedArray((), dtypes.default_int_dtype(), True)
+    if isinstance(value, float):
+        return ShapedArray((), dtypes.default_float_dtype(), True)
+    return ShapedArray((), dtypes.default_complex_dtype(), True)
+
+
+def is_array_like(value: Any) -> bool:
+    """Whether `value` can stand as an array argument (a leaf of traced inputs)."""
+    if hasattr(value, "aval"):
+        return True
+    return isinstance(value, (bool, int, float, complex, np.ndarray, np.generic))

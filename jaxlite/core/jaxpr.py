@@ -1,0 +1,220 @@
+"""Jaxprs: the typed, first-order programs that tracing produces (mirrors `jax.core.Jaxpr`).
+
+A `Jaxpr` is a list of equations in SSA form over `Var`s and `Literal`s; a `ClosedJaxpr`
+pairs it with the values of its constant variables. This module also prints jaxprs in the
+style of `jax.make_jaxpr` and evaluates them by binding each equation's primitive, so that
+evaluating a jaxpr under a trace transforms it.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from jaxlite.core.avals import ShapedArray
+
+_var_ids = itertools.count()
+
+
+class Var:
+    """A variable of a jaxpr; printed names are chosen when the jaxpr is printed."""
+
+    __slots__ = ("aval", "id")
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+        self.id = next(_var_ids)
+
+    def __repr__(self) -> str:
+        return f"Var{self.id}:{self.aval.str_short()}"
+
+
+class Literal:
+    """A scalar constant written inline in a jaxpr (e.g. `2.0:f32[]`)."""
+
+    __slots__ = ("value", "aval")
+
+    def __init__(self, value: Any, aval: ShapedArray) -> None:
+        self.value = value
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        value = np.asarray(self.value).item()
+        if isinstance(value, bool):
+            text = str(value)
+        elif isinstance(value, float):
+            text = repr(value)
+        else:
+            text = str(value)
+        return f"{text}:{self.aval.str_short()}"
+
+
+Atom = Var | Literal
+
+
+@dataclass
+class JaxprEqn:
+    """One equation: `outvars = primitive[params] invars`."""
+
+    primitive: Any
+    invars: list[Atom]
+    outvars: list[Var]
+    params: dict[str, Any]
+
+
+@dataclass
+class Jaxpr:
+    """A program: constants, inputs, equations and outputs (mirrors `jax.core.Jaxpr`)."""
+
+    constvars: list[Var]
+    invars: list[Var]
+    outvars: list[Atom]
+    eqns: list[JaxprEqn] = field(default_factory=list)
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.invars]
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.outvars]
+
+    def __str__(self) -> str:
+        return pretty_print(self)
+
+    __repr__ = __str__
+
+
+@dataclass
+class ClosedJaxpr:
+    """A `Jaxpr` with the values of its constants (mirrors `jax.core.ClosedJaxpr`)."""
+
+    jaxpr: Jaxpr
+    consts: list[Any]
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return self.jaxpr.in_avals
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return self.jaxpr.out_avals
+
+    @property
+    def eqns(self) -> list[JaxprEqn]:
+        return self.jaxpr.eqns
+
+    def __str__(self) -> str:
+        return pretty_print(self.jaxpr)
+
+    __repr__ = __str__
+
+
+def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
+    """Run a jaxpr by binding each equation under the current trace (`jax.core.eval_jaxpr`)."""
+    env: dict[Var, Any] = {}
+
+    def read(atom: Atom) -> Any:
+        return atom.value if isinstance(atom, Literal) else env[atom]
+
+    if len(args) != len(jaxpr.invars):
+        raise TypeError(f"eval_jaxpr: the jaxpr takes {len(jaxpr.invars)} arguments, "
+                        f"got {len(args)}")
+    env.update(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
+    for eqn in jaxpr.eqns:
+        outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+        if not eqn.primitive.multiple_results:
+            outs = [outs]
+        env.update(zip(eqn.outvars, outs))
+    return [read(v) for v in jaxpr.outvars]
+
+
+def eval_closed_jaxpr(closed: ClosedJaxpr, *args: Any) -> list[Any]:
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+# ----------------------------------------------------------------------------- printing
+
+_LINE_WIDTH = 80
+
+
+class _Names:
+    """Assigns a, b, ..., z, ba, bb, ... to variables in order of first appearance."""
+
+    def __init__(self) -> None:
+        self.names: dict[Var, str] = {}
+
+    def __call__(self, atom: Atom) -> str:
+        if isinstance(atom, Literal):
+            return repr(atom)
+        if atom not in self.names:
+            self.names[atom] = _nth_name(len(self.names))
+        return self.names[atom]
+
+    def binder(self, var: Var) -> str:
+        return f"{self(var)}:{var.aval.str_short()}"
+
+
+def _nth_name(n: int) -> str:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    text = letters[n % 26]
+    n //= 26
+    while n:
+        n -= 1
+        text = letters[n % 26] + text
+        n //= 26
+    return text
+
+
+def _format_param(value: Any, names: _Names, indent: int) -> str:
+    if isinstance(value, ClosedJaxpr):
+        value = value.jaxpr
+    if isinstance(value, Jaxpr):
+        return _print_jaxpr(value, names, indent)
+    if isinstance(value, np.dtype):
+        return value.name
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return np.dtype(value).name
+    if callable(value) and hasattr(value, "__name__"):
+        return value.__name__
+    return str(value)
+
+
+def _print_eqn(eqn: JaxprEqn, names: _Names, indent: int) -> str:
+    lhs = " ".join(names.binder(v) for v in eqn.outvars)
+    rhs_args = " ".join(names(v) for v in eqn.invars)
+    params = [f"{k}={_format_param(v, names, indent + 4)}" for k, v in sorted(eqn.params.items())]
+    one_line = f"{lhs} = {eqn.primitive.name}"
+    if params:
+        one_line += "[" + " ".join(params) + "]"
+    one_line += f" {rhs_args}" if rhs_args else ""
+    if len(one_line) + indent <= _LINE_WIDTH and "\n" not in one_line:
+        return one_line
+    pad = " " * (indent + 2)
+    head = f"{lhs} = {eqn.primitive.name}"
+    if params:
+        head += "[\n" + "".join(f"{pad}{p}\n" for p in params) + " " * indent + "]"
+    return head + (f" {rhs_args}" if rhs_args else "")
+
+
+def _print_jaxpr(jaxpr: Jaxpr, names: _Names, indent: int) -> str:
+    consts = " ".join(names.binder(v) for v in jaxpr.constvars)
+    ins = " ".join(names.binder(v) for v in jaxpr.invars)
+    eqns = [_print_eqn(e, names, indent + 4) for e in jaxpr.eqns]
+    outs = "(" + ", ".join(names(v) for v in jaxpr.outvars) + ("," if len(jaxpr.outvars) == 1
+                                                              else "") + ")"
+    head = f"{{ lambda {consts}; {ins}. let"
+    one_line = head + "".join(f" {e};" for e in eqns).rstrip(";") + f" in {outs} }}"
+    if len(one_line) + indent <= _LINE_WIDTH and "\n" not in one_line:
+        return one_line
+    pad = " " * (indent + 4)
+    body = "".join(f"\n{pad}{e}" for e in eqns)
+    return f"{head}{body}\n{' ' * (indent + 2)}in {outs} }}"
+
+
+def pretty_print(jaxpr: Jaxpr) -> str:
+    """The jaxpr as `jax.make_jaxpr` prints it."""
+    return _print_jaxpr(jaxpr, _Names(), 0)

@@ -1,0 +1,202 @@
+"""Traces and tracers: how a transformation intercepts primitives (mirrors `jax.core.Trace`).
+
+The current trace lives in a `ContextVar`. Every trace has a parent (the trace that was
+current when it started), so traces form a chain down to the eager `EvalTrace`. A trace
+interprets a primitive by unwrapping its own tracers and running the primitive's rule with
+its parent as the current trace; values from further down the chain (closed-over tracers of
+outer transformations, or plain arrays) are constants to it. Because each trace only opens
+its own tracers, nested transformations never confuse each other's perturbations.
+
+A trace is "alive" while its transformation runs; a tracer of a finished trace that shows up
+later raises `UnexpectedTracerError`.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from jaxlite.core.avals import ShapedArray
+from jaxlite.core.operators import ArrayOperators
+from jaxlite.errors import (ConcretizationTypeError, TracerArrayConversionError,
+                            TracerBoolConversionError, TracerIntegerConversionError,
+                            UnexpectedTracerError)
+
+
+class Trace:
+    """One active transformation; `process_primitive` says what `bind` means under it."""
+
+    def __init__(self, parent: "Trace | None") -> None:
+        self.parent = parent
+        self.depth = 0 if parent is None else parent.depth + 1
+        self.alive = True
+
+    def process_primitive(self, primitive: Any, args: Sequence[Any],
+                          params: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def is_own(self, value: Any) -> bool:
+        """Whether `value` is a tracer of this trace (after checking it is not stale)."""
+        if not isinstance(value, Tracer):
+            return False
+        trace = value._trace
+        if trace is self:
+            return True
+        check_ancestor(self, trace)
+        return False
+
+    def invalidate(self) -> None:
+        """Mark the transformation finished: its tracers may no longer be used."""
+        self.alive = False
+
+    def concretization_error(self, tracer: "Tracer", context: str) -> Exception:
+        return ConcretizationTypeError(
+            f"Abstract tracer value encountered where a concrete value is expected ({context}) "
+            f"of {tracer.aval.str_short()}.")
+
+
+def check_ancestor(trace: Trace, other: Trace) -> None:
+    """Raise UnexpectedTracerError unless `other` is a live trace below `trace`."""
+    if not other.alive:
+        raise _leaked_tracer_error(other)
+    node = trace.parent
+    while node is not None and node.depth > other.depth:
+        node = node.parent
+    if node is not other:
+        raise _leaked_tracer_error(other)
+
+
+def _leaked_tracer_error(trace: Trace) -> UnexpectedTracerError:
+    return UnexpectedTracerError(
+        f"Encountered an unexpected tracer of a {type(trace).__name__} that is no longer "
+        "active: a value computed inside a transformation (jit, grad, vmap, ...) escaped it, "
+        "for example through a global variable or an attribute set inside the function, "
+        "and was used after the transformation ended. Return the value from the transformed "
+        "function instead of storing it.")
+
+
+class Tracer(ArrayOperators):
+    """A stand-in for an array inside a transformation (mirrors `jax.core.Tracer`)."""
+
+    __slots__ = ("_trace",)
+
+    def __init__(self, trace: Trace) -> None:
+        self._trace = trace
+
+    @property
+    def aval(self) -> ShapedArray:
+        raise NotImplementedError
+
+    def concrete_value(self) -> Any:
+        """The value as a numpy array when the trace knows it, else None."""
+        return None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.aval.dtype
+
+    @property
+    def weak_type(self) -> bool:
+        return self.aval.weak_type
+
+    @property
+    def ndim(self) -> int:
+        return self.aval.ndim
+
+    @property
+    def size(self) -> int:
+        return self.aval.size
+
+    def _concrete(self, context: str, error_type: type) -> np.ndarray:
+        value = self.concrete_value()
+        if value is None:
+            error = self._trace.concretization_error(self, context)
+            raise error_type(str(error))
+        return value
+
+    def __bool__(self) -> bool:
+        return bool(self._concrete("the bool function", TracerBoolConversionError))
+
+    def __int__(self) -> int:
+        return int(self._concrete("the int function", TracerIntegerConversionError))
+
+    def __index__(self) -> int:
+        value = self._concrete("the __index__ method", TracerIntegerConversionError)
+        return int(value)
+
+    def __float__(self) -> float:
+        return float(self._concrete("the float function", ConcretizationTypeError))
+
+    def __complex__(self) -> complex:
+        return complex(self._concrete("the complex function", ConcretizationTypeError))
+
+    def item(self) -> Any:
+        return self._concrete("the item method", ConcretizationTypeError).item()
+
+    def tolist(self) -> Any:
+        return self._concrete("the tolist method", ConcretizationTypeError).tolist()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        value = self.concrete_value()
+        if value is None:
+            raise TracerArrayConversionError(
+                f"numpy cannot convert the traced value {self.aval.str_short()} to an array: "
+                "inside jit, grad or vmap use jaxlite.numpy functions instead of numpy ones "
+                "(or, outside jit, call numpy on the function's result).")
+        return np.asarray(value, dtype=dtype)
+
+    def __repr__(self) -> str:
+        return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+
+
+# The eager executor, installed by jaxlite.dispatch: ("apply_primitive", fn(prim, args, params)).
+EVAL_HOOKS: dict[str, Any] = {}
+
+
+class EvalTrace(Trace):
+    """The root trace: primitives run eagerly, through `impl` or the dispatch hook."""
+
+    def process_primitive(self, primitive: Any, args: Sequence[Any],
+                          params: dict[str, Any]) -> Any:
+        for arg in args:
+            if isinstance(arg, Tracer):
+                raise _leaked_tracer_error(arg._trace)
+        if primitive.impl is not None:
+            return primitive.impl(*args, **params)
+        return EVAL_HOOKS["apply_primitive"](primitive, args, params)
+
+
+_ROOT_TRACE = EvalTrace(None)
+_current: contextvars.ContextVar[Trace] = contextvars.ContextVar(
+    "jaxlite_current_trace", default=_ROOT_TRACE)
+
+
+def current_trace() -> Trace:
+    """The trace that `bind` hands primitives to now."""
+    return _current.get()
+
+
+@contextlib.contextmanager
+def set_current_trace(trace: Trace) -> Iterator[None]:
+    """Run a block with `trace` as the current trace."""
+    token = _current.set(trace)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+@contextlib.contextmanager
+def new_transformation(trace: Trace) -> Iterator[Trace]:
+    """Make `trace` current for a block, and end its life when the block ends."""
+    try:
+        with set_current_trace(trace):
+            yield trace
+    finally:
+        trace.invalidate()

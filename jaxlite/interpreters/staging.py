@@ -1,0 +1,170 @@
+"""Tracing Python functions into jaxprs (mirrors JAX's `DynamicJaxprTrace`).
+
+`StagingTrace` records every primitive applied to its tracers as a jaxpr equation. Values
+that are not its own tracers (arrays, closed-over tracers of outer transformations) become
+constants of the jaxpr, and Python scalars become literals. With `forward_known=True` it
+stages only the equations that touch its own tracers and hands the rest to its parent: that
+is partial evaluation, which `linearize` uses to split the known primal computation from the
+linear tangent computation.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from jaxlite.core.avals import ShapedArray, get_aval
+from jaxlite.core.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from jaxlite.core.trace import Trace, Tracer, current_trace, new_transformation, set_current_trace
+from jaxlite.errors import ConcretizationTypeError
+
+
+@dataclass(frozen=True)
+class DebugInfo:
+    """Where a jaxpr came from, for error messages: the function and its arguments' names."""
+
+    transformation: str
+    function_name: str
+    arg_names: tuple[str, ...]
+
+
+class StagingTracer(Tracer):
+    """A tracer that stands for a jaxpr variable."""
+
+    __slots__ = ("var",)
+
+    def __init__(self, trace: "StagingTrace", var: Var) -> None:
+        super().__init__(trace)
+        self.var = var
+
+    @property
+    def aval(self) -> ShapedArray:
+        return self.var.aval
+
+
+def _is_literal_value(value: Any) -> bool:
+    if isinstance(value, (bool, int, float, complex)):
+        return True
+    return isinstance(value, (np.ndarray, np.generic)) and np.ndim(value) == 0
+
+
+class StagingTrace(Trace):
+    """A trace that builds a jaxpr from the primitives applied to its tracers."""
+
+    def __init__(self, parent: Trace, forward_known: bool = False,
+                 debug: DebugInfo | None = None) -> None:
+        super().__init__(parent)
+        self.forward_known = forward_known
+        self.debug = debug
+        self.invars: list[Var] = []
+        self.eqns: list[JaxprEqn] = []
+        self.constvars: list[Var] = []
+        self.consts: list[Any] = []
+        self._constvar_of: dict[int, Var] = {}
+
+    def new_arg(self, aval: ShapedArray) -> StagingTracer:
+        var = Var(aval)
+        self.invars.append(var)
+        return StagingTracer(self, var)
+
+    def atom(self, value: Any) -> Atom:
+        """The jaxpr atom for `value`: its variable, a literal, or a new constant."""
+        if self.is_own(value):
+            return value.var
+        if _is_literal_value(value):
+            return Literal(value, get_aval(value))
+        var = self._constvar_of.get(id(value))
+        if var is None:
+            var = Var(get_aval(value))
+            self._constvar_of[id(value)] = var
+            self.constvars.append(var)
+            self.consts.append(value)  # also keeps the id from being reused
+        return var
+
+    def process_primitive(self, primitive: Any, args: Sequence[Any],
+                          params: dict[str, Any]) -> Any:
+        if self.forward_known and not any(self.is_own(a) for a in args):
+            with set_current_trace(self.parent):
+                return primitive.bind(*args, **params)
+        in_avals = [get_aval(a) for a in args]
+        out_avals = primitive.abstract_eval(*in_avals, **params)
+        if not primitive.multiple_results:
+            out_avals = [out_avals]
+        if _folds_to_literal(primitive, args, out_avals):
+            return _literal_after_conversion(args[0], out_avals[0])
+        invars = [self.atom(a) for a in args]
+        outvars = [Var(aval) for aval in out_avals]
+        self.eqns.append(JaxprEqn(primitive, invars, outvars, dict(params)))
+        outs = [StagingTracer(self, v) for v in outvars]
+        return outs if primitive.multiple_results else outs[0]
+
+    def to_closed_jaxpr(self, outs: Sequence[Any]) -> ClosedJaxpr:
+        outvars = [self.atom(x) for x in outs]
+        jaxpr = Jaxpr(list(self.constvars), list(self.invars), outvars, list(self.eqns))
+        return ClosedJaxpr(jaxpr, list(self.consts))
+
+    def concretization_error(self, tracer: Tracer, context: str) -> Exception:
+        return ConcretizationTypeError(concretization_message(self, tracer, context))
+
+
+def _folds_to_literal(primitive: Any, args: Sequence[Any], out_avals: list) -> bool:
+    # A Python scalar converted to another dtype stays a literal (`2.0:f16[]`), as in JAX.
+    return (primitive.name == "convert_element_type" and len(args) == 1
+            and _is_literal_value(args[0]) and not out_avals[0].shape)
+
+
+def _literal_after_conversion(value: Any, aval: ShapedArray) -> Any:
+    converted = np.asarray(value).astype(aval.dtype)
+    return _WeakScalar(converted, aval) if aval.weak_type else converted[()]
+
+
+class _WeakScalar:
+    """A 0-d constant that remembers its weak type (a literal such as `2.0:f16[]`)."""
+
+    __slots__ = ("value", "aval")
+
+    def __init__(self, value: np.ndarray, aval: ShapedArray) -> None:
+        self.value = value
+        self.aval = aval
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.asarray(self.value, dtype=dtype)
+
+
+def concretization_message(trace: StagingTrace, tracer: Tracer, context: str) -> str:
+    """Explain which function and argument made a traced value abstract, and what to do."""
+    lines = [f"Abstract tracer value encountered where concrete value is expected: "
+             f"{tracer.aval.str_short()} used in {context}."]
+    debug = trace.debug
+    if debug is not None and isinstance(tracer, StagingTracer):
+        names = _argument_names_behind(trace, tracer.var)
+        if names:
+            args = ", ".join(names)
+            lines.append(f"The value depends on the argument(s) {args} of the function "
+                         f"'{debug.function_name}' traced by {debug.transformation}.")
+    lines.append(
+        "Under jit a traced value has no concrete value in Python. If the argument decides "
+        "Python control flow or a shape, mark it static with static_argnums or "
+        "static_argnames; for control flow on values, use lax.cond, lax.select or jnp.where.")
+    return " ".join(lines)
+
+
+def _argument_names_behind(trace: StagingTrace, var: Var) -> list[str]:
+    needed = {var}
+    for eqn in reversed(trace.eqns):
+        if any(v in needed for v in eqn.outvars):
+            needed.update(v for v in eqn.invars if isinstance(v, Var))
+    debug = trace.debug
+    assert debug is not None
+    return [name for v, name in zip(trace.invars, debug.arg_names) if v in needed]
+
+
+def trace_to_jaxpr(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray],
+                   debug: DebugInfo | None = None) -> ClosedJaxpr:
+    """Trace `fun` (flat arguments to a flat list of outputs) into a closed jaxpr."""
+    trace = StagingTrace(current_trace(), debug=debug)
+    with new_transformation(trace):
+        args = [trace.new_arg(aval) for aval in in_avals]
+        outs = fun(*args)
+        return trace.to_closed_jaxpr(outs)

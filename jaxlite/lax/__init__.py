@@ -1,0 +1,31 @@
+"""`jaxlite.lax`: the primitives and their user-facing functions (mirrors `jax.lax`).
+
+Each module declares a family of primitives, every one with all of its rules; this package
+collects their public functions and registers the array operations that transformations
+need (see `jaxlite.core.array_ops`).
+"""
+from jaxlite.core.array_ops import ARRAY_OPS
+from jaxlite.lax.ad_util import add_any, add_any_p
+from jaxlite.lax.arithmetic import *  # noqa: F401,F403
+from jaxlite.lax.bitwise import *  # noqa: F401,F403
+from jaxlite.lax.broadcast import (broadcast, broadcast_axis, broadcast_in_dim,
+                                   broadcast_in_dim_p, moveaxis, reduce_sum, reduce_sum_p,
+                                   reshape, reshape_p, transpose, transpose_p, zeros)
+from jaxlite.lax.comparisons import *  # noqa: F401,F403
+from jaxlite.lax.convert import convert_element_type, convert_element_type_p
+from jaxlite.lax.cumulative import *  # noqa: F401,F403
+from jaxlite.lax.dot import *  # noqa: F401,F403
+from jaxlite.lax.math_functions import *  # noqa: F401,F403
+from jaxlite.lax.reductions import *  # noqa: F401,F403
+from jaxlite.lax.selection import *  # noqa: F401,F403
+from jaxlite.lax.shape_ops import *  # noqa: F401,F403
+from jaxlite.lax.slicing import *  # noqa: F401,F403
+from jaxlite.lax.special_functions import *  # noqa: F401,F403
+
+ARRAY_OPS.update(
+    zeros=zeros,
+    add_any=add_any,
+    moveaxis=moveaxis,
+    broadcast_axis=broadcast_axis,
+    convert=convert_element_type,
+)

@@ -1,0 +1,279 @@
+"""Broadcasting and its adjoint, summation; transposition and reshaping.
+
+`broadcast_in_dim` and `reduce_sum` are each other's transposes, so they are declared
+together; `transpose` and `reshape` are the movements every transformation needs.
+Mirrors `jax.lax.broadcast_in_dim`, `reduce_sum`, `transpose` and `reshape` (XLA's
+BroadcastInDim, Reduce with add, Transpose and Reshape).
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from jaxlite.core.avals import ShapedArray
+from jaxlite.core.primitive import Primitive
+from jaxlite.interpreters import ad
+from jaxlite.interpreters.transpose import is_undefined
+
+# ----------------------------------------------------------------------- broadcast_in_dim
+
+broadcast_in_dim_p = Primitive("broadcast_in_dim")
+
+
+def _broadcast_in_dim_abstract_eval(operand: ShapedArray, *, shape: tuple[int, ...],
+                                    broadcast_dimensions: tuple[int, ...]) -> ShapedArray:
+    if len(broadcast_dimensions) != operand.ndim:
+        raise TypeError(
+            f"broadcast_in_dim: broadcast_dimensions {broadcast_dimensions} must have one entry "
+            f"per operand dimension; the operand has shape {operand.shape}.")
+    if any(d < 0 or d >= len(shape) for d in broadcast_dimensions) or \
+            list(broadcast_dimensions) != sorted(set(broadcast_dimensions)):
+        raise TypeError(
+            f"broadcast_in_dim: broadcast_dimensions {broadcast_dimensions} must be strictly "
+            f"increasing indices into the result shape {shape}.")
+    for size, dim in zip(operand.shape, broadcast_dimensions):
+        if size != 1 and size != shape[dim]:
+            raise TypeError(
+                f"broadcast_in_dim: operand of shape {operand.shape} cannot broadcast to "
+                f"{shape} with broadcast_dimensions {broadcast_dimensions}: dimension of size "
+                f"{size} maps to result dimension {dim} of size {shape[dim]}.")
+    return ShapedArray(tuple(shape), operand.dtype, operand.weak_type)
+
+
+def _broadcast_in_dim_reference(operand: np.ndarray, *, shape: tuple[int, ...],
+                                broadcast_dimensions: tuple[int, ...]) -> np.ndarray:
+    expanded = [1] * len(shape)
+    for size, dim in zip(np.shape(operand), broadcast_dimensions):
+        expanded[dim] = size
+    return np.broadcast_to(np.reshape(operand, expanded), shape)
+
+
+def _broadcast_in_dim_transpose(ct: Any, operand: Any, *, shape: tuple[int, ...],
+                                broadcast_dimensions: tuple[int, ...]) -> list[Any]:
+    aval = operand.aval
+    summed_new = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions)
+    summed_ones = tuple(d for size, d in zip(aval.shape, broadcast_dimensions)
+                        if size == 1 and shape[d] != 1)
+    out = reduce_sum(ct, summed_new + summed_ones) if summed_new or summed_ones else ct
+    return [reshape(out, aval.shape)]
+
+
+def _broadcast_in_dim_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
+                            shape: tuple[int, ...],
+                            broadcast_dimensions: tuple[int, ...]) -> tuple[Any, int]:
+    (operand,), (dim,) = args, dims
+    new_shape = (axis_size,) + tuple(shape)
+    operand = moveaxis(operand, dim, 0) if dim != 0 else operand
+    new_dims = (0,) + tuple(d + 1 for d in broadcast_dimensions)
+    return broadcast_in_dim(operand, new_shape, new_dims), 0
+
+
+broadcast_in_dim_p.abstract_eval = _broadcast_in_dim_abstract_eval
+broadcast_in_dim_p.reference = _broadcast_in_dim_reference
+broadcast_in_dim_p.transpose = _broadcast_in_dim_transpose
+broadcast_in_dim_p.batch = _broadcast_in_dim_batch
+ad.deflinear(broadcast_in_dim_p)
+
+
+def broadcast_in_dim(operand: Any, shape: Sequence[int],
+                     broadcast_dimensions: Sequence[int]) -> Any:
+    """Broadcast `operand` to `shape`, its dimension i becoming `broadcast_dimensions[i]`.
+
+    Mirrors `jax.lax.broadcast_in_dim`.
+    """
+    shape = tuple(int(d) for d in shape)
+    broadcast_dimensions = tuple(int(d) for d in broadcast_dimensions)
+    if np.shape(operand) == shape and broadcast_dimensions == tuple(range(len(shape))) \
+            and not isinstance(operand, (int, float, complex, bool)):
+        return operand
+    return broadcast_in_dim_p.bind(operand, shape=shape,
+                                   broadcast_dimensions=broadcast_dimensions)
+
+
+def broadcast(operand: Any, sizes: Sequence[int]) -> Any:
+    """Add leading dimensions of the given sizes (mirrors `jax.lax.broadcast`)."""
+    ndim = np.ndim(operand)
+    shape = tuple(sizes) + tuple(np.shape(operand))
+    return broadcast_in_dim(operand, shape, tuple(range(len(sizes), len(sizes) + ndim)))
+
+
+# ---------------------------------------------------------------------------- transpose
+
+transpose_p = Primitive("transpose")
+
+
+def _transpose_abstract_eval(operand: ShapedArray, *,
+                             permutation: tuple[int, ...]) -> ShapedArray:
+    if sorted(permutation) != list(range(operand.ndim)):
+        raise TypeError(f"transpose permutation isn't a permutation of operand dimensions, got "
+                        f"permutation {permutation} for operand shape {operand.shape}.")
+    return ShapedArray(tuple(operand.shape[p] for p in permutation), operand.dtype,
+                       operand.weak_type)
+
+
+def _transpose_reference(operand: np.ndarray, *, permutation: tuple[int, ...]) -> np.ndarray:
+    return np.transpose(operand, permutation)
+
+
+def _transpose_transpose(ct: Any, operand: Any, *, permutation: tuple[int, ...]) -> list[Any]:
+    return [transpose(ct, tuple(np.argsort(permutation)))]
+
+
+def _transpose_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
+                     permutation: tuple[int, ...]) -> tuple[Any, int]:
+    (operand,), (dim,) = args, dims
+    rest = [d for d in range(operand.ndim) if d != dim]  # operand axes without the batch axis
+    perm = (dim,) + tuple(rest[p] for p in permutation)
+    return transpose(operand, perm), 0
+
+
+transpose_p.abstract_eval = _transpose_abstract_eval
+transpose_p.reference = _transpose_reference
+transpose_p.transpose = _transpose_transpose
+transpose_p.batch = _transpose_batch
+ad.deflinear(transpose_p)
+
+
+def transpose(operand: Any, permutation: Sequence[int]) -> Any:
+    """Permute the dimensions of `operand` (mirrors `jax.lax.transpose`)."""
+    permutation = tuple(int(p) for p in permutation)
+    if permutation == tuple(range(len(permutation))):
+        return operand
+    return transpose_p.bind(operand, permutation=permutation)
+
+
+def moveaxis(x: Any, src: int, dst: int) -> Any:
+    """`x` with axis `src` moved to position `dst`."""
+    ndim = np.ndim(x)
+    src, dst = src % ndim, dst % ndim
+    perm = [d for d in range(ndim) if d != src]
+    perm.insert(dst, src)
+    return transpose(x, perm)
+
+
+# ---------------------------------------------------------------------------- reduce_sum
+
+reduce_sum_p = Primitive("reduce_sum")
+
+
+def check_reduction_axes(name: str, operand: ShapedArray, axes: tuple[int, ...]) -> None:
+    if any(not 0 <= a < operand.ndim for a in axes) or len(set(axes)) != len(axes):
+        raise TypeError(f"{name}: axes {axes} must be distinct dimensions of the operand of "
+                        f"shape {operand.shape}.")
+
+
+def _reduce_sum_abstract_eval(operand: ShapedArray, *, axes: tuple[int, ...]) -> ShapedArray:
+    check_reduction_axes("reduce_sum", operand, axes)
+    if operand.dtype == np.bool_:
+        raise TypeError("reduce_sum does not accept dtype bool; convert to an integer first.")
+    shape = tuple(s for d, s in enumerate(operand.shape) if d not in axes)
+    return ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+def _reduce_sum_reference(operand: np.ndarray, *, axes: tuple[int, ...]) -> np.ndarray:
+    return np.sum(operand, axis=axes, dtype=operand.dtype)
+
+
+def _reduce_sum_transpose(ct: Any, operand: Any, *, axes: tuple[int, ...]) -> list[Any]:
+    shape = operand.aval.shape
+    kept = tuple(d for d in range(len(shape)) if d not in axes)
+    return [broadcast_in_dim(ct, shape, kept)]
+
+
+def _reduce_sum_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
+                      axes: tuple[int, ...]) -> tuple[Any, int]:
+    (operand,), (dim,) = args, dims
+    operand_axes = [d for d in range(np.ndim(operand)) if d != dim]
+    new_axes = tuple(operand_axes[a] for a in axes)
+    out_dim = dim - sum(1 for a in new_axes if a < dim)
+    return reduce_sum(operand, new_axes), out_dim
+
+
+reduce_sum_p.abstract_eval = _reduce_sum_abstract_eval
+reduce_sum_p.reference = _reduce_sum_reference
+reduce_sum_p.transpose = _reduce_sum_transpose
+reduce_sum_p.batch = _reduce_sum_batch
+ad.deflinear(reduce_sum_p)
+
+
+def reduce_sum(operand: Any, axes: Sequence[int]) -> Any:
+    """Sum `operand` over `axes` (mirrors `jax.lax.reduce_sum`)."""
+    axes = tuple(int(a) % max(np.ndim(operand), 1) for a in axes)
+    return reduce_sum_p.bind(operand, axes=axes)
+
+
+# ------------------------------------------------------------------------------- reshape
+
+reshape_p = Primitive("reshape")
+
+
+def _reshape_abstract_eval(operand: ShapedArray, *, new_sizes: tuple[int, ...],
+                           dimensions: tuple[int, ...] | None) -> ShapedArray:
+    if int(np.prod(new_sizes, dtype=np.int64)) != operand.size:
+        raise TypeError(f"reshape total size must be unchanged, got new_sizes {new_sizes} "
+                        f"for shape {operand.shape}.")
+    if dimensions is not None and sorted(dimensions) != list(range(operand.ndim)):
+        raise TypeError(f"reshape dimensions must be a permutation of the operand dimensions, "
+                        f"got {dimensions} for shape {operand.shape}.")
+    return ShapedArray(tuple(new_sizes), operand.dtype, operand.weak_type)
+
+
+def _reshape_reference(operand: np.ndarray, *, new_sizes: tuple[int, ...],
+                       dimensions: tuple[int, ...] | None) -> np.ndarray:
+    if dimensions is not None:
+        operand = np.transpose(operand, dimensions)
+    return np.reshape(operand, new_sizes)
+
+
+def _reshape_transpose(ct: Any, operand: Any, *, new_sizes: tuple[int, ...],
+                       dimensions: tuple[int, ...] | None) -> list[Any]:
+    shape = operand.aval.shape
+    if dimensions is None:
+        return [reshape(ct, shape)]
+    permuted = tuple(shape[d] for d in dimensions)
+    return [transpose(reshape(ct, permuted), tuple(np.argsort(dimensions)))]
+
+
+def _reshape_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
+                   new_sizes: tuple[int, ...],
+                   dimensions: tuple[int, ...] | None) -> tuple[Any, int]:
+    (operand,), (dim,) = args, dims
+    operand = moveaxis(operand, dim, 0)
+    if dimensions is not None:
+        operand = transpose(operand, (0,) + tuple(d + 1 for d in dimensions))
+    return reshape(operand, (axis_size,) + tuple(new_sizes)), 0
+
+
+reshape_p.abstract_eval = _reshape_abstract_eval
+reshape_p.reference = _reshape_reference
+reshape_p.transpose = _reshape_transpose
+reshape_p.batch = _reshape_batch
+ad.deflinear(reshape_p)
+
+
+def reshape(operand: Any, new_sizes: Sequence[int],
+            dimensions: Sequence[int] | None = None) -> Any:
+    """Reshape `operand`, optionally transposing by `dimensions` first (`jax.lax.reshape`)."""
+    new_sizes = tuple(int(d) for d in new_sizes)
+    dims = None if dimensions is None else tuple(int(d) for d in dimensions)
+    if dims == tuple(range(np.ndim(operand))):
+        dims = None
+    if dims is None and np.shape(operand) == new_sizes:
+        return operand
+    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims)
+
+
+def zeros(aval: ShapedArray) -> Any:
+    """An array of zeros shaped like `aval`: a broadcast scalar, cheap to stage."""
+    return broadcast_in_dim_p.bind(np.zeros((), aval.dtype), shape=tuple(aval.shape),
+                                   broadcast_dimensions=())
+
+
+def broadcast_axis(x: Any, size: int, axis: int) -> Any:
+    """`x` with a new axis of length `size` inserted at position `axis`."""
+    shape = list(np.shape(x))
+    ndim = len(shape)
+    shape.insert(axis, size)
+    dims = tuple(d if d < axis else d + 1 for d in range(ndim))
+    return broadcast_in_dim(x, shape, dims)

@@ -1,0 +1,100 @@
+"""Dtype conversion: `convert_element_type` (XLA's Convert).
+
+Mirrors `jax.lax.convert_element_type`. Converting complex to real keeps the real part;
+converting float to integer truncates toward zero and saturates (NaN becomes 0), as XLA does.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from jaxlite.core import dtypes
+from jaxlite.core.avals import ShapedArray, get_aval
+from jaxlite.core.primitive import Primitive
+from jaxlite.interpreters.ad import Zero, tangent_aval
+from jaxlite.interpreters.transpose import is_undefined
+
+convert_element_type_p = Primitive("convert_element_type")
+
+
+def _convert_element_type_abstract_eval(operand: ShapedArray, *, new_dtype: np.dtype,
+                                        weak_type: bool) -> ShapedArray:
+    return ShapedArray(operand.shape, np.dtype(new_dtype), weak_type)
+
+
+def _convert_element_type_reference(operand: np.ndarray, *, new_dtype: np.dtype,
+                                    weak_type: bool) -> np.ndarray:
+    operand = np.asarray(operand)
+    new_dtype = np.dtype(new_dtype)
+    if dtypes.is_complex(operand.dtype) and not dtypes.is_complex(new_dtype):
+        operand = operand.real
+    if dtypes.is_inexact(operand.dtype) and dtypes.is_integer(new_dtype):
+        return _float_to_int(operand, new_dtype)
+    if new_dtype == np.bool_:
+        return operand != 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        return operand.astype(new_dtype)
+
+
+def _float_to_int(operand: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
+    info = np.iinfo(new_dtype)
+    wide = operand.astype(np.float64)
+    wide = np.where(np.isnan(wide), 0.0, np.trunc(wide))
+    clipped = np.clip(wide, float(info.min), float(info.max))
+    # float64 cannot hold int64's max exactly: saturate through the integer type instead.
+    result = clipped.astype(new_dtype) if info.bits < 64 else _saturate_64(clipped, new_dtype)
+    return result
+
+
+def _saturate_64(values: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
+    info = np.iinfo(new_dtype)
+    result = np.empty(values.shape, new_dtype)
+    too_big = values >= float(info.max)
+    result[too_big] = info.max
+    result[~too_big] = values[~too_big].astype(new_dtype)
+    return result
+
+
+def _convert_element_type_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
+                              new_dtype: np.dtype, weak_type: bool) -> tuple[Any, Any]:
+    (operand,), (tangent,) = primals, tangents
+    out = convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type)
+    out_aval = get_aval(out)
+    if isinstance(tangent, Zero) or not dtypes.is_inexact(new_dtype) \
+            or not dtypes.is_inexact(get_aval(operand).dtype):
+        return out, Zero(tangent_aval(out_aval))
+    return out, convert_element_type_p.bind(tangent, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def _convert_element_type_transpose(ct: Any, operand: Any, *, new_dtype: np.dtype,
+                                    weak_type: bool) -> list[Any]:
+    assert is_undefined(operand)
+    aval = operand.aval
+    return [convert_element_type_p.bind(ct, new_dtype=aval.dtype, weak_type=aval.weak_type)]
+
+
+def _convert_element_type_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any],
+                                **params: Any) -> tuple[Any, Any]:
+    return convert_element_type_p.bind(args[0], **params), dims[0]
+
+
+convert_element_type_p.abstract_eval = _convert_element_type_abstract_eval
+convert_element_type_p.reference = _convert_element_type_reference
+convert_element_type_p.jvp = _convert_element_type_jvp
+convert_element_type_p.transpose = _convert_element_type_transpose
+convert_element_type_p.batch = _convert_element_type_batch
+
+
+def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) -> Any:
+    """Convert `operand` to `new_dtype` (mirrors `jax.lax.convert_element_type`).
+
+    Python scalars keep their weak type when `weak_type` is set. 64-bit dtypes become
+    32-bit unless `jax_enable_x64` is on.
+    """
+    new_dtype = dtypes.canonicalize_dtype(new_dtype)
+    aval = get_aval(operand)
+    if aval.dtype == new_dtype and aval.weak_type == weak_type \
+            and not isinstance(operand, (bool, int, float, complex)):
+        return operand
+    return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type)
