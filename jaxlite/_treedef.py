@@ -201,6 +201,10 @@ def _build(node: Any, it: Any) -> Any:
     return t(*vals)   # namedtuple
 
 
+class _StructureError(ValueError):
+    """Raised by `flatten_up_to`; callers that add context catch only this, not user errors."""
+
+
 class _Mismatch(ValueError):
     """A tree does not match a treedef; `where` collects (parent value, child index) pairs."""
 
@@ -360,9 +364,10 @@ class PyTreeDef:
             path = []
             for parent, i in reversed(e.where):
                 path.append(_one_level_keyed(parent)[2][i][0])
-            raise ValueError(f"pytree structure mismatch at key path "
-                             f"{keystr(tuple(path)) or '<root>'}: {e}; expected the structure "
-                             f"{self}, got {PyTreeDef(_flatten(tree, None, []))}") from None
+            raise _StructureError(f"pytree structure mismatch at key path "
+                                  f"{keystr(tuple(path)) or '<root>'}: {e}; expected the "
+                                  f"structure {self}, got {PyTreeDef(_flatten(tree, None, []))}"
+                                  ) from None
         return out
 
     def node_data(self) -> tuple[type, Any] | None:

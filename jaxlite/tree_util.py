@@ -21,7 +21,7 @@ from jaxlite._tree_registry import (Partial, register_dataclass, register_pytree
                                     register_pytree_node_class, register_pytree_with_keys,
                                     register_pytree_with_keys_class, register_static)
 from jaxlite._treedef import (PyTreeDef, PyTreeRegistry, _flatten, _flatten_keyed,
-                              _one_level, _one_level_keyed, default_registry)
+                              _one_level, _one_level_keyed, _StructureError, default_registry)
 
 __all__ = [
     "DictKey", "FlattenedIndexKey", "GetAttrKey", "KeyEntry", "KeyPath", "Partial", "PyTreeDef",
@@ -118,7 +118,7 @@ def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
     for i, other in enumerate(rest):
         try:
             columns.append(treedef.flatten_up_to(other))
-        except ValueError as e:
+        except _StructureError as e:
             raise ValueError(f"tree_map: tree argument {i + 1} does not match the structure "
                              f"of the first tree: {e}") from None
     return treedef.unflatten([f(*xs) for xs in zip(*columns)])
@@ -208,7 +208,7 @@ def tree_broadcast(prefix_tree: Any, full_tree: Any,
     leaves, prefix_def = tree_flatten(prefix_tree, is_leaf)
     try:
         subtrees = prefix_def.flatten_up_to(full_tree)
-    except ValueError as e:
+    except _StructureError as e:
         raise ValueError(f"tree_broadcast: prefix_tree is not a prefix of full_tree: {e}"
                          ) from None
     out: list[Any] = []
@@ -340,7 +340,7 @@ def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
     for i, other in enumerate(rest):
         try:
             columns.append(treedef.flatten_up_to(other))
-        except ValueError as e:
+        except _StructureError as e:
             raise ValueError(f"tree_map_with_path: tree argument {i + 1} does not match the "
                              f"structure of the first tree: {e}") from None
     return treedef.unflatten([f(*xs) for xs in zip(*columns)])

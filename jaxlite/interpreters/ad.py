@@ -18,9 +18,9 @@ import numpy as np
 from jaxlite.core import dtypes
 from jaxlite.core.array_ops import array_op
 from jaxlite.core.avals import ShapedArray, get_aval
-from jaxlite.core.jaxpr import ClosedJaxpr
+from jaxlite.core.jaxpr import ClosedJaxpr, eval_jaxpr
 from jaxlite.core.trace import Trace, Tracer, current_trace, new_transformation, set_current_trace
-from jaxlite.interpreters.staging import StagingTrace
+from jaxlite.interpreters.staging import StagingTrace, trace_to_jaxpr
 
 
 class Zero:
@@ -186,10 +186,34 @@ def linearize_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any],
             aval = get_aval(p)
             t = tangent_trace.new_arg(aval) if diff else Zero(tangent_aval(aval))
             ins.append(JVPTracer(trace, p, t))
-        with set_current_trace(trace):
-            outs = fun(*ins)
+        outs = fun(*ins)
         pairs = [trace.unpack(o) for o in outs]
         with set_current_trace(tangent_trace):
             out_tangents = [instantiate(t) for _, t in pairs]
         linear = tangent_trace.to_closed_jaxpr(out_tangents)
     return [p for p, _ in pairs], linear, differentiable
+
+
+def jvp_jaxpr(closed: ClosedJaxpr, nonzero: Sequence[bool]) -> ClosedJaxpr:
+    """A jaxpr computing (primal outputs, output tangents) from (primals, nonzero tangents).
+
+    `nonzero[i]` says whether input i gets a tangent argument; the others are zero. All
+    output tangents are instantiated, so the outputs are the primals followed by one tangent
+    per output.
+    """
+    from_jaxpr = _closed_call(closed)
+    in_avals = list(closed.in_avals) + [tangent_aval(a) for a, nz in zip(closed.in_avals, nonzero)
+                                        if nz]
+    num_in = len(closed.in_avals)
+
+    def fun(*args: Any) -> list[Any]:
+        primals, given = list(args[:num_in]), iter(args[num_in:])
+        tangents = [next(given) if nz else Zero(tangent_aval(get_aval(p)))
+                    for p, nz in zip(primals, nonzero)]
+        outs, out_tangents = jvp_flat(from_jaxpr, primals, tangents)
+        return outs + [instantiate(t) for t in out_tangents]
+    return trace_to_jaxpr(fun, in_avals)
+
+
+def _closed_call(closed: ClosedJaxpr) -> Callable[..., list[Any]]:
+    return lambda *args: eval_jaxpr(closed.jaxpr, closed.consts, *args)

@@ -11,7 +11,9 @@ from typing import Any, Callable, Sequence
 
 from jaxlite.core.array_ops import array_op
 from jaxlite.core.avals import ShapedArray, get_aval
+from jaxlite.core.jaxpr import ClosedJaxpr, eval_jaxpr
 from jaxlite.core.trace import Trace, Tracer, current_trace, new_transformation, set_current_trace
+from jaxlite.interpreters.staging import trace_to_jaxpr
 
 not_mapped = None
 
@@ -95,23 +97,45 @@ def batch_elementwise(primitive: Any) -> Callable[..., Any]:
 
 
 def vmap_flat(fun: Callable[..., Sequence[Any]], axis_size: int, args: Sequence[Any],
-              in_dims: Sequence[int | None], out_dims: Sequence[int | None],
+              in_dims: Sequence[int | None],
+              out_dims: Sequence[int | None] | int | Callable[[], Sequence[int | None]],
               axis_name: Any = None) -> list[Any]:
-    """Map `fun` over axis `in_dims[i]` of each argument, stacking outputs at `out_dims`."""
+    """Map `fun` over axis `in_dims[i]` of each argument, stacking outputs at `out_dims`.
+
+    An int `out_dims` puts every output's batch axis there; a callable is asked after `fun`
+    has run (when the output structure is known).
+    """
     trace = BatchTrace(current_trace(), axis_size, axis_name)
     with new_transformation(trace):
         ins = [BatchTracer(trace, x, d) if d is not None else x for x, d in zip(args, in_dims)]
         outs = fun(*ins)
         pairs = [trace.unpack(o) for o in outs]
+    if callable(out_dims):
+        out_dims = out_dims()
+    if isinstance(out_dims, int):
+        out_dims = [out_dims] * len(pairs)
     results = []
-    with set_current_trace(trace.parent):
-        for (value, dim), out_dim in zip(pairs, out_dims):
-            if out_dim is None:
-                if dim is not None:
-                    raise ValueError(
-                        "vmap has mapped output but out_axes is None: an output marked "
-                        "out_axes=None must not depend on the mapped inputs.")
-                results.append(value)
-            else:
-                results.append(move_batch_axis(value, dim, axis_size, out_dim))
+    for (value, dim), out_dim in zip(pairs, out_dims):
+        if out_dim is None:
+            if dim is not None:
+                raise ValueError(
+                    "vmap has mapped output but out_axes is None: an output marked "
+                    "out_axes=None must not depend on the mapped inputs.")
+            results.append(value)
+        else:
+            results.append(move_batch_axis(value, dim, axis_size, out_dim))
     return results
+
+
+def batch_jaxpr(closed: ClosedJaxpr, axis_size: int, args: Sequence[Any],
+                dims: Sequence[int | None]) -> ClosedJaxpr:
+    """A jaxpr mapping `closed` over axis `dims[i]` of each argument like `args`.
+
+    Every output of the new jaxpr carries its batch axis first.
+    """
+    in_avals = [get_aval(a) for a in args]
+
+    def fun(*batched_args: Any) -> list[Any]:
+        body = lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs)  # noqa: E731
+        return vmap_flat(body, axis_size, batched_args, dims, 0)
+    return trace_to_jaxpr(fun, in_avals)

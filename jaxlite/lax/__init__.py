@@ -5,7 +5,7 @@ collects their public functions and registers the array operations that transfor
 need (see `jaxlite.core.array_ops`).
 """
 from jaxlite.core.array_ops import ARRAY_OPS
-from jaxlite.lax.ad_util import add_any, add_any_p
+from jaxlite.lax.ad_util import add_any, add_any_p, stop_gradient, stop_gradient_p
 from jaxlite.lax.arithmetic import *  # noqa: F401,F403
 from jaxlite.lax.bitwise import *  # noqa: F401,F403
 from jaxlite.lax.broadcast import (broadcast, broadcast_axis, broadcast_in_dim,
@@ -15,6 +15,7 @@ from jaxlite.lax.comparisons import *  # noqa: F401,F403
 from jaxlite.lax.convert import convert_element_type, convert_element_type_p
 from jaxlite.lax.cumulative import *  # noqa: F401,F403
 from jaxlite.lax.dot import *  # noqa: F401,F403
+from jaxlite.lax.higher_order import *  # noqa: F401,F403
 from jaxlite.lax.math_functions import *  # noqa: F401,F403
 from jaxlite.lax.reductions import *  # noqa: F401,F403
 from jaxlite.lax.selection import *  # noqa: F401,F403

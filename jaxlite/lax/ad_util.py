@@ -1,17 +1,21 @@
-"""Primitives that differentiation itself emits: `add_any` (sum of tangents or cotangents).
+"""Primitives of differentiation: `add_any` (sum of tangents) and `stop_gradient`.
 
 Mirrors `jax._src.ad_util`. It is separate from `add` so that transposition can tell the
 sums AD introduced apart from the user's additions; it is linear in both operands.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
+from jaxlite.core import dtypes
+from jaxlite.core.avals import ShapedArray, get_aval
+from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.transpose import is_undefined
 from jaxlite.lax._declare import ANY, elementwise
+from jaxlite.tree_util import tree_map
 
 add_any_p = elementwise("add_any", np.add, kinds=ANY, num_args=2)
 ad.deflinear(add_any_p)
@@ -27,3 +31,50 @@ add_any_p.transpose = _add_any_transpose
 def add_any(x: Any, y: Any) -> Any:
     """Sum two tangents (or cotangents) of the same shape and dtype."""
     return add_any_p.bind(x, y)
+
+
+# ------------------------------------------------------------------------- stop_gradient
+
+stop_gradient_p = Primitive("stop_gradient")
+
+
+def _stop_gradient_abstract_eval(operand: ShapedArray) -> ShapedArray:
+    return operand
+
+
+def _stop_gradient_reference(operand: np.ndarray) -> np.ndarray:
+    return operand
+
+
+def _stop_gradient_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    out = stop_gradient_p.bind(primals[0])
+    return out, ad.Zero(ad.tangent_aval(get_aval(out)))
+
+
+def _stop_gradient_batch(axis_size: int, args: Sequence[Any],
+                         dims: Sequence[Any]) -> tuple[Any, Any]:
+    return stop_gradient_p.bind(args[0]), dims[0]
+
+
+stop_gradient_p.abstract_eval = _stop_gradient_abstract_eval
+stop_gradient_p.reference = _stop_gradient_reference
+stop_gradient_p.jvp = _stop_gradient_jvp
+stop_gradient_p.batch = _stop_gradient_batch
+
+
+def stop_gradient(x: Any) -> Any:
+    """The value of `x` (a pytree of arrays), with zero derivative (`jax.lax.stop_gradient`)."""
+    return tree_map(_stop_one, x)
+
+
+def _stop_one(leaf: Any) -> Any:
+    if not dtypes.is_inexact(get_aval(leaf).dtype):
+        return leaf
+    return stop_gradient_p.bind(leaf)
+
+
+def zeros_like_tangent(aval: ShapedArray) -> Any:
+    """Concrete zeros for a tangent or cotangent (float0 for integer values, as JAX gives)."""
+    if aval.dtype == dtypes.float0:
+        return np.zeros(aval.shape, dtypes.float0)
+    return ad.instantiate(ad.Zero(aval))

@@ -13,6 +13,7 @@ from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters.ad import Zero, tangent_aval
+from jaxlite.interpreters.batching import move_batch_axis
 from jaxlite.interpreters.transpose import is_undefined
 
 convert_element_type_p = Primitive("convert_element_type")
@@ -98,3 +99,83 @@ def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) 
             and not isinstance(operand, (bool, int, float, complex)):
         return operand
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type)
+
+
+# ------------------------------------------------------------------ bitcast_convert_type
+
+bitcast_convert_type_p = Primitive("bitcast_convert_type")
+
+
+def _bitcast_convert_type_abstract_eval(operand: ShapedArray, *,
+                                        new_dtype: np.dtype) -> ShapedArray:
+    old_dtype, new_dtype = np.dtype(operand.dtype), np.dtype(new_dtype)
+    special = [dtypes.is_bool(d) or dtypes.is_complex(d) for d in (old_dtype, new_dtype)]
+    if old_dtype != new_dtype and any(special):
+        raise TypeError(
+            "lax.bitcast_convert_type does not support bool or complex values unless the "
+            f"operand and destination types match. Got operand dtype={old_dtype.name}, "
+            f"new_dtype={new_dtype.name}. Consider using the arr.view() method instead.")
+    old_bits, new_bits = dtypes.itemsize_bits(old_dtype), dtypes.itemsize_bits(new_dtype)
+    shape = tuple(operand.shape)
+    if new_bits < old_bits:
+        # Each element becomes several narrower ones, laid out along a new last dimension.
+        shape = shape + (old_bits // new_bits,)
+    elif new_bits > old_bits:
+        ratio = new_bits // old_bits
+        if not shape or shape[-1] != ratio:
+            last = shape[-1] if shape else 1
+            raise ValueError(
+                f"bitcast_convert_type: converting an array of shape {shape} from "
+                f"{old_dtype.name} ({old_bits} bits) to {new_dtype.name} ({new_bits} bits) "
+                f"needs a last dimension of size {ratio} to merge, but {last} * {old_bits} "
+                f"!= {new_bits}.")
+        shape = shape[:-1]
+    return ShapedArray(shape, new_dtype, False)
+
+
+def _bitcast_convert_type_reference(operand: np.ndarray, *, new_dtype: np.dtype) -> np.ndarray:
+    # A C-ordered copy lays each element's bytes out contiguously (little-endian, as XLA on
+    # the CPU), so a numpy view reinterprets them exactly as XLA does.
+    operand = np.array(operand, order="C")
+    new_dtype = np.dtype(new_dtype)
+    if new_dtype.itemsize < operand.itemsize:
+        return operand.reshape(operand.shape + (1,)).view(new_dtype)
+    if new_dtype.itemsize > operand.itemsize:
+        return operand.view(new_dtype).reshape(operand.shape[:-1])
+    return operand.view(new_dtype)
+
+
+def _bitcast_convert_type_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
+                              new_dtype: np.dtype) -> tuple[Any, Any]:
+    # Reinterpreting bits is not a smooth function of the value: the tangent is zero.
+    out = bitcast_convert_type_p.bind(primals[0], new_dtype=new_dtype)
+    return out, Zero(tangent_aval(get_aval(out)))
+
+
+def _bitcast_convert_type_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
+                                new_dtype: np.dtype) -> tuple[Any, Any]:
+    (operand,), (dim,) = args, dims
+    width_changes = dtypes.itemsize_bits(get_aval(operand).dtype) != \
+        dtypes.itemsize_bits(new_dtype)
+    # A change of width adds or removes the last dimension, which must not be the batch one.
+    if width_changes and dim == np.ndim(operand) - 1:
+        operand, dim = move_batch_axis(operand, dim, axis_size, 0), 0
+    return bitcast_convert_type_p.bind(operand, new_dtype=new_dtype), dim
+
+
+bitcast_convert_type_p.abstract_eval = _bitcast_convert_type_abstract_eval
+bitcast_convert_type_p.reference = _bitcast_convert_type_reference
+bitcast_convert_type_p.jvp = _bitcast_convert_type_jvp
+bitcast_convert_type_p.batch = _bitcast_convert_type_batch
+
+
+def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
+    """Reinterpret the bits of `operand` as `new_dtype` (mirrors `jax.lax.bitcast_convert_type`).
+
+    Between types of one width the shape is kept. To a narrower type each element becomes a
+    new last dimension of `old_bits // new_bits` elements (little-endian order); to a wider
+    type the last dimension, which must have `new_bits // old_bits` elements, is merged away.
+    bool and complex types can only be "converted" to themselves.
+    """
+    new_dtype = dtypes.check_and_canonicalize_user_dtype(new_dtype, "bitcast_convert_type")
+    return bitcast_convert_type_p.bind(operand, new_dtype=new_dtype)

@@ -1,0 +1,36 @@
+"""jaxlite: a JAX-compatible array library with its own compiler.
+
+`import jaxlite as jax` gives the transformations (`jit`, `grad`, `vmap`, `jvp`, `vjp`, ...),
+`jaxlite.numpy`, `jaxlite.lax` and `jaxlite.tree_util`, with JAX's semantics.
+"""
+from jaxlite import dispatch as _dispatch  # noqa: F401  (installs eager execution)
+from jaxlite import lax, tree_util
+from jaxlite import numpy  # noqa: F401  (fills the operator table of arrays and tracers)
+from jaxlite.api import grad, jvp, linearize, value_and_grad, vjp
+from jaxlite.array import Array
+from jaxlite.config import config, enable_x64
+from jaxlite.core import dtypes
+from jaxlite.custom_derivatives import custom_jvp, custom_vjp
+from jaxlite.device import (block_until_ready, default_backend, device_count, device_get,
+                            device_put, devices, local_device_count, local_devices)
+from jaxlite.errors import ConcretizationTypeError, UnexpectedTracerError
+from jaxlite.jacobians import hessian, jacfwd, jacobian, jacrev
+from jaxlite.jit import jit
+from jaxlite.lax.ad_util import stop_gradient
+from jaxlite.staging_api import ShapeDtypeStruct, checkpoint, eval_shape, make_jaxpr, remat
+from jaxlite.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, \
+    tree_unflatten
+from jaxlite.vmap import vmap
+
+float0 = dtypes.float0
+__version__ = "0.1.0"
+
+__all__ = [
+    "Array", "ConcretizationTypeError", "ShapeDtypeStruct", "UnexpectedTracerError",
+    "block_until_ready", "checkpoint", "config", "custom_jvp", "custom_vjp", "default_backend",
+    "device_count", "device_get", "device_put", "devices", "dtypes", "enable_x64",
+    "eval_shape", "float0", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "jit", "jvp",
+    "lax", "linearize", "local_device_count", "local_devices", "make_jaxpr", "numpy", "remat",
+    "stop_gradient", "tree_flatten", "tree_leaves", "tree_map", "tree_structure",
+    "tree_unflatten", "tree_util", "value_and_grad", "vjp", "vmap",
+]

@@ -1,0 +1,244 @@
+"""The differentiation transformations users call: grad, vjp, jvp, linearize, jacobians.
+
+Mirrors `jax.grad`, `jax.value_and_grad`, `jax.vjp`, `jax.jvp`, `jax.linearize`,
+`jax.jacfwd`, `jax.jacrev` and `jax.hessian`. These functions handle pytrees and argument
+numbers; the work happens in `interpreters.ad` (linearize) and `interpreters.transpose`.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from jaxlite import _api_util
+from jaxlite.core import dtypes
+from jaxlite.core.avals import get_aval
+from jaxlite.core.jaxpr import eval_jaxpr
+from jaxlite.interpreters.ad import Zero, jvp_flat, linearize_flat, tangent_aval
+from jaxlite.interpreters.transpose import UndefinedPrimal, backward_pass
+from jaxlite.lax.ad_util import zeros_like_tangent
+from jaxlite.tree_util import PyTreeDef, tree_flatten, tree_structure, tree_unflatten
+
+
+def _flat_fun(fun: Callable[..., Any], args: Sequence[Any], argnums: tuple[int, ...],
+              in_tree: PyTreeDef, has_aux: bool, out_store: list) -> Callable[..., list]:
+    """`fun` as a function of the leaves of the arguments at `argnums`."""
+    def flat(*leaves: Any) -> list[Any]:
+        diff_args = tree_unflatten(in_tree, leaves)
+        full = list(args)
+        for n, value in zip(argnums, diff_args):
+            full[n] = value
+        out = fun(*full)
+        aux = None
+        if has_aux:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError("has_aux=True requires the function to return a pair "
+                                f"(output, auxiliary data), got {type(out).__name__}")
+            out, aux = out
+        out_leaves, out_tree = tree_flatten(out)
+        aux_leaves, aux_tree = tree_flatten(aux)
+        out_store[:] = [out_tree, aux_tree, len(out_leaves)]
+        return out_leaves + aux_leaves
+    return flat
+
+
+def _vjp_flat(flat: Callable[..., list], leaves: Sequence[Any], out_store: list
+              ) -> tuple[list, list, Callable[[Sequence[Any]], list]]:
+    outs, linear, differentiable = linearize_flat(flat, leaves)
+    num_out = out_store[2]
+    in_avals = [get_aval(x) for x in leaves]
+
+    def pullback(cotangents: Sequence[Any]) -> list[Any]:
+        cts = list(cotangents) + [Zero(a) for a in linear.out_avals[num_out:]]
+        undefined = [UndefinedPrimal(v.aval) for v in linear.jaxpr.invars]
+        results = iter(backward_pass(linear.jaxpr, linear.consts, undefined, cts))
+        grads = []
+        for aval, diff in zip(in_avals, differentiable):
+            ct = next(results) if diff else Zero(tangent_aval(aval))
+            grads.append(zeros_like_tangent(ct.aval) if isinstance(ct, Zero) else ct)
+        return grads
+    return outs[:num_out], outs[num_out:], pullback
+
+
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple:
+    """Evaluate `fun` and return its pullback (mirrors `jax.vjp`).
+
+    Returns `(out, f_vjp)` or `(out, f_vjp, aux)`; `f_vjp(ct)` takes a cotangent shaped like
+    `out` and returns a tuple with one cotangent per primal argument.
+    """
+    leaves, in_tree = tree_flatten(tuple(primals))
+    _api_util.check_array_leaves(leaves, _api_util.leaf_names(
+        primals, [f"primals[{i}]" for i in range(len(primals))]), "vjp")
+    store: list = []
+    flat = _flat_fun(fun, primals, tuple(range(len(primals))), in_tree, has_aux, store)
+    outs, aux, pullback = _vjp_flat(flat, leaves, store)
+    out_tree, aux_tree = store[0], store[1]
+    out_avals = [get_aval(o) for o in outs]
+
+    def f_vjp(cotangent: Any) -> tuple:
+        ct_leaves, ct_tree = tree_flatten(cotangent)
+        if ct_tree != out_tree:
+            raise TypeError(f"The cotangent passed to the vjp function must have the structure "
+                            f"of the primal output {out_tree}, got {ct_tree}.")
+        for ct, aval in zip(ct_leaves, out_avals):
+            if np.shape(ct) != aval.shape:
+                raise ValueError(f"The cotangent passed to the vjp function has shape "
+                                 f"{np.shape(ct)}, but the primal output has shape "
+                                 f"{aval.shape}.")
+        return tree_unflatten(in_tree, pullback(ct_leaves))
+    out = tree_unflatten(out_tree, outs)
+    if has_aux:
+        return out, f_vjp, tree_unflatten(aux_tree, aux)
+    return out, f_vjp
+
+
+def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+                   has_aux: bool = False, holomorphic: bool = False, allow_int: bool = False,
+                   reduce_axes: Sequence[Any] = ()) -> Callable[..., Any]:
+    """`fun`'s value and gradient with respect to `argnums` (mirrors `jax.value_and_grad`)."""
+    name = _api_util.function_name(fun)
+
+    @functools.wraps(fun)
+    def value_and_grad_fun(*args: Any, **kwargs: Any) -> Any:
+        nums = _api_util.normalize_argnums(argnums, len(args), name, "grad")
+        diff_args = tuple(args[n] for n in nums)
+        leaves, in_tree = tree_flatten(diff_args)
+        for leaf in leaves:
+            _check_grad_input(get_aval(leaf).dtype, holomorphic, allow_int)
+        store: list = []
+        bound = functools.partial(fun, **kwargs) if kwargs else fun
+        flat = _flat_fun(bound, args, nums, in_tree, has_aux, store)
+        outs, aux, pullback = _vjp_flat(flat, leaves, store)
+        if len(outs) != 1 or store[0] != tree_structure(0):
+            raise TypeError("Gradient only defined for scalar-output functions. Output was "
+                            f"a pytree with {len(outs)} leaves: {store[0]}.")
+        out_aval = get_aval(outs[0])
+        _check_grad_output(out_aval, holomorphic)
+        grads = tree_unflatten(in_tree, pullback([np.ones((), out_aval.dtype)]))
+        grad_value = grads[0] if isinstance(argnums, int) else grads
+        value = outs[0]
+        if has_aux:
+            return (value, tree_unflatten(store[1], aux)), grad_value
+        return value, grad_value
+    return value_and_grad_fun
+
+
+def _check_grad_input(dtype: np.dtype, holomorphic: bool, allow_int: bool) -> None:
+    if holomorphic and not dtypes.is_complex(dtype):
+        raise TypeError("grad with holomorphic=True requires inputs with complex dtype, but "
+                        f"got {np.dtype(dtype).name}.")
+    if not dtypes.is_inexact(dtype) and not allow_int:
+        raise TypeError(
+            "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+            f"np.inexact), but got {np.dtype(dtype).name}. If you want to use Boolean- or "
+            "integer-valued inputs, use vjp or set allow_int to True.")
+
+
+def _check_grad_output(aval: Any, holomorphic: bool) -> None:
+    if aval.shape != ():
+        raise TypeError("Gradient only defined for scalar-output functions. Output had "
+                        f"shape: {aval.shape}.")
+    if holomorphic:
+        if not dtypes.is_complex(aval.dtype):
+            raise TypeError("grad with holomorphic=True requires outputs with complex dtype, "
+                            f"but got {aval.dtype.name}.")
+    elif not dtypes.is_floating(aval.dtype):
+        raise TypeError(
+            "grad requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {aval.dtype.name}. For holomorphic differentiation, pass "
+            "holomorphic=True. For differentiation of non-holomorphic functions involving "
+            "complex outputs, use jax.vjp directly.")
+
+
+def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         holomorphic: bool = False, allow_int: bool = False,
+         reduce_axes: Sequence[Any] = ()) -> Callable[..., Any]:
+    """The gradient of scalar-valued `fun` with respect to `argnums` (mirrors `jax.grad`).
+
+    With `has_aux=True`, `fun` returns `(value, aux)` and the result is `(grad, aux)`.
+    """
+    value_and_grad_fun = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+    @functools.wraps(fun)
+    def grad_fun(*args: Any, **kwargs: Any) -> Any:
+        (value, aux), g = _split_aux(value_and_grad_fun(*args, **kwargs), has_aux)
+        return (g, aux) if has_aux else g
+    return grad_fun
+
+
+def _split_aux(result: Any, has_aux: bool) -> tuple[tuple[Any, Any], Any]:
+    value, g = result
+    return (value if has_aux else (value, None)), g
+
+
+def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool = False) -> tuple:
+    """Push `tangents` forward through `fun` at `primals` (mirrors `jax.jvp`).
+
+    Returns `(primals_out, tangents_out)` (and `aux` with `has_aux=True`).
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; "
+                        f"found {type(primals).__name__} and {type(tangents).__name__}.")
+    p_leaves, p_tree = tree_flatten(tuple(primals))
+    t_leaves, t_tree = tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise TypeError("primal and tangent arguments to jax.jvp must have the same tree "
+                        f"structure; primals have tree structure {p_tree} whereas tangents "
+                        f"have tree structure {t_tree}.")
+    for p, t in zip(p_leaves, t_leaves):
+        _check_tangent(get_aval(p), t)
+    store: list = []
+    flat = _flat_fun(fun, primals, tuple(range(len(primals))), p_tree, has_aux, store)
+    tangents_in = [Zero(tangent_aval(get_aval(p))) if get_aval(t).dtype == dtypes.float0
+                   else t for p, t in zip(p_leaves, t_leaves)]
+    outs, out_tangents = jvp_flat(flat, p_leaves, tangents_in)
+    num_out = store[2]
+    out_tangents = [zeros_like_tangent(t.aval) if isinstance(t, Zero) else t
+                    for t in out_tangents]
+    primal_out = tree_unflatten(store[0], outs[:num_out])
+    tangent_out = tree_unflatten(store[0], out_tangents[:num_out])
+    if has_aux:
+        return primal_out, tangent_out, tree_unflatten(store[1], outs[num_out:])
+    return primal_out, tangent_out
+
+
+def _check_tangent(primal_aval: Any, tangent: Any) -> None:
+    t_aval = get_aval(tangent)
+    expected = tangent_aval(primal_aval)
+    if t_aval.shape != primal_aval.shape:
+        raise ValueError("jvp called with different primal and tangent shapes; got primal "
+                         f"shape {primal_aval.shape} and tangent shape {t_aval.shape}")
+    if t_aval.dtype != expected.dtype:
+        raise TypeError(
+            "primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in "
+            "case of int/bool primal dtype the tangent dtype must be float0. Got primal dtype "
+            f"{primal_aval.dtype.name} and so expected tangent dtype {expected.dtype.name}, "
+            f"but got tangent dtype {t_aval.dtype.name} instead.")
+
+
+def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple:
+    """Evaluate `fun` and return its linear map at `primals` (mirrors `jax.linearize`).
+
+    Returns `(out, f_jvp)`: `f_jvp(*tangents)` evaluates the derivative without re-running
+    the primal computation.
+    """
+    leaves, in_tree = tree_flatten(tuple(primals))
+    store: list = []
+    flat = _flat_fun(fun, primals, tuple(range(len(primals))), in_tree, has_aux, store)
+    outs, linear, differentiable = linearize_flat(flat, leaves)
+    num_out = store[2]
+
+    def f_jvp(*tangents: Any) -> Any:
+        t_leaves, t_tree = tree_flatten(tuple(tangents))
+        if t_tree != in_tree:
+            raise TypeError(f"linearized function expects tangents with structure {in_tree}, "
+                            f"got {t_tree}.")
+        given = [t for t, d in zip(t_leaves, differentiable) if d]
+        out_tangents = eval_jaxpr(linear.jaxpr, linear.consts, *given)
+        return tree_unflatten(store[0], out_tangents[:num_out])
+    out = tree_unflatten(store[0], outs[:num_out])
+    if has_aux:
+        return out, f_jvp, tree_unflatten(store[1], outs[num_out:])
+    return out, f_jvp

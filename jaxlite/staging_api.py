@@ -1,0 +1,130 @@
+"""Looking at programs without running them: make_jaxpr, eval_shape, checkpoint.
+
+Mirrors `jax.make_jaxpr`, `jax.eval_shape`, `jax.ShapeDtypeStruct` and `jax.checkpoint`
+(alias `jax.remat`).
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from jaxlite import _api_util
+from jaxlite.core import dtypes
+from jaxlite.core.avals import ShapedArray, get_aval
+from jaxlite.core.jaxpr import ClosedJaxpr
+from jaxlite.interpreters.staging import DebugInfo, trace_to_jaxpr
+from jaxlite.jit import convert_constvars
+from jaxlite.lax.higher_order import checkpoint_p
+from jaxlite.tree_util import tree_flatten, tree_map, tree_unflatten
+
+
+class ShapeDtypeStruct:
+    """A shape and dtype standing for an array (mirrors `jax.ShapeDtypeStruct`)."""
+
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+
+    def __init__(self, shape: Sequence[int], dtype: Any, sharding: Any = None,
+                 weak_type: bool = False) -> None:
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = dtypes.canonicalize_dtype(dtype)
+        self.weak_type = weak_type
+        self.sharding = sharding
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype, self.weak_type) \
+            == (other.shape, other.dtype, other.weak_type)
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type))
+
+
+def _abstract_leaf(x: Any) -> ShapedArray:
+    return get_aval(x)
+
+
+def _trace_pytree(fun: Callable[..., Any], args: tuple, kwargs: dict, what: str,
+                  static_argnums: Sequence[int] = ()) -> tuple[ClosedJaxpr, Any]:
+    dynamic = [a for i, a in enumerate(args) if i not in static_argnums]
+    leaves, in_tree = tree_flatten((tuple(dynamic), kwargs))
+    names = _api_util.leaf_names(dynamic, [f"args[{i}]" for i in range(len(args))
+                                           if i not in static_argnums], kwargs)
+    avals = [_abstract_leaf(x) for x in leaves]
+    out_trees: list = []
+
+    def flat(*flat_args: Any) -> list[Any]:
+        dyn_args, dyn_kwargs = tree_unflatten(in_tree, flat_args)
+        it = iter(dyn_args)
+        full = [a if i in static_argnums else next(it) for i, a in enumerate(args)]
+        out_leaves, out_tree = tree_flatten(fun(*full, **dyn_kwargs))
+        out_trees.append(out_tree)
+        return out_leaves
+    debug = DebugInfo(what, _api_util.function_name(fun), tuple(names))
+    closed = trace_to_jaxpr(flat, avals, debug)
+    return closed, out_trees[0]
+
+
+def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
+               axis_env: Any = None, return_shape: bool = False,
+               abstracted_axes: Any = None) -> Callable[..., Any]:
+    """A function returning the jaxpr of `fun` for given arguments (`jax.make_jaxpr`).
+
+    Arguments may be arrays or `ShapeDtypeStruct`s. With `return_shape=True` the function
+    also returns the output's pytree of `ShapeDtypeStruct`.
+    """
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(fun)
+    def make_jaxpr_fun(*args: Any, **kwargs: Any) -> Any:
+        closed, out_tree = _trace_pytree(fun, args, kwargs, "make_jaxpr", nums)
+        if return_shape:
+            shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                      for a in closed.out_avals]
+            return closed, tree_unflatten(out_tree, shapes)
+        return closed
+    return make_jaxpr_fun
+
+
+def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """The output shapes and dtypes of `fun`, without computing it (`jax.eval_shape`)."""
+    closed, out_tree = _trace_pytree(fun, args, kwargs, "eval_shape")
+    shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+              for a in closed.out_avals]
+    return tree_unflatten(out_tree, shapes)
+
+
+def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool = True, policy: Any = None,
+               static_argnums: int | Sequence[int] = ()) -> Callable[..., Any]:
+    """Recompute `fun`'s intermediates in the backward pass instead of saving them.
+
+    Mirrors `jax.checkpoint` (alias `remat`). The function appears in jaxprs as one
+    `checkpoint` equation; reverse-mode differentiation saves only its inputs.
+    """
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(fun)
+    def checkpointed(*args: Any, **kwargs: Any) -> Any:
+        closed, out_tree = _trace_pytree(fun, args, kwargs, "checkpoint", nums)
+        opened, consts = convert_constvars(closed)
+        dynamic = [a for i, a in enumerate(args) if i not in nums]
+        leaves = tree_flatten((tuple(dynamic), kwargs))[0]
+        outs = checkpoint_p.bind(*consts, *leaves, jaxpr=opened, prevent_cse=prevent_cse,
+                                 policy=policy)
+        return tree_unflatten(out_tree, outs)
+    return checkpointed
+
+
+remat = checkpoint

@@ -1,0 +1,136 @@
+"""Numerical checks of derivatives and tolerances per dtype (mirrors `jax.test_util`).
+
+`check_grads` compares forward mode against central finite differences and reverse mode
+against forward mode (the dot-product test `<u, J v> == <J^T u, v>`), recursively up to the
+requested order.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from jaxlite.api import jvp, vjp
+from jaxlite.core import dtypes
+from jaxlite.tree_util import tree_flatten, tree_map
+
+# Relative/absolute tolerance of a derivative check, by the dtype of the computation: finite
+# differences in float64 lose about half the digits, so 1e-5 leaves a wide margin.
+GRAD_TOLERANCE = {
+    np.dtype(np.float64): 1e-5, np.dtype(np.complex128): 1e-5,
+    np.dtype(np.float32): 2e-2, np.dtype(np.complex64): 2e-2,
+    np.dtype(np.float16): 1e-1, np.dtype(dtypes.bfloat16): 1e-1,
+}
+# Step of the central differences, by dtype: near the cube root of the machine epsilon.
+FINITE_DIFFERENCE_STEP = {
+    np.dtype(np.float64): 1e-4, np.dtype(np.complex128): 1e-4,
+    np.dtype(np.float32): 1e-2, np.dtype(np.complex64): 1e-2,
+    np.dtype(np.float16): 1e-1, np.dtype(dtypes.bfloat16): 1e-1,
+}
+
+# Value tolerance of a comparison with a reference, by dtype: a few ulps of accumulated error.
+VALUE_TOLERANCE = {
+    np.dtype(np.bool_): 0, np.dtype(np.int8): 0, np.dtype(np.int16): 0,
+    np.dtype(np.int32): 0, np.dtype(np.int64): 0, np.dtype(np.uint8): 0,
+    np.dtype(np.uint16): 0, np.dtype(np.uint32): 0, np.dtype(np.uint64): 0,
+    np.dtype(np.float16): 1e-3, np.dtype(dtypes.bfloat16): 1e-2,
+    np.dtype(np.float32): 1e-6, np.dtype(np.float64): 1e-15,
+    np.dtype(np.complex64): 1e-6, np.dtype(np.complex128): 1e-15,
+}
+
+
+def tolerance(dtype: Any, table: dict = VALUE_TOLERANCE) -> float:
+    return table[np.dtype(dtype)]
+
+
+def _inexact_dtype(x: Any) -> np.dtype:
+    return np.result_type(np.asarray(x).dtype)
+
+
+def _random_like(rng: np.random.Generator, x: Any) -> np.ndarray:
+    value = np.asarray(x)
+    out = rng.standard_normal(value.shape)
+    if np.iscomplexobj(value):
+        out = out + 1j * rng.standard_normal(value.shape)
+    return out.astype(value.dtype)
+
+
+def _vdot(xs: Sequence[Any], ys: Sequence[Any]) -> complex:
+    return sum(np.vdot(np.asarray(x, np.complex128), np.asarray(y, np.complex128))
+               for x, y in zip(xs, ys))
+
+
+def _assert_close(actual: Any, expected: Any, tol: float, what: str) -> None:
+    a_leaves = tree_flatten(actual)[0]
+    e_leaves = tree_flatten(expected)[0]
+    for a, e in zip(a_leaves, e_leaves):
+        np.testing.assert_allclose(np.asarray(a, np.complex128), np.asarray(e, np.complex128),
+                                   rtol=tol, atol=tol, err_msg=what)
+
+
+def check_jvp(f: Callable[..., Any], args: Sequence[Any], *, rng: np.random.Generator,
+              atol: float | None = None, eps: float | None = None) -> None:
+    """Forward mode against central finite differences along a random direction."""
+    dtype = _inexact_dtype(tree_flatten(args)[0][0])
+    tol = atol if atol is not None else GRAD_TOLERANCE[dtype]
+    step = eps if eps is not None else FINITE_DIFFERENCE_STEP[dtype]
+    tangents = tree_map(lambda x: _random_like(rng, x), tuple(args))
+    out, tangent_out = jvp(f, tuple(args), tangents)
+    plus = f(*tree_map(lambda x, t: np.asarray(x) + step * t, tuple(args), tangents))
+    minus = f(*tree_map(lambda x, t: np.asarray(x) - step * t, tuple(args), tangents))
+    numeric = tree_map(lambda p, m: (np.asarray(p, np.complex128) - np.asarray(m, np.complex128))
+                       / (2 * step), plus, minus)
+    _assert_close(tangent_out, numeric, tol, "jvp differs from finite differences")
+
+
+def check_vjp(f: Callable[..., Any], args: Sequence[Any], *, rng: np.random.Generator,
+              atol: float | None = None) -> None:
+    """Reverse mode against forward mode: `<u, J v>` must equal `<J^T u, v>`."""
+    dtype = _inexact_dtype(tree_flatten(args)[0][0])
+    tol = atol if atol is not None else GRAD_TOLERANCE[dtype]
+    tangents = tree_map(lambda x: _random_like(rng, x), tuple(args))
+    out, tangent_out = jvp(f, tuple(args), tangents)
+    out2, pullback = vjp(f, *args)
+    cotangent = tree_map(lambda o: _random_like(rng, o), out)
+    cotangents_in = pullback(cotangent)
+    _assert_close(out2, out, tol, "vjp primal output differs from jvp primal output")
+    forward = _vdot(tree_flatten(cotangent)[0], tree_flatten(tangent_out)[0])
+    backward = _vdot(tree_flatten(cotangents_in)[0], tree_flatten(tangents)[0])
+    scale = max(1.0, abs(forward))
+    if abs(forward - backward) > tol * scale:
+        raise AssertionError(f"vjp is not the transpose of jvp: <u, J v> = {forward}, "
+                             f"<J^T u, v> = {backward} (tolerance {tol * scale})")
+
+
+def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int,
+                modes: Sequence[str] = ("fwd", "rev"), atol: float | None = None,
+                rtol: float | None = None, eps: float | None = None,
+                seed: int = 0) -> None:
+    """Check derivatives of `f` at `args` up to `order` (mirrors `jax.test_util.check_grads`).
+
+    Parameters
+    ----------
+    f : function of the arrays `args`.
+    args : the point (use float64 with `jax_enable_x64` on for tight checks).
+    order : highest derivative order to check.
+    modes : "fwd" checks jvp against finite differences; "rev" checks vjp against jvp.
+    atol, rtol : tolerance (default from the dtype; rtol is folded into atol).
+    eps : finite-difference step (default from the dtype).
+    """
+    rng = np.random.default_rng(seed)
+    tol = atol if atol is not None else rtol
+
+    def check(fun: Callable[..., Any], at: Sequence[Any], remaining: int) -> None:
+        if "fwd" in modes:
+            check_jvp(fun, at, rng=rng, atol=tol, eps=eps)
+        if "rev" in modes:
+            check_vjp(fun, at, rng=rng, atol=tol)
+        if remaining <= 1:
+            return
+        if "fwd" in modes:
+            direction = tree_map(lambda x: _random_like(rng, x), tuple(at))
+            check(lambda *a: jvp(fun, a, direction)[1], at, remaining - 1)
+        if "rev" in modes:
+            cotangent = tree_map(lambda o: _random_like(rng, o), fun(*at))
+            check(lambda *a: vjp(fun, *a)[1](cotangent), at, remaining - 1)
+    check(f, args, order)
