@@ -148,6 +148,7 @@ def defjvp_zero(primitive: Any) -> None:
 
 def deflinear(primitive: Any) -> None:
     """A primitive linear in all its arguments: the tangent is the primitive on tangents."""
+    primitive.is_linear = True
     def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple:
         primal_out = primitive.bind(*primals, **params)
         if all(isinstance(t, Zero) for t in tangents):

@@ -397,9 +397,12 @@ def ceil(x: Any) -> Any:
 
 # ------------------------------------------------------------- real, imag, conj, complex
 
-def _keep_weak_type(primitive: Any) -> None:
-    # A complex value's parts (and a real value's conjugate) stay weak when it is weak,
-    # which the factory's dtype-changing rule would drop.
+def keep_weak_type(primitive: Any) -> None:
+    """Make an elementwise primitive's result weak when all its operands are weak.
+
+    The `elementwise` factory drops the weak type of dtype-changing primitives; JAX keeps
+    it for the parts of a complex value, a real value's conjugate, and complex `abs`.
+    """
     plain = primitive.abstract_eval
 
     def abstract_eval(*avals: ShapedArray, **params: Any) -> ShapedArray:
@@ -421,7 +424,7 @@ complex_p = elementwise("complex", _complex_reference, kinds=(FLOATING,), num_ar
 conj_p = elementwise("conj", lambda x, *, input_dtype: np.conj(x), kinds=INEXACT,
                      result_dtype=dtypes.to_complex_dtype)
 for _primitive in (real_p, imag_p, complex_p, conj_p):
-    _keep_weak_type(_primitive)
+    keep_weak_type(_primitive)
     ad.deflinear(_primitive)
 _complex_plain_abstract_eval = complex_p.abstract_eval
 

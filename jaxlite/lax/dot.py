@@ -79,7 +79,7 @@ def canonicalize_precision(precision: Any) -> tuple[Precision, Precision] | None
 def _bit_width(dtype: np.dtype) -> int:
     if dtype == np.bool_:
         return 1
-    return dtypes.itemsize_bits(dtype)
+    return dtypes.itemsize_bits(dtypes.real_dtype(dtype))  # a complex type counts its parts
 
 
 def _precision_rank(dtype: np.dtype) -> tuple:
@@ -173,6 +173,9 @@ def _accumulation_dtype(lhs: np.dtype, rhs: np.dtype, out: np.dtype) -> np.dtype
     if out == np.bool_ or (dtypes.is_integer(out) and exact):
         # Integer sums wrap modulo 2**bits, so a 64-bit sum cast down gives XLA's result.
         return np.dtype(np.uint64 if dtypes.is_unsigned(out) else np.int64)
+    if dtypes.is_complex(lhs) or dtypes.is_complex(rhs):
+        # A real result type keeps the real part of the complex contraction, as XLA does.
+        return np.dtype(out if dtypes.is_complex(out) else np.complex128)
     if not dtypes.is_inexact(out):
         return np.dtype(np.float64)
     if out in (np.float16, dtypes.bfloat16) or dtypes.itemsize_bits(out) < 16:
@@ -202,11 +205,9 @@ def _dot_general_reference(lhs: np.ndarray, rhs: np.ndarray, *,
     rhs_free = _free_dims(rhs.ndim, rhs_contract, rhs_batch)
     a = _as_matrices(lhs, lhs_batch, lhs_free, lhs_contract, True)
     b = _as_matrices(rhs, rhs_batch, rhs_free, rhs_contract, False)
-    if dtypes.is_complex(a.dtype) and not dtypes.is_complex(acc):
-        a = a.real  # a complex operand with a real preferred type keeps its real part
-    if dtypes.is_complex(b.dtype) and not dtypes.is_complex(acc):
-        b = b.real
     product = np.matmul(a.astype(acc), b.astype(acc))
+    if dtypes.is_complex(acc) and not dtypes.is_complex(out_dtype):
+        product = product.real
     shape = (tuple(lhs.shape[d] for d in lhs_batch) + tuple(lhs.shape[d] for d in lhs_free)
              + tuple(rhs.shape[d] for d in rhs_free))
     product = product.reshape(shape)

@@ -1,2 +1,517 @@
-"""(being written)"""
-__all__: list[str] = []
+"""Elementwise math: exponentials, logarithms, roots, trigonometric and hyperbolic functions,
+and the arithmetic whose derivatives need comparisons or `select`: max, min, pow, abs.
+
+Mirrors those `jax.lax` functions (XLA's Exp, Log, Sqrt, Rsqrt, Cbrt, Tanh, Logistic, Sin,
+Cos, Tan, Atan2, Maximum, Minimum, Power, Abs, RoundNearestAfz/Even, NextAfter, IsFinite,
+and the functions XLA's CHLO dialect expands: asin, acos, atan, sinh, cosh, the inverse
+hyperbolics). Complex operands are accepted where JAX accepts them.
+"""
+from __future__ import annotations
+
+import enum
+from typing import Any, Sequence
+
+import numpy as np
+
+from jaxlite.core import dtypes
+from jaxlite.core.avals import ShapedArray, get_aval
+from jaxlite.interpreters import ad
+from jaxlite.interpreters.batching import batch_elementwise
+from jaxlite.lax._declare import (ANY, COMPLEX, FLOATING, INEXACT, NUMERIC, SIGNED,
+                                  check_dtype_kind, check_same_shapes, elementwise,
+                                  upcast_low_precision)
+from jaxlite.lax.arithmetic import (_const, add, complex_abs, conj, div, elementwise_operands,
+                                    full_like, integer_pow, keep_weak_type, mul, neg, real, sub)
+from jaxlite.core.primitive import Primitive
+from jaxlite.lax.comparisons import eq, ge
+from jaxlite.lax.convert import convert_element_type
+from jaxlite.lax.selection import select
+
+__all__: list[str] = [
+    "max", "max_p", "min", "min_p", "pow", "pow_p", "abs", "abs_p", "round", "round_p",
+    "RoundingMethod", "nextafter", "nextafter_p", "is_finite", "is_finite_p",
+    "square", "square_p", "reciprocal",
+    "exp", "exp_p", "exp2", "exp2_p", "expm1", "expm1_p", "log", "log_p", "log1p", "log1p_p",
+    "sqrt", "sqrt_p", "rsqrt", "rsqrt_p", "cbrt", "cbrt_p", "tanh", "tanh_p",
+    "logistic", "logistic_p", "sin", "sin_p", "cos", "cos_p", "tan", "tan_p",
+    "asin", "asin_p", "acos", "acos_p", "atan", "atan_p", "atan2", "atan2_p",
+    "sinh", "sinh_p", "cosh", "cosh_p", "asinh", "asinh_p", "acosh", "acosh_p",
+    "atanh", "atanh_p",
+]
+
+
+def _unary(name: str, x: Any) -> Any:
+    """The operand of a one-argument wrapper, prepared as binary wrappers prepare theirs."""
+    return elementwise_operands(name, x)[0]
+
+
+def _replace_zero(x: Any) -> Any:
+    """`x` with its zeros replaced by ones, so that a derivative formula stays finite."""
+    return select(eq(x, _const(x, 0)), full_like(x, 1), x)
+
+
+# ------------------------------------------------------------------------------ max, min
+
+def _max_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if dtypes.is_complex(x.dtype):
+        # Lexicographic order on (real, imag), as XLA compares complex numbers.
+        x_wins = (x.real > y.real) | ((x.real == y.real) & (x.imag > y.imag))
+        return np.where(x_wins, x, y)
+    out = np.maximum(x, y)  # propagates nan, as XLA does
+    if dtypes.is_floating(x.dtype):
+        # Of two zeros XLA returns +0 unless both are -0; their sum has exactly that sign.
+        out = np.where((x == 0) & (y == 0), x + y, out)
+    return out
+
+
+def _min_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if dtypes.is_complex(x.dtype):
+        x_wins = (x.real < y.real) | ((x.real == y.real) & (x.imag < y.imag))
+        return np.where(x_wins, x, y)
+    out = np.minimum(x, y)
+    if dtypes.is_floating(x.dtype):
+        # Of two zeros XLA returns -0 if either is -0: minus the sum of the negations.
+        out = np.where((x == 0) & (y == 0), -((-x) + (-y)), out)
+    return out
+
+
+def _balanced_share(x: Any, other: Any, out: Any) -> Any:
+    """The part of the tangent of `x` that reaches max(x, other) or min(x, other).
+
+    1 where `x` alone is the result, 1/2 on ties (so that the derivative of max(x, x) is
+    1, as in JAX), 0 elsewhere, nan included.
+    """
+    numerator = select(eq(x, out), full_like(out, 1), full_like(out, 0))
+    denominator = select(eq(other, out), full_like(out, 2), full_like(out, 1))
+    return div(numerator, denominator)
+
+
+max_p = elementwise("max", _max_reference, kinds=ANY, num_args=2)
+ad.defjvp(max_p, lambda t, x, y: mul(t, _balanced_share(x, y, max(x, y))),
+          lambda t, x, y: mul(t, _balanced_share(y, x, max(x, y))))
+min_p = elementwise("min", _min_reference, kinds=ANY, num_args=2)
+ad.defjvp(min_p, lambda t, x, y: mul(t, _balanced_share(x, y, min(x, y))),
+          lambda t, x, y: mul(t, _balanced_share(y, x, min(x, y))))
+
+
+def max(x: Any, y: Any) -> Any:  # noqa: A001 (jax.lax.max shadows the builtin too)
+    """Elementwise maximum (mirrors `jax.lax.max`).
+
+    nan propagates; max(-0., +0.) is +0.; complex numbers compare lexicographically.
+    """
+    return max_p.bind(*elementwise_operands("max", x, y))
+
+
+def min(x: Any, y: Any) -> Any:  # noqa: A001 (jax.lax.min shadows the builtin too)
+    """Elementwise minimum (mirrors `jax.lax.min`).
+
+    nan propagates; min(-0., +0.) is -0.; complex numbers compare lexicographically.
+    """
+    return min_p.bind(*elementwise_operands("min", x, y))
+
+
+# ----------------------------------------------------------------------------------- pow
+
+def _complex_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    # XLA's formula through the polar form, in double precision: |x|**y * e**(i*y*arg(x)).
+    # A zero base gives 1 for a zero exponent, 0 for a positive real one, else nan.
+    a, b = x.real.astype(np.float64), x.imag.astype(np.float64)
+    c, d = y.real.astype(np.float64), y.imag.astype(np.float64)
+    with np.errstate(all="ignore"):
+        log_magnitude, angle = np.log(np.hypot(a, b)), np.arctan2(b, a)
+        radius = np.exp(c * log_magnitude - d * angle)
+        phase = c * angle + d * log_magnitude
+        out = radius * np.cos(phase) + 1j * (radius * np.sin(phase))
+    zero_base = (a == 0) & (b == 0)
+    at_zero = np.where((c == 0) & (d == 0), 1 + 0j,
+                       np.where((c > 0) & (d == 0), 0j, complex(np.nan, np.nan)))
+    return np.where(zero_base, at_zero, out).astype(x.dtype)
+
+
+def _pow_same_dtype(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return _complex_power(x, y) if dtypes.is_complex(x.dtype) else np.power(x, y)
+
+
+_pow_upcast = upcast_low_precision(_pow_same_dtype)
+
+
+def _pow_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    # An integer exponent is first converted to the base's dtype, as XLA's lowering does.
+    return _pow_upcast(x, np.asarray(y).astype(x.dtype))
+
+
+def _pow_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    check_same_shapes("pow", (x, y))
+    check_dtype_kind("pow", x.dtype, INEXACT)
+    if x.dtype != y.dtype and not dtypes.is_integer(y.dtype):
+        raise TypeError(
+            "pow: the base must have an inexact dtype (float or complex) and the exponent the "
+            "same dtype or an integer dtype, got base "
+            f"{np.dtype(x.dtype).name} and exponent {np.dtype(y.dtype).name}.")
+    return ShapedArray(x.shape, x.dtype, x.weak_type and y.weak_type)
+
+
+def _pow_jvp_base(t: Any, x: Any, y: Any) -> Any:
+    exponent = convert_element_type(y, get_aval(x).dtype)
+    slope = mul(exponent, pow(x, sub(exponent, _const(exponent, 1))))
+    if dtypes.is_integer(get_aval(y).dtype):
+        # x**0 is constant, even at x = 0 where 0 * 0**-1 would give nan.
+        slope = select(eq(exponent, _const(exponent, 0)), full_like(slope, 0), slope)
+    return mul(t, slope)
+
+
+def _pow_jvp_exponent(t: Any, x: Any, y: Any) -> Any:
+    return mul(t, mul(log(_replace_zero(x)), pow(x, y)))
+
+
+pow_p = Primitive("pow")
+pow_p.abstract_eval = _pow_abstract_eval
+pow_p.reference = _pow_reference
+ad.defjvp(pow_p, _pow_jvp_base, _pow_jvp_exponent)
+pow_p.batch = batch_elementwise(pow_p)
+
+
+def pow(x: Any, y: Any) -> Any:  # noqa: A001 (jax.lax.pow shadows the builtin too)
+    """Elementwise `x ** y` (mirrors `jax.lax.pow`).
+
+    The base is float or complex; the exponent has the base's dtype or any integer dtype.
+    A Python int exponent takes the base's dtype.
+    """
+    return pow_p.bind(*elementwise_operands("pow", x, y))
+
+
+# ----------------------------------------------------------------------------------- abs
+
+def _abs_reference(x: np.ndarray) -> np.ndarray:
+    return complex_abs(x) if dtypes.is_complex(x.dtype) else np.abs(x)
+
+
+def _abs_jvp(t: Any, out: Any, x: Any) -> Any:
+    if dtypes.is_complex(get_aval(x).dtype):
+        magnitude = _replace_zero(convert_element_type(out, get_aval(x).dtype))
+        return real(mul(t, div(conj(x), magnitude)))
+    # The derivative at 0 is taken to be 1, as in JAX.
+    return select(ge(x, _const(x, 0)), t, neg(t))
+
+
+abs_p = elementwise("abs", _abs_reference, kinds=(SIGNED, FLOATING, COMPLEX),
+                    result_dtype=dtypes.real_dtype)
+keep_weak_type(abs_p)
+ad.defjvp_with_output(abs_p, _abs_jvp)
+
+
+def abs(x: Any) -> Any:  # noqa: A001 (jax.lax.abs shadows the builtin too)
+    """Elementwise absolute value (mirrors `jax.lax.abs`).
+
+    Complex operands give their real magnitude. The most negative integer stays itself.
+    """
+    return abs_p.bind(_unary("abs", x))
+# -------------------------------------------------------------------- round, nextafter
+
+class RoundingMethod(enum.IntEnum):
+    """How `round` breaks ties (mirrors `jax.lax.RoundingMethod`)."""
+
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def _round_reference(x: np.ndarray, *, rounding_method: RoundingMethod) -> np.ndarray:
+    if rounding_method == RoundingMethod.TO_NEAREST_EVEN:
+        return np.rint(x)
+    # x - trunc(x) is exact, so the tie test never suffers the rounding of x + 0.5.
+    whole = np.trunc(x)
+    with np.errstate(invalid="ignore"):
+        away = np.abs(x - whole) >= 0.5
+    return np.where(away, whole + np.sign(x), whole)
+
+
+round_p = elementwise("round", _round_reference, kinds=(FLOATING,))
+ad.defjvp_zero(round_p)
+
+
+def round(x: Any,  # noqa: A001 (jax.lax.round shadows the builtin too)
+          rounding_method: RoundingMethod | int = RoundingMethod.AWAY_FROM_ZERO) -> Any:
+    """Elementwise rounding to the nearest integer (mirrors `jax.lax.round`).
+
+    Ties go away from zero by default, or to the even neighbour with
+    `RoundingMethod.TO_NEAREST_EVEN`.
+    """
+    method = RoundingMethod(int(rounding_method))
+    return round_p.bind(_unary("round", x), rounding_method=method)
+
+
+# ----------------------------------------------------------------------------- nextafter
+
+def _nextafter_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    # Stepping the bit pattern works for every binary float format, bfloat16 included,
+    # which numpy's nextafter does not handle. Subnormal results are kept, as XLA does.
+    bits_dtype = np.dtype(f"uint{8 * x.dtype.itemsize}")
+    bits = x.view(bits_dtype)
+    one = np.ones((), bits_dtype)
+    toward_zero = (x > y) == (x > 0)
+    stepped = np.where(toward_zero, bits - one, bits + one).view(x.dtype)
+    sign_bit = np.array(1 << (8 * x.dtype.itemsize - 1), bits_dtype)
+    smallest = np.where(np.signbit(y), sign_bit | one, one).view(x.dtype)
+    out = np.where(x == 0, smallest, stepped)
+    out = np.where(x == y, y, out)
+    return np.where(np.isnan(x) | np.isnan(y), np.array(np.nan, x.dtype), out)
+
+
+def _nextafter_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    raise NotImplementedError("Differentiation rule for 'nextafter' not implemented: the "
+                              "result is a step of one unit in the last place, which has no "
+                              "useful derivative (JAX does not define one either).")
+
+
+nextafter_p = elementwise("nextafter", _nextafter_reference, kinds=(FLOATING,), num_args=2)
+nextafter_p.reference = _nextafter_reference  # exact in every format: no float32 detour
+nextafter_p.jvp = _nextafter_jvp
+
+
+def nextafter(x1: Any, x2: Any) -> Any:
+    """The next representable value after `x1` in the direction of `x2`.
+
+    Mirrors `jax.lax.nextafter`; `x1 == x2` gives `x2`, nan in either gives nan.
+    """
+    return nextafter_p.bind(*elementwise_operands("nextafter", x1, x2))
+
+
+# ------------------------------------------------------------ is_finite, square, reciprocal
+
+is_finite_p = elementwise("is_finite", np.isfinite, kinds=(FLOATING,),
+                          result_dtype=lambda dtype: np.dtype(np.bool_))
+ad.defjvp_zero(is_finite_p)
+
+
+def is_finite(x: Any) -> Any:
+    """Elementwise test for neither inf nor nan (mirrors `jax.lax.is_finite`).
+
+    Differences from JAX: the boolean result is never weak-typed.
+    """
+    return is_finite_p.bind(_unary("is_finite", x))
+
+
+square_p = elementwise("square", np.square, kinds=NUMERIC)
+ad.defjvp(square_p, lambda t, x: mul(t, mul(_const(x, 2), x)))
+
+
+def square(x: Any) -> Any:
+    """Elementwise `x * x` (mirrors `jax.lax.square`)."""
+    return square_p.bind(_unary("square", x))
+
+
+def reciprocal(x: Any) -> Any:
+    """Elementwise `1 / x` (mirrors `jax.lax.reciprocal`, which is `integer_pow(x, -1)`)."""
+    return integer_pow(x, -1)
+
+
+# ------------------------------------------------------------- exponentials, logarithms
+
+def _exp2_reference(x: np.ndarray) -> np.ndarray:
+    if dtypes.is_complex(x.dtype):
+        return np.exp(x * np.log(2.0)).astype(x.dtype)
+    return np.exp2(x)
+
+
+exp_p = elementwise("exp", np.exp, kinds=INEXACT)
+ad.defjvp_with_output(exp_p, lambda t, out, x: mul(t, out))
+exp2_p = elementwise("exp2", _exp2_reference, kinds=INEXACT)
+ad.defjvp_with_output(exp2_p, lambda t, out, x: mul(t, mul(_const(x, np.log(2.0)), out)))
+expm1_p = elementwise("expm1", np.expm1, kinds=INEXACT)
+ad.defjvp_with_output(expm1_p, lambda t, out, x: mul(t, add(out, _const(out, 1))))
+log_p = elementwise("log", np.log, kinds=INEXACT)
+ad.defjvp(log_p, lambda t, x: div(t, x))
+log1p_p = elementwise("log1p", np.log1p, kinds=INEXACT)
+ad.defjvp(log1p_p, lambda t, x: div(t, add(x, _const(x, 1))))
+
+
+def exp(x: Any) -> Any:
+    """Elementwise `e ** x` (mirrors `jax.lax.exp`)."""
+    return exp_p.bind(_unary("exp", x))
+
+
+def exp2(x: Any) -> Any:
+    """Elementwise `2 ** x` (mirrors `jax.lax.exp2`)."""
+    return exp2_p.bind(_unary("exp2", x))
+
+
+def expm1(x: Any) -> Any:
+    """Elementwise `e ** x - 1`, accurate near 0 (mirrors `jax.lax.expm1`)."""
+    return expm1_p.bind(_unary("expm1", x))
+
+
+def log(x: Any) -> Any:
+    """Elementwise natural logarithm (mirrors `jax.lax.log`)."""
+    return log_p.bind(_unary("log", x))
+
+
+def log1p(x: Any) -> Any:
+    """Elementwise `log(1 + x)`, accurate near 0 (mirrors `jax.lax.log1p`)."""
+    return log1p_p.bind(_unary("log1p", x))
+
+
+# --------------------------------------------------------------------------------- roots
+
+sqrt_p = elementwise("sqrt", np.sqrt, kinds=INEXACT)
+ad.defjvp_with_output(sqrt_p, lambda t, out, x: mul(t, div(_const(x, 0.5), out)))
+rsqrt_p = elementwise("rsqrt", lambda x: np.reciprocal(np.sqrt(x)), kinds=INEXACT)
+ad.defjvp_with_output(rsqrt_p, lambda t, out, x: mul(t, mul(_const(x, -0.5), div(out, x))))
+cbrt_p = elementwise("cbrt", np.cbrt, kinds=(FLOATING,))
+ad.defjvp_with_output(cbrt_p,
+                      lambda t, out, x: mul(t, mul(_const(x, 1 / 3), integer_pow(out, -2))))
+
+
+def sqrt(x: Any) -> Any:
+    """Elementwise square root (mirrors `jax.lax.sqrt`)."""
+    return sqrt_p.bind(_unary("sqrt", x))
+
+
+def rsqrt(x: Any) -> Any:
+    """Elementwise `1 / sqrt(x)` (mirrors `jax.lax.rsqrt`)."""
+    return rsqrt_p.bind(_unary("rsqrt", x))
+
+
+def cbrt(x: Any) -> Any:
+    """Elementwise real cube root, negative for negative `x` (mirrors `jax.lax.cbrt`)."""
+    return cbrt_p.bind(_unary("cbrt", x))
+
+
+# ------------------------------------------------------------------ tanh and logistic
+
+def _logistic_reference(x: np.ndarray) -> np.ndarray:
+    one = np.ones((), x.dtype)
+    return one / (one + np.exp(-x))
+
+
+def _one_minus(x: Any) -> Any:
+    return sub(_const(x, 1), x)
+
+
+tanh_p = elementwise("tanh", np.tanh, kinds=INEXACT)
+# (1 + tanh)(1 - tanh) keeps the precision that 1 - tanh**2 loses near |tanh| = 1.
+ad.defjvp_with_output(tanh_p,
+                      lambda t, out, x: mul(mul(t, add(_const(out, 1), out)), _one_minus(out)))
+logistic_p = elementwise("logistic", _logistic_reference, kinds=INEXACT)
+ad.defjvp_with_output(logistic_p, lambda t, out, x: mul(t, mul(out, _one_minus(out))))
+
+
+def tanh(x: Any) -> Any:
+    """Elementwise hyperbolic tangent (mirrors `jax.lax.tanh`)."""
+    return tanh_p.bind(_unary("tanh", x))
+
+
+def logistic(x: Any) -> Any:
+    """Elementwise logistic sigmoid `1 / (1 + e ** -x)` (mirrors `jax.lax.logistic`)."""
+    return logistic_p.bind(_unary("logistic", x))
+
+
+# ------------------------------------------------------------------------- trigonometry
+
+def _atan2_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if not dtypes.is_complex(x.dtype):
+        return np.arctan2(x, y)
+    # The complex continuation: -i log((y + i x) / sqrt(x**2 + y**2)).
+    x, y = x.astype(np.complex128), y.astype(np.complex128)
+    return (-1j * np.log((y + 1j * x) / np.sqrt(x * x + y * y))).astype(np.complex64)
+
+
+def _atan2_partial(t: Any, numerator: Any, x: Any, y: Any) -> Any:
+    return mul(t, div(numerator, add(square(x), square(y))))
+
+
+def _inverse_sine_slope(x: Any) -> Any:
+    return rsqrt(_one_minus(square(x)))
+
+
+sin_p = elementwise("sin", np.sin, kinds=INEXACT)
+ad.defjvp(sin_p, lambda t, x: mul(t, cos(x)))
+cos_p = elementwise("cos", np.cos, kinds=INEXACT)
+ad.defjvp(cos_p, lambda t, x: neg(mul(t, sin(x))))
+tan_p = elementwise("tan", np.tan, kinds=INEXACT)
+ad.defjvp_with_output(tan_p, lambda t, out, x: mul(t, add(_const(out, 1), square(out))))
+asin_p = elementwise("asin", np.arcsin, kinds=INEXACT)
+ad.defjvp(asin_p, lambda t, x: mul(t, _inverse_sine_slope(x)))
+acos_p = elementwise("acos", np.arccos, kinds=INEXACT)
+ad.defjvp(acos_p, lambda t, x: neg(mul(t, _inverse_sine_slope(x))))
+atan_p = elementwise("atan", np.arctan, kinds=INEXACT)
+ad.defjvp(atan_p, lambda t, x: div(t, add(_const(x, 1), square(x))))
+atan2_p = elementwise("atan2", _atan2_reference, kinds=INEXACT, num_args=2)
+ad.defjvp(atan2_p, lambda t, x, y: _atan2_partial(t, y, x, y),
+          lambda t, x, y: _atan2_partial(t, neg(x), x, y))
+
+
+def sin(x: Any) -> Any:
+    """Elementwise sine (mirrors `jax.lax.sin`)."""
+    return sin_p.bind(_unary("sin", x))
+
+
+def cos(x: Any) -> Any:
+    """Elementwise cosine (mirrors `jax.lax.cos`)."""
+    return cos_p.bind(_unary("cos", x))
+
+
+def tan(x: Any) -> Any:
+    """Elementwise tangent (mirrors `jax.lax.tan`)."""
+    return tan_p.bind(_unary("tan", x))
+
+
+def asin(x: Any) -> Any:
+    """Elementwise arcsine (mirrors `jax.lax.asin`)."""
+    return asin_p.bind(_unary("asin", x))
+
+
+def acos(x: Any) -> Any:
+    """Elementwise arccosine (mirrors `jax.lax.acos`)."""
+    return acos_p.bind(_unary("acos", x))
+
+
+def atan(x: Any) -> Any:
+    """Elementwise arctangent (mirrors `jax.lax.atan`)."""
+    return atan_p.bind(_unary("atan", x))
+
+
+def atan2(x: Any, y: Any) -> Any:
+    """Elementwise four-quadrant arctangent of `x / y` (mirrors `jax.lax.atan2`)."""
+    return atan2_p.bind(*elementwise_operands("atan2", x, y))
+
+
+# --------------------------------------------------------------------------- hyperbolic
+
+sinh_p = elementwise("sinh", np.sinh, kinds=INEXACT)
+ad.defjvp(sinh_p, lambda t, x: mul(t, cosh(x)))
+cosh_p = elementwise("cosh", np.cosh, kinds=INEXACT)
+ad.defjvp(cosh_p, lambda t, x: mul(t, sinh(x)))
+asinh_p = elementwise("asinh", np.arcsinh, kinds=INEXACT)
+ad.defjvp(asinh_p, lambda t, x: mul(t, rsqrt(add(square(x), _const(x, 1)))))
+acosh_p = elementwise("acosh", np.arccosh, kinds=INEXACT)
+# sqrt(x - 1) * sqrt(x + 1) rather than sqrt(x**2 - 1): the same for real x > 1, and on
+# the principal branch for complex x.
+ad.defjvp(acosh_p, lambda t, x: div(t, mul(sqrt(sub(x, _const(x, 1))),
+                                           sqrt(add(x, _const(x, 1))))))
+atanh_p = elementwise("atanh", np.arctanh, kinds=INEXACT)
+ad.defjvp(atanh_p, lambda t, x: div(t, mul(add(_const(x, 1), x), _one_minus(x))))
+
+
+def sinh(x: Any) -> Any:
+    """Elementwise hyperbolic sine (mirrors `jax.lax.sinh`)."""
+    return sinh_p.bind(_unary("sinh", x))
+
+
+def cosh(x: Any) -> Any:
+    """Elementwise hyperbolic cosine (mirrors `jax.lax.cosh`)."""
+    return cosh_p.bind(_unary("cosh", x))
+
+
+def asinh(x: Any) -> Any:
+    """Elementwise inverse hyperbolic sine (mirrors `jax.lax.asinh`)."""
+    return asinh_p.bind(_unary("asinh", x))
+
+
+def acosh(x: Any) -> Any:
+    """Elementwise inverse hyperbolic cosine (mirrors `jax.lax.acosh`)."""
+    return acosh_p.bind(_unary("acosh", x))
+
+
+def atanh(x: Any) -> Any:
+    """Elementwise inverse hyperbolic tangent (mirrors `jax.lax.atanh`)."""
+    return atanh_p.bind(_unary("atanh", x))

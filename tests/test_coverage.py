@@ -1,0 +1,46 @@
+"""Every registered primitive has every rule it needs, and a test record."""
+from __future__ import annotations
+
+import pytest
+
+import jaxlite  # noqa: F401  (declares every primitive)
+from jaxlite.core.primitive import registry
+from records import all_records
+
+# Primitives that carry a jaxpr: their rules transform the inner jaxpr, and they are tested
+# through the user functions that make them (tests/test_transformations.py and friends).
+TESTED_THROUGH_TRANSFORMATIONS = {
+    "jit": "jax.jit in tests/test_jit.py",
+    "checkpoint": "jax.checkpoint in tests/test_transformations.py",
+    "custom_jvp_call": "jax.custom_jvp in tests/test_custom_derivatives.py",
+    "custom_vjp_call": "jax.custom_vjp in tests/test_custom_derivatives.py",
+    "custom_lin": "the backward pass of jax.custom_vjp in tests/test_custom_derivatives.py",
+}
+# Rules a primitive may lack, with the reason.
+NOT_NEEDED = {
+    ("custom_lin", "jvp"): "it only appears in linear jaxprs, which are transposed, not "
+                           "differentiated",
+    ("custom_lin", "batch"): "backward passes run under vmap call bwd directly",
+    ("custom_jvp_call", "transpose"): "not linear",
+    ("custom_vjp_call", "transpose"): "not linear",
+}
+REQUIRED = ("abstract_eval", "jvp", "batch")
+
+
+@pytest.mark.parametrize("name", sorted(registry))
+def test_primitive_has_rules(name):
+    primitive = registry[name]
+    missing = [slot for slot in REQUIRED
+               if not primitive.has_rule(slot) and (name, slot) not in NOT_NEEDED]
+    if not primitive.has_rule("reference") and primitive.impl is None:
+        missing.append("reference")
+    if getattr(primitive, "is_linear", False) and not primitive.has_rule("transpose"):
+        missing.append("transpose")
+    assert not missing, f"primitive {name} lacks rules: {missing}"
+
+
+@pytest.mark.parametrize("name", sorted(registry))
+def test_primitive_has_test_record(name):
+    if name in TESTED_THROUGH_TRANSFORMATIONS:
+        return
+    assert name in all_records(), f"primitive {name} has no test record in tests/lax/records_*"

@@ -1,0 +1,104 @@
+"""Imports follow the direction recorded in docs/architecture.md.
+
+Each module of jaxlite belongs to a layer; a module may import only from the layers listed
+for its own. Function-local imports (a way to hide cycles) are not allowed either.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "jaxlite"
+
+LEAF = {"jaxlite.config", "jaxlite.errors", "jaxlite.tree_util", "jaxlite._treedef",
+        "jaxlite._tree_registry", "jaxlite._tree_paths"}
+LIBRARIES = ("numpy", "random", "nn", "scipy")
+
+# layer -> layers it may import from (itself included)
+ALLOWED = {
+    "leaf": {"leaf"},
+    "core": {"leaf", "core"},
+    "interpreters": {"leaf", "core", "interpreters", "xla"},
+    "lax": {"leaf", "core", "interpreters", "lax", "xla"},
+    "library": {"leaf", "core", "lax", "library"},
+    "xla": {"leaf", "core.dtypes", "xla"},
+    "backends": {"leaf", "core.dtypes", "xla", "backends"},
+    "top": {"leaf", "core", "interpreters", "lax", "library", "xla", "backends", "top"},
+}
+
+
+def layer_of(module: str) -> str:
+    if module in LEAF:
+        return "leaf"
+    parts = module.split(".")
+    if len(parts) < 2:
+        return "top"
+    package = parts[1]
+    if module == "jaxlite.core.dtypes":
+        return "core.dtypes"
+    if package in ("core", "interpreters", "lax", "xla", "backends"):
+        return package
+    if package in LIBRARIES:
+        return "library"
+    return "top"
+
+
+def module_name(path: Path) -> str:
+    relative = path.relative_to(ROOT.parent).with_suffix("")
+    parts = list(relative.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(tree: ast.AST) -> list[tuple[str, int]]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.module, node.lineno))
+            if node.module == "jaxlite":
+                found.extend((f"jaxlite.{alias.name}", node.lineno) for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.extend((alias.name, node.lineno) for alias in node.names)
+    return [(m, line) for m, line in found if m == "jaxlite" or m.startswith("jaxlite.")]
+
+
+MODULES = sorted(ROOT.rglob("*.py"))
+
+
+def _allowed(source_layer: str, target: str) -> bool:
+    target_layer = layer_of(target)
+    allowed = ALLOWED["core" if source_layer == "core.dtypes" else source_layer]
+    if target_layer == "core.dtypes":
+        return "core" in allowed or "core.dtypes" in allowed
+    return target_layer in allowed or target == "jaxlite"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT.parent)))
+def test_imports_follow_layers(path):
+    source = module_name(path)
+    source_layer = layer_of(source)
+    tree = ast.parse(path.read_text())
+    bad = [(m, line) for m, line in imports_of(tree)
+           if m != "jaxlite" and not _allowed(source_layer, m)]
+    assert not bad, f"{source} ({source_layer}) imports against the layering: {bad}"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT.parent)))
+def test_no_function_local_imports(path):
+    tree = ast.parse(path.read_text())
+    local = [node.lineno for fn in ast.walk(tree)
+             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+             for node in ast.walk(fn) if isinstance(node, (ast.Import, ast.ImportFrom))]
+    assert not local, f"{path.name}: function-local imports at lines {local}"
+
+
+def test_layers_cover_known_packages():
+    assert layer_of("jaxlite.lax.arithmetic") == "lax"
+    assert layer_of("jaxlite.numpy._ufuncs") == "library"
+    assert layer_of("jaxlite.tree_util") == "leaf"
+    assert not _allowed("core", "jaxlite.lax")
+    assert not _allowed("lax", "jaxlite.dispatch")
+    assert _allowed("top", "jaxlite.lax")
