@@ -18,6 +18,7 @@ from jaxlite.core.jaxpr import eval_jaxpr
 from jaxlite.interpreters.ad import Zero, jvp_flat, linearize_flat, tangent_aval
 from jaxlite.interpreters.transpose import UndefinedPrimal, backward_pass
 from jaxlite.lax.ad_util import zeros_like_tangent
+from jaxlite.lax.convert import convert_element_type
 from jaxlite.tree_util import PyTreeDef, tree_flatten, tree_structure, tree_unflatten
 
 
@@ -79,18 +80,25 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple:
     def f_vjp(cotangent: Any) -> tuple:
         ct_leaves, ct_tree = tree_flatten(cotangent)
         if ct_tree != out_tree:
-            raise TypeError(f"The cotangent passed to the vjp function must have the structure "
-                            f"of the primal output {out_tree}, got {ct_tree}.")
+            raise ValueError(f"unexpected tree structure: the cotangent passed to the vjp "
+                             f"function must have the structure of the primal output "
+                             f"{out_tree}, got {ct_tree}.")
         for ct, aval in zip(ct_leaves, out_avals):
-            if np.shape(ct) != aval.shape:
-                raise ValueError(f"The cotangent passed to the vjp function has shape "
-                                 f"{np.shape(ct)}, but the primal output has shape "
-                                 f"{aval.shape}.")
+            _check_cotangent(get_aval(ct), aval)
         return tree_unflatten(in_tree, pullback(ct_leaves))
     out = tree_unflatten(out_tree, outs)
     if has_aux:
         return out, f_vjp, tree_unflatten(aux_tree, aux)
     return out, f_vjp
+
+
+def _check_cotangent(ct_aval: Any, out_aval: Any) -> None:
+    expected = tangent_aval(out_aval)
+    if ct_aval.shape != expected.shape or ct_aval.dtype != expected.dtype:
+        raise ValueError(
+            "unexpected type for the cotangent passed to the vjp function: got "
+            f"{ct_aval.str_short()}, but expected {expected.str_short()} because the "
+            f"corresponding output of the differentiated function is {out_aval.str_short()}.")
 
 
 def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
@@ -105,7 +113,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         diff_args = tuple(args[n] for n in nums)
         leaves, in_tree = tree_flatten(diff_args)
         for leaf in leaves:
-            _check_grad_input(get_aval(leaf).dtype, holomorphic, allow_int)
+            _check_grad_input(get_aval(leaf).dtype, holomorphic, allow_int, "grad")
         store: list = []
         bound = functools.partial(fun, **kwargs) if kwargs else fun
         flat = _flat_fun(bound, args, nums, in_tree, has_aux, store)
@@ -115,7 +123,9 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
                             f"a pytree with {len(outs)} leaves: {store[0]}.")
         out_aval = get_aval(outs[0])
         _check_grad_output(out_aval, holomorphic)
-        grads = tree_unflatten(in_tree, pullback([np.ones((), out_aval.dtype)]))
+        # The seed has the output's weak type, so that gradients keep the inputs' weak type.
+        seed = convert_element_type(1, out_aval.dtype, weak_type=out_aval.weak_type)
+        grads = tree_unflatten(in_tree, pullback([seed]))
         grad_value = grads[0] if isinstance(argnums, int) else grads
         value = outs[0]
         if has_aux:
@@ -124,13 +134,14 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     return value_and_grad_fun
 
 
-def _check_grad_input(dtype: np.dtype, holomorphic: bool, allow_int: bool) -> None:
+def _check_grad_input(dtype: np.dtype, holomorphic: bool, allow_int: bool,
+                      what: str) -> None:
     if holomorphic and not dtypes.is_complex(dtype):
-        raise TypeError("grad with holomorphic=True requires inputs with complex dtype, but "
-                        f"got {np.dtype(dtype).name}.")
+        raise TypeError(f"{what} with holomorphic=True requires inputs with complex dtype, "
+                        f"but got {np.dtype(dtype).name}.")
     if not dtypes.is_inexact(dtype) and not allow_int:
         raise TypeError(
-            "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+            f"{what} requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
             f"np.inexact), but got {np.dtype(dtype).name}. If you want to use Boolean- or "
             "integer-valued inputs, use vjp or set allow_int to True.")
 
@@ -143,12 +154,17 @@ def _check_grad_output(aval: Any, holomorphic: bool) -> None:
         if not dtypes.is_complex(aval.dtype):
             raise TypeError("grad with holomorphic=True requires outputs with complex dtype, "
                             f"but got {aval.dtype.name}.")
-    elif not dtypes.is_floating(aval.dtype):
+    elif dtypes.is_complex(aval.dtype):
         raise TypeError(
             "grad requires real-valued outputs (output dtype that is a sub-dtype of "
             f"np.floating), but got {aval.dtype.name}. For holomorphic differentiation, pass "
             "holomorphic=True. For differentiation of non-holomorphic functions involving "
             "complex outputs, use jax.vjp directly.")
+    elif not dtypes.is_floating(aval.dtype):
+        raise TypeError(
+            "grad requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {aval.dtype.name}. For differentiation of functions with "
+            "integer outputs, use jax.vjp directly.")
 
 
 def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,

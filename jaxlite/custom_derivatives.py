@@ -13,12 +13,11 @@ from typing import Any, Callable, Sequence
 
 from jaxlite.core.avals import get_aval
 from jaxlite.core.trace import EvalTrace, current_trace
-from jaxlite.interpreters.staging import trace_to_jaxpr
-from jaxlite.jit import convert_constvars
+from jaxlite.interpreters.staging import hoist_tracer_consts, trace_to_jaxpr
 from jaxlite.lax.ad_util import zeros_like_tangent
 from jaxlite.lax.higher_order import custom_jvp_call_p, custom_vjp_call_p
-from jaxlite.interpreters.ad import tangent_aval
-from jaxlite.tree_util import tree_flatten, tree_unflatten
+from jaxlite.interpreters.ad import add_tangents, tangent_aval
+from jaxlite.tree_util import tree_flatten, tree_map, tree_unflatten
 
 
 def _resolve_args(fun: Callable[..., Any], args: tuple, kwargs: dict) -> tuple:
@@ -72,9 +71,11 @@ class custom_jvp:
             for fn, t in zip(tangent_fns, tangents):
                 if fn is not None:
                     term = fn(t, out, *primals)
-                    total = term if total is None else total + term
-            return out, total if total is not None else zeros_like_tangent(
-                tangent_aval(get_aval(out)))
+                    total = term if total is None else tree_map(add_tangents, total, term)
+            if total is None:
+                total = tree_map(lambda o: zeros_like_tangent(tangent_aval(get_aval(o))), out)
+            return out, total
+        jvp.__name__ = f"{self.__name__}_jvps"
         self.defjvp(jvp)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
@@ -110,10 +111,12 @@ class custom_jvp:
                     f"got primal output {out_tree} and tangent output {t_tree}.")
             return out_leaves, t_leaves
 
+        flat_jvp.__name__ = getattr(self.jvp, "__name__", "jvp")
         closed = trace_to_jaxpr(flat_fun, [get_aval(x) for x in leaves])
-        opened, consts = convert_constvars(closed)
+        opened, consts = hoist_tracer_consts(closed)
         outs = custom_jvp_call_p.bind(*consts, *leaves, jaxpr=opened, jvp=flat_jvp,
-                                      num_consts=len(consts), symbolic_zeros=False)
+                                      num_consts=len(consts), symbolic_zeros=False,
+                                      name=self.__name__)
         return tree_unflatten(out_trees[0], outs)
 
 
@@ -183,10 +186,13 @@ class custom_vjp:
             filled = [tree_map_none(c, d) for c, d in zip(cts_in, diff)]
             return tree_flatten(tuple(filled))[0]
 
+        flat_fwd.__name__ = getattr(self.fwd, "__name__", "fwd")
+        flat_bwd.__name__ = getattr(self.bwd, "__name__", "bwd")
         closed = trace_to_jaxpr(flat_fun, [get_aval(x) for x in leaves])
-        opened, consts = convert_constvars(closed)
+        opened, consts = hoist_tracer_consts(closed)
         outs = custom_vjp_call_p.bind(*consts, *leaves, jaxpr=opened, fwd=flat_fwd,
-                                      bwd=flat_bwd, num_consts=len(consts))
+                                      bwd=flat_bwd, num_consts=len(consts),
+                                      name=self.__name__)
         return tree_unflatten(out_trees[0], outs)
 
 

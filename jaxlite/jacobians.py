@@ -63,7 +63,7 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         diff = tuple(args[n] for n in nums)
         leaves, in_tree = tree_flatten(diff)
         for leaf in leaves:
-            _check_grad_input(get_aval(leaf).dtype, holomorphic, False)
+            _check_grad_input(get_aval(leaf).dtype, holomorphic, False, "jacfwd")
 
         def pushfwd(*basis_leaves: Any) -> Any:
             tangents = tree_unflatten(in_tree, basis_leaves)
@@ -96,7 +96,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         nums = _api_util.normalize_argnums(argnums, len(args), "jacrev", "jacrev")
         diff = tuple(args[n] for n in nums)
         for leaf in tree_flatten(diff)[0]:
-            _check_grad_input(get_aval(leaf).dtype, holomorphic, allow_int)
+            _check_grad_input(get_aval(leaf).dtype, holomorphic, allow_int, "jacrev")
 
         def partial_fun(*d: Any) -> Any:
             full = list(args)

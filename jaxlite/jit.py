@@ -17,29 +17,19 @@ from jaxlite.config import config
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.jaxpr import ClosedJaxpr, Jaxpr
 from jaxlite.core.trace import Tracer
-from jaxlite.interpreters.staging import DebugInfo, trace_to_jaxpr
+from jaxlite.interpreters.staging import DebugInfo, hoist_tracer_consts, trace_to_jaxpr
 from jaxlite.lax.higher_order import jit_p
 from jaxlite.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
 
 @dataclass
 class _Traced:
-    """A traced function: its jaxpr with constants as leading inputs, and its output tree."""
+    """A traced function: its jaxpr, the tracers it closes over (passed as its leading
+    inputs), and its output tree."""
 
     jaxpr: ClosedJaxpr
     consts: list[Any]
     out_tree: PyTreeDef
-
-
-def convert_constvars(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
-    """Make a jaxpr's constants its leading inputs, so that callers pass them explicitly.
-
-    Constants may be tracers of outer transformations; as inputs they are seen by those
-    transformations (their tangents and batch axes flow through the call).
-    """
-    jaxpr = closed.jaxpr
-    opened = Jaxpr([], jaxpr.constvars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns)
-    return ClosedJaxpr(opened, []), list(closed.consts)
 
 
 class JitFunction:
@@ -115,8 +105,8 @@ class JitFunction:
             return out_leaves
         debug = DebugInfo("jit", _api_util.function_name(self._fun), tuple(names))
         closed = trace_to_jaxpr(flat_fun, avals, debug)
-        opened, consts = convert_constvars(closed)
-        return _Traced(opened, consts, out_trees[0])
+        closed, consts = hoist_tracer_consts(closed)
+        return _Traced(closed, consts, out_trees[0])
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if config.read("jax_disable_jit"):

@@ -14,8 +14,7 @@ from jaxlite import _api_util
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import ClosedJaxpr
-from jaxlite.interpreters.staging import DebugInfo, trace_to_jaxpr
-from jaxlite.jit import convert_constvars
+from jaxlite.interpreters.staging import DebugInfo, hoist_tracer_consts, trace_to_jaxpr
 from jaxlite.lax.higher_order import checkpoint_p
 from jaxlite.tree_util import tree_flatten, tree_map, tree_unflatten
 
@@ -60,7 +59,8 @@ def _trace_pytree(fun: Callable[..., Any], args: tuple, kwargs: dict, what: str,
                   static_argnums: Sequence[int] = ()) -> tuple[ClosedJaxpr, Any]:
     dynamic = [a for i, a in enumerate(args) if i not in static_argnums]
     leaves, in_tree = tree_flatten((tuple(dynamic), kwargs))
-    names = _api_util.leaf_names(dynamic, [f"args[{i}]" for i in range(len(args))
+    params = _api_util.parameter_names(fun, len(args))
+    names = _api_util.leaf_names(dynamic, [n for i, n in enumerate(params)
                                            if i not in static_argnums], kwargs)
     avals = [_abstract_leaf(x) for x in leaves]
     out_trees: list = []
@@ -118,7 +118,7 @@ def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool = True, policy: Any
     @functools.wraps(fun)
     def checkpointed(*args: Any, **kwargs: Any) -> Any:
         closed, out_tree = _trace_pytree(fun, args, kwargs, "checkpoint", nums)
-        opened, consts = convert_constvars(closed)
+        opened, consts = hoist_tracer_consts(closed)
         dynamic = [a for i, a in enumerate(args) if i not in nums]
         leaves = tree_flatten((tuple(dynamic), kwargs))[0]
         outs = checkpoint_p.bind(*consts, *leaves, jaxpr=opened, prevent_cse=prevent_cse,

@@ -142,10 +142,14 @@ _LINE_WIDTH = 80
 
 
 class _Names:
-    """Assigns a, b, ..., z, ba, bb, ... to variables in order of first appearance."""
+    """Assigns a, b, ..., z, ba, bb, ... to variables in order of first appearance.
+
+    Variables that nothing reads are printed `_` and use up no name, as JAX prints them.
+    """
 
     def __init__(self) -> None:
         self.names: dict[Var, str] = {}
+        self.used: set[Var] = set()
 
     def __call__(self, atom: Atom) -> str:
         if isinstance(atom, Literal):
@@ -156,6 +160,16 @@ class _Names:
 
     def binder(self, var: Var) -> str:
         return f"{self(var)}:{var.aval.str_short()}"
+
+    def out_binder(self, var: Var) -> str:
+        if var not in self.used:
+            return f"_:{var.aval.str_short()}"
+        return self.binder(var)
+
+    def note_uses(self, jaxpr: Jaxpr) -> None:
+        for eqn in jaxpr.eqns:
+            self.used.update(v for v in eqn.invars if isinstance(v, Var))
+        self.used.update(v for v in jaxpr.outvars if isinstance(v, Var))
 
 
 def _nth_name(n: int) -> str:
@@ -169,11 +183,25 @@ def _nth_name(n: int) -> str:
     return text
 
 
-def _format_param(value: Any, names: _Names, indent: int) -> str:
+@dataclass(frozen=True)
+class OwnNames:
+    """A jaxpr parameter printed with names of its own, starting again from `a`.
+
+    A primitive's `print_params` wraps its jaxpr in this when JAX prints it that way (the
+    body of `jit`); other jaxpr parameters continue the names of the enclosing jaxpr.
+    """
+
+    jaxpr: Any
+
+
+def _format_param(value: Any, names: _Names, indent: int, lead: int) -> str:
+    """A parameter's value; a jaxpr starts `lead` columns after `indent`."""
+    if isinstance(value, OwnNames):
+        return _format_param(value.jaxpr, _Names(), indent, lead)
     if isinstance(value, ClosedJaxpr):
         value = value.jaxpr
     if isinstance(value, Jaxpr):
-        return _print_jaxpr(value, names, indent)
+        return _print_jaxpr(value, names, indent, lead)
     if isinstance(value, np.dtype):
         return value.name
     if isinstance(value, type) and issubclass(value, np.generic):
@@ -183,10 +211,20 @@ def _format_param(value: Any, names: _Names, indent: int) -> str:
     return str(value)
 
 
+def _param_items(eqn: JaxprEqn) -> list[tuple[str, Any]]:
+    # A primitive may choose which parameters to show and in which order (`jit` shows its
+    # name first, as JAX does); the others show all of them sorted by name.
+    printer = getattr(eqn.primitive, "print_params", None)
+    if printer is not None:
+        return list(printer(eqn.params))
+    return sorted(eqn.params.items())
+
+
 def _print_eqn(eqn: JaxprEqn, names: _Names, indent: int) -> str:
-    lhs = " ".join(names.binder(v) for v in eqn.outvars)
+    lhs = " ".join(names.out_binder(v) for v in eqn.outvars)
     rhs_args = " ".join(names(v) for v in eqn.invars)
-    params = [f"{k}={_format_param(v, names, indent + 4)}" for k, v in sorted(eqn.params.items())]
+    params = [f"{k}={_format_param(v, names, indent + 2, len(k) + 1)}"
+              for k, v in _param_items(eqn)]
     one_line = f"{lhs} = {eqn.primitive.name}"
     if params:
         one_line += "[" + " ".join(params) + "]"
@@ -200,15 +238,17 @@ def _print_eqn(eqn: JaxprEqn, names: _Names, indent: int) -> str:
     return head + (f" {rhs_args}" if rhs_args else "")
 
 
-def _print_jaxpr(jaxpr: Jaxpr, names: _Names, indent: int) -> str:
+def _print_jaxpr(jaxpr: Jaxpr, names: _Names, indent: int, lead: int = 0) -> str:
+    names.note_uses(jaxpr)
     consts = " ".join(names.binder(v) for v in jaxpr.constvars)
     ins = " ".join(names.binder(v) for v in jaxpr.invars)
     eqns = [_print_eqn(e, names, indent + 4) for e in jaxpr.eqns]
     outs = "(" + ", ".join(names(v) for v in jaxpr.outvars) + ("," if len(jaxpr.outvars) == 1
                                                               else "") + ")"
     head = f"{{ lambda {consts}; {ins}. let"
-    one_line = head + "".join(f" {e};" for e in eqns).rstrip(";") + f" in {outs} }}"
-    if len(one_line) + indent <= _LINE_WIDTH and "\n" not in one_line:
+    # JAX keeps the space after `let` even with no equations: `let  in (a,) }`.
+    one_line = head + " " + "; ".join(eqns) + f" in {outs} }}"
+    if len(one_line) + indent + lead <= _LINE_WIDTH and "\n" not in one_line:
         return one_line
     pad = " " * (indent + 4)
     body = "".join(f"\n{pad}{e}" for e in eqns)

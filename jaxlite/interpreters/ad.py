@@ -171,16 +171,22 @@ def jvp_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any],
 
 
 def linearize_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any],
+                   differentiable: Sequence[bool] | None = None,
                    ) -> tuple[list[Any], ClosedJaxpr, list[bool]]:
     """Evaluate `fun` and stage its derivative as a linear jaxpr.
 
     Returns the primal outputs, the jaxpr taking one tangent per differentiable input
-    (those marked True in the returned mask) to the output tangents, and that mask.
+    (those marked True in the returned mask) to the output tangents, and that mask. By
+    default every input of inexact dtype is differentiable; `differentiable` narrows that
+    (inputs whose tangent is known to be zero).
     """
     parent = current_trace()
     tangent_trace = StagingTrace(parent, forward_known=True)
     trace = JVPTrace(parent, tangent_trace)
-    differentiable = [dtypes.is_inexact(get_aval(p).dtype) for p in primals]
+    inexact = [dtypes.is_inexact(get_aval(p).dtype) for p in primals]
+    if differentiable is None:
+        differentiable = inexact
+    differentiable = [d and i for d, i in zip(differentiable, inexact)]
     with new_transformation(tangent_trace), new_transformation(trace):
         ins = []
         for p, diff in zip(primals, differentiable):

@@ -72,6 +72,9 @@ class StagingTrace(Trace):
         """The jaxpr atom for `value`: its variable, a literal, or a new constant."""
         if self.is_own(value):
             return value.var
+        if isinstance(value, _WeakScalar):
+            # The literal keeps the object, so that reading it back keeps the weak type.
+            return Literal(value, value.aval)
         if _is_literal_value(value):
             return Literal(value, get_aval(value))
         var = self._constvar_of.get(id(value))
@@ -128,6 +131,14 @@ class _WeakScalar:
         self.value = value
         self.aval = aval
 
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.aval.dtype
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         return np.asarray(self.value, dtype=dtype)
 
@@ -168,3 +179,22 @@ def trace_to_jaxpr(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedA
         args = [trace.new_arg(aval) for aval in in_avals]
         outs = fun(*args)
         return trace.to_closed_jaxpr(outs)
+
+
+def hoist_tracer_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
+    """Turn the constants that are tracers into leading inputs of the jaxpr.
+
+    A jaxpr that a higher-order primitive carries must not hold tracers: they belong to
+    outer transformations, which must see them flow into the call (their tangents and batch
+    axes). Those become the jaxpr's first inputs, returned for the caller to pass; concrete
+    constants stay constants (printed as the inner jaxpr's constvars, as in JAX).
+    """
+    jaxpr = closed.jaxpr
+    hoisted = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if isinstance(c, Tracer)]
+    if not hoisted:
+        return closed, []
+    kept = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if not isinstance(c, Tracer)]
+    opened = Jaxpr([v for v, _ in kept], [v for v, _ in hoisted] + list(jaxpr.invars),
+                   jaxpr.outvars, jaxpr.eqns)
+    return ClosedJaxpr(opened, [c for _, c in kept]), [c for _, c in hoisted]
+

@@ -5,8 +5,9 @@ Mirrors those `jax.lax` functions (XLA's Add, Subtract, Multiply, Divide, Remain
 Sign, Floor, Ceil, Real, Imag, Complex; integer_pow expands into multiplies). Also owns the
 operand preparation every elementwise `lax` wrapper shares (`elementwise_operands`) and the
 constant builders `full` and `full_like`. The arithmetic whose derivatives need comparisons
-or `select` (max, min, pow, abs, round, nextafter) lives in `math_functions`, which comes
-after `comparisons` and `selection` in the import order; this module comes before them.
+or `select` (max, min, pow, abs) lives in `math_functions`, which comes after `comparisons`
+and `selection` in the import order (they import this module's operand helper); round is
+there too, and nextafter in `special_functions`, to keep modules short.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from jaxlite.lax.broadcast import broadcast_in_dim
 from jaxlite.lax.convert import convert_element_type
 
 __all__: list[str] = [
-    "elementwise_operands", "full", "full_like", "zeros_like_array",
+    "full", "full_like",
     "add", "add_p", "sub", "sub_p", "mul", "mul_p", "div", "div_p", "rem", "rem_p",
     "neg", "neg_p", "integer_pow", "integer_pow_p", "sign", "sign_p", "floor", "floor_p",
     "ceil", "ceil_p", "real", "real_p", "imag", "imag_p", "complex", "complex_p",
@@ -145,7 +146,11 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
 
 
 def zeros_like_array(x: Any) -> Any:
-    """Zeros with `x`'s shape, dtype and weak type (mirrors `jax.lax.zeros_like_array`)."""
+    """Zeros with `x`'s shape, dtype and weak type.
+
+    Mirrors JAX's internal `lax.zeros_like_array` (not exported by `jax.lax` 0.10, so not
+    by `jaxlite.lax` either); for the other lax modules.
+    """
     return full_like(x, 0)
 
 
@@ -343,17 +348,6 @@ def integer_pow(x: Any, y: int) -> Any:
 
 # ----------------------------------------------------------------- sign, floor, ceil
 
-def _sign_reference(x: np.ndarray) -> np.ndarray:
-    if dtypes.is_complex(x.dtype):
-        magnitude = complex_abs(x)
-        safe = np.where(magnitude == 0, np.ones((), magnitude.dtype), magnitude)
-        unit = (x.real / safe) + 1j * (x.imag / safe)  # per part: inf / inf stays nan + 0j
-        return np.where(magnitude == 0, np.zeros((), x.dtype), unit.astype(x.dtype))
-    if dtypes.is_floating(x.dtype):
-        return np.where(x == 0, x, np.sign(x))  # keeps the sign of zero, as XLA does
-    return np.sign(x)
-
-
 def complex_abs(x: np.ndarray) -> np.ndarray:
     """|x| of a complex numpy array as XLA computes it: nan when either part is nan.
 
@@ -363,6 +357,17 @@ def complex_abs(x: np.ndarray) -> np.ndarray:
     magnitude = np.hypot(x.real, x.imag)
     return np.where(np.isnan(x.real) | np.isnan(x.imag),
                     np.array(np.nan, magnitude.dtype), magnitude)
+
+
+def _sign_reference(x: np.ndarray) -> np.ndarray:
+    if dtypes.is_complex(x.dtype):
+        magnitude = complex_abs(x)
+        safe = np.where(magnitude == 0, np.ones((), magnitude.dtype), magnitude)
+        unit = (x.real / safe) + 1j * (x.imag / safe)  # per part: inf / inf stays nan + 0j
+        return np.where(magnitude == 0, np.zeros((), x.dtype), unit.astype(x.dtype))
+    if dtypes.is_floating(x.dtype):
+        return np.where(x == 0, x, np.sign(x))  # keeps the sign of zero, as XLA does
+    return np.sign(x)
 
 
 sign_p = elementwise("sign", _sign_reference, kinds=NUMERIC)
@@ -417,11 +422,15 @@ def _complex_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return out
 
 
+def _conj_reference(x: np.ndarray, *, input_dtype: np.dtype) -> np.ndarray:
+    return np.conj(x)
+
+
 real_p = elementwise("real", np.real, kinds=(COMPLEX,), result_dtype=dtypes.real_dtype)
 imag_p = elementwise("imag", np.imag, kinds=(COMPLEX,), result_dtype=dtypes.real_dtype)
 complex_p = elementwise("complex", _complex_reference, kinds=(FLOATING,), num_args=2,
                         result_dtype=dtypes.to_complex_dtype)
-conj_p = elementwise("conj", lambda x, *, input_dtype: np.conj(x), kinds=INEXACT,
+conj_p = elementwise("conj", _conj_reference, kinds=INEXACT,
                      result_dtype=dtypes.to_complex_dtype)
 for _primitive in (real_p, imag_p, complex_p, conj_p):
     keep_weak_type(_primitive)
@@ -432,7 +441,7 @@ _complex_plain_abstract_eval = complex_p.abstract_eval
 def _complex_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
     if x.dtype not in (np.float32, np.float64):
         raise TypeError(f"complex requires float32 or float64 parts, got {x.dtype.name} "
-                        f"(convert bfloat16 and float16 parts to float32 first).")
+                        "(convert bfloat16 and float16 parts to float32 first).")
     return _complex_plain_abstract_eval(x, y)
 
 

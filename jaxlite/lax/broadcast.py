@@ -21,8 +21,15 @@ from jaxlite.interpreters.transpose import is_undefined
 broadcast_in_dim_p = Primitive("broadcast_in_dim")
 
 
+def check_shape(name: str, shape: tuple[int, ...]) -> None:
+    if any(d < 0 for d in shape):
+        raise TypeError(f"{name}: shape {shape} has negative dimensions; dimensions must be "
+                        ">= 0.")
+
+
 def _broadcast_in_dim_abstract_eval(operand: ShapedArray, *, shape: tuple[int, ...],
                                     broadcast_dimensions: tuple[int, ...]) -> ShapedArray:
+    check_shape("broadcast_in_dim", shape)
     if len(broadcast_dimensions) != operand.ndim:
         raise TypeError(
             f"broadcast_in_dim: broadcast_dimensions {broadcast_dimensions} must have one entry "
@@ -199,8 +206,20 @@ ad.deflinear(reduce_sum_p)
 
 def reduce_sum(operand: Any, axes: Sequence[int]) -> Any:
     """Sum `operand` over `axes` (mirrors `jax.lax.reduce_sum`)."""
-    axes = tuple(int(a) % max(np.ndim(operand), 1) for a in axes)
-    return reduce_sum_p.bind(operand, axes=axes)
+    return reduce_sum_p.bind(operand, axes=canonicalize_axes("reduce_sum", operand, axes))
+
+
+def canonicalize_axes(name: str, operand: Any, axes: Sequence[int]) -> tuple[int, ...]:
+    """Axes as non-negative ints; negative ones count from the end, as in JAX."""
+    ndim = np.ndim(operand)
+    out = []
+    for axis in axes:
+        axis = int(axis)
+        if not -ndim <= axis < ndim:
+            raise ValueError(f"{name}: axis {axis} is out of bounds for an operand of shape "
+                             f"{np.shape(operand)}.")
+        out.append(axis % ndim)
+    return tuple(out)
 
 
 # ------------------------------------------------------------------------------- reshape
@@ -210,6 +229,7 @@ reshape_p = Primitive("reshape")
 
 def _reshape_abstract_eval(operand: ShapedArray, *, new_sizes: tuple[int, ...],
                            dimensions: tuple[int, ...] | None) -> ShapedArray:
+    check_shape("reshape", new_sizes)
     if int(np.prod(new_sizes, dtype=np.int64)) != operand.size:
         raise TypeError(f"reshape total size must be unchanged, got new_sizes {new_sizes} "
                         f"for shape {operand.shape}.")

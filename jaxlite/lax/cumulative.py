@@ -1,2 +1,297 @@
-"""(being written)"""
-__all__: list[str] = []
+"""Cumulative reductions along one axis: cumsum, cumprod, cummax, cummin, cumlogsumexp.
+
+Mirrors `jax.lax.cumsum`, `cumprod`, `cummax`, `cummin` and `cumlogsumexp` (XLA computes
+them as reduce-windows). `cumsum` is linear and transposes to the reversed cumsum. The other
+derivatives are defined, as in JAX, as the derivative of a parallel prefix scan (the
+odd/even recursion of Blelloch's scan): ties in cummax/cummin split the tangent in halves at
+each combine of that tree, so the weights depend on the tree's shape, which
+`_associative_scan` reproduces.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from jaxlite.core import dtypes
+from jaxlite.core.avals import ShapedArray, get_aval
+from jaxlite.core.primitive import Primitive
+from jaxlite.interpreters import ad
+from jaxlite.interpreters.ad import Zero, tangent_aval
+from jaxlite.lax._declare import FLOATING, NUMERIC, check_dtype_kind
+from jaxlite.lax.arithmetic import add, full_like, mul, neg, sub
+from jaxlite.lax.comparisons import eq, ne
+from jaxlite.lax.math_functions import abs as abs_, exp, log1p, max as max_, min as min_
+from jaxlite.lax.selection import select_n
+from jaxlite.lax.shape_ops import rev
+from jaxlite.lax.slicing import concatenate, pad, slice_in_dim
+
+__all__ = ["cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",
+           "cumsum_p", "cumprod_p", "cummax_p", "cummin_p", "cumlogsumexp_p"]
+
+
+# ----------------------------------------------------------------------- shared rules
+
+def _cumulative(name: str, reference: Callable[..., np.ndarray],
+                kinds: Sequence[str]) -> Primitive:
+    """Declare a cumulative reduction: shape rule, dtype check, reference and batching."""
+    primitive = Primitive(name)
+
+    def abstract_eval(operand: ShapedArray, *, axis: int, reverse: bool) -> ShapedArray:
+        if not 0 <= axis < operand.ndim:
+            raise TypeError(f"{name}: axis {axis} is out of bounds for an operand of shape "
+                            f"{operand.shape}.")
+        check_dtype_kind(name, operand.dtype, kinds)
+        return operand
+
+    def batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *, axis: int,
+              reverse: bool) -> tuple[Any, int]:
+        (operand,), (dim,) = args, dims
+        new_axis = axis + 1 if dim <= axis else axis
+        return primitive.bind(operand, axis=new_axis, reverse=reverse), dim
+
+    def oriented(operand: np.ndarray, *, axis: int, reverse: bool) -> np.ndarray:
+        x = operand.astype(np.float32) if operand.dtype in (np.float16, dtypes.bfloat16) \
+            else operand
+        if reverse:
+            x = np.flip(x, axis)
+        with np.errstate(all="ignore"):
+            out = reference(x, axis)
+        if reverse:
+            out = np.flip(out, axis)
+        return np.asarray(out).astype(operand.dtype)
+
+    primitive.abstract_eval = abstract_eval
+    primitive.reference = oriented
+    primitive.batch = batch
+    return primitive
+
+
+def _canonical_axis(name: str, operand: Any, axis: int) -> int:
+    ndim = np.ndim(operand)
+    axis = int(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{name}: axis {axis} is out of bounds for array of shape "
+                         f"{np.shape(operand)}")
+    return axis % ndim
+
+
+# ------------------------------------------------------------------ the prefix scan
+
+Pair = tuple[Any, Any]
+
+
+def _interleave(even: Any, odd: Any, axis: int) -> Any:
+    """Elements of `even` at positions 0, 2, 4, ... and of `odd` at 1, 3, ... of `axis`.
+
+    Each is spread out with zeros in between and the two are added, as JAX does; the sum
+    turns a -0.0 into +0.0, which keeps the signs of zero in derivatives equal to JAX's.
+    """
+    ndim = np.ndim(even)
+    odd_total = np.shape(even)[axis] == np.shape(odd)[axis] + 1
+
+    def spread(x: Any, low: int, high: int) -> Any:
+        config = [(0, 0, 0)] * ndim
+        config[axis] = (low, high, 1)
+        return pad(x, full_like(x, 0, shape=()), config)
+
+    if odd_total:
+        return add(spread(even, 0, 0), spread(odd, 1, 1))
+    return add(spread(even, 0, 1), spread(odd, 1, 0))
+
+
+def _scan(combine: Callable[[Pair, Pair], Pair], elems: Pair, axis: int) -> Pair:
+    """Inclusive prefix scan of (value, tangent) pairs along `axis`.
+
+    Combines neighbours (0,1), (2,3), ...; scans those sums recursively, which gives the
+    prefixes ending at odd positions; then the prefixes ending at even positions are the
+    previous odd prefix combined with the element itself. The same tree as JAX's
+    `associative_scan`, so that tie-breaking derivatives agree.
+    """
+    n = np.shape(elems[0])[axis]
+    if n < 2:
+        return elems
+
+    def part(x: Any, start: int, stop: int, stride: int = 1) -> Any:
+        return slice_in_dim(x, start, stop, stride, axis)
+
+    firsts = tuple(part(x, 0, n - 1, 2) for x in elems)
+    seconds = tuple(part(x, 1, n, 2) for x in elems)
+    odd = _scan(combine, combine(firsts, seconds), axis)  # prefixes ending at 1, 3, 5, ...
+    rest = tuple(part(x, 2, n, 2) for x in elems)
+    n_odd = np.shape(odd[0])[axis]
+    if n % 2 == 0:
+        even = combine(tuple(part(x, 0, n_odd - 1) for x in odd), rest)
+    else:
+        even = combine(odd, rest)
+    even = tuple(concatenate([part(x, 0, 1), e], axis) for x, e in zip(elems, even))
+    return tuple(_interleave(e, o, axis) for e, o in zip(even, odd))  # type: ignore
+
+
+def _associative_scan(combine: Callable[[Pair, Pair], Pair], elems: Pair, axis: int,
+                      reverse: bool) -> Pair:
+    if reverse:
+        flipped = tuple(rev(x, (axis,)) for x in elems)
+        return tuple(rev(x, (axis,)) for x in _scan(combine, flipped, axis))  # type: ignore
+    return _scan(combine, elems, axis)
+
+
+def _cumulative_jvp(primitive: Primitive,
+                    combine: Callable[[Pair, Pair], Pair]) -> Callable[..., Any]:
+    """jvp as the derivative of the prefix scan of `combine` over (value, tangent) pairs."""
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], *, axis: int,
+            reverse: bool) -> tuple[Any, Any]:
+        (operand,), (tangent,) = primals, tangents
+        out = primitive.bind(operand, axis=axis, reverse=reverse)
+        if isinstance(tangent, Zero) or not dtypes.is_inexact(get_aval(operand).dtype):
+            return out, Zero(tangent_aval(get_aval(out)))
+        _, tangent_out = _associative_scan(combine, (operand, tangent), axis, reverse)
+        return out, tangent_out
+    return jvp
+
+
+def _mul_pair(a: Pair, b: Pair) -> Pair:
+    return mul(a[0], b[0]), add(mul(a[1], b[0]), mul(a[0], b[1]))
+
+
+def _tie_weight(x: Any, out: Any, y: Any) -> Any:
+    """The share of x's tangent in max(x, y) or min(x, y): 1 if x won, 1/2 on a tie."""
+    one, half, zero = full_like(x, 1), full_like(x, 0.5), full_like(x, 0)
+    return select_n(eq(x, out), zero, select_n(eq(y, out), one, half))
+
+
+def _chooser_pair(choose: Callable[[Any, Any], Any]) -> Callable[[Pair, Pair], Pair]:
+    def combine(a: Pair, b: Pair) -> Pair:
+        out = choose(a[0], b[0])
+        return out, add(mul(a[1], _tie_weight(a[0], out, b[0])),
+                        mul(b[1], _tie_weight(b[0], out, a[0])))
+    return combine
+
+
+def _finite_or_zero(x: Any) -> Any:
+    """+inf replaced by 0, as JAX's logaddexp derivative does (so inf - inf is avoided)."""
+    return select_n(eq(x, full_like(x, np.inf)), x, full_like(x, 0))
+
+
+def _logaddexp_pair(a: Pair, b: Pair) -> Pair:
+    x, y = a[0], b[0]
+    delta = sub(x, y)
+    # delta is NaN for a NaN operand or two infinities of one sign: x + y is then right.
+    out = select_n(ne(delta, delta), add(max_(x, y), log1p(exp(neg(abs_(delta))))), add(x, y))
+    out_finite = _finite_or_zero(out)
+    return out, add(mul(a[1], exp(sub(_finite_or_zero(x), out_finite))),
+                    mul(b[1], exp(sub(_finite_or_zero(y), out_finite))))
+
+
+# ---------------------------------------------------------------------- primitives
+
+def _cumsum_reference(x: np.ndarray, axis: int) -> np.ndarray:
+    return np.cumsum(x, axis=axis, dtype=x.dtype)  # integers wrap, as in XLA
+
+
+def _cumprod_reference(x: np.ndarray, axis: int) -> np.ndarray:
+    return np.cumprod(x, axis=axis, dtype=x.dtype)
+
+
+def _signed_zeros(x: np.ndarray, out: np.ndarray, axis: int, largest: bool) -> np.ndarray:
+    """XLA orders -0.0 below +0.0: a running max that is zero is +0.0 once a +0.0 was seen."""
+    if not dtypes.is_floating(x.dtype):
+        return out
+    seen = np.logical_or.accumulate((x == 0) & (np.signbit(x) != largest), axis=axis)
+    zero = np.where(seen == largest, np.asarray(0.0, x.dtype), np.asarray(-0.0, x.dtype))
+    return np.where(out == 0, zero, out)
+
+
+def _cummax_reference(x: np.ndarray, axis: int) -> np.ndarray:
+    return _signed_zeros(x, np.maximum.accumulate(x, axis=axis), axis, largest=True)
+
+
+def _cummin_reference(x: np.ndarray, axis: int) -> np.ndarray:
+    return _signed_zeros(x, np.minimum.accumulate(x, axis=axis), axis, largest=False)
+
+
+def _cumlogsumexp_reference(x: np.ndarray, axis: int) -> np.ndarray:
+    return np.logaddexp.accumulate(x, axis=axis)
+
+
+cumsum_p = _cumulative("cumsum", _cumsum_reference, NUMERIC)
+cumprod_p = _cumulative("cumprod", _cumprod_reference, NUMERIC)
+cummax_p = _cumulative("cummax", _cummax_reference, NUMERIC)
+cummin_p = _cumulative("cummin", _cummin_reference, NUMERIC)
+cumlogsumexp_p = _cumulative("cumlogsumexp", _cumlogsumexp_reference, (FLOATING,))
+
+
+def _cumsum_transpose(ct: Any, operand: Any, *, axis: int, reverse: bool) -> list[Any]:
+    return [cumsum_p.bind(ct, axis=axis, reverse=not reverse)]
+
+
+ad.deflinear(cumsum_p)
+cumsum_p.transpose = _cumsum_transpose
+cumprod_p.jvp = _cumulative_jvp(cumprod_p, _mul_pair)
+cummax_p.jvp = _cumulative_jvp(cummax_p, _chooser_pair(max_))
+cummin_p.jvp = _cumulative_jvp(cummin_p, _chooser_pair(min_))
+cumlogsumexp_p.jvp = _cumulative_jvp(cumlogsumexp_p, _logaddexp_pair)
+
+
+# ---------------------------------------------------------------------- wrappers
+
+def cumsum(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
+    """Running sum along `axis`, from the end if `reverse` (mirrors `jax.lax.cumsum`).
+
+    Differences from JAX: a negative `axis` counts from the end instead of raising; float16
+    and bfloat16 are summed in float32 and rounded once.
+    """
+    return cumsum_p.bind(operand, axis=_canonical_axis("cumsum", operand, axis),
+                         reverse=bool(reverse))
+
+
+def cumprod(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
+    """Running product along `axis` (mirrors `jax.lax.cumprod`).
+
+    Differences from JAX: a negative `axis` counts from the end instead of raising.
+    """
+    return cumprod_p.bind(operand, axis=_canonical_axis("cumprod", operand, axis),
+                          reverse=bool(reverse))
+
+
+def cummax(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
+    """Running maximum along `axis` (mirrors `jax.lax.cummax`); NaN propagates.
+
+    Differences from JAX: a negative `axis` counts from the end instead of raising.
+    """
+    return cummax_p.bind(operand, axis=_canonical_axis("cummax", operand, axis),
+                         reverse=bool(reverse))
+
+
+def cummin(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
+    """Running minimum along `axis` (mirrors `jax.lax.cummin`); NaN propagates.
+
+    Differences from JAX: a negative `axis` counts from the end instead of raising.
+    """
+    return cummin_p.bind(operand, axis=_canonical_axis("cummin", operand, axis),
+                         reverse=bool(reverse))
+
+
+def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
+    """Running log(sum(exp(x))) along `axis` (mirrors `jax.lax.cumlogsumexp`).
+
+    Differences from JAX: complex operands are rejected; a negative `axis` counts from the
+    end instead of raising.
+    """
+    return cumlogsumexp_p.bind(operand, axis=_canonical_axis("cumlogsumexp", operand, axis),
+                               reverse=bool(reverse))
+
+
+def exclusive_cumprod(operand: Any, axis: int, reverse: bool) -> Any:
+    """Products of the elements strictly before (after, if `reverse`) each one along `axis`.
+
+    The first (last) entry is 1. Used by `reduce_prod`'s derivative, which must not divide.
+    """
+    n = np.shape(operand)[axis]
+    if n == 0:
+        return operand
+    inclusive = cumprod(operand, axis, reverse)
+    one = full_like(slice_in_dim(operand, 0, 1, axis=axis), 1)
+    if reverse:
+        return concatenate([slice_in_dim(inclusive, 1, n, axis=axis), one], axis)
+    return concatenate([one, slice_in_dim(inclusive, 0, n - 1, axis=axis)], axis)

@@ -390,7 +390,7 @@ def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = Non
     The contraction, with dimensions (batch, lhs free, rhs free).
 
     Differences from JAX: `out_sharding` must be None; `DotAlgorithm` precisions are not
-    supported.
+    supported; a Python scalar operand takes the other operand's dtype (weakly typed).
     """
     return dot(lhs, rhs, dimension_numbers=dimension_numbers, precision=precision,
                preferred_element_type=preferred_element_type, out_sharding=out_sharding)
@@ -404,7 +404,8 @@ def dot(lhs: Any, rhs: Any, *, dimension_numbers: Any = None, precision: Any = N
     first dimensions agree: vector-vector, matrix-vector, vector-matrix and matrix-matrix
     products. See `dot_general` for the other parameters.
 
-    Differences from JAX: `out_sharding` must be None.
+    Differences from JAX: `out_sharding` must be None; a Python scalar operand takes the
+    other operand's dtype (weakly typed).
     """
     if out_sharding is not None:
         raise NotImplementedError("jaxlite does not support out_sharding in lax.dot.")

@@ -1,23 +1,29 @@
 """Primitives that carry a jaxpr: `jit`, `checkpoint` and the custom-derivative calls.
 
 Each is declared once with all its rules, like any other primitive; their rules transform
-the inner jaxpr (with `jvp_jaxpr` and `batch_jaxpr`) or evaluate it under the current trace.
-Mirrors JAX's `pjit` (printed as `jit`), `remat` (printed here as `checkpoint`),
-`custom_jvp_call`, `custom_vjp_call` and the linear `custom_lin` that stands for a custom
-VJP's backward function inside a linear jaxpr.
+the inner jaxpr (with `jvp_jaxpr`, `linearize_flat`, `backward_pass` and `batch_jaxpr`) and
+bind the same primitive again on the result, so that a `jit` stays one call (and one
+compiled program) under `grad` and `vmap`. Mirrors JAX's `pjit` (printed as `jit`), `remat`
+(printed here as `checkpoint`), `custom_jvp_call`, `custom_vjp_call` and the linear
+`custom_lin` that stands for a custom VJP's backward function inside a linear jaxpr.
+
+Eagerly, each runs through the dispatch like any primitive: its reference rule evaluates the
+jaxpr, and the dispatch turns the results into `Array`s of the jaxpr's output types.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
-from jaxlite.core.jaxpr import ClosedJaxpr, eval_jaxpr
+from jaxlite.core.jaxpr import ClosedJaxpr, OwnNames, eval_jaxpr
 from jaxlite.core.primitive import Primitive
 from jaxlite.core.trace import current_trace
-from jaxlite.interpreters.ad import (Zero, instantiate, jvp_flat, jvp_jaxpr, tangent_aval)
+from jaxlite.interpreters.ad import (Zero, instantiate, jvp_jaxpr, linearize_flat,
+                                    tangent_aval)
 from jaxlite.interpreters.batching import batch_at_front, batch_jaxpr, vmap_flat
-from jaxlite.interpreters.staging import StagingTrace, trace_to_jaxpr
-from jaxlite.interpreters.transpose import backward_pass, is_undefined
+from jaxlite.interpreters.staging import StagingTrace, hoist_tracer_consts, trace_to_jaxpr
+from jaxlite.interpreters.transpose import UndefinedPrimal, backward_pass, is_undefined
 
 __all__ = ["jit_p", "checkpoint_p", "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p"]
 
@@ -41,30 +47,89 @@ def _is_partial_eval() -> bool:
     return isinstance(trace, StagingTrace) and trace.forward_known
 
 
+def _symbolic_float0(tangents: Sequence[Any]) -> list[Any]:
+    # Tangents of integer outputs come back from a call as float0 arrays; keep them
+    # symbolic, so that the rules after the call skip them.
+    return [Zero(get_aval(t)) if get_aval(t).dtype == dtypes.float0 else t for t in tangents]
+
+
+def _nonzero(tangents: Sequence[Any]) -> tuple[list[bool], list[Any]]:
+    mask = [not isinstance(t, Zero) for t in tangents]
+    return mask, [t for t, nz in zip(tangents, mask) if nz]
+
+
+def _linearize_call(primitive: Primitive, primals: Sequence[Any], tangents: Sequence[Any],
+                    jaxpr: ClosedJaxpr, params: dict[str, Any]) -> tuple[list, list]:
+    """The jvp of a call under linearize: a known call and a linear call of the same kind.
+
+    The known call computes the outputs and the residuals now (in the parent trace); the
+    linear call, staged into the linear jaxpr, maps residuals and tangents to the output
+    tangents.
+    """
+    nonzero, given = _nonzero(tangents)
+    linear_parts: list[ClosedJaxpr] = []
+
+    def known_fun(*xs: Any) -> list[Any]:
+        outs, linear, _ = linearize_flat(lambda *a: _eval_closed(jaxpr, *a), xs, nonzero)
+        linear, residuals = hoist_tracer_consts(linear)
+        linear_parts.append(linear)
+        return list(outs) + residuals
+    known = trace_to_jaxpr(known_fun, [get_aval(p) for p in primals])
+    num_out = len(jaxpr.out_avals)
+    results = primitive.bind(*primals, **{**params, "jaxpr": known})
+    outs, residuals = results[:num_out], results[num_out:]
+    tangents_out = primitive.bind(*residuals, *given, **{**params, "jaxpr": linear_parts[0]})
+    return outs, _symbolic_float0(tangents_out)
+
+
+def _transpose_call(primitive: Primitive, cts: Sequence[Any], args: Sequence[Any],
+                    jaxpr: ClosedJaxpr, params: dict[str, Any]) -> list[Any]:
+    """Transpose a call of a jaxpr linear in its undefined arguments, as one call.
+
+    The new call takes the defined arguments and the nonzero cotangents and returns the
+    cotangents of the undefined arguments (its body is the backward pass of `jaxpr`).
+    """
+    undefined = [is_undefined(a) for a in args]
+    known = [a for a in args if not is_undefined(a)]
+    ct_nonzero = [ct is not None and not isinstance(ct, Zero) for ct in cts]
+    given_cts = [ct for ct, nz in zip(cts, ct_nonzero) if nz]
+
+    def transposed(*xs: Any) -> list[Any]:
+        known_values, ct_values = iter(xs[:len(known)]), iter(xs[len(known):])
+        full_args = [UndefinedPrimal(a.aval) if u else next(known_values)
+                     for a, u in zip(args, undefined)]
+        full_cts = [next(ct_values) if nz else Zero(tangent_aval(aval))
+                    for nz, aval in zip(ct_nonzero, jaxpr.out_avals)]
+        results = backward_pass(jaxpr.jaxpr, jaxpr.consts, full_args, full_cts)
+        return [instantiate(r) for r, u in zip(results, undefined) if u]
+    in_avals = [get_aval(x) for x in known + given_cts]
+    closed = trace_to_jaxpr(transposed, in_avals)
+    closed, consts = hoist_tracer_consts(closed)
+    outs = iter(primitive.bind(*consts, *known, *given_cts, **{**params, "jaxpr": closed}))
+    return [next(outs) if u else None for u in undefined]
+
+
 # ----------------------------------------------------------------------------------- jit
 
 jit_p = Primitive("jit", multiple_results=True)
 
 
-def _jit_impl(*args: Any, jaxpr: ClosedJaxpr, name: str) -> list[Any]:
+def _jit_reference(*args: Any, jaxpr: ClosedJaxpr, name: str) -> list[Any]:
     return _eval_closed(jaxpr, *args)
 
 
 def _jit_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, jaxpr: ClosedJaxpr,
              name: str) -> tuple[list, list]:
     if _is_partial_eval():
-        # Under linearize the call is inlined, so that its primal part stays known.
-        return jvp_flat(lambda *a: _eval_closed(jaxpr, *a), primals, tangents)
-    nonzero = [not isinstance(t, Zero) for t in tangents]
-    inner = jvp_jaxpr(jaxpr, nonzero)
-    given = [t for t in tangents if not isinstance(t, Zero)]
-    outs = jit_p.bind(*primals, *given, jaxpr=inner, name=f"jvp({name})")
+        return _linearize_call(jit_p, primals, tangents, jaxpr, dict(name=name))
+    nonzero, given = _nonzero(tangents)
+    outs = jit_p.bind(*primals, *given, jaxpr=jvp_jaxpr(jaxpr, nonzero), name=name)
     num_out = len(jaxpr.out_avals)
-    return outs[:num_out], outs[num_out:]
+    return outs[:num_out], _symbolic_float0(outs[num_out:])
 
 
 def _jit_transpose(cts: Sequence[Any], *args: Any, jaxpr: ClosedJaxpr, name: str) -> list:
-    return backward_pass(jaxpr.jaxpr, jaxpr.consts, args, cts)
+    return _transpose_call(jit_p, cts, args, jaxpr, dict(name=name))
 
 
 def _jit_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
@@ -74,12 +139,16 @@ def _jit_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
     return outs, [0] * len(outs)
 
 
+def _jit_print_params(params: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [("name", params["name"]), ("jaxpr", OwnNames(params["jaxpr"]))]
+
+
 jit_p.abstract_eval = _jaxpr_out_avals
-jit_p.impl = _jit_impl
-jit_p.reference = _jit_impl
+jit_p.reference = _jit_reference
 jit_p.jvp = _jit_jvp
 jit_p.transpose = _jit_transpose
 jit_p.batch = _jit_batch
+jit_p.print_params = _jit_print_params
 
 
 # ---------------------------------------------------------------------------- checkpoint
@@ -87,8 +156,8 @@ jit_p.batch = _jit_batch
 checkpoint_p = Primitive("checkpoint", multiple_results=True)
 
 
-def _checkpoint_impl(*args: Any, jaxpr: ClosedJaxpr, prevent_cse: bool,
-                     policy: Any) -> list[Any]:
+def _checkpoint_reference(*args: Any, jaxpr: ClosedJaxpr, prevent_cse: bool,
+                          policy: Any) -> list[Any]:
     return _eval_closed(jaxpr, *args)
 
 
@@ -98,13 +167,12 @@ def _checkpoint_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, jaxpr: C
     primal_out = checkpoint_p.bind(*primals, jaxpr=jaxpr, **params)
     # The tangent jaxpr takes the primal inputs, not the intermediates: under linearize
     # they are the only residuals, and the transpose recomputes the rest.
-    nonzero = [not isinstance(t, Zero) for t in tangents]
+    nonzero, given = _nonzero(tangents)
     full = jvp_jaxpr(jaxpr, nonzero)
     num_out = len(jaxpr.out_avals)
     tangent_only = _select_outputs(full, range(num_out, 2 * num_out))
-    given = [t for t in tangents if not isinstance(t, Zero)]
     tangent_out = checkpoint_p.bind(*primals, *given, jaxpr=tangent_only, **params)
-    return primal_out, tangent_out
+    return primal_out, _symbolic_float0(tangent_out)
 
 
 def _select_outputs(closed: ClosedJaxpr, keep: Sequence[int]) -> ClosedJaxpr:
@@ -115,19 +183,20 @@ def _select_outputs(closed: ClosedJaxpr, keep: Sequence[int]) -> ClosedJaxpr:
 
 def _checkpoint_transpose(cts: Sequence[Any], *args: Any, jaxpr: ClosedJaxpr,
                           prevent_cse: bool, policy: Any) -> list:
-    return backward_pass(jaxpr.jaxpr, jaxpr.consts, args, cts)
+    params = dict(prevent_cse=prevent_cse, policy=policy)
+    return _transpose_call(checkpoint_p, cts, args, jaxpr, params)
 
 
 def _checkpoint_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
                       jaxpr: ClosedJaxpr, prevent_cse: bool, policy: Any) -> tuple[list, list]:
     inner = batch_jaxpr(jaxpr, axis_size, args, dims)
-    outs = checkpoint_p.bind(*args, jaxpr=inner, prevent_cse=prevent_cse, policy=policy)
+    outs = checkpoint_p.bind(*args, jaxpr=inner, prevent_cse=prevent_cse,
+                             policy=policy)
     return outs, [0] * len(outs)
 
 
 checkpoint_p.abstract_eval = _jaxpr_out_avals
-checkpoint_p.impl = _checkpoint_impl
-checkpoint_p.reference = _checkpoint_impl
+checkpoint_p.reference = _checkpoint_reference
 checkpoint_p.jvp = _checkpoint_jvp
 checkpoint_p.transpose = _checkpoint_transpose
 checkpoint_p.batch = _checkpoint_batch
@@ -138,14 +207,15 @@ checkpoint_p.batch = _checkpoint_batch
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 
 
-def _custom_jvp_call_impl(*args: Any, jaxpr: ClosedJaxpr, jvp: Callable, num_consts: int,
-                          symbolic_zeros: bool) -> list[Any]:
+def _custom_jvp_call_reference(*args: Any, jaxpr: ClosedJaxpr, jvp: Callable,
+                               num_consts: int, symbolic_zeros: bool,
+                               name: str) -> list[Any]:
     return _eval_closed(jaxpr, *args)
 
 
 def _custom_jvp_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
                          jaxpr: ClosedJaxpr, jvp: Callable, num_consts: int,
-                         symbolic_zeros: bool) -> tuple[list, list]:
+                         symbolic_zeros: bool, name: str) -> tuple[list, list]:
     if any(not isinstance(t, Zero) for t in tangents[:num_consts]):
         raise TypeError(
             "A custom_jvp function closes over a value that is being differentiated; the "
@@ -158,7 +228,7 @@ def _custom_jvp_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
 
 def _custom_jvp_call_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
                            jaxpr: ClosedJaxpr, jvp: Callable, num_consts: int,
-                           symbolic_zeros: bool) -> tuple[list, list]:
+                           symbolic_zeros: bool, name: str) -> tuple[list, list]:
     args = batch_at_front(args, dims, axis_size)
     inner = batch_jaxpr(jaxpr, axis_size, args, [0] * len(args))
     num_out = len(jaxpr.out_avals)
@@ -170,16 +240,22 @@ def _custom_jvp_call_batch(axis_size: int, args: Sequence[Any], dims: Sequence[A
         n_in = len(primals) + len(tangents)
         outs = vmap_flat(flat, axis_size, list(primals) + list(tangents), [0] * n_in, 0)
         return outs[:num_out], outs[num_out:]
+    batched_jvp.__name__ = getattr(jvp, "__name__", "jvp")
     outs = custom_jvp_call_p.bind(*args, jaxpr=inner, jvp=batched_jvp, num_consts=num_consts,
-                                  symbolic_zeros=symbolic_zeros)
+                                  symbolic_zeros=symbolic_zeros, name=name)
     return outs, [0] * len(outs)
 
 
+def _custom_jvp_print_params(params: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [("name", params["name"]), ("call_jaxpr", params["jaxpr"]),
+            ("jvp", params["jvp"]), ("symbolic_zeros", params["symbolic_zeros"])]
+
+
 custom_jvp_call_p.abstract_eval = _jaxpr_out_avals
-custom_jvp_call_p.impl = _custom_jvp_call_impl
-custom_jvp_call_p.reference = _custom_jvp_call_impl
+custom_jvp_call_p.reference = _custom_jvp_call_reference
 custom_jvp_call_p.jvp = _custom_jvp_call_jvp
 custom_jvp_call_p.batch = _custom_jvp_call_batch
+custom_jvp_call_p.print_params = _custom_jvp_print_params
 
 
 # ---------------------------------------------------------------------- custom_vjp_call
@@ -187,14 +263,14 @@ custom_jvp_call_p.batch = _custom_jvp_call_batch
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
 
 
-def _custom_vjp_call_impl(*args: Any, jaxpr: ClosedJaxpr, fwd: Callable, bwd: Callable,
-                          num_consts: int) -> list[Any]:
+def _custom_vjp_call_reference(*args: Any, jaxpr: ClosedJaxpr, fwd: Callable, bwd: Callable,
+                               num_consts: int, name: str) -> list[Any]:
     return _eval_closed(jaxpr, *args)
 
 
 def _custom_vjp_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
                          jaxpr: ClosedJaxpr, fwd: Callable, bwd: Callable,
-                         num_consts: int) -> tuple[list, list]:
+                         num_consts: int, name: str) -> tuple[list, list]:
     if not _is_partial_eval():
         raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function. "
                         "Use reverse mode (grad, vjp) or define a custom_jvp rule instead.")
@@ -213,7 +289,7 @@ def _custom_vjp_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
 
 def _custom_vjp_call_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
                            jaxpr: ClosedJaxpr, fwd: Callable, bwd: Callable,
-                           num_consts: int) -> tuple[list, list]:
+                           num_consts: int, name: str) -> tuple[list, list]:
     args = batch_at_front(args, dims, axis_size)
     inner = batch_jaxpr(jaxpr, axis_size, args, [0] * len(args))
 
@@ -232,16 +308,23 @@ def _custom_vjp_call_batch(axis_size: int, args: Sequence[Any], dims: Sequence[A
         flat = lambda *a: list(bwd(a[:n_res], a[n_res:]))  # noqa: E731
         return vmap_flat(flat, axis_size, list(residuals) + list(cts),
                          [0] * (n_res + len(cts)), 0)
+    batched_fwd.__name__ = getattr(fwd, "__name__", "fwd")
+    batched_bwd.__name__ = getattr(bwd, "__name__", "bwd")
     outs = custom_vjp_call_p.bind(*args, jaxpr=inner, fwd=batched_fwd, bwd=batched_bwd,
-                                  num_consts=num_consts)
+                                  num_consts=num_consts, name=name)
     return outs, [0] * len(outs)
 
 
+def _custom_vjp_print_params(params: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [("name", params["name"]), ("bwd", params["bwd"]),
+            ("call_jaxpr", params["jaxpr"]), ("fwd", params["fwd"])]
+
+
 custom_vjp_call_p.abstract_eval = _jaxpr_out_avals
-custom_vjp_call_p.impl = _custom_vjp_call_impl
-custom_vjp_call_p.reference = _custom_vjp_call_impl
+custom_vjp_call_p.reference = _custom_vjp_call_reference
 custom_vjp_call_p.jvp = _custom_vjp_call_jvp
 custom_vjp_call_p.batch = _custom_vjp_call_batch
+custom_vjp_call_p.print_params = _custom_vjp_print_params
 
 
 # --------------------------------------------------------------------------- custom_lin
@@ -254,7 +337,7 @@ def _custom_lin_abstract_eval(*avals: ShapedArray, num_res: int, bwd: Callable,
     return list(out_avals)
 
 
-def _custom_lin_impl(*args: Any, num_res: int, bwd: Callable, out_avals: tuple) -> list:
+def _custom_lin_reference(*args: Any, num_res: int, bwd: Callable, out_avals: tuple) -> list:
     raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function. "
                     "Use reverse mode (grad, vjp) or define a custom_jvp rule instead.")
 
@@ -269,6 +352,5 @@ def _custom_lin_transpose(cts: Sequence[Any], *args: Any, num_res: int, bwd: Cal
 
 
 custom_lin_p.abstract_eval = _custom_lin_abstract_eval
-custom_lin_p.impl = _custom_lin_impl
-custom_lin_p.reference = _custom_lin_impl
+custom_lin_p.reference = _custom_lin_reference
 custom_lin_p.transpose = _custom_lin_transpose

@@ -1,20 +1,22 @@
 """Elementwise math: exponentials, logarithms, roots, trigonometric and hyperbolic functions,
-and the arithmetic whose derivatives need comparisons or `select`: max, min, pow, abs.
+square and reciprocal, is_finite, round, and the arithmetic whose derivatives need
+comparisons or `select`: max, min, pow, abs.
 
 Mirrors those `jax.lax` functions (XLA's Exp, Log, Sqrt, Rsqrt, Cbrt, Tanh, Logistic, Sin,
-Cos, Tan, Atan2, Maximum, Minimum, Power, Abs, RoundNearestAfz/Even, NextAfter, IsFinite,
-and the functions XLA's CHLO dialect expands: asin, acos, atan, sinh, cosh, the inverse
+Cos, Tan, Atan2, Maximum, Minimum, Power, Abs, RoundNearestAfz/Even, IsFinite, and the
+functions XLA's CHLO dialect expands: asin, acos, atan, sinh, cosh, the inverse
 hyperbolics). Complex operands are accepted where JAX accepts them.
 """
 from __future__ import annotations
 
 import enum
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
+from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.batching import batch_elementwise
 from jaxlite.lax._declare import (ANY, COMPLEX, FLOATING, INEXACT, NUMERIC, SIGNED,
@@ -22,14 +24,13 @@ from jaxlite.lax._declare import (ANY, COMPLEX, FLOATING, INEXACT, NUMERIC, SIGN
                                   upcast_low_precision)
 from jaxlite.lax.arithmetic import (_const, add, complex_abs, conj, div, elementwise_operands,
                                     full_like, integer_pow, keep_weak_type, mul, neg, real, sub)
-from jaxlite.core.primitive import Primitive
 from jaxlite.lax.comparisons import eq, ge
 from jaxlite.lax.convert import convert_element_type
 from jaxlite.lax.selection import select
 
 __all__: list[str] = [
     "max", "max_p", "min", "min_p", "pow", "pow_p", "abs", "abs_p", "round", "round_p",
-    "RoundingMethod", "nextafter", "nextafter_p", "is_finite", "is_finite_p",
+    "RoundingMethod", "is_finite", "is_finite_p",
     "square", "square_p", "reciprocal",
     "exp", "exp_p", "exp2", "exp2_p", "expm1", "expm1_p", "log", "log_p", "log1p", "log1p_p",
     "sqrt", "sqrt_p", "rsqrt", "rsqrt_p", "cbrt", "cbrt_p", "tanh", "tanh_p",
@@ -40,11 +41,6 @@ __all__: list[str] = [
 ]
 
 
-def _unary(name: str, x: Any) -> Any:
-    """The operand of a one-argument wrapper, prepared as binary wrappers prepare theirs."""
-    return elementwise_operands(name, x)[0]
-
-
 def _replace_zero(x: Any) -> Any:
     """`x` with its zeros replaced by ones, so that a derivative formula stays finite."""
     return select(eq(x, _const(x, 0)), full_like(x, 1), x)
@@ -52,26 +48,18 @@ def _replace_zero(x: Any) -> Any:
 
 # ------------------------------------------------------------------------------ max, min
 
-def _max_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def _extremum(x: np.ndarray, y: np.ndarray, *, larger: bool) -> np.ndarray:
     if dtypes.is_complex(x.dtype):
         # Lexicographic order on (real, imag), as XLA compares complex numbers.
-        x_wins = (x.real > y.real) | ((x.real == y.real) & (x.imag > y.imag))
+        first, second = (x, y) if larger else (y, x)
+        x_wins = (first.real > second.real) | ((first.real == second.real)
+                                               & (first.imag > second.imag))
         return np.where(x_wins, x, y)
-    out = np.maximum(x, y)  # propagates nan, as XLA does
+    out = np.maximum(x, y) if larger else np.minimum(x, y)  # both propagate nan, as XLA
     if dtypes.is_floating(x.dtype):
-        # Of two zeros XLA returns +0 unless both are -0; their sum has exactly that sign.
-        out = np.where((x == 0) & (y == 0), x + y, out)
-    return out
-
-
-def _min_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    if dtypes.is_complex(x.dtype):
-        x_wins = (x.real < y.real) | ((x.real == y.real) & (x.imag < y.imag))
-        return np.where(x_wins, x, y)
-    out = np.minimum(x, y)
-    if dtypes.is_floating(x.dtype):
-        # Of two zeros XLA returns -0 if either is -0: minus the sum of the negations.
-        out = np.where((x == 0) & (y == 0), -((-x) + (-y)), out)
+        # Of two zeros XLA's max is -0 only if both are (their sum's sign), its min -0 if
+        # either is (minus the sum of the negations).
+        out = np.where((x == 0) & (y == 0), x + y if larger else -((-x) + (-y)), out)
     return out
 
 
@@ -84,6 +72,14 @@ def _balanced_share(x: Any, other: Any, out: Any) -> Any:
     numerator = select(eq(x, out), full_like(out, 1), full_like(out, 0))
     denominator = select(eq(other, out), full_like(out, 2), full_like(out, 1))
     return div(numerator, denominator)
+
+
+def _max_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return _extremum(x, y, larger=True)
+
+
+def _min_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return _extremum(x, y, larger=False)
 
 
 max_p = elementwise("max", _max_reference, kinds=ANY, num_args=2)
@@ -128,16 +124,13 @@ def _complex_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where(zero_base, at_zero, out).astype(x.dtype)
 
 
-def _pow_same_dtype(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return _complex_power(x, y) if dtypes.is_complex(x.dtype) else np.power(x, y)
-
-
-_pow_upcast = upcast_low_precision(_pow_same_dtype)
+_real_power = upcast_low_precision(np.power)
 
 
 def _pow_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     # An integer exponent is first converted to the base's dtype, as XLA's lowering does.
-    return _pow_upcast(x, np.asarray(y).astype(x.dtype))
+    y = np.asarray(y).astype(x.dtype)
+    return _complex_power(x, y) if dtypes.is_complex(x.dtype) else _real_power(x, y)
 
 
 def _pow_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
@@ -205,8 +198,8 @@ def abs(x: Any) -> Any:  # noqa: A001 (jax.lax.abs shadows the builtin too)
 
     Complex operands give their real magnitude. The most negative integer stays itself.
     """
-    return abs_p.bind(_unary("abs", x))
-# -------------------------------------------------------------------- round, nextafter
+    return abs_p.bind(*elementwise_operands("abs", x))
+# ---------------------------------------------------------------------------------- round
 
 class RoundingMethod(enum.IntEnum):
     """How `round` breaks ties (mirrors `jax.lax.RoundingMethod`)."""
@@ -237,43 +230,7 @@ def round(x: Any,  # noqa: A001 (jax.lax.round shadows the builtin too)
     `RoundingMethod.TO_NEAREST_EVEN`.
     """
     method = RoundingMethod(int(rounding_method))
-    return round_p.bind(_unary("round", x), rounding_method=method)
-
-
-# ----------------------------------------------------------------------------- nextafter
-
-def _nextafter_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    # Stepping the bit pattern works for every binary float format, bfloat16 included,
-    # which numpy's nextafter does not handle. Subnormal results are kept, as XLA does.
-    bits_dtype = np.dtype(f"uint{8 * x.dtype.itemsize}")
-    bits = x.view(bits_dtype)
-    one = np.ones((), bits_dtype)
-    toward_zero = (x > y) == (x > 0)
-    stepped = np.where(toward_zero, bits - one, bits + one).view(x.dtype)
-    sign_bit = np.array(1 << (8 * x.dtype.itemsize - 1), bits_dtype)
-    smallest = np.where(np.signbit(y), sign_bit | one, one).view(x.dtype)
-    out = np.where(x == 0, smallest, stepped)
-    out = np.where(x == y, y, out)
-    return np.where(np.isnan(x) | np.isnan(y), np.array(np.nan, x.dtype), out)
-
-
-def _nextafter_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
-    raise NotImplementedError("Differentiation rule for 'nextafter' not implemented: the "
-                              "result is a step of one unit in the last place, which has no "
-                              "useful derivative (JAX does not define one either).")
-
-
-nextafter_p = elementwise("nextafter", _nextafter_reference, kinds=(FLOATING,), num_args=2)
-nextafter_p.reference = _nextafter_reference  # exact in every format: no float32 detour
-nextafter_p.jvp = _nextafter_jvp
-
-
-def nextafter(x1: Any, x2: Any) -> Any:
-    """The next representable value after `x1` in the direction of `x2`.
-
-    Mirrors `jax.lax.nextafter`; `x1 == x2` gives `x2`, nan in either gives nan.
-    """
-    return nextafter_p.bind(*elementwise_operands("nextafter", x1, x2))
+    return round_p.bind(*elementwise_operands("round", x), rounding_method=method)
 
 
 # ------------------------------------------------------------ is_finite, square, reciprocal
@@ -288,7 +245,7 @@ def is_finite(x: Any) -> Any:
 
     Differences from JAX: the boolean result is never weak-typed.
     """
-    return is_finite_p.bind(_unary("is_finite", x))
+    return is_finite_p.bind(*elementwise_operands("is_finite", x))
 
 
 square_p = elementwise("square", np.square, kinds=NUMERIC)
@@ -297,7 +254,7 @@ ad.defjvp(square_p, lambda t, x: mul(t, mul(_const(x, 2), x)))
 
 def square(x: Any) -> Any:
     """Elementwise `x * x` (mirrors `jax.lax.square`)."""
-    return square_p.bind(_unary("square", x))
+    return square_p.bind(*elementwise_operands("square", x))
 
 
 def reciprocal(x: Any) -> Any:
@@ -327,27 +284,27 @@ ad.defjvp(log1p_p, lambda t, x: div(t, add(x, _const(x, 1))))
 
 def exp(x: Any) -> Any:
     """Elementwise `e ** x` (mirrors `jax.lax.exp`)."""
-    return exp_p.bind(_unary("exp", x))
+    return exp_p.bind(*elementwise_operands("exp", x))
 
 
 def exp2(x: Any) -> Any:
     """Elementwise `2 ** x` (mirrors `jax.lax.exp2`)."""
-    return exp2_p.bind(_unary("exp2", x))
+    return exp2_p.bind(*elementwise_operands("exp2", x))
 
 
 def expm1(x: Any) -> Any:
     """Elementwise `e ** x - 1`, accurate near 0 (mirrors `jax.lax.expm1`)."""
-    return expm1_p.bind(_unary("expm1", x))
+    return expm1_p.bind(*elementwise_operands("expm1", x))
 
 
 def log(x: Any) -> Any:
     """Elementwise natural logarithm (mirrors `jax.lax.log`)."""
-    return log_p.bind(_unary("log", x))
+    return log_p.bind(*elementwise_operands("log", x))
 
 
 def log1p(x: Any) -> Any:
     """Elementwise `log(1 + x)`, accurate near 0 (mirrors `jax.lax.log1p`)."""
-    return log1p_p.bind(_unary("log1p", x))
+    return log1p_p.bind(*elementwise_operands("log1p", x))
 
 
 # --------------------------------------------------------------------------------- roots
@@ -363,17 +320,17 @@ ad.defjvp_with_output(cbrt_p,
 
 def sqrt(x: Any) -> Any:
     """Elementwise square root (mirrors `jax.lax.sqrt`)."""
-    return sqrt_p.bind(_unary("sqrt", x))
+    return sqrt_p.bind(*elementwise_operands("sqrt", x))
 
 
 def rsqrt(x: Any) -> Any:
     """Elementwise `1 / sqrt(x)` (mirrors `jax.lax.rsqrt`)."""
-    return rsqrt_p.bind(_unary("rsqrt", x))
+    return rsqrt_p.bind(*elementwise_operands("rsqrt", x))
 
 
 def cbrt(x: Any) -> Any:
     """Elementwise real cube root, negative for negative `x` (mirrors `jax.lax.cbrt`)."""
-    return cbrt_p.bind(_unary("cbrt", x))
+    return cbrt_p.bind(*elementwise_operands("cbrt", x))
 
 
 # ------------------------------------------------------------------ tanh and logistic
@@ -397,12 +354,12 @@ ad.defjvp_with_output(logistic_p, lambda t, out, x: mul(t, mul(out, _one_minus(o
 
 def tanh(x: Any) -> Any:
     """Elementwise hyperbolic tangent (mirrors `jax.lax.tanh`)."""
-    return tanh_p.bind(_unary("tanh", x))
+    return tanh_p.bind(*elementwise_operands("tanh", x))
 
 
 def logistic(x: Any) -> Any:
     """Elementwise logistic sigmoid `1 / (1 + e ** -x)` (mirrors `jax.lax.logistic`)."""
-    return logistic_p.bind(_unary("logistic", x))
+    return logistic_p.bind(*elementwise_operands("logistic", x))
 
 
 # ------------------------------------------------------------------------- trigonometry
@@ -442,32 +399,32 @@ ad.defjvp(atan2_p, lambda t, x, y: _atan2_partial(t, y, x, y),
 
 def sin(x: Any) -> Any:
     """Elementwise sine (mirrors `jax.lax.sin`)."""
-    return sin_p.bind(_unary("sin", x))
+    return sin_p.bind(*elementwise_operands("sin", x))
 
 
 def cos(x: Any) -> Any:
     """Elementwise cosine (mirrors `jax.lax.cos`)."""
-    return cos_p.bind(_unary("cos", x))
+    return cos_p.bind(*elementwise_operands("cos", x))
 
 
 def tan(x: Any) -> Any:
     """Elementwise tangent (mirrors `jax.lax.tan`)."""
-    return tan_p.bind(_unary("tan", x))
+    return tan_p.bind(*elementwise_operands("tan", x))
 
 
 def asin(x: Any) -> Any:
     """Elementwise arcsine (mirrors `jax.lax.asin`)."""
-    return asin_p.bind(_unary("asin", x))
+    return asin_p.bind(*elementwise_operands("asin", x))
 
 
 def acos(x: Any) -> Any:
     """Elementwise arccosine (mirrors `jax.lax.acos`)."""
-    return acos_p.bind(_unary("acos", x))
+    return acos_p.bind(*elementwise_operands("acos", x))
 
 
 def atan(x: Any) -> Any:
     """Elementwise arctangent (mirrors `jax.lax.atan`)."""
-    return atan_p.bind(_unary("atan", x))
+    return atan_p.bind(*elementwise_operands("atan", x))
 
 
 def atan2(x: Any, y: Any) -> Any:
@@ -494,24 +451,24 @@ ad.defjvp(atanh_p, lambda t, x: div(t, mul(add(_const(x, 1), x), _one_minus(x)))
 
 def sinh(x: Any) -> Any:
     """Elementwise hyperbolic sine (mirrors `jax.lax.sinh`)."""
-    return sinh_p.bind(_unary("sinh", x))
+    return sinh_p.bind(*elementwise_operands("sinh", x))
 
 
 def cosh(x: Any) -> Any:
     """Elementwise hyperbolic cosine (mirrors `jax.lax.cosh`)."""
-    return cosh_p.bind(_unary("cosh", x))
+    return cosh_p.bind(*elementwise_operands("cosh", x))
 
 
 def asinh(x: Any) -> Any:
     """Elementwise inverse hyperbolic sine (mirrors `jax.lax.asinh`)."""
-    return asinh_p.bind(_unary("asinh", x))
+    return asinh_p.bind(*elementwise_operands("asinh", x))
 
 
 def acosh(x: Any) -> Any:
     """Elementwise inverse hyperbolic cosine (mirrors `jax.lax.acosh`)."""
-    return acosh_p.bind(_unary("acosh", x))
+    return acosh_p.bind(*elementwise_operands("acosh", x))
 
 
 def atanh(x: Any) -> Any:
     """Elementwise inverse hyperbolic tangent (mirrors `jax.lax.atanh`)."""
-    return atanh_p.bind(_unary("atanh", x))
+    return atanh_p.bind(*elementwise_operands("atanh", x))

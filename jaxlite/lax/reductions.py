@@ -175,10 +175,10 @@ def _reduce_prod_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
     (operand,), (tangent,) = primals, tangents
     out = reduce_prod_p.bind(operand, axes=axes)
     aval = get_aval(operand)
-    if isinstance(tangent, Zero) or not dtypes.is_inexact(aval.dtype) or not axes:
-        if not axes and not isinstance(tangent, Zero):
-            return out, tangent
+    if isinstance(tangent, Zero) or not dtypes.is_inexact(aval.dtype):
         return out, Zero(tangent_aval(get_aval(out)))
+    if not axes:  # nothing is reduced: the identity
+        return out, tangent
     kept = tuple(d for d in range(aval.ndim) if d not in axes)
     size = int(np.prod([aval.shape[d] for d in axes], dtype=np.int64))
     flat_shape = (size,) + tuple(aval.shape[d] for d in kept)

@@ -17,7 +17,7 @@ from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.batching import move_batch_axis
 from jaxlite.interpreters.transpose import is_undefined
-from jaxlite.lax._declare import check_same_dtypes, upcast_low_precision
+from jaxlite.lax._declare import upcast_low_precision
 from jaxlite.lax.arithmetic import elementwise_operands, full_like
 from jaxlite.lax.bitwise import bitwise_and
 from jaxlite.lax.broadcast import broadcast_in_dim
@@ -56,6 +56,14 @@ def _batch_with_scalars(axis_size: int, args: Sequence[Any], dims: Sequence[int 
     return out, 0
 
 
+def _check_same_dtypes(name: str, avals: Sequence[ShapedArray], tip: str) -> None:
+    # JAX's wording, with a tip naming the jnp function that promotes (if there is one).
+    names = [np.dtype(a.dtype).name for a in avals]
+    if any(n != names[0] for n in names[1:]):
+        raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got "
+                        f"{', '.join(names)}.{tip}")
+
+
 # ----------------------------------------------------------------------------- select_n
 
 select_n_p = Primitive("select_n")
@@ -67,7 +75,8 @@ def _select_n_abstract_eval(which: ShapedArray, *cases: ShapedArray) -> ShapedAr
     shapes = [c.shape for c in cases]
     if any(s != shapes[0] for s in shapes[1:]):
         raise TypeError(f"select_n cases must have the same shapes, got {shapes}.")
-    check_same_dtypes("select_n", cases)
+    _check_same_dtypes("select", cases, " (Tip: jnp.where is a similar function that does "
+                       "automatic type promotion on inputs).")
     if which.dtype != np.bool_ and not dtypes.is_integer(which.dtype):
         raise TypeError(f"select_n `which` must be boolean or integer type, got "
                         f"{np.dtype(which.dtype).name}.")
@@ -185,7 +194,7 @@ def _clamp_abstract_eval(min: ShapedArray, operand: ShapedArray,
             raise TypeError(f"clamp requires {name}.shape == operand.shape or {name}.shape == "
                             f"(), got {name}.shape={bound.shape}, "
                             f"operand.shape={operand.shape}.")
-    check_same_dtypes("clamp", (min, operand, max))
+    _check_same_dtypes("clamp", (min, operand, max), "")
     weak = min.weak_type and operand.weak_type and max.weak_type
     return ShapedArray(operand.shape, operand.dtype, weak)
 
@@ -202,7 +211,8 @@ def _clamp_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, An
     out = clamp_p.bind(lo, x, hi)
     zeros = full_like(x, 0)
     # The same masks as JAX: ties pass no tangent through, and only x's tangent passes where
-    # lo < x < hi. Where lo > hi the result is hi but, as in JAX, no tangent passes.
+    # lo < x < hi. Where lo > hi the result is hi, yet (as in JAX) hi's tangent passes only
+    # where x > hi.
     masked = []
     if not isinstance(t_lo, ad.Zero):
         masked.append(select(bitwise_and(gt(lo, x), lt(lo, hi)), t_lo, zeros))

@@ -201,10 +201,17 @@ def _iota_reference(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int) 
     return np.broadcast_to(counts.reshape(expanded), shape)
 
 
+def _iota_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
+                dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> tuple[Any, None]:
+    # Without operands the output cannot vary along a batch axis: it stays unbatched.
+    return iota_p.bind(dtype=dtype, shape=shape, dimension=dimension), None
+
+
 iota_p.abstract_eval = _iota_abstract_eval
 iota_p.reference = _iota_reference
-# iota has no operands, so no transformation ever sees a tangent or batch axis of it; the
-# zero jvp states its derivative for completeness, and no batching rule can be reached.
+iota_p.batch = _iota_batch
+# Without operands there is no tangent to push through; the rule states the zero derivative
+# for completeness (transformations bind iota directly since all of its inputs are known).
 ad.defjvp_zero(iota_p)
 
 
