@@ -251,6 +251,14 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
         if t_tree != in_tree:
             raise TypeError(f"linearized function expects tangents with structure {in_tree}, "
                             f"got {t_tree}.")
+        for t, p in zip(t_leaves, leaves):
+            expected = tangent_aval(get_aval(p))
+            got = get_aval(t)
+            if got.shape != expected.shape or got.dtype != expected.dtype:
+                raise ValueError(
+                    "linearized function called on tangent values inconsistent with the "
+                    f"original primal values: got tangent {got.str_short()} for primal "
+                    f"{get_aval(p).str_short()}, but expected {expected.str_short()}.")
         given = [t for t, d in zip(t_leaves, differentiable) if d]
         out_tangents = eval_jaxpr(linear.jaxpr, linear.consts, *given)
         return tree_unflatten(store[0], out_tangents[:num_out])

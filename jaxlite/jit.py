@@ -179,6 +179,12 @@ def _static_positions(fun: Callable[..., Any], static_argnums: Any,
         return tuple(n for n in nums), names
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
                                                        p.POSITIONAL_OR_KEYWORD)]
+    takes_any_keyword = any(p.kind == p.VAR_KEYWORD for p in params)
+    known = {p.name for p in params if p.kind != p.POSITIONAL_ONLY}
+    invalid = set(names) - known
+    if invalid and not takes_any_keyword:
+        raise ValueError(f"Jitted function has invalid argnames {invalid} in static_argnames. "
+                         f"Function {_api_util.function_name(fun)} does not take these args.")
     nums = tuple(n % len(positional) if n < 0 and positional else n for n in nums)
     all_nums = set(nums) | {positional.index(n) for n in names if n in positional}
     all_names = set(names) | {positional[n] for n in nums if n < len(positional)}

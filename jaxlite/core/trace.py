@@ -93,6 +93,14 @@ class Tracer(ArrayOperators):
         """The value as a numpy array when the trace knows it, else None."""
         return None
 
+    def abstract_cause(self) -> "Tracer":
+        """The tracer whose trace makes this value abstract, to explain a missing value.
+
+        A tracer wrapping another one (a jvp primal) passes the question on, so that the
+        error names the transformation that really hides the value (the jit below a grad).
+        """
+        return self
+
     @property
     def shape(self) -> tuple[int, ...]:
         return self.aval.shape
@@ -116,7 +124,8 @@ class Tracer(ArrayOperators):
     def _concrete(self, context: str, error_type: type) -> np.ndarray:
         value = self.concrete_value()
         if value is None:
-            error = self._trace.concretization_error(self, context)
+            cause = self.abstract_cause()
+            error = cause._trace.concretization_error(cause, context)
             raise error_type(str(error))
         return value
 

@@ -78,6 +78,11 @@ class JVPTracer(Tracer):
             return self.primal.concrete_value()
         return np.asarray(self.primal)
 
+    def abstract_cause(self) -> Tracer:
+        if isinstance(self.primal, Tracer):
+            return self.primal.abstract_cause()
+        return self
+
 
 class JVPTrace(Trace):
     """Interprets primitives on (primal, tangent) pairs through their `jvp` rules."""

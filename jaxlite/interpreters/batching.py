@@ -13,6 +13,7 @@ from jaxlite.core.array_ops import array_op
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import ClosedJaxpr, eval_jaxpr
 from jaxlite.core.trace import Trace, Tracer, current_trace, new_transformation, set_current_trace
+from jaxlite.errors import ConcretizationTypeError
 from jaxlite.interpreters.staging import trace_to_jaxpr
 
 not_mapped = None
@@ -42,6 +43,13 @@ class BatchTrace(Trace):
         super().__init__(parent)
         self.axis_size = axis_size
         self.axis_name = axis_name
+
+    def concretization_error(self, tracer: Tracer, context: str) -> Exception:
+        return ConcretizationTypeError(
+            f"Abstract tracer value encountered where concrete value is expected: "
+            f"{tracer.aval.str_short()} used in {context}. The value is mapped by vmap: it "
+            "differs across the mapped axis, so it has no single Python value. For control "
+            "flow on mapped values use lax.cond, lax.select or jnp.where.")
 
     def unpack(self, value: Any) -> tuple[Any, int | None]:
         if self.is_own(value):
