@@ -55,6 +55,9 @@ def per_example_grad_norms(params: list[tuple], xs: jax.Array, ys: jax.Array) ->
     return jnp.sqrt(sum(squares))
 
 
+LEARNING_RATE = 0.02
+
+
 def main(steps: int = 300, report_every: int = 50) -> None:
     rng = np.random.default_rng(0)
     xs_host = rng.uniform(-np.pi, np.pi, (256, 1)).astype(np.float32)
@@ -65,12 +68,12 @@ def main(steps: int = 300, report_every: int = 50) -> None:
     print(f"jaxlite {jax.__version__} on {jax.default_backend()}: MLP 1-32-32-1, "
           f"{xs.shape[0]} examples")
     start = time.perf_counter()
-    params, loss = train_step(params, xs, ys, 0.1)
+    params, loss = train_step(params, xs, ys, LEARNING_RATE)
     first = time.perf_counter() - start
     print(f"step    0  loss {float(loss):.5f}  (first call, with tracing: {first * 1e3:.1f} ms)")
     start = time.perf_counter()
     for step in range(1, steps + 1):
-        params, loss = train_step(params, xs, ys, 0.1)
+        params, loss = train_step(params, xs, ys, LEARNING_RATE)
         if step % report_every == 0:
             print(f"step {step:4d}  loss {float(loss):.5f}")
     per_step = (time.perf_counter() - start) / steps
