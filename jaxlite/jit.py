@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 from jaxlite import _api_util
 from jaxlite.config import config
 from jaxlite.core.avals import ShapedArray
-from jaxlite.core.jaxpr import ClosedJaxpr, Jaxpr
+from jaxlite.core.jaxpr import ClosedJaxpr
 from jaxlite.core.trace import Tracer
 from jaxlite.interpreters.staging import DebugInfo, hoist_tracer_consts, trace_to_jaxpr
 from jaxlite.lax.higher_order import jit_p
@@ -44,12 +44,19 @@ class JitFunction:
         self._donate_argnums = donate_argnums
         self._cache: dict[Any, _Traced] = {}
 
+    def _static_indices(self, num_args: int) -> set[int]:
+        # Negative numbers the signature could not resolve (a `*args` function) count from
+        # the end of this call's positional arguments.
+        return {n % num_args if n < 0 else n for n in self._static_argnums} if num_args \
+            else set()
+
     def _split(self, args: tuple, kwargs: dict) -> tuple[list, dict, tuple]:
         """Separate static arguments (part of the cache key) from dynamic ones."""
         statics = []
         dynamic_args = []
+        static_indices = self._static_indices(len(args))
         for i, arg in enumerate(args):
-            if i in self._static_argnums:
+            if i in static_indices:
                 statics.append((i, _hashable_static(arg, f"argument {i}")))
             else:
                 dynamic_args.append(arg)
@@ -88,8 +95,9 @@ class JitFunction:
 
     def _leaf_names(self, args: tuple, dynamic_kwargs: dict) -> list[str]:
         names = _api_util.parameter_names(self._fun, len(args))
+        static_indices = self._static_indices(len(args))
         dynamic = [(a, n) for i, (a, n) in enumerate(zip(args, names))
-                   if i not in self._static_argnums]
+                   if i not in static_indices]
         return _api_util.leaf_names([a for a, _ in dynamic], [n for _, n in dynamic],
                                     dynamic_kwargs)
 
@@ -179,15 +187,17 @@ def _static_positions(fun: Callable[..., Any], static_argnums: Any,
         return tuple(n for n in nums), names
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
                                                        p.POSITIONAL_OR_KEYWORD)]
+    fixed_arity = not any(p.kind == p.VAR_POSITIONAL for p in params)
     takes_any_keyword = any(p.kind == p.VAR_KEYWORD for p in params)
     known = {p.name for p in params if p.kind != p.POSITIONAL_ONLY}
     invalid = set(names) - known
     if invalid and not takes_any_keyword:
         raise ValueError(f"Jitted function has invalid argnames {invalid} in static_argnames. "
                          f"Function {_api_util.function_name(fun)} does not take these args.")
-    nums = tuple(n % len(positional) if n < 0 and positional else n for n in nums)
+    nums = tuple(n % len(positional) if n < 0 and positional and fixed_arity else n
+                 for n in nums)
     all_nums = set(nums) | {positional.index(n) for n in names if n in positional}
-    all_names = set(names) | {positional[n] for n in nums if n < len(positional)}
+    all_names = set(names) | {positional[n] for n in nums if 0 <= n < len(positional)}
     return tuple(sorted(all_nums)), tuple(sorted(all_names))
 
 

@@ -16,7 +16,7 @@ from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import ClosedJaxpr
 from jaxlite.interpreters.staging import DebugInfo, hoist_tracer_consts, trace_to_jaxpr
 from jaxlite.lax.higher_order import checkpoint_p
-from jaxlite.tree_util import tree_flatten, tree_map, tree_unflatten
+from jaxlite.tree_util import tree_flatten, tree_unflatten
 
 
 class ShapeDtypeStruct:

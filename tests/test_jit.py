@@ -6,6 +6,8 @@ checked against `_cache_size()`. Error types and key phrases follow jax 0.10.2.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -25,9 +27,9 @@ class Counted:
     """A function that counts how often it is traced (called with tracers)."""
 
     def __init__(self, fun):
+        functools.update_wrapper(self, fun)  # keeps the signature for argument names
         self.fun = fun
         self.calls = 0
-        self.__name__ = "counted"
 
     def __call__(self, *args, **kwargs):
         self.calls += 1
@@ -123,7 +125,8 @@ def test_python_control_flow_on_traced_value():
         jax.vmap(f)(np.ones(2, f32))
 
 
-@pytest.mark.parametrize("convert", [int, float, lambda x: x.item(), bool])
+@pytest.mark.parametrize("convert", [int, float, bool,
+                                     lambda v: v.item() if hasattr(v, "item") else v])
 def test_concrete_conversions_under_jit(convert):
     def f(x, y):
         return lax.mul(x, float(convert(y)))
@@ -180,12 +183,12 @@ def test_jit_keyword_arguments_methods_and_disable_jit():
     close(jax.jit(lambda x, *, k: lax.mul(x, k))(1.0, k=2.0), 2.0)
 
     class Scale:
-        factor = 3.0
-
-        @jax.jit
+        @functools.partial(jax.jit, static_argnums=0)
         def apply(self, x):
             return lax.mul(x, 3.0)
     close(Scale().apply(2.0), 6.0)
+    with pytest.raises(TypeError, match="'self'"):
+        jax.jit(Scale.apply.__wrapped__)(Scale(), 2.0)
     f = Counted(lambda x: lax.mul(x, 2.0))
     with config.override("jax_disable_jit", True):
         close(jax.jit(f)(2.0), 4.0)

@@ -14,7 +14,6 @@ import numpy as np
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters import ad
-from jaxlite.interpreters.transpose import is_undefined
 
 # ----------------------------------------------------------------------- broadcast_in_dim
 

@@ -140,7 +140,7 @@ def _extremum(fun_name: str, a: Any, axis: Any, keepdims: bool, initial: Any,
     if where is not None and initial is None:
         raise ValueError(f"reduction operation {fun_name} does not have an identity, so to "
                          "use a where mask one has to specify 'initial'")
-    if initial is None and any(a.shape[d] == 0 for d in axes):
+    if initial is None and 0 in [a.shape[d] for d in axes]:
         raise ValueError(f"zero-size array to reduction operation {fun_name} which has no "
                          "identity")
     largest = fun_name == "max"

@@ -329,6 +329,9 @@ def _split(fun_name: str, ary: Any, indices_or_sections: Any, axis: int,
         cuts = [concrete_int(i, f"{fun_name}: a split index") for i in indices_or_sections]
         bounds = [0] + [min(max(c if c >= 0 else c + length, 0), length) for c in cuts]
         bounds.append(length)
+        if any(stop < start for start, stop in zip(bounds[:-1], bounds[1:])):
+            raise ValueError(f"{fun_name}: split indices must be nondecreasing, got "
+                             f"{cuts} for an axis of length {length}.")
     else:
         sections = concrete_int(indices_or_sections, f"{fun_name}: the number of sections")
         if sections <= 0:
@@ -339,7 +342,7 @@ def _split(fun_name: str, ary: Any, indices_or_sections: Any, axis: int,
         small, extra = divmod(length, sections)
         sizes = [small + 1] * extra + [small] * (sections - extra)
         bounds = [0] + list(np.cumsum(sizes))
-    return [lax.slice_in_dim(ary, int(start), int(max(start, stop)), 1, axis)
+    return [lax.slice_in_dim(ary, int(start), int(stop), 1, axis)
             for start, stop in zip(bounds[:-1], bounds[1:])]
 
 

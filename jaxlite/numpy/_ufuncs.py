@@ -14,7 +14,7 @@ import numpy as np
 import jaxlite.lax as lax
 from jaxlite.core import dtypes
 from jaxlite.core.trace import Tracer
-from jaxlite.numpy._promotion import (check_arraylike, ensure_array, promote_args,
+from jaxlite.numpy._promotion import (check_arraylike, convert, ensure_array, promote_args,
                                       promote_args_inexact, promote_args_numeric,
                                       promote_dtypes, promote_shapes)
 
@@ -199,6 +199,12 @@ def power(x1: Any, x2: Any, /) -> Any:
         if x.dtype == np.bool_:
             x = promote_args_numeric("power", x)[0]
         return lax.integer_pow(x, x2)
+    dtype, weak = dtypes.result_type(x1, x2, return_weak_type_flag=True)
+    exponent = ensure_array(x2)
+    if dtypes.is_inexact(dtype) and dtypes.is_integer(exponent.dtype):
+        # An integer exponent stays integer, as lax.pow allows: the result is weak only
+        # when both operands are.
+        return lax.pow(*promote_shapes("power", convert(x1, dtype, weak), exponent))
     x, y = promote_args_numeric("power", x1, x2)
     if dtypes.is_integer(x.dtype):
         return _integer_power(x, y)
@@ -271,24 +277,36 @@ def not_equal(x1: Any, x2: Any, /) -> Any:
     return lax.ne(*promote_args("not_equal", x1, x2))
 
 
+def _ordering(fun_name: str, op: Any, x1: Any, x2: Any) -> Any:
+    x, y = promote_args(fun_name, x1, x2)
+    if not dtypes.is_complex(x.dtype):
+        return op(x, y)
+    # Complex numbers order lexicographically, real part first, as in numpy and JAX.
+    xr, yr = lax.real(x), lax.real(y)
+    return lax.select(lax.eq(xr, yr), op(lax.imag(x), lax.imag(y)), op(xr, yr))
+
+
 def less(x1: Any, x2: Any, /) -> Any:
-    """Elementwise `x1 < x2` as a bool array (mirrors `jax.numpy.less`)."""
-    return lax.lt(*promote_args("less", x1, x2))
+    """Elementwise `x1 < x2` as a bool array (mirrors `jax.numpy.less`).
+
+    Complex numbers compare lexicographically (real part first).
+    """
+    return _ordering("less", lax.lt, x1, x2)
 
 
 def less_equal(x1: Any, x2: Any, /) -> Any:
     """Elementwise `x1 <= x2` as a bool array (mirrors `jax.numpy.less_equal`)."""
-    return lax.le(*promote_args("less_equal", x1, x2))
+    return _ordering("less_equal", lax.le, x1, x2)
 
 
 def greater(x1: Any, x2: Any, /) -> Any:
     """Elementwise `x1 > x2` as a bool array (mirrors `jax.numpy.greater`)."""
-    return lax.gt(*promote_args("greater", x1, x2))
+    return _ordering("greater", lax.gt, x1, x2)
 
 
 def greater_equal(x1: Any, x2: Any, /) -> Any:
     """Elementwise `x1 >= x2` as a bool array (mirrors `jax.numpy.greater_equal`)."""
-    return lax.ge(*promote_args("greater_equal", x1, x2))
+    return _ordering("greater_equal", lax.ge, x1, x2)
 
 
 # ------------------------------------------------------------------------ bitwise
