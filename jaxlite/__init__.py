@@ -23,6 +23,7 @@ from jaxlite.tree_util import tree_flatten, tree_leaves, tree_map, tree_structur
 from jaxlite.vmap import vmap
 
 float0 = dtypes.float0
+numpy.ndarray = Array  # jnp.ndarray is jax.Array, as in JAX
 __version__ = "0.1.0"
 
 __all__ = [

@@ -150,21 +150,36 @@ def _check_grad_output(aval: Any, holomorphic: bool) -> None:
     if aval.shape != ():
         raise TypeError("Gradient only defined for scalar-output functions. Output had "
                         f"shape: {aval.shape}.")
+    check_real_or_holomorphic(aval.dtype, holomorphic, "grad", "output", "vjp")
+
+
+def check_real_or_holomorphic(dtype: np.dtype, holomorphic: bool, what: str, role: str,
+                              alternative: str) -> None:
+    """Raise TypeError unless `dtype` is real (complex with `holomorphic`).
+
+    Parameters
+    ----------
+    dtype : the dtype of an input or output of the differentiated function.
+    holomorphic : whether complex differentiation was asked for.
+    what : the transformation, for the message ("grad", "jacfwd", ...).
+    role : "input" or "output".
+    alternative : the lower-level transformation to suggest ("vjp" or "jvp").
+    """
+    name = np.dtype(dtype).name
     if holomorphic:
-        if not dtypes.is_complex(aval.dtype):
-            raise TypeError("grad with holomorphic=True requires outputs with complex dtype, "
-                            f"but got {aval.dtype.name}.")
-    elif dtypes.is_complex(aval.dtype):
-        raise TypeError(
-            "grad requires real-valued outputs (output dtype that is a sub-dtype of "
-            f"np.floating), but got {aval.dtype.name}. For holomorphic differentiation, pass "
-            "holomorphic=True. For differentiation of non-holomorphic functions involving "
-            "complex outputs, use jax.vjp directly.")
-    elif not dtypes.is_floating(aval.dtype):
-        raise TypeError(
-            "grad requires real-valued outputs (output dtype that is a sub-dtype of "
-            f"np.floating), but got {aval.dtype.name}. For differentiation of functions with "
-            "integer outputs, use jax.vjp directly.")
+        if not dtypes.is_complex(dtype):
+            raise TypeError(f"{what} with holomorphic=True requires {role}s with complex "
+                            f"dtype, but got {name}.")
+        return
+    head = (f"{what} requires real-valued {role}s ({role} dtype that is a sub-dtype of "
+            f"np.floating), but got {name}.")
+    if dtypes.is_complex(dtype):
+        raise TypeError(f"{head} For holomorphic differentiation, pass holomorphic=True. For "
+                        f"differentiation of non-holomorphic functions involving complex "
+                        f"{role}s, use jax.{alternative} directly.")
+    if not dtypes.is_floating(dtype):
+        raise TypeError(f"{head} For differentiation of functions with integer {role}s, use "
+                        f"jax.{alternative} directly.")
 
 
 def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,

@@ -13,9 +13,17 @@ import numpy as np
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.operators import ArrayOperators
+from jaxlite.core.trace import Tracer
 
 
-class Array(ArrayOperators):
+class _ArrayType(type):
+    """Makes `isinstance(tracer, Array)` true, as `isinstance(x, jax.Array)` is under jit."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return type.__instancecheck__(cls, instance) or isinstance(instance, Tracer)
+
+
+class Array(ArrayOperators, metaclass=_ArrayType):
     """A concrete array (mirrors `jax.Array`).
 
     Parameters
@@ -109,20 +117,20 @@ class Array(ArrayOperators):
 
     def __index__(self) -> int:
         if not (dtypes.is_integer(self.dtype) or self.dtype == np.bool_) or self.ndim:
-            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+            raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
         return int(self._value)
 
     def _scalar(self, name: str) -> Any:
-        if self.size != 1:
-            raise TypeError(f"only size-1 arrays can be converted to a Python {name}, got "
-                            f"shape {self.shape}")
-        return self._value.reshape(())[()]
+        if self.ndim != 0:
+            raise TypeError("Only scalar arrays can be converted to Python scalars; got "
+                            f"arr.ndim={self.ndim}")
+        return self._value[()]
 
     # ---------------------------------------------------------------------- printing
 
     def __repr__(self) -> str:
         prefix = "Array("
-        if self.size == 0 and self.shape != (0,):
+        if self.size == 0:
             body = f"[], shape={self.shape}"
         else:
             body = np.array2string(self._value, separator=", ", prefix=prefix)

@@ -74,12 +74,12 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
 
 def device_get(x: Any) -> Any:
     """A pytree of arrays as numpy arrays on the host (mirrors `jax.device_get`)."""
-    return tree_map(lambda a: np.asarray(a) if isinstance(a, Array) else a, x)
+    return tree_map(lambda a: np.asarray(a) if type(a) is Array else a, x)
 
 
 def block_until_ready(x: Any) -> Any:
     """Wait for every array in a pytree (mirrors `jax.block_until_ready`)."""
-    return tree_map(lambda a: a.block_until_ready() if isinstance(a, Array) else a, x)
+    return tree_map(lambda a: a.block_until_ready() if type(a) is Array else a, x)
 
 
 def canonical_dtype_of(x: Any) -> np.dtype:

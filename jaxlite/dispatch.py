@@ -18,7 +18,7 @@ from jaxlite.core.trace import EVAL_HOOKS
 
 def to_numpy(value: Any, aval: ShapedArray) -> np.ndarray:
     """The numpy value behind an eager argument, in its canonical dtype."""
-    if isinstance(value, Array):
+    if type(value) is Array:
         return value._value
     # A copy, so that an output which is a view of a user's numpy array stays immutable.
     return np.array(value, dtype=aval.dtype)

@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from jaxlite import _api_util
-from jaxlite.api import jvp, vjp, _check_grad_input
+from jaxlite.api import _check_grad_input, check_real_or_holomorphic, jvp, vjp
 from jaxlite.core.avals import get_aval
 from jaxlite import lax
 from jaxlite.lax.broadcast import reshape
@@ -58,12 +58,13 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
            holomorphic: bool = False) -> Callable[..., Any]:
     """Jacobian of `fun` by forward mode (mirrors `jax.jacfwd`)."""
     @functools.wraps(fun)
-    def jac_fun(*args: Any) -> Any:
+    def jac_fun(*args: Any, **kwargs: Any) -> Any:
         nums = _api_util.normalize_argnums(argnums, len(args), "jacfwd", "jacfwd")
         diff = tuple(args[n] for n in nums)
         leaves, in_tree = tree_flatten(diff)
         for leaf in leaves:
-            _check_grad_input(get_aval(leaf).dtype, holomorphic, False, "jacfwd")
+            check_real_or_holomorphic(get_aval(leaf).dtype, holomorphic, "jacfwd", "input",
+                                      "jvp")
 
         def pushfwd(*basis_leaves: Any) -> Any:
             tangents = tree_unflatten(in_tree, basis_leaves)
@@ -72,7 +73,7 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
                 full = list(args)
                 for n, v in zip(nums, d):
                     full[n] = v
-                return fun(*full)
+                return fun(*full, **kwargs)
             result = jvp(partial_fun, diff, tangents, has_aux=has_aux)
             return (result[1], result[2]) if has_aux else (result[1], None)
         tangents_out, aux = vmap(pushfwd, out_axes=(-1, None))(*_std_basis(leaves))
@@ -92,7 +93,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
            holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
     """Jacobian of `fun` by reverse mode (mirrors `jax.jacrev`)."""
     @functools.wraps(fun)
-    def jac_fun(*args: Any) -> Any:
+    def jac_fun(*args: Any, **kwargs: Any) -> Any:
         nums = _api_util.normalize_argnums(argnums, len(args), "jacrev", "jacrev")
         diff = tuple(args[n] for n in nums)
         for leaf in tree_flatten(diff)[0]:
@@ -102,12 +103,15 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
             full = list(args)
             for n, v in zip(nums, d):
                 full[n] = v
-            return fun(*full)
+            return fun(*full, **kwargs)
         if has_aux:
             out, pullback, aux = vjp(partial_fun, *diff, has_aux=True)
         else:
             out, pullback = vjp(partial_fun, *diff)
         out_leaves, out_tree = tree_flatten(out)
+        for leaf in out_leaves:
+            check_real_or_holomorphic(get_aval(leaf).dtype, holomorphic, "jacrev", "output",
+                                      "vjp")
         cts = vmap(pullback)(tree_unflatten(out_tree, _std_basis(out_leaves)))
         # cts: per input leaf, shape (total_out,) + in.shape; split by output leaf.
         per_input = tree_map(lambda c: _split_rows(c, out_leaves, np.shape(c)[1:],

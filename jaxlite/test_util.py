@@ -1,7 +1,7 @@
 """Numerical checks of derivatives and tolerances per dtype (mirrors `jax.test_util`).
 
-`check_grads` compares forward mode against central finite differences and reverse mode
-against forward mode (the dot-product test `<u, J v> == <J^T u, v>`), recursively up to the
+`check_grads` compares forward mode against central finite differences, and reverse mode
+against them by the dot-product test `<u, J v> == <J^T u, v>`, recursively up to the
 requested order.
 """
 from __future__ import annotations
@@ -12,6 +12,7 @@ import numpy as np
 
 from jaxlite.api import jvp, vjp
 from jaxlite.core import dtypes
+from jaxlite.core.avals import get_aval
 from jaxlite.tree_util import tree_flatten, tree_map
 
 # Relative/absolute tolerance of a derivative check, by the dtype of the computation: finite
@@ -43,8 +44,17 @@ def tolerance(dtype: Any, table: dict = VALUE_TOLERANCE) -> float:
     return table[np.dtype(dtype)]
 
 
-def _inexact_dtype(x: Any) -> np.dtype:
-    return np.result_type(np.asarray(x).dtype)
+def _computation_dtype(args: Sequence[Any]) -> np.dtype:
+    """The least precise inexact dtype jaxlite computes the arguments in.
+
+    Canonical dtypes, not numpy's: with x64 off a Python float or a float64 array is
+    computed in float32, and must be checked with float32's step and tolerance.
+    """
+    inexact = [d for d in (get_aval(x).dtype for x in tree_flatten(args)[0])
+               if dtypes.is_inexact(d)]
+    if not inexact:
+        return dtypes.default_float_dtype()
+    return max(inexact, key=lambda d: GRAD_TOLERANCE[np.dtype(d)])
 
 
 def _random_like(rng: np.random.Generator, x: Any) -> np.ndarray:
@@ -73,38 +83,50 @@ def _assert_close(actual: Any, expected: Any, tol: float, what: str) -> None:
                                    rtol=tol, atol=tol, err_msg=what)
 
 
+def _numerical_jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any],
+                   step: float) -> Any:
+    """J v by central differences along the direction `tangents`."""
+    plus = f(*tree_map(lambda x, t: np.asarray(x) + step * t, tuple(args), tuple(tangents)))
+    minus = f(*tree_map(lambda x, t: np.asarray(x) - step * t, tuple(args), tuple(tangents)))
+    return tree_map(lambda p, m: (np.asarray(p, np.complex128) - np.asarray(m, np.complex128))
+                    / (2 * step), plus, minus)
+
+
 def check_jvp(f: Callable[..., Any], args: Sequence[Any], *, rng: np.random.Generator,
               atol: float | None = None, eps: float | None = None) -> None:
     """Forward mode against central finite differences along a random direction."""
-    dtype = _inexact_dtype(tree_flatten(args)[0][0])
+    dtype = _computation_dtype(args)
     tol = atol if atol is not None else GRAD_TOLERANCE[dtype]
     step = eps if eps is not None else FINITE_DIFFERENCE_STEP[dtype]
     tangents = tree_map(lambda x: _random_like(rng, x), tuple(args))
     out, tangent_out = jvp(f, tuple(args), tangents)
-    plus = f(*tree_map(lambda x, t: np.asarray(x) + step * t, tuple(args), tangents))
-    minus = f(*tree_map(lambda x, t: np.asarray(x) - step * t, tuple(args), tangents))
-    numeric = tree_map(lambda p, m: (np.asarray(p, np.complex128) - np.asarray(m, np.complex128))
-                       / (2 * step), plus, minus)
+    numeric = _numerical_jvp(f, args, tangents, step)
     _assert_close(tangent_out, numeric, tol, "jvp differs from finite differences")
 
 
 def check_vjp(f: Callable[..., Any], args: Sequence[Any], *, rng: np.random.Generator,
-              atol: float | None = None) -> None:
-    """Reverse mode against forward mode: `<u, J v>` must equal `<J^T u, v>`."""
-    dtype = _inexact_dtype(tree_flatten(args)[0][0])
+              atol: float | None = None, eps: float | None = None) -> None:
+    """Reverse mode against finite differences: `<u, J v>` must equal `<J^T u, v>`.
+
+    `J v` comes from finite differences, not from `jvp`, so that functions with only a
+    reverse-mode rule (`custom_vjp`) can be checked too.
+    """
+    dtype = _computation_dtype(args)
     tol = atol if atol is not None else GRAD_TOLERANCE[dtype]
+    step = eps if eps is not None else FINITE_DIFFERENCE_STEP[dtype]
     tangents = tree_map(lambda x: _random_like(rng, x), tuple(args))
-    out, tangent_out = jvp(f, tuple(args), tangents)
-    out2, pullback = vjp(f, *args)
+    out, pullback = vjp(f, *args)
+    _assert_close(out, f(*args), tol, "vjp primal output differs from the function's output")
     cotangent = tree_map(lambda o: _random_like(rng, o), out)
     cotangents_in = pullback(cotangent)
-    _assert_close(out2, out, tol, "vjp primal output differs from jvp primal output")
-    forward = _pairing(tree_flatten(cotangent)[0], tree_flatten(tangent_out)[0])
+    numeric = _numerical_jvp(f, args, tangents, step)
+    forward = _pairing(tree_flatten(cotangent)[0], tree_flatten(numeric)[0])
     backward = _pairing(tree_flatten(cotangents_in)[0], tree_flatten(tangents)[0])
     scale = max(1.0, abs(forward))
     if abs(forward - backward) > tol * scale:
-        raise AssertionError(f"vjp is not the transpose of jvp: <u, J v> = {forward}, "
-                             f"<J^T u, v> = {backward} (tolerance {tol * scale})")
+        raise AssertionError(f"vjp is not the transpose of the derivative: <u, J v> = "
+                             f"{forward} (finite differences), <J^T u, v> = {backward} "
+                             f"(tolerance {tol * scale})")
 
 
 def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int,
@@ -118,7 +140,7 @@ def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int,
     f : function of the arrays `args`.
     args : the point (use float64 with `jax_enable_x64` on for tight checks).
     order : highest derivative order to check.
-    modes : "fwd" checks jvp against finite differences; "rev" checks vjp against jvp.
+    modes : "fwd" checks jvp, "rev" checks vjp, both against finite differences.
     atol, rtol : tolerance (default from the dtype; rtol is folded into atol).
     eps : finite-difference step (default from the dtype).
     """
@@ -129,7 +151,7 @@ def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int,
         if "fwd" in modes:
             check_jvp(fun, at, rng=rng, atol=tol, eps=eps)
         if "rev" in modes:
-            check_vjp(fun, at, rng=rng, atol=tol)
+            check_vjp(fun, at, rng=rng, atol=tol, eps=eps)
         if remaining <= 1:
             return
         if "fwd" in modes:

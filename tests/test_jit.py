@@ -1,5 +1,5 @@
-"""Tests of `jaxlite.jit`: tracing cache, static arguments, errors under tracing, escaped
-tracers, and jit composed with the other transformations.
+"""Tests of `jaxlite.jit` and `jaxlite.checkpoint`: tracing cache, static arguments, errors
+under tracing, escaped tracers, and both composed with the other transformations.
 
 The number of traces is counted with a Python side effect in the traced function, and
 checked against `_cache_size()`. Error types and key phrases follow jax 0.10.2.
@@ -21,6 +21,10 @@ f32 = np.float32
 def close(actual, expected, tol=1e-6):
     np.testing.assert_allclose(np.asarray(actual, np.float64), np.asarray(expected, np.float64),
                                rtol=tol, atol=tol)
+
+
+def cube(x):
+    return lax.mul(x, lax.mul(x, x))
 
 
 class Counted:
@@ -76,6 +80,10 @@ def test_static_argnums_values_are_part_of_the_key():
     close(jf(1.0, 3), 3.0)
     assert (f.calls, jf._cache_size()) == (2, 2)
     close(jax.jit(f, static_argnums=-1)(1.0, 4), 4.0)
+    # With `*args`, a negative number counts from the end of each call's arguments.
+    variadic = jax.jit(lambda *a: lax.mul(a[0], float(a[-1])), static_argnums=-1)
+    close(variadic(2.0, 3), 6.0)
+    close(variadic(2.0, 1.0, 4), 8.0)
 
 
 def test_static_argnames_and_their_positional_use():
@@ -232,3 +240,74 @@ def test_jit_with_integer_inputs_and_outputs_under_differentiation():
 def test_trace_returns_the_jaxpr():
     traced = jax.jit(lambda x: lax.neg(x)).trace(1.0)
     assert str(traced.jaxpr) == "{ lambda ; a:f32[]. let b:f32[] = neg a in (b,) }"
+
+
+# ---------------------------------------------------------------------- checkpoint
+
+def test_checkpoint_gives_the_same_derivatives():
+    f = lambda x: lax.sin(lax.sin(lax.mul(x, x)))  # noqa: E731
+    g = jax.checkpoint(f)
+    for x in (0.3, 1.1):
+        close(g(x), f(x))
+        close(jax.grad(g)(x), jax.grad(f)(x))
+        close(jax.grad(jax.grad(g))(x), jax.grad(jax.grad(f))(x), tol=1e-4)
+        close(jax.jvp(g, (x,), (1.0,))[1], jax.jvp(f, (x,), (1.0,))[1])
+    xs = np.linspace(0, 1, 4).astype(f32)
+    close(jax.vmap(jax.grad(g))(xs), jax.vmap(jax.grad(f))(xs))
+    close(jax.jit(jax.grad(g))(0.3), jax.grad(f)(0.3))
+
+
+def test_checkpoint_with_static_argnums_and_closure():
+    g = jax.checkpoint(lambda x, n: lax.mul(x, float(n)), static_argnums=(1,))
+    close(jax.grad(g)(3.0, 4), 4.0)
+    close(jax.grad(lambda y: jax.checkpoint(lambda x: lax.mul(x, y))(y))(3.0), 6.0)
+    assert jax.remat is jax.checkpoint
+
+
+def test_jit_of_vmap_and_vmap_of_jit():
+    x = np.arange(4.0, dtype=f32)
+    close(jax.jit(jax.vmap(cube))(x), x ** 3)
+    close(jax.vmap(jax.jit(cube))(x), x ** 3)
+    close(jax.jit(jax.vmap(jax.grad(cube)))(x), 3 * x ** 2)
+    close(jax.vmap(jax.jit(jax.grad(cube)))(x), 3 * x ** 2)
+
+
+# ------------------------------------------- call primitives under every transformation
+
+def _base(x, y):
+    return lax.reduce_sum(lax.mul(lax.sin(lax.mul(x, y)), lax.exp(x)), (0,))
+
+
+_WRAPPERS = {
+    "jit": jax.jit, "checkpoint": jax.checkpoint, "jit_of_jit": lambda f: jax.jit(jax.jit(f)),
+    "jit_of_checkpoint": lambda f: jax.jit(jax.checkpoint(f)),
+    "checkpoint_of_jit": lambda f: jax.checkpoint(jax.jit(f)),
+    "inside_expression": lambda f: (lambda x, y: lax.mul(jax.jit(f)(x, y), 1.0)),
+}
+_TRANSFORMS = {
+    "grad": lambda f: jax.grad(f, argnums=(0, 1)),
+    "grad_of_grad": lambda f: jax.grad(lambda x, y: lax.reduce_sum(jax.grad(f)(x, y), (0,))),
+    "jacfwd": jax.jacfwd, "jacrev": jax.jacrev, "hessian": jax.hessian,
+    "jit_of_grad": lambda f: jax.jit(jax.grad(f)),
+    "vmap_of_grad": lambda f: jax.vmap(jax.grad(f), in_axes=(None, 0)),
+    "grad_of_vmap": lambda f: jax.grad(
+        lambda x, y: lax.reduce_sum(jax.vmap(f, in_axes=(None, 0))(x, y), (0,))),
+    "jvp": lambda f: (lambda x, y: jax.jvp(f, (x, y), (x, y))[1]),
+    "linearize": lambda f: (lambda x, y: jax.linearize(f, x, y)[1](x, y)),
+    "jvp_of_grad": lambda f: (lambda x, y: jax.jvp(jax.grad(f), (x, y), (x, y))[1]),
+}
+
+
+@pytest.mark.parametrize("wrapper", sorted(_WRAPPERS))
+@pytest.mark.parametrize("transform", sorted(_TRANSFORMS))
+def test_calls_transform_like_the_plain_function(wrapper, transform):
+    x = np.array([0.1, 0.5, -0.3], f32)
+    y = np.array([0.7, -1.2, 0.4], f32)
+    if "vmap" in transform:
+        y = np.stack([y, 2 * y])
+    t = _TRANSFORMS[transform]
+    expected = jax.tree_leaves(t(_base)(x, y))
+    actual = jax.tree_leaves(t(_WRAPPERS[wrapper](_base))(x, y))
+    assert len(actual) == len(expected)
+    for a, e in zip(actual, expected):
+        close(a, e, 1e-5)

@@ -32,7 +32,12 @@ class Var:
 
 
 class Literal:
-    """A scalar constant written inline in a jaxpr (e.g. `2.0:f32[]`)."""
+    """A scalar constant written inline in a jaxpr (e.g. `2.0:f32[]`).
+
+    `value` is a 0-d array-like: a Python or numpy scalar, or, for a weak-typed constant, an
+    object with an `aval` that keeps the weak type when the jaxpr is evaluated again. Read
+    it with `np.asarray(value)`; `aval` holds its type.
+    """
 
     __slots__ = ("value", "aval")
 
@@ -173,11 +178,11 @@ class _Names:
 
 
 def _nth_name(n: int) -> str:
+    # The digits of n in base 26 written with a..z, as JAX names them: ..., z, ba, bb, ...
     letters = "abcdefghijklmnopqrstuvwxyz"
     text = letters[n % 26]
     n //= 26
     while n:
-        n -= 1
         text = letters[n % 26] + text
         n //= 26
     return text

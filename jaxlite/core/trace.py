@@ -28,10 +28,13 @@ from jaxlite.errors import (ConcretizationTypeError, TracerArrayConversionError,
 class Trace:
     """One active transformation; `process_primitive` says what `bind` means under it."""
 
-    def __init__(self, parent: "Trace | None") -> None:
+    def __init__(self, parent: "Trace | None", stands_for: "Trace | None" = None) -> None:
         self.parent = parent
         self.depth = 0 if parent is None else parent.depth + 1
         self.alive = True
+        # A trace that runs work deferred by another, live one (a batched custom rule) and
+        # treats that trace's tracers as its own.
+        self.stands_for = stands_for
 
     def process_primitive(self, primitive: Any, args: Sequence[Any],
                           params: dict[str, Any]) -> Any:
@@ -42,7 +45,7 @@ class Trace:
         if not isinstance(value, Tracer):
             return False
         trace = value._trace
-        if trace is self:
+        if trace is self or (trace is self.stands_for and trace.alive):
             return True
         check_ancestor(self, trace)
         return False
@@ -62,10 +65,15 @@ def check_ancestor(trace: Trace, other: Trace) -> None:
     if not other.alive:
         raise _leaked_tracer_error(other)
     node = trace.parent
-    while node is not None and node.depth > other.depth:
+    while node is not None and node is not other and node.stands_for is not other:
         node = node.parent
-    if node is not other:
-        raise _leaked_tracer_error(other)
+    if node is None:
+        raise UnexpectedTracerError(
+            f"Encountered a tracer of a {type(other).__name__} inside a {type(trace).__name__} "
+            "that does not run within it: a value traced by one transformation was used in "
+            "another one that is not nested inside the first (for example through a global "
+            "variable, or a custom derivative rule that closes over a traced value). Pass the "
+            "value as an argument instead.")
 
 
 def _leaked_tracer_error(trace: Trace) -> UnexpectedTracerError:

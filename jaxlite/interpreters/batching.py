@@ -7,6 +7,7 @@ dim; it runs with the parent as current trace, so nested `vmap`s stack axes natu
 """
 from __future__ import annotations
 
+import contextvars
 from typing import Any, Callable, Sequence
 
 from jaxlite.core.array_ops import array_op
@@ -37,10 +38,16 @@ class BatchTracer(Tracer):
 
 
 class BatchTrace(Trace):
-    """Interprets primitives on batched values through their `batch` rules."""
+    """Interprets primitives on batched values through their `batch` rules.
 
-    def __init__(self, parent: Trace, axis_size: int, axis_name: Any = None) -> None:
-        super().__init__(parent)
+    A trace made with `stands_for=other` also opens `other`'s tracers: it runs a rule that
+    `other` deferred (a custom_jvp rule, called later by an enclosing jvp) and that may close
+    over values `other` maps, as JAX's batching of custom rules does.
+    """
+
+    def __init__(self, parent: Trace, axis_size: int, axis_name: Any = None,
+                 stands_for: "BatchTrace | None" = None) -> None:
+        super().__init__(parent, stands_for)
         self.axis_size = axis_size
         self.axis_name = axis_name
 
@@ -64,10 +71,25 @@ class BatchTrace(Trace):
         with set_current_trace(self.parent):
             if all(d is None for d in dims):
                 return primitive.bind(*values, **params)
-            out, out_dim = primitive.batch(self.axis_size, values, dims, **params)
+            token = _rule_trace.set(self)
+            try:
+                out, out_dim = primitive.batch(self.axis_size, values, dims, **params)
+            finally:
+                _rule_trace.reset(token)
         if primitive.multiple_results:
             return [BatchTracer(self, o, d) for o, d in zip(out, out_dim)]
         return BatchTracer(self, out, out_dim)
+
+
+# The batch trace whose rule is running: a rule that defers work to a later call (the
+# custom_jvp rule) records it, so that the later call can open that trace's tracers.
+_rule_trace: contextvars.ContextVar[BatchTrace | None] = contextvars.ContextVar(
+    "jaxlite_batch_rule_trace", default=None)
+
+
+def rule_trace() -> BatchTrace | None:
+    """The batch trace whose `batch` rule is running now (None outside batch rules)."""
+    return _rule_trace.get()
 
 
 # ------------------------------------------------------------------ rule helpers for lax
@@ -107,13 +129,14 @@ def batch_elementwise(primitive: Any) -> Callable[..., Any]:
 def vmap_flat(fun: Callable[..., Sequence[Any]], axis_size: int, args: Sequence[Any],
               in_dims: Sequence[int | None],
               out_dims: Sequence[int | None] | int | Callable[[], Sequence[int | None]],
-              axis_name: Any = None) -> list[Any]:
+              axis_name: Any = None, stands_for: BatchTrace | None = None) -> list[Any]:
     """Map `fun` over axis `in_dims[i]` of each argument, stacking outputs at `out_dims`.
 
     An int `out_dims` puts every output's batch axis there; a callable is asked after `fun`
-    has run (when the output structure is known).
+    has run (when the output structure is known). `stands_for` is the batch trace whose
+    deferred rule `fun` is (see `BatchTrace`).
     """
-    trace = BatchTrace(current_trace(), axis_size, axis_name)
+    trace = BatchTrace(current_trace(), axis_size, axis_name, stands_for)
     with new_transformation(trace):
         ins = [BatchTracer(trace, x, d) if d is not None else x for x, d in zip(args, in_dims)]
         outs = fun(*ins)

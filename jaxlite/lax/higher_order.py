@@ -21,7 +21,8 @@ from jaxlite.core.primitive import Primitive
 from jaxlite.core.trace import current_trace
 from jaxlite.interpreters.ad import (Zero, instantiate, jvp_jaxpr, linearize_flat,
                                     tangent_aval)
-from jaxlite.interpreters.batching import batch_at_front, batch_jaxpr, vmap_flat
+from jaxlite.interpreters.batching import (batch_at_front, batch_jaxpr, rule_trace,
+                                          vmap_flat)
 from jaxlite.interpreters.staging import StagingTrace, hoist_tracer_consts, trace_to_jaxpr
 from jaxlite.interpreters.transpose import UndefinedPrimal, backward_pass, is_undefined
 
@@ -232,13 +233,17 @@ def _custom_jvp_call_batch(axis_size: int, args: Sequence[Any], dims: Sequence[A
     args = batch_at_front(args, dims, axis_size)
     inner = batch_jaxpr(jaxpr, axis_size, args, [0] * len(args))
     num_out = len(jaxpr.out_avals)
+    # The user's rule may close over values this vmap maps; when an enclosing jvp calls it,
+    # it runs in a batch trace that stands for this one, so those values stay mapped.
+    this_vmap = rule_trace()
 
     def batched_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list, list]:
         def flat(*a: Any) -> list[Any]:
             primal_out, tangent_out = jvp(a[:len(primals)], a[len(primals):])
             return list(primal_out) + list(tangent_out)
         n_in = len(primals) + len(tangents)
-        outs = vmap_flat(flat, axis_size, list(primals) + list(tangents), [0] * n_in, 0)
+        outs = vmap_flat(flat, axis_size, list(primals) + list(tangents), [0] * n_in, 0,
+                         stands_for=this_vmap)
         return outs[:num_out], outs[num_out:]
     batched_jvp.__name__ = getattr(jvp, "__name__", "jvp")
     outs = custom_jvp_call_p.bind(*args, jaxpr=inner, jvp=batched_jvp, num_consts=num_consts,

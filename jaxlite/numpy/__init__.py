@@ -10,12 +10,11 @@ import numpy as _np
 
 from jaxlite.numpy import _operators
 from jaxlite.numpy._creation import *  # noqa: F401,F403
-from jaxlite.numpy._indexing import *  # noqa: F401,F403
 from jaxlite.numpy._linalg_basic import *  # noqa: F401,F403
 from jaxlite.numpy._math import *  # noqa: F401,F403
 from jaxlite.numpy._reductions import *  # noqa: F401,F403
 from jaxlite.numpy._scalar_types import *  # noqa: F401,F403
-from jaxlite.numpy._scalar_types import bool_ as bool  # noqa: A004 (JAX's name)
+from jaxlite.numpy._scalar_types import bool_ as bool  # noqa: F401,A004 (JAX's name)
 from jaxlite.numpy._scalar_types import narrow_scalar_types as _narrow_scalar_types
 from jaxlite.numpy._shape import *  # noqa: F401,F403
 from jaxlite.numpy._ufuncs import *  # noqa: F401,F403

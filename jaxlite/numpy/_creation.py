@@ -63,6 +63,15 @@ def _from_sequence(obj: Any, dtype: np.dtype | None) -> Any:
     return host_to_array(host, dtype)
 
 
+def _check_int_range(value: Any, target: np.dtype | None) -> None:
+    """An explicit integer dtype must hold a Python int exactly, as numpy requires."""
+    if isinstance(value, int) and not isinstance(value, bool) and target is not None \
+            and dtypes.is_integer(target):
+        info = np.iinfo(target)
+        if not info.min <= value <= info.max:
+            raise OverflowError(f"Python integer {value} out of bounds for {target.name}")
+
+
 def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None = "K",
           ndmin: int = 0) -> Any:
     """Create an array from array-like data (mirrors `jax.numpy.array`).
@@ -87,6 +96,7 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
     elif isinstance(object, (list, tuple)):
         out = _from_sequence(object, target)
     elif dtypes.is_python_scalar(object) or isinstance(object, (np.ndarray, np.generic)):
+        _check_int_range(object, target)
         weak = target is None and dtypes.is_weakly_typed(object)
         out = host_to_array(object, target, weak)
     elif hasattr(object, "__array__"):

@@ -18,7 +18,8 @@ from jaxlite.core import dtypes
 from jaxlite.core.trace import Tracer
 from jaxlite.numpy._promotion import ensure_array, is_jax_array
 
-__all__ = ["getitem", "iterate"]
+# Installed as Array and tracer methods by _operators; not part of the jnp namespace.
+__all__: list[str] = []
 
 _ADVANCED = ("integer-array and boolean-mask indexing (x[[0, 2]], x[mask]) need gather, "
              "which arrives with x.at[...] in a later release; use lax.slice / "

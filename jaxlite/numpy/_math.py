@@ -18,7 +18,7 @@ from jaxlite.numpy._promotion import (check_arraylike, concrete_int, ensure_arra
 
 __all__ = [
     "negative", "positive", "abs", "absolute", "fabs", "sign", "floor", "ceil", "trunc",
-    "fix", "rint", "round", "around", "exp", "exp2", "expm1", "log", "log1p", "log2",
+    "rint", "round", "around", "exp", "exp2", "expm1", "log", "log1p", "log2",
     "log10", "sqrt", "cbrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos",
     "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg",
     "radians", "degrees", "isfinite", "isnan", "isinf", "isposinf", "isneginf", "real",
@@ -97,8 +97,6 @@ def trunc(x: Any, /) -> Any:
     zero = lax.convert_element_type(0, x.dtype, weak_type=True)
     return lax.select(lax.lt(x, zero), lax.ceil(x), lax.floor(x))
 
-
-fix = trunc
 
 
 def _round_real(x: Any, decimals: int) -> Any:

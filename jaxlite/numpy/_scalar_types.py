@@ -21,7 +21,7 @@ __all__ = [
     "float_", "complex_", "single", "double", "csingle", "cdouble", "generic", "number",
     "inexact", "floating", "complexfloating", "integer", "signedinteger", "unsignedinteger",
     "character", "flexible", "object_", "dtype", "result_type", "promote_types", "finfo",
-    "iinfo", "issubdtype", "isdtype", "can_cast", "SCALAR_TYPES",
+    "iinfo", "issubdtype", "isdtype", "can_cast",
 ]
 
 

@@ -42,6 +42,19 @@ def _reject_complex(fun_name: str, x: Any) -> None:
                         f"{x.dtype.name}).")
 
 
+def _order(op: Any, x: Any, y: Any) -> Any:
+    """`op(x, y)` for an ordering `op`; complex numbers order lexicographically, real part
+    first, as in numpy and JAX."""
+    if not dtypes.is_complex(x.dtype):
+        return op(x, y)
+    xr, yr = lax.real(x), lax.real(y)
+    return lax.select(lax.eq(xr, yr), op(lax.imag(x), lax.imag(y)), op(xr, yr))
+
+
+def _ordering(fun_name: str, op: Any, x1: Any, x2: Any) -> Any:
+    return _order(op, *promote_args(fun_name, x1, x2))
+
+
 # ------------------------------------------------------------------------ arithmetic
 
 def add(x1: Any, x2: Any, /) -> Any:
@@ -232,7 +245,7 @@ def _nan_skipping(fun_name: str, x1: Any, x2: Any, prefer_first: Any) -> Any:
         return lax.max(x, y) if fun_name == "fmax" else lax.min(x, y)
     # x1 wins where it is strictly better or x2 is NaN; ties go to x2, as in JAX.
     y_nan = lax.ne(y, y)
-    return lax.select(lax.bitwise_or(prefer_first(x, y), y_nan), x, y)
+    return lax.select(lax.bitwise_or(_order(prefer_first, x, y), y_nan), x, y)
 
 
 def fmax(x1: Any, x2: Any) -> Any:
@@ -262,7 +275,10 @@ def hypot(x1: Any, x2: Any, /) -> Any:
     # inf beats nan, as in C's hypot.
     infinite = lax.bitwise_or(lax.eq(x, lax.full_like(x, np.inf)),
                               lax.eq(y, lax.full_like(y, np.inf)))
-    return lax.select(infinite, lax.full_like(out, np.inf), out)
+    out = lax.select(infinite, lax.full_like(out, np.inf), out)
+    # JAX's result is weak only when both arguments are (a strong constant enters otherwise).
+    weak = dtypes.is_weakly_typed(x1) and dtypes.is_weakly_typed(x2)
+    return lax.convert_element_type(out, out.dtype, weak_type=weak)
 
 
 # ------------------------------------------------------------------------ comparisons
@@ -275,15 +291,6 @@ def equal(x1: Any, x2: Any, /) -> Any:
 def not_equal(x1: Any, x2: Any, /) -> Any:
     """Elementwise `x1 != x2` as a bool array (mirrors `jax.numpy.not_equal`)."""
     return lax.ne(*promote_args("not_equal", x1, x2))
-
-
-def _ordering(fun_name: str, op: Any, x1: Any, x2: Any) -> Any:
-    x, y = promote_args(fun_name, x1, x2)
-    if not dtypes.is_complex(x.dtype):
-        return op(x, y)
-    # Complex numbers order lexicographically, real part first, as in numpy and JAX.
-    xr, yr = lax.real(x), lax.real(y)
-    return lax.select(lax.eq(xr, yr), op(lax.imag(x), lax.imag(y)), op(xr, yr))
 
 
 def less(x1: Any, x2: Any, /) -> Any:
