@@ -8,7 +8,7 @@ from jaxlite import lax, tree_util
 from jaxlite import numpy  # noqa: F401  (fills the operator table of arrays and tracers)
 from jaxlite.api import grad, jvp, linearize, value_and_grad, vjp
 from jaxlite.array import Array
-from jaxlite.config import config, enable_x64
+from jaxlite.config import config, disable_jit, enable_x64
 from jaxlite.core import dtypes
 from jaxlite.custom_derivatives import custom_jvp, custom_vjp
 from jaxlite.device import (block_until_ready, default_backend, device_count, device_get,
@@ -29,7 +29,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Array", "ConcretizationTypeError", "ShapeDtypeStruct", "UnexpectedTracerError",
     "block_until_ready", "checkpoint", "config", "custom_jvp", "custom_vjp", "default_backend",
-    "device_count", "device_get", "device_put", "devices", "dtypes", "enable_x64",
+    "device_count", "device_get", "device_put", "devices", "disable_jit", "dtypes", "enable_x64",
     "eval_shape", "float0", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "jit", "jvp",
     "lax", "linearize", "local_device_count", "local_devices", "make_jaxpr", "numpy", "remat",
     "stop_gradient", "tree_flatten", "tree_leaves", "tree_map", "tree_structure",

@@ -115,3 +115,8 @@ config.define("jaxlite_dump_dir", os.environ.get("JAXLITE_DUMP_DIR"),
 def enable_x64(enabled: bool = True) -> contextlib.AbstractContextManager:
     """Context manager that turns 64-bit types on (or off) for a block."""
     return config.override("jax_enable_x64", enabled)
+
+
+def disable_jit(disable: bool = True) -> contextlib.AbstractContextManager:
+    """Context manager that runs jit-decorated functions op by op (mirrors `jax.disable_jit`)."""
+    return config.override("jax_disable_jit", disable)

@@ -5,12 +5,13 @@ collects their public functions and registers the array operations that transfor
 need (see `jaxlite.core.array_ops`).
 """
 from jaxlite.core.array_ops import ARRAY_OPS
-from jaxlite.lax.ad_util import add_any, add_any_p, stop_gradient, stop_gradient_p  # noqa: F401
+from jaxlite.lax.ad_util import (add_any, add_any_p, stop_gradient,  # noqa: F401
+                                 stop_gradient_p, zeros)
 from jaxlite.lax.arithmetic import *  # noqa: F401,F403
 from jaxlite.lax.bitwise import *  # noqa: F401,F403
 from jaxlite.lax.broadcast import (broadcast, broadcast_axis, broadcast_in_dim,  # noqa: F401
                                    broadcast_in_dim_p, moveaxis, reduce_sum, reduce_sum_p,
-                                   reshape, reshape_p, transpose, transpose_p, zeros)
+                                   reshape, reshape_p, transpose, transpose_p)
 from jaxlite.lax.comparisons import *  # noqa: F401,F403
 from jaxlite.lax.convert import (bitcast_convert_type, bitcast_convert_type_p,  # noqa: F401
                                  convert_element_type, convert_element_type_p)

@@ -15,6 +15,8 @@ from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.transpose import is_undefined
 from jaxlite.lax._declare import ANY, elementwise
+from jaxlite.lax.broadcast import broadcast_in_dim_p
+from jaxlite.lax.convert import convert_element_type_p
 from jaxlite.tree_util import tree_map
 
 add_any_p = elementwise("add_any", np.add, kinds=ANY, num_args=2)
@@ -73,8 +75,15 @@ def _stop_one(leaf: Any) -> Any:
     return stop_gradient_p.bind(leaf)
 
 
+def zeros(aval: ShapedArray) -> Any:
+    """An array of zeros shaped like `aval`, weak type included: a broadcast scalar."""
+    scalar = convert_element_type_p.bind(np.zeros((), aval.dtype), new_dtype=aval.dtype,
+                                         weak_type=aval.weak_type)
+    return broadcast_in_dim_p.bind(scalar, shape=tuple(aval.shape), broadcast_dimensions=())
+
+
 def zeros_like_tangent(aval: ShapedArray) -> Any:
     """Concrete zeros for a tangent or cotangent (float0 for integer values, as JAX gives)."""
     if aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, dtypes.float0)
-    return ad.instantiate(ad.Zero(aval))
+    return zeros(aval)

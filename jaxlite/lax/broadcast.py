@@ -283,12 +283,6 @@ def reshape(operand: Any, new_sizes: Sequence[int],
     return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims)
 
 
-def zeros(aval: ShapedArray) -> Any:
-    """An array of zeros shaped like `aval`: a broadcast scalar, cheap to stage."""
-    return broadcast_in_dim_p.bind(np.zeros((), aval.dtype), shape=tuple(aval.shape),
-                                   broadcast_dimensions=())
-
-
 def broadcast_axis(x: Any, size: int, axis: int) -> Any:
     """`x` with a new axis of length `size` inserted at position `axis`."""
     shape = list(np.shape(x))
