@@ -18,7 +18,7 @@ from jaxlite.core.jaxpr import eval_jaxpr
 from jaxlite.interpreters.ad import Zero, jvp_flat, linearize_flat, tangent_aval
 from jaxlite.interpreters.transpose import UndefinedPrimal, backward_pass
 from jaxlite.lax.ad_util import zeros_like_tangent
-from jaxlite.lax.convert import convert_element_type
+from jaxlite.lax.convert import _convert_element_type
 from jaxlite.tree_util import PyTreeDef, tree_flatten, tree_structure, tree_unflatten
 
 
@@ -124,7 +124,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         out_aval = get_aval(outs[0])
         _check_grad_output(out_aval, holomorphic)
         # The seed has the output's weak type, so that gradients keep the inputs' weak type.
-        seed = convert_element_type(1, out_aval.dtype, weak_type=out_aval.weak_type)
+        seed = _convert_element_type(1, out_aval.dtype, weak_type=out_aval.weak_type)
         grads = tree_unflatten(in_tree, pullback([seed]))
         grad_value = grads[0] if isinstance(argnums, int) else grads
         value = outs[0]

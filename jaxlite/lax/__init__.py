@@ -13,7 +13,8 @@ from jaxlite.lax.broadcast import (broadcast, broadcast_axis, broadcast_in_dim, 
                                    broadcast_in_dim_p, moveaxis, reduce_sum, reduce_sum_p,
                                    reshape, reshape_p, transpose, transpose_p)
 from jaxlite.lax.comparisons import *  # noqa: F401,F403
-from jaxlite.lax.convert import (bitcast_convert_type, bitcast_convert_type_p,  # noqa: F401
+from jaxlite.lax.convert import (_convert_element_type, bitcast_convert_type,  # noqa: F401
+                                 bitcast_convert_type_p,
                                  convert_element_type, convert_element_type_p)
 from jaxlite.lax.cumulative import *  # noqa: F401,F403
 from jaxlite.lax.dot import *  # noqa: F401,F403

@@ -21,7 +21,7 @@ from jaxlite.interpreters import ad
 from jaxlite.interpreters.transpose import is_undefined
 from jaxlite.lax._declare import COMPLEX, FLOATING, INEXACT, INTEGER, NUMERIC, elementwise
 from jaxlite.lax.broadcast import broadcast_in_dim
-from jaxlite.lax.convert import convert_element_type
+from jaxlite.lax.convert import _convert_element_type, convert_element_type
 
 __all__: list[str] = [
     "full", "full_like",
@@ -90,7 +90,7 @@ def elementwise_operands(name: str, *args: Any) -> list[Any]:
                 dtype = target
             else:
                 dtype = get_aval(a).dtype
-            a = convert_element_type(a, dtype, weak_type=True)
+            a = _convert_element_type(a, dtype, weak_type=True)
         operands.append(a)
     shapes = [tuple(np.shape(a)) for a in operands]
     if all(s == shapes[0] for s in shapes):
@@ -125,23 +125,24 @@ def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Any:
                         f"{np.shape(fill_value)}.")
     if dtype is None:
         weak = dtypes.is_weakly_typed(fill_value)
-        value = convert_element_type(fill_value, get_aval(fill_value).dtype, weak_type=weak)
+        value = _convert_element_type(fill_value, get_aval(fill_value).dtype, weak_type=weak)
     else:
         value = convert_element_type(fill_value, dtypes.canonicalize_dtype(dtype))
     return broadcast_in_dim(value, shape, ())
 
 
-def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
+def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None,
+              sharding: Any = None) -> Any:
     """An array like `x` filled with `fill_value` (mirrors `jax.lax.full_like`).
 
     The dtype is `dtype`, else `x`'s; the result is weak-typed when `x` is and no dtype is
-    given. `shape` overrides `x`'s shape.
+    given. `shape` overrides `x`'s shape. `sharding` is accepted for compatibility only.
     """
     aval = get_aval(x)
     out_dtype = aval.dtype if dtype is None else dtypes.canonicalize_dtype(dtype)
     weak = aval.weak_type and dtype is None
     out_shape = aval.shape if shape is None else tuple(int(d) for d in shape)
-    value = convert_element_type(fill_value, out_dtype, weak_type=weak)
+    value = _convert_element_type(fill_value, out_dtype, weak_type=weak)
     return broadcast_in_dim(value, out_shape, ())
 
 
@@ -156,7 +157,7 @@ def zeros_like_array(x: Any) -> Any:
 
 def _const(x: Any, value: Any) -> Any:
     """`value` as a weak scalar of `x`'s dtype, for rules that combine `x` with a constant."""
-    return convert_element_type(value, get_aval(x).dtype, weak_type=True)
+    return _convert_element_type(value, get_aval(x).dtype, weak_type=True)
 
 
 # ------------------------------------------------------------------------ add, sub, neg

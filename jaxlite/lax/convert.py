@@ -87,12 +87,16 @@ convert_element_type_p.transpose = _convert_element_type_transpose
 convert_element_type_p.batch = _convert_element_type_batch
 
 
-def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) -> Any:
+def convert_element_type(operand: Any, new_dtype: Any) -> Any:
     """Convert `operand` to `new_dtype` (mirrors `jax.lax.convert_element_type`).
 
-    Python scalars keep their weak type when `weak_type` is set. 64-bit dtypes become
-    32-bit unless `jax_enable_x64` is on.
+    64-bit dtypes become 32-bit unless `jax_enable_x64` is on; the result is not weakly typed.
     """
+    return _convert_element_type(operand, new_dtype, weak_type=False)
+
+
+def _convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) -> Any:
+    """`convert_element_type` that can also set the weak-type flag (for library code)."""
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
     aval = get_aval(operand)
     if aval.dtype == new_dtype and aval.weak_type == weak_type \

@@ -20,7 +20,7 @@ from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters.ad import Zero, add_tangents, tangent_aval
 from jaxlite.interpreters.transpose import is_undefined
 from jaxlite.lax.broadcast import transpose
-from jaxlite.lax.convert import convert_element_type
+from jaxlite.lax.convert import _convert_element_type, convert_element_type
 
 __all__ = ["Precision", "dot_general_p", "dot_general", "dot", "batch_matmul"]
 
@@ -244,7 +244,7 @@ def _matching(x: Any, aval: ShapedArray) -> Any:
     x_aval = get_aval(x)
     if x_aval.dtype == aval.dtype and x_aval.weak_type == aval.weak_type:
         return x
-    return convert_element_type(x, aval.dtype, weak_type=aval.weak_type)
+    return _convert_element_type(x, aval.dtype, weak_type=aval.weak_type)
 
 
 # ---------------------------------------------------------------------- transpose
@@ -367,9 +367,9 @@ def _operands(lhs: Any, rhs: Any) -> tuple[Any, Any]:
         return dtypes.is_python_scalar(x) and not isinstance(x, bool)
     if scalar(lhs):
         target = get_aval(lhs).dtype if scalar(rhs) else get_aval(rhs).dtype
-        lhs = convert_element_type(lhs, target, weak_type=True)
+        lhs = _convert_element_type(lhs, target, weak_type=True)
     if scalar(rhs):
-        rhs = convert_element_type(rhs, get_aval(lhs).dtype, weak_type=True)
+        rhs = _convert_element_type(rhs, get_aval(lhs).dtype, weak_type=True)
     return lhs, rhs
 
 

@@ -20,7 +20,7 @@ from jaxlite.interpreters.batching import batch_at_front, move_batch_axis
 from jaxlite.interpreters.transpose import is_undefined
 from jaxlite.lax._declare import check_same_dtypes
 from jaxlite.lax.broadcast import broadcast_in_dim, reduce_sum
-from jaxlite.lax.convert import convert_element_type
+from jaxlite.lax.convert import _convert_element_type, convert_element_type
 from jaxlite.lax.selection import select_n
 from jaxlite.lax.shape_ops import squeeze
 
@@ -274,7 +274,7 @@ def _padding_value_like(operand: Any, padding_value: Any) -> Any:
         if not info.min <= padding_value <= info.max:
             raise OverflowError(f"lax.pad: Python int {padding_value} is out of bounds for "
                                 f"the operand dtype {np.dtype(dtype).name}.")
-    return convert_element_type(padding_value, dtype, weak_type=True)
+    return _convert_element_type(padding_value, dtype, weak_type=True)
 
 
 def pad(operand: Any, padding_value: Any,

@@ -138,8 +138,8 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
                       "the part you want first with jnp.real or jnp.imag.",
                       DeprecationWarning, stacklevel=2)
     if target == np.bool_ and x.dtype != np.bool_:
-        return lax.ne(x, lax.convert_element_type(0, x.dtype, weak_type=True))
-    return lax.convert_element_type(x, target, weak_type=False)
+        return lax.ne(x, lax._convert_element_type(0, x.dtype, weak_type=True))
+    return lax._convert_element_type(x, target, weak_type=False)
 
 
 # ------------------------------------------------------------------------ filled arrays

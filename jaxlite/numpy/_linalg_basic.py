@@ -35,7 +35,7 @@ def _promote_for_product(fun_name: str, a: Any, b: Any, preferred: Any
 
 
 def _finish(out: Any, dtype: np.dtype, weak: bool) -> Any:
-    return lax.convert_element_type(out, dtype, weak_type=weak)
+    return lax._convert_element_type(out, dtype, weak_type=weak)
 
 
 def _contract(a: Any, b: Any, contracting: tuple[Sequence[int], Sequence[int]],

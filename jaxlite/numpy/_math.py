@@ -94,7 +94,7 @@ def trunc(x: Any, /) -> Any:
     x = _array("trunc", x)
     if _is_exact(x):
         return x
-    zero = lax.convert_element_type(0, x.dtype, weak_type=True)
+    zero = lax._convert_element_type(0, x.dtype, weak_type=True)
     return lax.select(lax.lt(x, zero), lax.ceil(x), lax.floor(x))
 
 
@@ -108,7 +108,7 @@ def _round_real(x: Any, decimals: int) -> Any:
     factor = float(10.0 ** decimals)
     scaled = lax.round(lax.mul(work, factor), lax.RoundingMethod.TO_NEAREST_EVEN)
     out = lax.div(scaled, factor)
-    return lax.convert_element_type(out, x.dtype, weak_type=x.weak_type) if wide else out
+    return lax._convert_element_type(out, x.dtype, weak_type=x.weak_type) if wide else out
 
 
 def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001
@@ -180,7 +180,7 @@ def _log_base(fun_name: str, base: float) -> Any:
     def fun(x: Any, /) -> Any:
         (x,) = promote_args_inexact(fun_name, x)
         # JAX divides by a strong constant, so the result is never weak-typed.
-        divisor = lax.convert_element_type(math.log(base), x.dtype, weak_type=False)
+        divisor = lax._convert_element_type(math.log(base), x.dtype, weak_type=False)
         return lax.div(lax.log(x), divisor)
     fun.__name__ = fun.__qualname__ = fun_name
     fun.__doc__ = (f"Elementwise base-{int(base)} logarithm, as `log(x) / log({int(base)})` "
@@ -224,7 +224,7 @@ degrees = rad2deg
 
 def _bool_result(out: Any, weak: bool) -> Any:
     # The lax tests give strong bools; JAX keeps the weak flag of some of these tests.
-    return lax.convert_element_type(out, np.bool_, weak_type=weak)
+    return lax._convert_element_type(out, np.bool_, weak_type=weak)
 
 
 def isfinite(x: Any, /) -> Any:
@@ -248,7 +248,7 @@ def isnan(x: Any, /) -> Any:
 
 
 def _equals_strong(x: Any, value: float) -> Any:
-    return lax.eq(x, lax.convert_element_type(value, x.dtype, weak_type=False))
+    return lax.eq(x, lax._convert_element_type(value, x.dtype, weak_type=False))
 
 
 def isinf(x: Any, /) -> Any:

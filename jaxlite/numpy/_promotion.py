@@ -88,7 +88,7 @@ def convert(x: Any, dtype: Any, weak_type: bool = False) -> Any:
     dtype = dtypes.canonicalize_dtype(dtype)
     if not is_jax_array(x):
         return host_to_array(x, dtype, weak_type)
-    return lax.convert_element_type(x, dtype, weak_type=weak_type)
+    return lax._convert_element_type(x, dtype, weak_type=weak_type)
 
 
 # ------------------------------------------------------------------------ promotion

@@ -44,7 +44,7 @@ def _mask(x: Any, where: Any, fill: Any) -> Any:
     check_arraylike("where", where)
     mask = ensure_array(where)
     if mask.dtype != np.bool_:
-        mask = lax.ne(mask, lax.convert_element_type(0, mask.dtype, weak_type=True))
+        mask = lax.ne(mask, lax._convert_element_type(0, mask.dtype, weak_type=True))
     mask = broadcast_to_shape(mask, x.shape)
     return lax.select(mask, x, lax.full_like(x, fill))
 
@@ -64,8 +64,8 @@ def _accumulation_dtype(dtype: np.dtype, promote_integers: bool) -> np.dtype:
 
 def _truth(x: Any) -> Any:
     if x.dtype == np.bool_:
-        return lax.convert_element_type(x, np.bool_, weak_type=False)
-    return lax.ne(x, lax.convert_element_type(0, x.dtype, weak_type=False))
+        return lax._convert_element_type(x, np.bool_, weak_type=False)
+    return lax.ne(x, lax._convert_element_type(0, x.dtype, weak_type=False))
 
 
 def _sum_or_prod(fun_name: str, a: Any, axis: Any, dtype: Any, keepdims: bool, initial: Any,

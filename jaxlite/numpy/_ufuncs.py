@@ -29,11 +29,11 @@ __all__ = [
 
 
 def _zero(x: Any) -> Any:
-    return lax.convert_element_type(0, x.dtype, weak_type=True)
+    return lax._convert_element_type(0, x.dtype, weak_type=True)
 
 
 def _one(x: Any) -> Any:
-    return lax.convert_element_type(1, x.dtype, weak_type=True)
+    return lax._convert_element_type(1, x.dtype, weak_type=True)
 
 
 def _reject_complex(fun_name: str, x: Any) -> None:
@@ -278,7 +278,7 @@ def hypot(x1: Any, x2: Any, /) -> Any:
     out = lax.select(infinite, lax.full_like(out, np.inf), out)
     # JAX's result is weak only when both arguments are (a strong constant enters otherwise).
     weak = dtypes.is_weakly_typed(x1) and dtypes.is_weakly_typed(x2)
-    return lax.convert_element_type(out, out.dtype, weak_type=weak)
+    return lax._convert_element_type(out, out.dtype, weak_type=weak)
 
 
 # ------------------------------------------------------------------------ comparisons

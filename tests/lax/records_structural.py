@@ -352,7 +352,7 @@ def _convert_case(rng: np.random.Generator, dtype: Any) -> Case:
     else:
         target, weak = np.dtype(ALL[int(rng.integers(len(ALL)))]), False
         x = _convert_values(rng, shape, dtype)
-    return Case(lambda x: lax.convert_element_type(x, target, weak_type=weak),
+    return Case(lambda x: lax._convert_element_type(x, target, weak_type=weak),
                 lambda x: _convert_reference(x, target), [x], values=_convert_values)
 
 
