@@ -85,8 +85,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name
         raise TypeError(f"vmap: expected a function, got {fun!r}")
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
-    if not (in_axes is None or isinstance(in_axes, (int, tuple, dict)) or
-            hasattr(in_axes, "__dict__")):
+    if not (in_axes is None or isinstance(in_axes, (int, np.integer, tuple))):
         raise TypeError("vmap in_axes must be an int, None, or a tuple of entries "
                         f"corresponding to the positional arguments passed to the function, "
                         f"but got {in_axes}.")

@@ -458,3 +458,10 @@ def test_jvp_of_grad():
     out, t = jax.jvp(jax.grad(cube), (2.0,), (1.0,))
     close(out, 12.0)
     close(t, 12.0)
+
+
+def test_vmap_in_axes_must_be_int_none_or_tuple():
+    with pytest.raises(TypeError, match="must be an int, None, or a tuple"):
+        jax.vmap(lambda x: x, in_axes={"a": 0})
+    out = jax.vmap(lambda x, y: lax.add(x, y), in_axes=[0, None])(np.ones(3, np.float32), 1.0)
+    np.testing.assert_array_equal(out, [2.0, 2.0, 2.0])
