@@ -108,6 +108,12 @@ config.define("jax_default_matmul_precision", None,
               "Default precision of dot products.", _as_optional_str)
 config.define("jax_compilation_cache_dir", os.environ.get("JAXLITE_COMPILATION_CACHE_DIR"),
               "Folder for the persistent cache of compiled code.", _as_optional_str)
+config.define("jax_log_compiles", _env_bool("JAX_LOG_COMPILES", False),
+              "Log (logger 'jaxlite', level WARNING) each compilation of a jit-ted function "
+              "with its name, backend and time.", _as_bool)
+config.define("jaxlite_verify_hlo", _env_bool("JAXLITE_VERIFY_HLO", False),
+              "Run the HLO verifier on each module after the pass pipeline, when compiling.",
+              _as_bool)
 config.define("jaxlite_dump_dir", os.environ.get("JAXLITE_DUMP_DIR"),
               "Folder where the compiler writes the module after every pass.", _as_optional_str)
 

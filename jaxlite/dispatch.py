@@ -1,19 +1,37 @@
-"""Eager execution of single primitives (mirrors JAX's op-by-op dispatch).
+"""Eager execution: single primitives op by op, and `jit` calls through the compiler
+(mirrors JAX's dispatch: `apply_primitive` and the pjit implementation).
 
-Outside every transformation, `bind` ends here: the arguments become numpy arrays, the
-primitive's `reference` rule computes the result, and the result becomes an `Array` with the
-dtype and weak type that the primitive's abstract evaluation gives. Importing this module
-installs `apply_primitive` as the eager hook of the core.
+Outside every transformation, `bind` ends here. A primitive's arguments become numpy arrays,
+its `reference` rule computes the result, and the result becomes an `Array` with the dtype
+and weak type that the primitive's abstract evaluation gives. Importing this module installs
+`apply_primitive` as the eager hook of the core.
+
+The `jit` primitive instead compiles: its jaxpr is lowered to HLO (`lower_jaxpr`), compiled
+by the default backend (`jaxlite.backends`), cached per jaxpr and backend, and run on the
+backend's buffers; importing this module installs that as `jit_p.impl`.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+import logging
+import re
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any, Hashable, Sequence
 
 import numpy as np
 
 from jaxlite.array import Array
+from jaxlite.backends.base import Buffer, Client, CompileOptions, Executable
+from jaxlite.backends.registry import get_backend
+from jaxlite.config import config
+from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
+from jaxlite.core.jaxpr import ClosedJaxpr
 from jaxlite.core.trace import EVAL_HOOKS
+from jaxlite.interpreters.lowering import LoweredModule, lower_jaxpr
+from jaxlite.lax.higher_order import jit_p
 
 
 def to_numpy(value: Any, aval: ShapedArray) -> np.ndarray:
@@ -46,3 +64,142 @@ def apply_primitive(primitive: Any, args: Sequence[Any], params: dict[str, Any])
 
 
 EVAL_HOOKS["apply_primitive"] = apply_primitive
+
+
+# ------------------------------------------------------------------ compiled execution
+
+logger = logging.getLogger("jaxlite")
+
+
+def module_name(name: str) -> str:
+    """The HLO module name of a jitted function `name` (`jit_f`, as JAX names it)."""
+    return "jit_" + re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+@dataclass(frozen=True)
+class CompiledCall:
+    """A jaxpr compiled for one backend, ready to call on eager values.
+
+    executable : the backend's executable; its parameters are the lowering's constant
+        arguments, then one per jaxpr input.
+    const_buffers : the constant arguments, already on the device.
+    in_avals, out_avals : the jaxpr's abstract inputs and outputs (outputs give the weak
+        types of the results).
+    """
+
+    executable: Executable
+    const_buffers: tuple[Buffer, ...]
+    in_avals: tuple[ShapedArray, ...]
+    out_avals: tuple[ShapedArray, ...]
+
+    def __call__(self, args: Sequence[Any]) -> list[Array]:
+        if len(args) != len(self.in_avals):
+            raise TypeError(f"{self.executable!r} takes {len(self.in_avals)} arguments, got "
+                            f"{len(args)}.")
+        client = self.executable.client
+        device = self.const_buffers[0].device if self.const_buffers else None
+        buffers = list(self.const_buffers)
+        buffers += [client.buffer_from_numpy(_device_value(a, aval), device)
+                    for a, aval in zip(args, self.in_avals)]
+        outs = self.executable.execute(buffers)
+        return [_array_of(out.to_numpy(), aval) for out, aval in zip(outs, self.out_avals)]
+
+
+def _device_value(value: Any, aval: ShapedArray) -> np.ndarray:
+    """An argument as the numpy array its entry parameter takes (never a user's array,
+    which the buffer would make read-only)."""
+    if aval.dtype == dtypes.float0:
+        return np.zeros(aval.shape, np.bool_)  # float0 has no storage; HLO passes it as pred
+    if type(value) is Array and value.dtype == aval.dtype:
+        return value._value
+    return np.array(value, dtype=aval.dtype)
+
+
+def _array_of(value: np.ndarray, aval: ShapedArray) -> Array:
+    if aval.dtype == dtypes.float0:
+        return Array(np.zeros(aval.shape, dtypes.float0), aval.weak_type)
+    return Array(value, aval.weak_type)
+
+
+def compile_lowered(lowered: LoweredModule, closed: ClosedJaxpr, name: str, client: Client,
+                    donated_invars: Sequence[int] = (),
+                    lowering_seconds: float | None = None) -> CompiledCall:
+    """Compile a lowered jaxpr with `client`; `donated_invars` index the jaxpr's inputs.
+
+    Logs the compilation (logger "jaxlite"; level WARNING under `jax_log_compiles`, else
+    DEBUG) with the function's name, backend and time.
+    """
+    num_consts = len(lowered.const_args)
+    options = CompileOptions(
+        donated_parameters=tuple(num_consts + i for i in donated_invars),
+        dump_dir=config.read("jaxlite_dump_dir"), verify=config.read("jaxlite_verify_hlo"),
+        name=lowered.module.name)
+    start = time.perf_counter()
+    executable = client.compile(lowered.module, options)
+    seconds = time.perf_counter() - start
+    level = logging.WARNING if config.read("jax_log_compiles") else logging.DEBUG
+    if logger.isEnabledFor(level):
+        lowering = "" if lowering_seconds is None else f" (lowering took {lowering_seconds:.4f} s)"
+        signature = ", ".join(a.str_short() for a in closed.in_avals)
+        logger.log(level, "Finished compiling jit(%s) for the %s backend in %.4f s%s; "
+                   "arguments: [%s]", name, client.platform, seconds, lowering, signature)
+    device = client.devices()[0]
+    const_buffers = tuple(client.buffer_from_numpy(np.asarray(c), device)
+                          for c in lowered.const_args)
+    return CompiledCall(executable, const_buffers, tuple(closed.in_avals),
+                        tuple(closed.out_avals))
+
+
+def lower_and_compile(closed: ClosedJaxpr, name: str, client: Client,
+                      donated_invars: Sequence[int] = ()) -> CompiledCall:
+    """Lower `closed` to HLO and compile it with `client` (no cache)."""
+    start = time.perf_counter()
+    lowered = lower_jaxpr(closed, module_name(name))
+    return compile_lowered(lowered, closed, name, client, donated_invars,
+                           time.perf_counter() - start)
+
+
+class _CompileCache:
+    """Compiled calls per jaxpr (by identity, for as long as the jaxpr lives), backend and
+    donated inputs."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[weakref.ref, dict[Hashable, CompiledCall]]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, closed: ClosedJaxpr, name: str, client: Client,
+            donated_invars: tuple[int, ...]) -> CompiledCall:
+        key = (client.platform, id(client), donated_invars)
+        with self._lock:
+            entry = self._entries.get(id(closed))
+            if entry is not None and entry[0]() is closed and key in entry[1]:
+                return entry[1][key]
+        compiled = lower_and_compile(closed, name, client, donated_invars)
+        with self._lock:
+            entry = self._entries.get(id(closed))
+            if entry is None or entry[0]() is not closed:
+                ident = id(closed)
+                ref = weakref.ref(closed, lambda _: self._entries.pop(ident, None))
+                entry = (ref, {})
+                self._entries[ident] = entry
+            return entry[1].setdefault(key, compiled)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+COMPILE_CACHE = _CompileCache()
+
+
+def compiled_call(closed: ClosedJaxpr, name: str, client: Client,
+                  donated_invars: tuple[int, ...] = ()) -> CompiledCall:
+    """The cached compilation of `closed` for `client` (compiled on first use)."""
+    return COMPILE_CACHE.get(closed, name, client, donated_invars)
+
+
+def _jit_impl(*args: Any, jaxpr: ClosedJaxpr, name: str) -> list[Array]:
+    """Eager execution of the `jit` primitive: compile with the default backend and run."""
+    return compiled_call(jaxpr, name, get_backend())(args)
+
+
+jit_p.impl = _jit_impl

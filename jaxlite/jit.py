@@ -1,25 +1,36 @@
-"""`jaxlite.jit`: trace once per abstract signature, then run the cached program.
+"""`jaxlite.jit`: trace once per abstract signature, compile once per backend, then run the
+compiled program.
 
-Mirrors `jax.jit`. A call flattens its arguments, abstracts them (shape, dtype, weak type),
-and looks the signature up in the function's cache; on a miss it traces the function to a
-jaxpr. The call itself is the `jit` primitive applied to the leaves, so that `jit` inside
-other transformations (grad, vmap, an outer jit) is just one more equation.
+Mirrors `jax.jit` and `jax.stages`. A call flattens its arguments, abstracts them (shape,
+dtype, weak type), and looks the signature up in the function's cache; on a miss it traces
+the function to a jaxpr. Outside every transformation the call then runs the jaxpr compiled
+by the chosen backend (lowered to HLO, optimized, compiled; cached per jaxpr and backend,
+see `jaxlite.dispatch`). Under a transformation (grad, vmap, an outer jit) the call is the
+`jit` primitive applied to the leaves, one more equation, compiled when the outer program
+is. Ahead of time, `jit(f).lower(*args)` gives a `Lowered` and `.compile()` a `Compiled`.
 """
 from __future__ import annotations
 
 import functools
 import inspect
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from jaxlite import _api_util
+from jaxlite import _api_util, dispatch
+from jaxlite.backends import analysis
+from jaxlite.backends.base import Client, Device, Executable, MemoryAnalysis
+from jaxlite.backends.registry import get_backend
 from jaxlite.config import config
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.jaxpr import ClosedJaxpr
-from jaxlite.core.trace import Tracer
+from jaxlite.core.trace import EvalTrace, Tracer, current_trace
+from jaxlite.interpreters.lowering import LoweredModule, lower_jaxpr
 from jaxlite.interpreters.staging import DebugInfo, hoist_tracer_consts, trace_to_jaxpr
 from jaxlite.lax.higher_order import jit_p
-from jaxlite.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from jaxlite.tree_util import PyTreeDef, tree_flatten, tree_leaves, tree_unflatten
+from jaxlite.xla.ir import HloModule
+from jaxlite.xla.text import print_module
 
 
 @dataclass
@@ -30,19 +41,34 @@ class _Traced:
     jaxpr: ClosedJaxpr
     consts: list[Any]
     out_tree: PyTreeDef
+    in_tree: PyTreeDef
+    donated_invars: tuple[int, ...] = ()
+    names: tuple[str, ...] = ()
 
 
 class JitFunction:
     """The callable that `jit` returns (mirrors JAX's jitted function object)."""
 
     def __init__(self, fun: Callable[..., Any], static_argnums: tuple[int, ...],
-                 static_argnames: tuple[str, ...], donate_argnums: tuple[int, ...]) -> None:
+                 static_argnames: tuple[str, ...], donate_argnums: tuple[int, ...],
+                 donate_argnames: tuple[str, ...] = (), device: Device | None = None,
+                 backend: str | None = None) -> None:
         functools.update_wrapper(self, fun)
         self._fun = fun
         self._static_argnums = static_argnums
         self._static_argnames = static_argnames
         self._donate_argnums = donate_argnums
+        self._donate_argnames = donate_argnames
+        self._device = device
+        self._backend = backend
         self._cache: dict[Any, _Traced] = {}
+
+    def _client(self) -> Client:
+        """The backend to compile for: the jit's device's, its named backend, or the
+        default one."""
+        if self._device is not None:
+            return self._device.client
+        return get_backend(self._backend)
 
     def _static_indices(self, num_args: int) -> set[int]:
         # Negative numbers the signature could not resolve (a `*args` function) count from
@@ -89,9 +115,33 @@ class JitFunction:
         traced = self._cache.get(key)
         if traced is None:
             traced = self._trace_new(in_tree, avals, statics, names)
+            traced.donated_invars = tuple(len(traced.consts) + i for i in
+                                          self._donated_leaves(args, dynamic_kwargs))
             if not any(isinstance(c, Tracer) for c in traced.consts):
                 self._cache[key] = traced
         return traced, leaves
+
+    def _donated_leaves(self, args: tuple, dynamic_kwargs: dict) -> list[int]:
+        """Positions among the leaves of the arguments that `donate_argnums` /
+        `donate_argnames` give up (static arguments are never donated)."""
+        static_indices = self._static_indices(len(args))
+        donated = {n % len(args) if n < 0 else n for n in self._donate_argnums} if args \
+            else set()
+        positions: list[int] = []
+        start = 0
+        for i, arg in enumerate(args):
+            if i in static_indices:
+                continue
+            count = len(tree_leaves(arg))
+            if i in donated:
+                positions.extend(range(start, start + count))
+            start += count
+        for key in sorted(dynamic_kwargs):  # the order in which dicts flatten
+            count = len(tree_leaves(dynamic_kwargs[key]))
+            if key in self._donate_argnames:
+                positions.extend(range(start, start + count))
+            start += count
+        return positions
 
     def _leaf_names(self, args: tuple, dynamic_kwargs: dict) -> list[str]:
         names = _api_util.parameter_names(self._fun, len(args))
@@ -114,20 +164,43 @@ class JitFunction:
         debug = DebugInfo("jit", _api_util.function_name(self._fun), tuple(names))
         closed = trace_to_jaxpr(flat_fun, avals, debug)
         closed, consts = hoist_tracer_consts(closed)
-        return _Traced(closed, consts, out_trees[0])
+        return _Traced(closed, consts, out_trees[0], in_tree, names=tuple(names))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if config.read("jax_disable_jit"):
             return self._fun(*args, **kwargs)
         traced, leaves = self._trace(args, kwargs)
-        outs = jit_p.bind(*traced.consts, *leaves, jaxpr=traced.jaxpr,
-                          name=_api_util.function_name(self._fun))
+        name = _api_util.function_name(self._fun)
+        if _runs_eagerly(traced.consts, leaves):
+            compiled = dispatch.compiled_call(traced.jaxpr, name, self._client(),
+                                              traced.donated_invars)
+            outs = compiled(leaves)
+        else:
+            outs = jit_p.bind(*traced.consts, *leaves, jaxpr=traced.jaxpr, name=name)
         return tree_unflatten(traced.out_tree, outs)
 
     def trace(self, *args: Any, **kwargs: Any) -> "Traced":
         """Trace without running (mirrors `jax.jit(f).trace`)."""
         traced, _ = self._trace(args, kwargs)
-        return Traced(traced.jaxpr, traced.out_tree)
+        return Traced(traced.jaxpr, traced.out_tree,
+                      functools.partial(self._lower_traced, traced))
+
+    def lower(self, *args: Any, **kwargs: Any) -> "Lowered":
+        """Trace and lower to HLO for these arguments' signature (mirrors
+        `jax.jit(f).lower`); `.compile()` on the result compiles it."""
+        traced, _ = self._trace(args, kwargs)
+        return self._lower_traced(traced)
+
+    def _lower_traced(self, traced: _Traced) -> "Lowered":
+        if traced.consts:
+            raise TypeError(f"lower: {self.__name__} closes over values traced by an outer "
+                            "transformation; ahead-of-time lowering needs a function of its "
+                            "arguments only. Pass those values as arguments.")
+        name = _api_util.function_name(self._fun)
+        start = time.perf_counter()
+        lowered = lower_jaxpr(traced.jaxpr, dispatch.module_name(name))
+        return Lowered(lowered, traced, name, self._client(), self._donate_argnums,
+                       time.perf_counter() - start)
 
     def _cache_size(self) -> int:
         return len(self._cache)
@@ -140,12 +213,150 @@ class JitFunction:
         return self if obj is None else functools.partial(self, obj)
 
 
+def _runs_eagerly(consts: Sequence[Any], leaves: Sequence[Any]) -> bool:
+    """Whether a call runs now on concrete values, rather than being traced."""
+    return isinstance(current_trace(), EvalTrace) and not any(
+        isinstance(x, Tracer) for x in (*consts, *leaves))
+
+
 @dataclass
 class Traced:
-    """The result of `jit(f).trace(...)`: the jaxpr and the output structure."""
+    """The result of `jit(f).trace(...)`: the jaxpr and the output structure (mirrors
+    `jax.stages.Traced`)."""
 
     jaxpr: ClosedJaxpr
     out_tree: PyTreeDef
+    _lower: Callable[[], "Lowered"] | None = field(default=None, repr=False)
+
+    def lower(self) -> "Lowered":
+        """Lower the traced program to HLO."""
+        if self._lower is None:
+            raise ValueError("lower: this Traced has no function to lower.")
+        return self._lower()
+
+
+class Lowered:
+    """A jitted function lowered to HLO for one signature (mirrors `jax.stages.Lowered`).
+
+    Differences from JAX: the text is jaxlite's HLO, not StableHLO; `as_text` accepts
+    `dialect="hlo"` (the default) only.
+    """
+
+    def __init__(self, lowered: LoweredModule, traced: _Traced, name: str, client: Client,
+                 donate_argnums: tuple[int, ...], lowering_seconds: float) -> None:
+        self._lowered = lowered
+        self._traced = traced
+        self._name = name
+        self._client = client
+        self.donate_argnums = donate_argnums
+        self._lowering_seconds = lowering_seconds
+
+    @property
+    def in_tree(self) -> PyTreeDef:
+        """The structure of `(args, kwargs)`, static arguments left out."""
+        return self._traced.in_tree
+
+    @property
+    def out_tree(self) -> PyTreeDef:
+        return self._traced.out_tree
+
+    @property
+    def in_avals(self) -> Any:
+        return tree_unflatten(self.in_tree, self._traced.jaxpr.in_avals)
+
+    def compiler_ir(self, dialect: str | None = None) -> HloModule:
+        """The HLO module as lowered, before any pass."""
+        _check_dialect(dialect)
+        return self._lowered.module
+
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+        """The HLO text of the module before the pass pipeline."""
+        return print_module(self.compiler_ir(dialect))
+
+    def cost_analysis(self) -> dict[str, float]:
+        """Estimated work of the unoptimized module (see `jaxlite.backends.analysis`)."""
+        return analysis.cost_analysis(self._lowered.module)
+
+    def compile(self, compiler_options: dict[str, Any] | None = None) -> "Compiled":
+        """Run the backend's compiler (passes included) on the module."""
+        call = dispatch.compile_lowered(self._lowered, self._traced.jaxpr, self._name,
+                                        self._client, self._traced.donated_invars,
+                                        self._lowering_seconds)
+        return Compiled(call, self._traced, self._name, self.donate_argnums)
+
+
+class Compiled:
+    """A jitted function compiled for one signature and backend (mirrors
+    `jax.stages.Compiled`). Call it with the non-static arguments only."""
+
+    def __init__(self, call: dispatch.CompiledCall, traced: _Traced, name: str,
+                 donate_argnums: tuple[int, ...]) -> None:
+        self._call = call
+        self._traced = traced
+        self._name = name
+        self.donate_argnums = donate_argnums
+
+    @property
+    def in_tree(self) -> PyTreeDef:
+        return self._traced.in_tree
+
+    @property
+    def out_tree(self) -> PyTreeDef:
+        return self._traced.out_tree
+
+    def runtime_executable(self) -> Executable:
+        """The backend's executable."""
+        return self._call.executable
+
+    def as_text(self) -> str:
+        """The HLO text of the module after the pass pipeline."""
+        return self._call.executable.text("optimized_hlo")
+
+    def cost_analysis(self) -> dict[str, float]:
+        """Estimated 'flops', 'transcendentals' and 'bytes accessed' of the optimized module."""
+        return self._call.executable.cost_analysis()
+
+    def memory_analysis(self) -> MemoryAnalysis:
+        """Argument, output, alias and temporary sizes in bytes."""
+        return self._call.executable.memory_analysis()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        leaves, in_tree = tree_flatten((tuple(args), kwargs))
+        if in_tree != self.in_tree:
+            raise TypeError(f"Function {self._name} compiled with input pytree does not match "
+                            f"the input pytree it was called with: compiled for "
+                            f"{self.in_tree}, called with {in_tree}. Pass the non-static "
+                            "arguments only, with the same structure.")
+        if any(isinstance(x, Tracer) for x in leaves):
+            raise TypeError(f"Compiled function {self._name} cannot be called on traced "
+                            "values (inside jit, grad or vmap); call the jitted function "
+                            "instead.")
+        _api_util.check_array_leaves(leaves, self._traced.names, f"compiled {self._name}")
+        self._check_types(leaves)
+        return tree_unflatten(self.out_tree, self._call(leaves))
+
+    def _check_types(self, leaves: Sequence[Any]) -> None:
+        expected = self._traced.jaxpr.in_avals
+        mismatches = []
+        for name, leaf, aval in zip(self._traced.names, leaves, expected):
+            got = _api_util.abstractify(leaf)
+            if got.shape != aval.shape or got.dtype != aval.dtype:
+                mismatches.append(f"Argument '{name}' compiled with {_describe(aval)} and "
+                                  f"called with {_describe(got)}")
+        if mismatches:
+            raise TypeError("Argument types differ from the types for which this computation "
+                            "was compiled. The mismatches are:\n" + "\n".join(mismatches))
+
+
+def _describe(aval: ShapedArray) -> str:
+    dims = ",".join(str(d) for d in aval.shape)
+    return f"{aval.dtype.name}[{dims}]"
+
+
+def _check_dialect(dialect: str | None) -> None:
+    if dialect not in (None, "hlo"):
+        raise ValueError(f"jaxlite lowers to its own HLO only; dialect={dialect!r} is not "
+                         "available. Use dialect='hlo' (or leave it out).")
 
 
 @dataclass(frozen=True)
@@ -212,13 +423,19 @@ def jit(fun: Callable[..., Any] | None = None, *, static_argnums: Any = None,
     fun : the function to compile; its array arguments may be pytrees.
     static_argnums, static_argnames : arguments treated as compile-time constants; they must
         be hashable, and each distinct value traces anew.
-    donate_argnums, donate_argnames : accepted for compatibility (buffers are not reused yet).
+    donate_argnums, donate_argnames : arguments whose buffers the call gives up; recorded in
+        the compile options (the backend may write results into them).
+    device, backend : where to compile and run (a `Device`, or a backend name); the default
+        backend when both are None.
 
     Returns
     -------
-    A callable with the same signature; `.trace(*args)` gives the traced jaxpr.
+    A callable with the same signature; `.trace(*args)` gives the traced jaxpr,
+    `.lower(*args)` the `Lowered` HLO, and `.lower(*args).compile()` the `Compiled` program.
 
-    Differences from JAX: until the compiler lands, the traced program runs eagerly.
+    Differences from JAX: donated arguments stay readable (`Array`s keep their values in
+    host memory; the backend's buffers for the call are the ones deleted). `keep_unused`
+    and `inline` are accepted and ignored.
     """
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
@@ -228,7 +445,29 @@ def jit(fun: Callable[..., Any] | None = None, *, static_argnums: Any = None,
                                  device=device, backend=backend, inline=inline)
     if not callable(fun):
         raise TypeError(f"jit: expected a function, got {fun!r} of type {type(fun).__name__}")
+    if device is not None and backend is not None:
+        raise ValueError("jit: pass either device or backend, not both.")
+    if device is not None and not isinstance(device, Device):
+        raise TypeError(f"jit: device must be a jaxlite Device (from jaxlite.devices()), got "
+                        f"{device!r}.")
     nums, names = _static_positions(fun, static_argnums, static_argnames)
-    donated = () if donate_argnums is None else (
+    donated, donated_names = _donate_positions(fun, donate_argnums, donate_argnames)
+    return JitFunction(fun, nums, names, donated, donated_names, device, backend)
+
+
+def _donate_positions(fun: Callable[..., Any], donate_argnums: Any,
+                      donate_argnames: Any) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Complete donate_argnums from donate_argnames and back (through the signature)."""
+    nums = () if donate_argnums is None else (
         (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums))
-    return JitFunction(fun, nums, names, donated)
+    names = () if donate_argnames is None else (
+        (donate_argnames,) if isinstance(donate_argnames, str) else tuple(donate_argnames))
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return nums, names
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                       p.POSITIONAL_OR_KEYWORD)]
+    all_nums = set(nums) | {positional.index(n) for n in names if n in positional}
+    all_names = set(names) | {positional[n] for n in nums if 0 <= n < len(positional)}
+    return tuple(sorted(all_nums)), tuple(sorted(all_names))

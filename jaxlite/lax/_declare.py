@@ -15,6 +15,8 @@ from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters.batching import batch_elementwise
+from jaxlite.lax._lowering_util import elementwise_rule
+from jaxlite.xla.opcodes import Opcode
 
 # Dtype kinds an elementwise primitive may accept.
 BOOL, SIGNED, UNSIGNED, FLOATING, COMPLEX = "bool", "signed", "unsigned", "floating", "complex"
@@ -80,7 +82,8 @@ def upcast_low_precision(reference: Callable[..., Any]) -> Callable[..., Any]:
 
 def elementwise(name: str, reference: Callable[..., Any], *, kinds: Sequence[str],
                 num_args: int = 1,
-                result_dtype: Callable[[np.dtype], np.dtype] | None = None) -> Primitive:
+                result_dtype: Callable[[np.dtype], np.dtype] | None = None,
+                hlo_opcode: Opcode | None = None) -> Primitive:
     """Declare an elementwise primitive.
 
     Parameters
@@ -90,6 +93,8 @@ def elementwise(name: str, reference: Callable[..., Any], *, kinds: Sequence[str
     kinds : dtype kinds accepted (all operands share one dtype).
     num_args : number of operands.
     result_dtype : maps the operand dtype to the result dtype (default: the same).
+    hlo_opcode : the elementwise HLO opcode that computes it, when there is one; it gives
+        the primitive its lowering rule.
     """
     primitive = Primitive(name)
 
@@ -106,4 +111,6 @@ def elementwise(name: str, reference: Callable[..., Any], *, kinds: Sequence[str
     primitive.abstract_eval = abstract_eval
     primitive.reference = upcast_low_precision(reference)
     primitive.batch = batch_elementwise(primitive)
+    if hlo_opcode is not None:
+        primitive.lower = elementwise_rule(hlo_opcode)
     return primitive

@@ -13,11 +13,15 @@ from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters import ad
+from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.interpreters.transpose import is_undefined
+from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax._declare import ANY, elementwise
 from jaxlite.lax.broadcast import broadcast_in_dim_p
 from jaxlite.lax.convert import convert_element_type_p
 from jaxlite.tree_util import tree_map
+from jaxlite.xla.ir import HloInstruction
+from jaxlite.xla.opcodes import Opcode
 
 add_any_p = elementwise("add_any", np.add, kinds=ANY, num_args=2)
 ad.deflinear(add_any_p)
@@ -27,7 +31,13 @@ def _add_any_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
     return [ct if is_undefined(x) else None, ct if is_undefined(y) else None]
 
 
+def _add_any_lower(ctx: LoweringContext, x: HloInstruction, y: HloInstruction) -> HloInstruction:
+    # A bool sum (numpy's, and float0 tangents' as bool) is a logical or.
+    return hlo.binary(ctx, Opcode.OR if x.shape.dtype == np.bool_ else Opcode.ADD, x, y)
+
+
 add_any_p.transpose = _add_any_transpose
+add_any_p.lower = _add_any_lower
 
 
 def add_any(x: Any, y: Any) -> Any:
@@ -53,6 +63,10 @@ def _stop_gradient_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple
     return out, ad.Zero(ad.tangent_aval(get_aval(out)))
 
 
+def _stop_gradient_lower(ctx: LoweringContext, operand: HloInstruction) -> HloInstruction:
+    return operand
+
+
 def _stop_gradient_batch(axis_size: int, args: Sequence[Any],
                          dims: Sequence[Any]) -> tuple[Any, Any]:
     return stop_gradient_p.bind(args[0]), dims[0]
@@ -62,6 +76,7 @@ stop_gradient_p.abstract_eval = _stop_gradient_abstract_eval
 stop_gradient_p.reference = _stop_gradient_reference
 stop_gradient_p.jvp = _stop_gradient_jvp
 stop_gradient_p.batch = _stop_gradient_batch
+stop_gradient_p.lower = _stop_gradient_lower
 
 
 def stop_gradient(x: Any) -> Any:

@@ -19,9 +19,11 @@ from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.transpose import is_undefined
+from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax._declare import COMPLEX, FLOATING, INEXACT, INTEGER, NUMERIC, elementwise
 from jaxlite.lax.broadcast import broadcast_in_dim
 from jaxlite.lax.convert import _convert_element_type, convert_element_type
+from jaxlite.xla.opcodes import Opcode
 
 __all__: list[str] = [
     "full", "full_like",
@@ -166,7 +168,7 @@ def _add_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
     return [ct if is_undefined(x) else None, ct if is_undefined(y) else None]
 
 
-add_p = elementwise("add", np.add, kinds=NUMERIC, num_args=2)
+add_p = elementwise("add", np.add, kinds=NUMERIC, num_args=2, hlo_opcode=Opcode.ADD)
 ad.defjvp(add_p, lambda t, x, y: t, lambda t, x, y: t)
 add_p.transpose = _add_transpose
 
@@ -180,7 +182,7 @@ def _sub_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
     return [ct if is_undefined(x) else None, neg(ct) if is_undefined(y) else None]
 
 
-sub_p = elementwise("sub", np.subtract, kinds=NUMERIC, num_args=2)
+sub_p = elementwise("sub", np.subtract, kinds=NUMERIC, num_args=2, hlo_opcode=Opcode.SUBTRACT)
 ad.defjvp(sub_p, lambda t, x, y: t, lambda t, x, y: neg(t))
 sub_p.transpose = _sub_transpose
 
@@ -194,7 +196,7 @@ def _neg_transpose(ct: Any, x: Any) -> list[Any]:
     return [neg(ct)]
 
 
-neg_p = elementwise("neg", np.negative, kinds=NUMERIC)
+neg_p = elementwise("neg", np.negative, kinds=NUMERIC, hlo_opcode=Opcode.NEGATE)
 ad.deflinear(neg_p)
 neg_p.transpose = _neg_transpose
 
@@ -215,7 +217,7 @@ def _mul_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
     return [None, mul(x, ct)]
 
 
-mul_p = elementwise("mul", np.multiply, kinds=NUMERIC, num_args=2)
+mul_p = elementwise("mul", np.multiply, kinds=NUMERIC, num_args=2, hlo_opcode=Opcode.MULTIPLY)
 ad.defjvp(mul_p, lambda t, x, y: mul(t, y), lambda t, x, y: mul(x, t))
 mul_p.transpose = _mul_transpose
 
@@ -252,7 +254,7 @@ def _div_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
     return [div(ct, y), None]
 
 
-div_p = elementwise("div", _div_reference, kinds=NUMERIC, num_args=2)
+div_p = elementwise("div", _div_reference, kinds=NUMERIC, num_args=2, hlo_opcode=Opcode.DIVIDE)
 ad.defjvp(div_p, lambda t, x, y: div(t, y),
           lambda t, x, y: mul(mul(neg(t), x), integer_pow(y, -2)))
 div_p.transpose = _div_transpose
@@ -282,7 +284,8 @@ def _rem_jvp_divisor(t: Any, x: Any, y: Any) -> Any:
     return mul(neg(t), mul(direction, floor(mul(direction, quotient))))
 
 
-rem_p = elementwise("rem", _rem_reference, kinds=INTEGER + (FLOATING,), num_args=2)
+rem_p = elementwise("rem", _rem_reference, kinds=INTEGER + (FLOATING,), num_args=2,
+                    hlo_opcode=Opcode.REMAINDER)
 ad.defjvp(rem_p, lambda t, x, y: t, _rem_jvp_divisor)
 
 
@@ -337,6 +340,7 @@ integer_pow_p = elementwise("integer_pow", _integer_pow_reference, kinds=NUMERIC
 _integer_pow_elementwise_abstract_eval = integer_pow_p.abstract_eval
 integer_pow_p.abstract_eval = _integer_pow_abstract_eval
 integer_pow_p.jvp = _integer_pow_jvp
+integer_pow_p.lower = hlo.lower_integer_pow
 
 
 def integer_pow(x: Any, y: int) -> Any:
@@ -371,7 +375,7 @@ def _sign_reference(x: np.ndarray) -> np.ndarray:
     return np.sign(x)
 
 
-sign_p = elementwise("sign", _sign_reference, kinds=NUMERIC)
+sign_p = elementwise("sign", _sign_reference, kinds=NUMERIC, hlo_opcode=Opcode.SIGN)
 ad.defjvp_zero(sign_p)
 
 
@@ -383,7 +387,7 @@ def sign(x: Any) -> Any:
     return sign_p.bind(*elementwise_operands("sign", x))
 
 
-floor_p = elementwise("floor", np.floor, kinds=(FLOATING,))
+floor_p = elementwise("floor", np.floor, kinds=(FLOATING,), hlo_opcode=Opcode.FLOOR)
 ad.defjvp_zero(floor_p)
 
 
@@ -392,7 +396,7 @@ def floor(x: Any) -> Any:
     return floor_p.bind(*elementwise_operands("floor", x))
 
 
-ceil_p = elementwise("ceil", np.ceil, kinds=(FLOATING,))
+ceil_p = elementwise("ceil", np.ceil, kinds=(FLOATING,), hlo_opcode=Opcode.CEIL)
 ad.defjvp_zero(ceil_p)
 
 
@@ -427,10 +431,12 @@ def _conj_reference(x: np.ndarray, *, input_dtype: np.dtype) -> np.ndarray:
     return np.conj(x)
 
 
-real_p = elementwise("real", np.real, kinds=(COMPLEX,), result_dtype=dtypes.real_dtype)
-imag_p = elementwise("imag", np.imag, kinds=(COMPLEX,), result_dtype=dtypes.real_dtype)
+real_p = elementwise("real", np.real, kinds=(COMPLEX,), result_dtype=dtypes.real_dtype,
+                     hlo_opcode=Opcode.REAL)
+imag_p = elementwise("imag", np.imag, kinds=(COMPLEX,), result_dtype=dtypes.real_dtype,
+                     hlo_opcode=Opcode.IMAG)
 complex_p = elementwise("complex", _complex_reference, kinds=(FLOATING,), num_args=2,
-                        result_dtype=dtypes.to_complex_dtype)
+                        result_dtype=dtypes.to_complex_dtype, hlo_opcode=Opcode.COMPLEX)
 conj_p = elementwise("conj", _conj_reference, kinds=INEXACT,
                      result_dtype=dtypes.to_complex_dtype)
 for _primitive in (real_p, imag_p, complex_p, conj_p):
@@ -467,6 +473,7 @@ real_p.transpose = _real_transpose
 imag_p.transpose = _imag_transpose
 complex_p.transpose = _complex_transpose
 conj_p.transpose = _conj_transpose
+conj_p.lower = hlo.lower_conj
 
 
 def real(x: Any) -> Any:

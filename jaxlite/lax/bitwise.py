@@ -19,6 +19,7 @@ import numpy as np
 from jaxlite.interpreters import ad
 from jaxlite.lax._declare import BOOL, INTEGER, elementwise
 from jaxlite.lax.arithmetic import elementwise_operands
+from jaxlite.xla.opcodes import Opcode
 
 __all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left",
            "shift_right_logical", "shift_right_arithmetic", "population_count",
@@ -49,11 +50,13 @@ def _shift_amount(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 # ------------------------------------------------------------------------------ logical
 
-and_p = elementwise("and", np.bitwise_and, kinds=(BOOL, *INTEGER), num_args=2)
-or_p = elementwise("or", np.bitwise_or, kinds=(BOOL, *INTEGER), num_args=2)
-xor_p = elementwise("xor", np.bitwise_xor, kinds=(BOOL, *INTEGER), num_args=2)
+and_p = elementwise("and", np.bitwise_and, kinds=(BOOL, *INTEGER), num_args=2,
+                    hlo_opcode=Opcode.AND)
+or_p = elementwise("or", np.bitwise_or, kinds=(BOOL, *INTEGER), num_args=2, hlo_opcode=Opcode.OR)
+xor_p = elementwise("xor", np.bitwise_xor, kinds=(BOOL, *INTEGER), num_args=2,
+                    hlo_opcode=Opcode.XOR)
 # np.invert is logical negation on bools and two's complement negation on integers.
-not_p = elementwise("not", np.invert, kinds=(BOOL, *INTEGER))
+not_p = elementwise("not", np.invert, kinds=(BOOL, *INTEGER), hlo_opcode=Opcode.NOT)
 for _primitive in (and_p, or_p, xor_p, not_p):
     ad.defjvp_zero(_primitive)
 
@@ -104,12 +107,14 @@ def _shift_right_arithmetic_reference(x: np.ndarray, y: np.ndarray) -> np.ndarra
     return np.right_shift(signed, amount.astype(signed.dtype)).view(x.dtype)
 
 
-shift_left_p = elementwise("shift_left", _shift_left_reference, kinds=INTEGER, num_args=2)
+shift_left_p = elementwise("shift_left", _shift_left_reference, kinds=INTEGER, num_args=2,
+                           hlo_opcode=Opcode.SHIFT_LEFT)
 shift_right_logical_p = elementwise("shift_right_logical", _shift_right_logical_reference,
-                                    kinds=INTEGER, num_args=2)
+                                    kinds=INTEGER, num_args=2,
+                                    hlo_opcode=Opcode.SHIFT_RIGHT_LOGICAL)
 shift_right_arithmetic_p = elementwise("shift_right_arithmetic",
                                        _shift_right_arithmetic_reference, kinds=INTEGER,
-                                       num_args=2)
+                                       num_args=2, hlo_opcode=Opcode.SHIFT_RIGHT_ARITHMETIC)
 for _primitive in (shift_left_p, shift_right_logical_p, shift_right_arithmetic_p):
     ad.defjvp_zero(_primitive)
 
@@ -150,7 +155,7 @@ def _population_count_reference(x: np.ndarray) -> np.ndarray:
 
 
 population_count_p = elementwise("population_count", _population_count_reference,
-                                 kinds=INTEGER)
+                                 kinds=INTEGER, hlo_opcode=Opcode.POPCNT)
 ad.defjvp_zero(population_count_p)
 
 

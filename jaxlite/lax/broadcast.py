@@ -14,6 +14,10 @@ import numpy as np
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters import ad
+from jaxlite.interpreters.lowering import LoweringContext
+from jaxlite.lax import _lowering_util as hlo
+from jaxlite.xla.ir import HloInstruction
+from jaxlite.xla.opcodes import Opcode
 
 # ----------------------------------------------------------------------- broadcast_in_dim
 
@@ -75,10 +79,17 @@ def _broadcast_in_dim_batch(axis_size: int, args: Sequence[Any], dims: Sequence[
     return broadcast_in_dim(operand, new_shape, new_dims), 0
 
 
+def _broadcast_in_dim_lower(ctx: LoweringContext, operand: HloInstruction, *,
+                            shape: tuple[int, ...],
+                            broadcast_dimensions: tuple[int, ...]) -> HloInstruction:
+    return hlo.broadcast_in_dim(ctx, operand, shape, broadcast_dimensions)
+
+
 broadcast_in_dim_p.abstract_eval = _broadcast_in_dim_abstract_eval
 broadcast_in_dim_p.reference = _broadcast_in_dim_reference
 broadcast_in_dim_p.transpose = _broadcast_in_dim_transpose
 broadcast_in_dim_p.batch = _broadcast_in_dim_batch
+broadcast_in_dim_p.lower = _broadcast_in_dim_lower
 ad.deflinear(broadcast_in_dim_p)
 
 
@@ -134,10 +145,16 @@ def _transpose_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *
     return transpose(operand, perm), 0
 
 
+def _transpose_lower(ctx: LoweringContext, operand: HloInstruction, *,
+                     permutation: tuple[int, ...]) -> HloInstruction:
+    return hlo.transpose(ctx, operand, permutation)
+
+
 transpose_p.abstract_eval = _transpose_abstract_eval
 transpose_p.reference = _transpose_reference
 transpose_p.transpose = _transpose_transpose
 transpose_p.batch = _transpose_batch
+transpose_p.lower = _transpose_lower
 ad.deflinear(transpose_p)
 
 
@@ -200,6 +217,7 @@ reduce_sum_p.abstract_eval = _reduce_sum_abstract_eval
 reduce_sum_p.reference = _reduce_sum_reference
 reduce_sum_p.transpose = _reduce_sum_transpose
 reduce_sum_p.batch = _reduce_sum_batch
+reduce_sum_p.lower = hlo.reduction_rule(Opcode.ADD, hlo.zero)
 ad.deflinear(reduce_sum_p)
 
 
@@ -264,10 +282,19 @@ def _reshape_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
     return reshape(operand, (axis_size,) + tuple(new_sizes)), 0
 
 
+def _reshape_lower(ctx: LoweringContext, operand: HloInstruction, *,
+                   new_sizes: tuple[int, ...],
+                   dimensions: tuple[int, ...] | None) -> HloInstruction:
+    if dimensions is not None:
+        operand = hlo.transpose(ctx, operand, dimensions)
+    return hlo.reshape(ctx, operand, new_sizes)
+
+
 reshape_p.abstract_eval = _reshape_abstract_eval
 reshape_p.reference = _reshape_reference
 reshape_p.transpose = _reshape_transpose
 reshape_p.batch = _reshape_batch
+reshape_p.lower = _reshape_lower
 ad.deflinear(reshape_p)
 
 

@@ -14,8 +14,11 @@ import numpy as np
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters import ad
+from jaxlite.interpreters.lowering import LoweringContext
+from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax._declare import ANY, BOOL, FLOATING, INTEGER, elementwise
 from jaxlite.lax.arithmetic import elementwise_operands
+from jaxlite.xla.ir import HloInstruction
 
 __all__ = ["eq", "ne", "lt", "le", "gt", "ge",
            "eq_p", "ne_p", "lt_p", "le_p", "gt_p", "ge_p"]
@@ -28,8 +31,10 @@ def _bool_result(dtype: np.dtype) -> np.dtype:
     return np.dtype(np.bool_)
 
 
-def _comparison(name: str, reference: Callable[..., Any], kinds: tuple[str, ...]) -> Primitive:
-    """Declare a comparison: an elementwise binary primitive with a bool result."""
+def _comparison(name: str, reference: Callable[..., Any], kinds: tuple[str, ...],
+                direction: str) -> Primitive:
+    """Declare a comparison: an elementwise binary primitive with a bool result, lowered to
+    XLA's compare with `direction`."""
     primitive = elementwise(name, reference, kinds=kinds, num_args=2,
                             result_dtype=_bool_result)
     checked_eval = primitive.abstract_eval
@@ -38,17 +43,21 @@ def _comparison(name: str, reference: Callable[..., Any], kinds: tuple[str, ...]
         # JAX keeps the weak flag when both operands are weak (`lax.eq(1, 2)` is a weak bool).
         return checked_eval(x, y).update(weak_type=x.weak_type and y.weak_type)
 
+    def lower(ctx: LoweringContext, x: HloInstruction, y: HloInstruction) -> HloInstruction:
+        return hlo.compare(ctx, x, y, direction)
+
     primitive.abstract_eval = abstract_eval
+    primitive.lower = lower
     ad.defjvp_zero(primitive)
     return primitive
 
 
-eq_p = _comparison("eq", np.equal, ANY)
-ne_p = _comparison("ne", np.not_equal, ANY)
-lt_p = _comparison("lt", np.less, _ORDERED)
-le_p = _comparison("le", np.less_equal, _ORDERED)
-gt_p = _comparison("gt", np.greater, _ORDERED)
-ge_p = _comparison("ge", np.greater_equal, _ORDERED)
+eq_p = _comparison("eq", np.equal, ANY, "EQ")
+ne_p = _comparison("ne", np.not_equal, ANY, "NE")
+lt_p = _comparison("lt", np.less, _ORDERED, "LT")
+le_p = _comparison("le", np.less_equal, _ORDERED, "LE")
+gt_p = _comparison("gt", np.greater, _ORDERED, "GT")
+ge_p = _comparison("ge", np.greater_equal, _ORDERED, "GE")
 
 
 def eq(x: Any, y: Any) -> Any:

@@ -14,7 +14,11 @@ from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters.ad import Zero, tangent_aval
 from jaxlite.interpreters.batching import move_batch_axis
+from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.interpreters.transpose import is_undefined
+from jaxlite.lax import _lowering_util as hlo
+from jaxlite.xla.ir import HloInstruction
+from jaxlite.xla.opcodes import Opcode
 
 convert_element_type_p = Primitive("convert_element_type")
 
@@ -80,11 +84,17 @@ def _convert_element_type_batch(axis_size: int, args: Sequence[Any], dims: Seque
     return convert_element_type_p.bind(args[0], **params), dims[0]
 
 
+def _convert_element_type_lower(ctx: LoweringContext, operand: HloInstruction, *,
+                                new_dtype: np.dtype, weak_type: bool) -> HloInstruction:
+    return hlo.convert(ctx, operand, ctx.shape(ctx.avals_out[0]).dtype)
+
+
 convert_element_type_p.abstract_eval = _convert_element_type_abstract_eval
 convert_element_type_p.reference = _convert_element_type_reference
 convert_element_type_p.jvp = _convert_element_type_jvp
 convert_element_type_p.transpose = _convert_element_type_transpose
 convert_element_type_p.batch = _convert_element_type_batch
+convert_element_type_p.lower = _convert_element_type_lower
 
 
 def convert_element_type(operand: Any, new_dtype: Any) -> Any:
@@ -167,10 +177,17 @@ def _bitcast_convert_type_batch(axis_size: int, args: Sequence[Any], dims: Seque
     return bitcast_convert_type_p.bind(operand, new_dtype=new_dtype), dim
 
 
+def _bitcast_convert_type_lower(ctx: LoweringContext, operand: HloInstruction, *,
+                                new_dtype: np.dtype) -> HloInstruction:
+    # XLA's bitcast-convert itself adds or merges the last dimension when the width changes.
+    return hlo.result(ctx, Opcode.BITCAST_CONVERT, (operand,))
+
+
 bitcast_convert_type_p.abstract_eval = _bitcast_convert_type_abstract_eval
 bitcast_convert_type_p.reference = _bitcast_convert_type_reference
 bitcast_convert_type_p.jvp = _bitcast_convert_type_jvp
 bitcast_convert_type_p.batch = _bitcast_convert_type_batch
+bitcast_convert_type_p.lower = _bitcast_convert_type_lower
 
 
 def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:

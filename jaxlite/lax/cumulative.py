@@ -18,6 +18,8 @@ from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.ad import Zero, tangent_aval
+from jaxlite.interpreters.lowering import LoweringContext
+from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax._declare import FLOATING, NUMERIC, check_dtype_kind
 from jaxlite.lax.arithmetic import add, full_like, mul, neg, sub
 from jaxlite.lax.comparisons import eq, ne
@@ -25,6 +27,9 @@ from jaxlite.lax.math_functions import abs as abs_, exp, log1p, max as max_, min
 from jaxlite.lax.selection import select_n
 from jaxlite.lax.shape_ops import rev
 from jaxlite.lax.slicing import concatenate, pad, slice_in_dim
+from jaxlite.xla.ir import HloComputation, HloInstruction
+from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.shape import Shape, xla_type_name
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",
            "cumsum_p", "cumprod_p", "cummax_p", "cummin_p", "cumlogsumexp_p"]
@@ -214,6 +219,40 @@ def _cumlogsumexp_reference(x: np.ndarray, axis: int) -> np.ndarray:
     return np.logaddexp.accumulate(x, axis=axis)
 
 
+def _logaddexp_computation(ctx: LoweringContext, dtype: np.dtype) -> HloComputation:
+    """The scalar reducer log(e**a + e**b) of cumlogsumexp, stable for large operands."""
+    def build() -> HloComputation:
+        builder = ctx.new_builder(f"logaddexp_{xla_type_name(dtype)}")
+        inner = ctx.with_builder(builder)
+        scalar = Shape(dtype, ())
+        a, b = builder.parameter(scalar, "lhs"), builder.parameter(scalar, "rhs")
+        delta = hlo.binary(inner, Opcode.SUBTRACT, a, b)
+        correction = hlo.unary(inner, Opcode.LOG1P, hlo.unary(inner, Opcode.EXP, hlo.unary(
+            inner, Opcode.NEGATE, hlo.unary(inner, Opcode.ABS, delta))))
+        stable = hlo.binary(inner, Opcode.ADD, hlo.extremum(inner, a, b, larger=True), correction)
+        # delta is NaN for a NaN operand or two infinities of one sign: a + b is then right.
+        undefined = hlo.compare(inner, delta, delta, "NE")
+        return builder.build(hlo.select(inner, undefined, hlo.binary(inner, Opcode.ADD, a, b),
+                                        stable))
+    return ctx.cached_computation(("logaddexp", dtype), build)
+
+
+def _cumulative_lower(reducer: Callable[[LoweringContext, np.dtype], HloComputation],
+                      identity: Callable[[np.dtype], Any]) -> hlo.Rule:
+    """The rule of a cumulative reduction: a reduce-window, in float32 for float16 and
+    bfloat16 (as the reference computes them)."""
+    def lower(ctx: LoweringContext, operand: HloInstruction, *, axis: int,
+              reverse: bool) -> HloInstruction:
+        if operand.shape.dims[axis] <= 1 or operand.shape.size == 0:
+            return operand
+        dtype = operand.shape.dtype
+        wide = hlo.widen_low_precision(dtype)
+        out = hlo.cumulative_window(ctx, hlo.convert(ctx, operand, wide), axis, reverse,
+                                    reducer(ctx, wide), identity(wide))
+        return hlo.convert(ctx, out, dtype)
+    return lower
+
+
 cumsum_p = _cumulative("cumsum", _cumsum_reference, NUMERIC)
 cumprod_p = _cumulative("cumprod", _cumprod_reference, NUMERIC)
 cummax_p = _cumulative("cummax", _cummax_reference, NUMERIC)
@@ -231,6 +270,13 @@ cumprod_p.jvp = _cumulative_jvp(cumprod_p, _mul_pair)
 cummax_p.jvp = _cumulative_jvp(cummax_p, _chooser_pair(max_))
 cummin_p.jvp = _cumulative_jvp(cummin_p, _chooser_pair(min_))
 cumlogsumexp_p.jvp = _cumulative_jvp(cumlogsumexp_p, _logaddexp_pair)
+cumsum_p.lower = _cumulative_lower(lambda c, d: c.scalar_computation(Opcode.ADD, d), hlo.zero)
+cumprod_p.lower = _cumulative_lower(lambda c, d: c.scalar_computation(Opcode.MULTIPLY, d),
+                                    hlo.one)
+cummax_p.lower = _cumulative_lower(lambda c, d: hlo.extremum_computation(c, d, True), hlo.lowest)
+cummin_p.lower = _cumulative_lower(lambda c, d: hlo.extremum_computation(c, d, False),
+                                   hlo.highest)
+cumlogsumexp_p.lower = _cumulative_lower(_logaddexp_computation, hlo.lowest)
 
 
 # ---------------------------------------------------------------------- wrappers

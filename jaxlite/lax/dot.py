@@ -18,9 +18,13 @@ from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters.ad import Zero, add_tangents, tangent_aval
+from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.interpreters.transpose import is_undefined
+from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax.broadcast import transpose
-from jaxlite.lax.convert import _convert_element_type, convert_element_type
+from jaxlite.lax.convert import _convert_element_type
+from jaxlite.xla.ir import HloInstruction
+from jaxlite.xla.opcodes import Opcode
 
 __all__ = ["Precision", "dot_general_p", "dot_general", "dot", "batch_matmul"]
 
@@ -334,12 +338,44 @@ def _dot_general_batch(axis_size: int, args: Sequence[Any], dims: Sequence[int |
     return out, out_dim
 
 
+# ---------------------------------------------------------------------- lowering
+
+def _dot_compute_dtype(lhs: np.dtype, rhs: np.dtype, out: np.dtype) -> np.dtype:
+    """The dtype both operands are converted to and the dot computes in, before the result
+    becomes `out` (the accumulation type of the reference)."""
+    if out == np.bool_:
+        return np.dtype(np.int32)  # true where some product is nonzero
+    if dtypes.is_integer(out) and not (dtypes.is_inexact(lhs) or dtypes.is_inexact(rhs)):
+        return out  # integer sums wrap modulo 2**bits: the output type is enough
+    natural = _dot_result_dtype(lhs, rhs, None)
+    if dtypes.is_complex(natural) and not dtypes.is_complex(out):
+        return natural  # the real part of the complex contraction
+    if not dtypes.is_inexact(out):
+        return natural
+    return hlo.widen_low_precision(out)
+
+
+def _dot_general_lower(ctx: LoweringContext, lhs: HloInstruction, rhs: HloInstruction, *,
+                       dimension_numbers: DimensionNumbers, precision: Any,
+                       preferred_element_type: np.dtype | None) -> HloInstruction:
+    (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
+    out_shape = ctx.shape(ctx.avals_out[0])
+    compute = _dot_compute_dtype(lhs.shape.dtype, rhs.shape.dtype, out_shape.dtype)
+    product = hlo.emit(ctx, Opcode.DOT, out_shape.with_dtype(compute),
+                       (hlo.convert(ctx, lhs, compute), hlo.convert(ctx, rhs, compute)),
+                       lhs_contracting=tuple(lhs_contract), rhs_contracting=tuple(rhs_contract),
+                       lhs_batch=tuple(lhs_batch), rhs_batch=tuple(rhs_batch))
+    return hlo.convert(ctx, product, out_shape.dtype)
+
+
+
 dot_general_p = Primitive("dot_general")
 dot_general_p.abstract_eval = _dot_general_abstract_eval
 dot_general_p.reference = _dot_general_reference
 dot_general_p.jvp = _dot_general_jvp
 dot_general_p.transpose = _dot_general_transpose
 dot_general_p.batch = _dot_general_batch
+dot_general_p.lower = _dot_general_lower
 
 
 # ---------------------------------------------------------------------- wrappers

@@ -23,8 +23,11 @@ from jaxlite.interpreters.ad import (Zero, instantiate, jvp_jaxpr, linearize_fla
                                     tangent_aval)
 from jaxlite.interpreters.batching import (batch_at_front, batch_jaxpr, rule_trace,
                                           vmap_flat)
+from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.interpreters.staging import StagingTrace, hoist_tracer_consts, trace_to_jaxpr
 from jaxlite.interpreters.transpose import UndefinedPrimal, backward_pass, is_undefined
+from jaxlite.lax import _lowering_util as hlo
+from jaxlite.xla.ir import HloInstruction
 
 __all__ = ["jit_p", "checkpoint_p", "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p"]
 
@@ -144,12 +147,18 @@ def _jit_print_params(params: dict[str, Any]) -> list[tuple[str, Any]]:
     return [("name", params["name"]), ("jaxpr", OwnNames(params["jaxpr"]))]
 
 
+def _jit_lower(ctx: LoweringContext, *args: HloInstruction, jaxpr: ClosedJaxpr,
+               name: str) -> list[HloInstruction]:
+    return hlo.call_jaxpr(ctx, jaxpr, args, hlo.computation_name(name))
+
+
 jit_p.abstract_eval = _jaxpr_out_avals
 jit_p.reference = _jit_reference
 jit_p.jvp = _jit_jvp
 jit_p.transpose = _jit_transpose
 jit_p.batch = _jit_batch
 jit_p.print_params = _jit_print_params
+jit_p.lower = _jit_lower
 
 
 # ---------------------------------------------------------------------------- checkpoint
@@ -196,11 +205,19 @@ def _checkpoint_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], 
     return outs, [0] * len(outs)
 
 
+def _checkpoint_lower(ctx: LoweringContext, *args: HloInstruction, jaxpr: ClosedJaxpr,
+                      prevent_cse: bool, policy: Any) -> list[HloInstruction]:
+    # Rematerialization is a matter of the backward pass, already in the jaxpr: the call
+    # computes the primal.
+    return hlo.call_jaxpr(ctx, jaxpr, args, "checkpoint")
+
+
 checkpoint_p.abstract_eval = _jaxpr_out_avals
 checkpoint_p.reference = _checkpoint_reference
 checkpoint_p.jvp = _checkpoint_jvp
 checkpoint_p.transpose = _checkpoint_transpose
 checkpoint_p.batch = _checkpoint_batch
+checkpoint_p.lower = _checkpoint_lower
 
 
 # ---------------------------------------------------------------------- custom_jvp_call
@@ -256,11 +273,19 @@ def _custom_jvp_print_params(params: dict[str, Any]) -> list[tuple[str, Any]]:
             ("jvp", params["jvp"]), ("symbolic_zeros", params["symbolic_zeros"])]
 
 
+def _custom_jvp_call_lower(ctx: LoweringContext, *args: HloInstruction, jaxpr: ClosedJaxpr,
+                           jvp: Callable, num_consts: int, symbolic_zeros: bool,
+                           name: str) -> list[HloInstruction]:
+    # The custom rule only matters to differentiation, which has happened by now.
+    return hlo.call_jaxpr(ctx, jaxpr, args, hlo.computation_name(name))
+
+
 custom_jvp_call_p.abstract_eval = _jaxpr_out_avals
 custom_jvp_call_p.reference = _custom_jvp_call_reference
 custom_jvp_call_p.jvp = _custom_jvp_call_jvp
 custom_jvp_call_p.batch = _custom_jvp_call_batch
 custom_jvp_call_p.print_params = _custom_jvp_print_params
+custom_jvp_call_p.lower = _custom_jvp_call_lower
 
 
 # ---------------------------------------------------------------------- custom_vjp_call
@@ -325,11 +350,18 @@ def _custom_vjp_print_params(params: dict[str, Any]) -> list[tuple[str, Any]]:
             ("call_jaxpr", params["jaxpr"]), ("fwd", params["fwd"])]
 
 
+def _custom_vjp_call_lower(ctx: LoweringContext, *args: HloInstruction, jaxpr: ClosedJaxpr,
+                           fwd: Callable, bwd: Callable, num_consts: int,
+                           name: str) -> list[HloInstruction]:
+    return hlo.call_jaxpr(ctx, jaxpr, args, hlo.computation_name(name))
+
+
 custom_vjp_call_p.abstract_eval = _jaxpr_out_avals
 custom_vjp_call_p.reference = _custom_vjp_call_reference
 custom_vjp_call_p.jvp = _custom_vjp_call_jvp
 custom_vjp_call_p.batch = _custom_vjp_call_batch
 custom_vjp_call_p.print_params = _custom_vjp_print_params
+custom_vjp_call_p.lower = _custom_vjp_call_lower
 
 
 # --------------------------------------------------------------------------- custom_lin
@@ -356,6 +388,15 @@ def _custom_lin_transpose(cts: Sequence[Any], *args: Any, num_res: int, bwd: Cal
     return [None] * num_res + list(cts_in)
 
 
+def _custom_lin_lower(ctx: LoweringContext, *args: HloInstruction, num_res: int,
+                      bwd: Callable, out_avals: tuple) -> list[HloInstruction]:
+    raise TypeError("custom_lin cannot be lowered to HLO: it stands for a custom_vjp "
+                    "function's backward pass inside a linear jaxpr, and only transposing that "
+                    "jaxpr (grad, vjp) runs it. A jaxpr still holding custom_lin is a forward-"
+                    "mode derivative of a custom_vjp function, which JAX rejects too.")
+
+
 custom_lin_p.abstract_eval = _custom_lin_abstract_eval
 custom_lin_p.reference = _custom_lin_reference
 custom_lin_p.transpose = _custom_lin_transpose
+custom_lin_p.lower = _custom_lin_lower

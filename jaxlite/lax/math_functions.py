@@ -19,6 +19,8 @@ from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.batching import batch_elementwise
+from jaxlite.interpreters.lowering import LoweringContext
+from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax._declare import (ANY, COMPLEX, FLOATING, INEXACT, NUMERIC, SIGNED,
                                   check_dtype_kind, check_same_shapes, elementwise,
                                   upcast_low_precision)
@@ -27,6 +29,8 @@ from jaxlite.lax.arithmetic import (_const, add, complex_abs, conj, div, element
 from jaxlite.lax.comparisons import eq, ge
 from jaxlite.lax.convert import convert_element_type
 from jaxlite.lax.selection import select
+from jaxlite.xla.ir import HloInstruction
+from jaxlite.xla.opcodes import Opcode
 
 __all__: list[str] = [
     "max", "max_p", "min", "min_p", "pow", "pow_p", "abs", "abs_p", "round", "round_p",
@@ -88,6 +92,8 @@ ad.defjvp(max_p, lambda t, x, y: mul(t, _balanced_share(x, y, max(x, y))),
 min_p = elementwise("min", _min_reference, kinds=ANY, num_args=2)
 ad.defjvp(min_p, lambda t, x, y: mul(t, _balanced_share(x, y, min(x, y))),
           lambda t, x, y: mul(t, _balanced_share(y, x, min(x, y))))
+max_p.lower = hlo.extremum_rule(larger=True)
+min_p.lower = hlo.extremum_rule(larger=False)
 
 
 def max(x: Any, y: Any) -> Any:  # noqa: A001 (jax.lax.max shadows the builtin too)
@@ -157,11 +163,16 @@ def _pow_jvp_exponent(t: Any, x: Any, y: Any) -> Any:
     return mul(t, mul(log(_replace_zero(x)), pow(x, y)))
 
 
+def _pow_lower(ctx: LoweringContext, x: HloInstruction, y: HloInstruction) -> HloInstruction:
+    return hlo.binary(ctx, Opcode.POWER, x, hlo.convert(ctx, y, x.shape.dtype))
+
+
 pow_p = Primitive("pow")
 pow_p.abstract_eval = _pow_abstract_eval
 pow_p.reference = _pow_reference
 ad.defjvp(pow_p, _pow_jvp_base, _pow_jvp_exponent)
 pow_p.batch = batch_elementwise(pow_p)
+pow_p.lower = _pow_lower
 
 
 def pow(x: Any, y: Any) -> Any:  # noqa: A001 (jax.lax.pow shadows the builtin too)
@@ -188,7 +199,7 @@ def _abs_jvp(t: Any, out: Any, x: Any) -> Any:
 
 
 abs_p = elementwise("abs", _abs_reference, kinds=(SIGNED, FLOATING, COMPLEX),
-                    result_dtype=dtypes.real_dtype)
+                    result_dtype=dtypes.real_dtype, hlo_opcode=Opcode.ABS)
 keep_weak_type(abs_p)
 ad.defjvp_with_output(abs_p, _abs_jvp)
 
@@ -218,8 +229,15 @@ def _round_reference(x: np.ndarray, *, rounding_method: RoundingMethod) -> np.nd
     return np.where(away, whole + np.sign(x), whole)
 
 
+def _round_lower(ctx: LoweringContext, x: HloInstruction, *,
+                 rounding_method: RoundingMethod) -> HloInstruction:
+    even = rounding_method == RoundingMethod.TO_NEAREST_EVEN
+    return hlo.unary(ctx, Opcode.ROUND_EVEN if even else Opcode.ROUND_AFZ, x)
+
+
 round_p = elementwise("round", _round_reference, kinds=(FLOATING,))
 ad.defjvp_zero(round_p)
+round_p.lower = _round_lower
 
 
 def round(x: Any,  # noqa: A001 (jax.lax.round shadows the builtin too)
@@ -236,7 +254,8 @@ def round(x: Any,  # noqa: A001 (jax.lax.round shadows the builtin too)
 # ------------------------------------------------------------ is_finite, square, reciprocal
 
 is_finite_p = elementwise("is_finite", np.isfinite, kinds=(FLOATING,),
-                          result_dtype=lambda dtype: np.dtype(np.bool_))
+                          result_dtype=lambda dtype: np.dtype(np.bool_),
+                          hlo_opcode=Opcode.IS_FINITE)
 ad.defjvp_zero(is_finite_p)
 
 
@@ -248,8 +267,13 @@ def is_finite(x: Any) -> Any:
     return is_finite_p.bind(*elementwise_operands("is_finite", x))
 
 
+def _square_lower(ctx: LoweringContext, x: HloInstruction) -> HloInstruction:
+    return hlo.binary(ctx, Opcode.MULTIPLY, x, x)
+
+
 square_p = elementwise("square", np.square, kinds=NUMERIC)
 ad.defjvp(square_p, lambda t, x: mul(t, mul(_const(x, 2), x)))
+square_p.lower = _square_lower
 
 
 def square(x: Any) -> Any:
@@ -270,15 +294,15 @@ def _exp2_reference(x: np.ndarray) -> np.ndarray:
     return np.exp2(x)
 
 
-exp_p = elementwise("exp", np.exp, kinds=INEXACT)
+exp_p = elementwise("exp", np.exp, kinds=INEXACT, hlo_opcode=Opcode.EXP)
 ad.defjvp_with_output(exp_p, lambda t, out, x: mul(t, out))
-exp2_p = elementwise("exp2", _exp2_reference, kinds=INEXACT)
+exp2_p = elementwise("exp2", _exp2_reference, kinds=INEXACT, hlo_opcode=Opcode.EXP2)
 ad.defjvp_with_output(exp2_p, lambda t, out, x: mul(t, mul(_const(x, np.log(2.0)), out)))
-expm1_p = elementwise("expm1", np.expm1, kinds=INEXACT)
+expm1_p = elementwise("expm1", np.expm1, kinds=INEXACT, hlo_opcode=Opcode.EXPM1)
 ad.defjvp_with_output(expm1_p, lambda t, out, x: mul(t, add(out, _const(out, 1))))
-log_p = elementwise("log", np.log, kinds=INEXACT)
+log_p = elementwise("log", np.log, kinds=INEXACT, hlo_opcode=Opcode.LOG)
 ad.defjvp(log_p, lambda t, x: div(t, x))
-log1p_p = elementwise("log1p", np.log1p, kinds=INEXACT)
+log1p_p = elementwise("log1p", np.log1p, kinds=INEXACT, hlo_opcode=Opcode.LOG1P)
 ad.defjvp(log1p_p, lambda t, x: div(t, add(x, _const(x, 1))))
 
 
@@ -309,11 +333,12 @@ def log1p(x: Any) -> Any:
 
 # --------------------------------------------------------------------------------- roots
 
-sqrt_p = elementwise("sqrt", np.sqrt, kinds=INEXACT)
+sqrt_p = elementwise("sqrt", np.sqrt, kinds=INEXACT, hlo_opcode=Opcode.SQRT)
 ad.defjvp_with_output(sqrt_p, lambda t, out, x: mul(t, div(_const(x, 0.5), out)))
-rsqrt_p = elementwise("rsqrt", lambda x: np.reciprocal(np.sqrt(x)), kinds=INEXACT)
+rsqrt_p = elementwise("rsqrt", lambda x: np.reciprocal(np.sqrt(x)), kinds=INEXACT,
+                      hlo_opcode=Opcode.RSQRT)
 ad.defjvp_with_output(rsqrt_p, lambda t, out, x: mul(t, mul(_const(x, -0.5), div(out, x))))
-cbrt_p = elementwise("cbrt", np.cbrt, kinds=(FLOATING,))
+cbrt_p = elementwise("cbrt", np.cbrt, kinds=(FLOATING,), hlo_opcode=Opcode.CBRT)
 ad.defjvp_with_output(cbrt_p,
                       lambda t, out, x: mul(t, mul(_const(x, 1 / 3), integer_pow(out, -2))))
 
@@ -344,11 +369,11 @@ def _one_minus(x: Any) -> Any:
     return sub(_const(x, 1), x)
 
 
-tanh_p = elementwise("tanh", np.tanh, kinds=INEXACT)
+tanh_p = elementwise("tanh", np.tanh, kinds=INEXACT, hlo_opcode=Opcode.TANH)
 # (1 + tanh)(1 - tanh) keeps the precision that 1 - tanh**2 loses near |tanh| = 1.
 ad.defjvp_with_output(tanh_p,
                       lambda t, out, x: mul(mul(t, add(_const(out, 1), out)), _one_minus(out)))
-logistic_p = elementwise("logistic", _logistic_reference, kinds=INEXACT)
+logistic_p = elementwise("logistic", _logistic_reference, kinds=INEXACT, hlo_opcode=Opcode.LOGISTIC)
 ad.defjvp_with_output(logistic_p, lambda t, out, x: mul(t, mul(out, _one_minus(out))))
 
 
@@ -380,19 +405,19 @@ def _inverse_sine_slope(x: Any) -> Any:
     return rsqrt(_one_minus(square(x)))
 
 
-sin_p = elementwise("sin", np.sin, kinds=INEXACT)
+sin_p = elementwise("sin", np.sin, kinds=INEXACT, hlo_opcode=Opcode.SIN)
 ad.defjvp(sin_p, lambda t, x: mul(t, cos(x)))
-cos_p = elementwise("cos", np.cos, kinds=INEXACT)
+cos_p = elementwise("cos", np.cos, kinds=INEXACT, hlo_opcode=Opcode.COS)
 ad.defjvp(cos_p, lambda t, x: neg(mul(t, sin(x))))
-tan_p = elementwise("tan", np.tan, kinds=INEXACT)
+tan_p = elementwise("tan", np.tan, kinds=INEXACT, hlo_opcode=Opcode.TAN)
 ad.defjvp_with_output(tan_p, lambda t, out, x: mul(t, add(_const(out, 1), square(out))))
-asin_p = elementwise("asin", np.arcsin, kinds=INEXACT)
+asin_p = elementwise("asin", np.arcsin, kinds=INEXACT, hlo_opcode=Opcode.ASIN)
 ad.defjvp(asin_p, lambda t, x: mul(t, _inverse_sine_slope(x)))
-acos_p = elementwise("acos", np.arccos, kinds=INEXACT)
+acos_p = elementwise("acos", np.arccos, kinds=INEXACT, hlo_opcode=Opcode.ACOS)
 ad.defjvp(acos_p, lambda t, x: neg(mul(t, _inverse_sine_slope(x))))
-atan_p = elementwise("atan", np.arctan, kinds=INEXACT)
+atan_p = elementwise("atan", np.arctan, kinds=INEXACT, hlo_opcode=Opcode.ATAN)
 ad.defjvp(atan_p, lambda t, x: div(t, add(_const(x, 1), square(x))))
-atan2_p = elementwise("atan2", _atan2_reference, kinds=INEXACT, num_args=2)
+atan2_p = elementwise("atan2", _atan2_reference, kinds=INEXACT, num_args=2, hlo_opcode=Opcode.ATAN2)
 ad.defjvp(atan2_p, lambda t, x, y: _atan2_partial(t, y, x, y),
           lambda t, x, y: _atan2_partial(t, neg(x), x, y))
 
@@ -434,18 +459,18 @@ def atan2(x: Any, y: Any) -> Any:
 
 # --------------------------------------------------------------------------- hyperbolic
 
-sinh_p = elementwise("sinh", np.sinh, kinds=INEXACT)
+sinh_p = elementwise("sinh", np.sinh, kinds=INEXACT, hlo_opcode=Opcode.SINH)
 ad.defjvp(sinh_p, lambda t, x: mul(t, cosh(x)))
-cosh_p = elementwise("cosh", np.cosh, kinds=INEXACT)
+cosh_p = elementwise("cosh", np.cosh, kinds=INEXACT, hlo_opcode=Opcode.COSH)
 ad.defjvp(cosh_p, lambda t, x: mul(t, sinh(x)))
-asinh_p = elementwise("asinh", np.arcsinh, kinds=INEXACT)
+asinh_p = elementwise("asinh", np.arcsinh, kinds=INEXACT, hlo_opcode=Opcode.ASINH)
 ad.defjvp(asinh_p, lambda t, x: mul(t, rsqrt(add(square(x), _const(x, 1)))))
-acosh_p = elementwise("acosh", np.arccosh, kinds=INEXACT)
+acosh_p = elementwise("acosh", np.arccosh, kinds=INEXACT, hlo_opcode=Opcode.ACOSH)
 # sqrt(x - 1) * sqrt(x + 1) rather than sqrt(x**2 - 1): the same for real x > 1, and on
 # the principal branch for complex x.
 ad.defjvp(acosh_p, lambda t, x: div(t, mul(sqrt(sub(x, _const(x, 1))),
                                            sqrt(add(x, _const(x, 1))))))
-atanh_p = elementwise("atanh", np.arctanh, kinds=INEXACT)
+atanh_p = elementwise("atanh", np.arctanh, kinds=INEXACT, hlo_opcode=Opcode.ATANH)
 ad.defjvp(atanh_p, lambda t, x: div(t, mul(add(_const(x, 1), x), _one_minus(x))))
 
 

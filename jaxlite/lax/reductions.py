@@ -17,6 +17,8 @@ from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.ad import Zero, tangent_aval
+from jaxlite.interpreters.lowering import LoweringContext
+from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax._declare import ANY, BOOL, INTEGER, NUMERIC, check_dtype_kind
 from jaxlite.lax.arithmetic import div, mul
 from jaxlite.lax.broadcast import (broadcast_in_dim, check_reduction_axes, reduce_sum,
@@ -24,6 +26,9 @@ from jaxlite.lax.broadcast import (broadcast_in_dim, check_reduction_axes, reduc
 from jaxlite.lax.comparisons import eq
 from jaxlite.lax.convert import convert_element_type
 from jaxlite.lax.cumulative import exclusive_cumprod
+from jaxlite.xla.ir import HloComputation, HloInstruction
+from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.shape import Shape
 
 __all__ = ["reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or", "reduce_xor",
            "argmax", "argmin",
@@ -135,6 +140,8 @@ reduce_max_p = _reduction("reduce_max", _reduce_max_reference, ANY, weak_result=
 reduce_max_p.jvp = _chooser_jvp(reduce_max_p)
 reduce_min_p = _reduction("reduce_min", _reduce_min_reference, ANY, weak_result=True)
 reduce_min_p.jvp = _chooser_jvp(reduce_min_p)
+reduce_max_p.lower = hlo.reduction_rule(Opcode.MAXIMUM, hlo.lowest)
+reduce_min_p.lower = hlo.reduction_rule(Opcode.MINIMUM, hlo.highest)
 
 
 def reduce_max(operand: Any, axes: Sequence[int]) -> Any:
@@ -190,6 +197,7 @@ def _reduce_prod_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
 
 reduce_prod_p = _reduction("reduce_prod", _reduce_prod_reference, NUMERIC, weak_result=True)
 reduce_prod_p.jvp = _reduce_prod_jvp
+reduce_prod_p.lower = hlo.reduction_rule(Opcode.MULTIPLY, hlo.one)
 
 
 def reduce_prod(operand: Any, axes: Sequence[int]) -> Any:
@@ -220,6 +228,9 @@ reduce_or_p = _reduction("reduce_or", _reduce_or_reference, _LOGICAL, weak_resul
 reduce_xor_p = _reduction("reduce_xor", _reduce_xor_reference, _LOGICAL, weak_result=False)
 for _p in (reduce_and_p, reduce_or_p, reduce_xor_p):
     ad.defjvp_zero(_p)
+reduce_and_p.lower = hlo.reduction_rule(Opcode.AND, hlo.all_ones)
+reduce_or_p.lower = hlo.reduction_rule(Opcode.OR, hlo.zero)
+reduce_xor_p.lower = hlo.reduction_rule(Opcode.XOR, hlo.zero)
 
 
 def reduce_and(operand: Any, axes: Sequence[int]) -> Any:
@@ -277,8 +288,49 @@ def _argmin_reference(operand: np.ndarray, *, axes: tuple[int, ...],
     return np.argmin(_low_precision_to_f32(operand), axis=axes[0]).astype(index_dtype)
 
 
+def _pair_chooser(ctx: LoweringContext, dtype: np.dtype, index_dtype: np.dtype,
+                  larger: bool) -> HloComputation:
+    """The reducer of argmax (argmin) over (value, index) pairs: keeps the pair with the
+    larger (smaller) value, a NaN before any number, and on ties (two NaNs tie) the lower
+    index, so that the result does not depend on the order of the reduction."""
+    builder = ctx.new_builder("argmax_chooser" if larger else "argmin_chooser")
+    inner = ctx.with_builder(builder)
+    value, index = Shape(dtype, ()), Shape(index_dtype, ())
+    a, i = builder.parameter(value, "value"), builder.parameter(index, "index")
+    b, j = builder.parameter(value, "other_value"), builder.parameter(index, "other_index")
+    better = hlo.compare(inner, a, b, "GT" if larger else "LT")
+    tie = hlo.compare(inner, a, b, "EQ")
+    if dtypes.is_floating(dtype):
+        a_nan, b_nan = hlo.compare(inner, a, a, "NE"), hlo.compare(inner, b, b, "NE")
+        only_a_nan = hlo.logical(inner, Opcode.AND, a_nan, hlo.logical(inner, Opcode.NOT, b_nan))
+        better = hlo.logical(inner, Opcode.OR, better, only_a_nan)
+        tie = hlo.logical(inner, Opcode.OR, tie, hlo.logical(inner, Opcode.AND, a_nan, b_nan))
+    first = hlo.logical(inner, Opcode.AND, tie, hlo.compare(inner, i, j, "LT"))
+    keep_a = hlo.logical(inner, Opcode.OR, better, first)
+    pair = [hlo.select(inner, keep_a, a, b), hlo.select(inner, keep_a, i, j)]
+    return builder.build(hlo.make_tuple(inner, pair))
+
+
+def _arg_chooser_lower(larger: bool) -> hlo.Rule:
+    """The rule of argmax (argmin): a reduce of (value, iota index) pairs, as XLA's."""
+    def lower(ctx: LoweringContext, operand: HloInstruction, *, axes: tuple[int, ...],
+              index_dtype: np.dtype) -> HloInstruction:
+        dtype, index_dtype = operand.shape.dtype, np.dtype(index_dtype)
+        indices = hlo.emit(ctx, Opcode.IOTA, operand.shape.with_dtype(index_dtype),
+                           iota_dimension=axes[0])
+        chooser = ctx.cached_computation(
+            ("arg_chooser", larger, dtype, index_dtype),
+            lambda: _pair_chooser(ctx, dtype, index_dtype, larger))
+        init = hlo.lowest(dtype) if larger else hlo.highest(dtype)
+        pairs = hlo.reduce(ctx, [operand, indices], axes, chooser, [init, 0])
+        return hlo.get_tuple_element(ctx, pairs, 1)
+    return lower
+
+
 argmax_p = _arg_chooser("argmax", _argmax_reference)
 argmin_p = _arg_chooser("argmin", _argmin_reference)
+argmax_p.lower = _arg_chooser_lower(larger=True)
+argmin_p.lower = _arg_chooser_lower(larger=False)
 
 
 def _arg_chooser_params(name: str, operand: Any, axis: int,

@@ -16,12 +16,15 @@ from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.batching import move_batch_axis
+from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.interpreters.transpose import is_undefined
+from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax._declare import upcast_low_precision
 from jaxlite.lax.arithmetic import elementwise_operands, full_like
 from jaxlite.lax.bitwise import bitwise_and
 from jaxlite.lax.broadcast import broadcast_in_dim
 from jaxlite.lax.comparisons import gt, lt
+from jaxlite.xla.ir import HloInstruction
 
 __all__ = ["select_n", "select", "clamp", "select_n_p", "clamp_p"]
 
@@ -131,11 +134,17 @@ def _select_n_batch(axis_size: int, args: Sequence[Any],
     return select_n_p.bind(*args), out_dim
 
 
+def _select_n_lower(ctx: LoweringContext, which: HloInstruction,
+                    *cases: HloInstruction) -> HloInstruction:
+    return hlo.select_n(ctx, which, cases)
+
+
 select_n_p.abstract_eval = _select_n_abstract_eval
 select_n_p.reference = _select_n_reference
 select_n_p.jvp = _select_n_jvp
 select_n_p.transpose = _select_n_transpose
 select_n_p.batch = _select_n_batch
+select_n_p.lower = _select_n_lower
 
 
 def _broadcast_which(name: str, which: Any, cases: list[Any]) -> tuple[Any, list[Any]]:
@@ -232,10 +241,16 @@ def _clamp_batch(axis_size: int, args: Sequence[Any],
     return clamp_p.bind(*args), out_dim
 
 
+def _clamp_lower(ctx: LoweringContext, min: HloInstruction, operand: HloInstruction,
+                 max: HloInstruction) -> HloInstruction:
+    return hlo.clamp(ctx, min, operand, max)
+
+
 clamp_p.abstract_eval = _clamp_abstract_eval
 clamp_p.reference = upcast_low_precision(_clamp_reference)
 clamp_p.jvp = _clamp_jvp
 clamp_p.batch = _clamp_batch
+clamp_p.lower = _clamp_lower
 
 
 def clamp(min: Any, x: Any, max: Any) -> Any:

@@ -14,8 +14,12 @@ from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters import ad
+from jaxlite.interpreters.lowering import LoweringContext
+from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax._declare import INEXACT, INTEGER, check_dtype_kind
 from jaxlite.lax.broadcast import broadcast_in_dim, reshape
+from jaxlite.xla.ir import HloInstruction
+from jaxlite.xla.opcodes import Opcode
 
 __all__ = ["squeeze", "expand_dims", "rev", "iota", "broadcasted_iota", "collapse",
            "squeeze_p", "rev_p", "iota_p"]
@@ -71,10 +75,16 @@ def _squeeze_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
     return squeeze_p.bind(operand, dimensions=_batch_axes(dim, dimensions)), out_dim
 
 
+def _squeeze_lower(ctx: LoweringContext, operand: HloInstruction, *,
+                   dimensions: tuple[int, ...]) -> HloInstruction:
+    return hlo.reshape(ctx, operand, ctx.avals_out[0].shape)
+
+
 squeeze_p.abstract_eval = _squeeze_abstract_eval
 squeeze_p.reference = _squeeze_reference
 squeeze_p.transpose = _squeeze_transpose
 squeeze_p.batch = _squeeze_batch
+squeeze_p.lower = _squeeze_lower
 ad.deflinear(squeeze_p)
 
 
@@ -159,10 +169,18 @@ def _rev_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
     return rev_p.bind(operand, dimensions=_batch_axes(dim, dimensions)), dim
 
 
+def _rev_lower(ctx: LoweringContext, operand: HloInstruction, *,
+               dimensions: tuple[int, ...]) -> HloInstruction:
+    if not dimensions:
+        return operand
+    return hlo.result(ctx, Opcode.REVERSE, (operand,), dimensions=tuple(dimensions))
+
+
 rev_p.abstract_eval = _rev_abstract_eval
 rev_p.reference = _rev_reference
 rev_p.transpose = _rev_transpose
 rev_p.batch = _rev_batch
+rev_p.lower = _rev_lower
 ad.deflinear(rev_p)
 
 
@@ -207,9 +225,15 @@ def _iota_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
     return iota_p.bind(dtype=dtype, shape=shape, dimension=dimension), None
 
 
+def _iota_lower(ctx: LoweringContext, *, dtype: np.dtype, shape: tuple[int, ...],
+                dimension: int) -> HloInstruction:
+    return hlo.result(ctx, Opcode.IOTA, iota_dimension=dimension)
+
+
 iota_p.abstract_eval = _iota_abstract_eval
 iota_p.reference = _iota_reference
 iota_p.batch = _iota_batch
+iota_p.lower = _iota_lower
 # Without operands there is no tangent to push through; the rule states the zero derivative
 # for completeness (transformations bind iota directly since all of its inputs are known).
 ad.defjvp_zero(iota_p)

@@ -17,12 +17,16 @@ from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.batching import batch_at_front, move_batch_axis
+from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.interpreters.transpose import is_undefined
+from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax._declare import check_same_dtypes
 from jaxlite.lax.broadcast import broadcast_in_dim, reduce_sum
-from jaxlite.lax.convert import _convert_element_type, convert_element_type
+from jaxlite.lax.convert import _convert_element_type
 from jaxlite.lax.selection import select_n
 from jaxlite.lax.shape_ops import squeeze
+from jaxlite.xla.ir import HloInstruction
+from jaxlite.xla.opcodes import Opcode
 
 __all__ = ["slice", "slice_in_dim", "index_in_dim", "pad", "concatenate",
            "slice_p", "pad_p", "concatenate_p"]
@@ -104,10 +108,19 @@ def _slice_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
     return out, dim
 
 
+def _slice_lower(ctx: LoweringContext, operand: HloInstruction, *,
+                 start_indices: tuple[int, ...], limit_indices: tuple[int, ...],
+                 strides: tuple[int, ...] | None) -> HloInstruction:
+    steps = strides if strides is not None else (1,) * len(start_indices)
+    return hlo.result(ctx, Opcode.SLICE, (operand,), starts=tuple(start_indices),
+                      limits=tuple(limit_indices), strides=tuple(steps))
+
+
 slice_p.abstract_eval = _slice_abstract_eval
 slice_p.reference = _slice_reference
 slice_p.transpose = _slice_transpose
 slice_p.batch = _slice_batch
+slice_p.lower = _slice_lower
 ad.deflinear(slice_p)
 
 
@@ -250,10 +263,17 @@ def _pad_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
     return select_n(from_operand, values, padded), 0
 
 
+def _pad_lower(ctx: LoweringContext, operand: HloInstruction, padding_value: HloInstruction,
+               *, padding_config: Padding) -> HloInstruction:
+    return hlo.result(ctx, Opcode.PAD, (operand, padding_value),
+                      padding=tuple(tuple(c) for c in padding_config))
+
+
 pad_p.abstract_eval = _pad_abstract_eval
 pad_p.reference = _pad_reference
 pad_p.transpose = _pad_transpose
 pad_p.batch = _pad_batch
+pad_p.lower = _pad_lower
 ad.deflinear(pad_p)
 
 
@@ -343,10 +363,16 @@ def _concatenate_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any],
     return concatenate_p.bind(*operands, dimension=dimension + 1), 0
 
 
+def _concatenate_lower(ctx: LoweringContext, *operands: HloInstruction,
+                       dimension: int) -> HloInstruction:
+    return hlo.result(ctx, Opcode.CONCATENATE, operands, dimensions=(dimension,))
+
+
 concatenate_p.abstract_eval = _concatenate_abstract_eval
 concatenate_p.reference = _concatenate_reference
 concatenate_p.transpose = _concatenate_transpose
 concatenate_p.batch = _concatenate_batch
+concatenate_p.lower = _concatenate_lower
 ad.deflinear(concatenate_p)
 
 

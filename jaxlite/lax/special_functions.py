@@ -21,6 +21,7 @@ from jaxlite.lax.arithmetic import (_const, add, div, elementwise_operands, inte
 from jaxlite.lax.comparisons import lt
 from jaxlite.lax.math_functions import RoundingMethod, exp, round, sin, square
 from jaxlite.lax.selection import select
+from jaxlite.xla.opcodes import Opcode
 
 __all__: list[str] = [
     "erf", "erf_p", "erfc", "erfc_p", "erf_inv", "erf_inv_p", "lgamma", "lgamma_p",
@@ -47,9 +48,9 @@ def _in_float64(function: Any) -> Any:
 
 # ------------------------------------------------------------------------------ erf, erfc
 
-erf_p = elementwise("erf", _in_float64(math.erf), kinds=(FLOATING,))
+erf_p = elementwise("erf", _in_float64(math.erf), kinds=(FLOATING,), hlo_opcode=Opcode.ERF)
 ad.defjvp(erf_p, lambda t, x: mul(t, mul(_const(x, _TWO_OVER_SQRT_PI), exp(neg(square(x))))))
-erfc_p = elementwise("erfc", _in_float64(math.erfc), kinds=(FLOATING,))
+erfc_p = elementwise("erfc", _in_float64(math.erfc), kinds=(FLOATING,), hlo_opcode=Opcode.ERFC)
 ad.defjvp(erfc_p,
           lambda t, x: mul(t, mul(_const(x, -_TWO_OVER_SQRT_PI), exp(neg(square(x))))))
 
@@ -88,7 +89,8 @@ def _erf_inv_scalar(x: float) -> float:
     return math.copysign(y, x)
 
 
-erf_inv_p = elementwise("erf_inv", _in_float64(_erf_inv_scalar), kinds=(FLOATING,))
+erf_inv_p = elementwise("erf_inv", _in_float64(_erf_inv_scalar), kinds=(FLOATING,),
+                        hlo_opcode=Opcode.ERF_INV)
 ad.defjvp_with_output(
     erf_inv_p,
     lambda t, out, x: mul(t, mul(_const(x, math.sqrt(math.pi) / 2), exp(square(out)))))
@@ -162,9 +164,11 @@ def _trigamma(x: Any) -> Any:
     return select(reflect, reflected, total)
 
 
-lgamma_p = elementwise("lgamma", _in_float64(_lgamma_scalar), kinds=(FLOATING,))
+lgamma_p = elementwise("lgamma", _in_float64(_lgamma_scalar), kinds=(FLOATING,),
+                       hlo_opcode=Opcode.LGAMMA)
 ad.defjvp(lgamma_p, lambda t, x: mul(t, digamma(x)))
-digamma_p = elementwise("digamma", _in_float64(_digamma_scalar), kinds=(FLOATING,))
+digamma_p = elementwise("digamma", _in_float64(_digamma_scalar), kinds=(FLOATING,),
+                        hlo_opcode=Opcode.DIGAMMA)
 ad.defjvp(digamma_p, lambda t, x: mul(t, _trigamma(x)))
 
 
@@ -204,7 +208,8 @@ def _nextafter_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any
                               "useful derivative (JAX does not define one either).")
 
 
-nextafter_p = elementwise("nextafter", _nextafter_reference, kinds=(FLOATING,), num_args=2)
+nextafter_p = elementwise("nextafter", _nextafter_reference, kinds=(FLOATING,), num_args=2,
+                          hlo_opcode=Opcode.NEXT_AFTER)
 nextafter_p.reference = _nextafter_reference  # exact in every format: no float32 detour
 nextafter_p.jvp = _nextafter_jvp
 

@@ -17,6 +17,12 @@ Attribute names (Python values) by opcode:
   sort: dimension, is_stable   reduce-window / select-and-scatter: window
   convolution: window, dim_labels, feature_group_count, batch_group_count
   gather / scatter: dimension numbers as in XLA's text (see text.py)
+Values: dimension lists are tuples of ints; `window` is a `shape_inference_base.Window`;
+fusion `kind` is XLA's name (kLoop, kInput, kOutput, kCustom) and `tiling` a mapping of
+JSON-able values; custom-call `backend_config` is a string. `called` order: while
+(condition, body), select-and-scatter (select, scatter), conditional (branch 0, 1, ...; on a
+pred: true, false). Any other attribute is a bool, int, float, str, tuple or mapping of
+those, so that the text format (text.py) writes it and reads it back.
 """
 from __future__ import annotations
 

@@ -1,0 +1,61 @@
+"""Constant folding (mirrors XLA's HloConstantFolding).
+
+Contract: `fold_constants(module)` replaces every instruction whose operands are all
+constants (and iotas, which have no operands) by a constant holding the value the evaluator
+computes for it, so folding gives the same bits as running the instruction. It keeps the
+instruction's name and shape. It leaves alone: parameters, constants, tuples and tuple
+shaped results, control flow and custom-calls (whose effects or trip counts are not ours to
+run at compile time), results of more than `MAX_FOLDED_ELEMENTS` elements, and broadcasts
+and iotas of more than `MAX_EXPANDED_ELEMENTS` elements (a large constant costs memory and
+bandwidth where the broadcast or iota costs nothing, as XLA reasons too). The constant
+operands left unused are removed by DCE. It returns the same module object when nothing
+folds.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite.xla.evaluator import evaluate_computation
+from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
+from jaxlite.xla.opcodes import Kind, Opcode
+from jaxlite.xla.passes.rewriting import RewriteContext, rewrite_module
+
+__all__ = ["fold_constants", "MAX_FOLDED_ELEMENTS", "MAX_EXPANDED_ELEMENTS"]
+
+MAX_FOLDED_ELEMENTS = 1 << 16
+"""Results larger than this stay computed at run time (folding would bloat the program)."""
+
+MAX_EXPANDED_ELEMENTS = 16
+"""Broadcasts and iotas larger than this stay: they make big constants out of small ones."""
+
+_NEVER_FOLDED = {Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT}
+_EXPANDING = {Opcode.BROADCAST, Opcode.IOTA}
+
+
+def _foldable(inst: HloInstruction) -> bool:
+    if inst.opcode in _NEVER_FOLDED or inst.opcode.kind is Kind.CONTROL:
+        return False
+    if inst.shape.is_tuple or inst.shape.size > MAX_FOLDED_ELEMENTS:
+        return False
+    if inst.opcode in _EXPANDING and inst.shape.size > MAX_EXPANDED_ELEMENTS:
+        return False
+    return all(o.opcode is Opcode.CONSTANT for o in inst.operands)
+
+
+def _value(inst: HloInstruction) -> np.ndarray:
+    """What `inst` computes, run alone by the evaluator (its operands are constants)."""
+    operands = tuple(dict.fromkeys(inst.operands))
+    comp = HloComputation(f"fold_{inst.name}", operands + (inst,), inst)
+    return np.asarray(evaluate_computation(comp, []))
+
+
+def _fold(inst: HloInstruction, ctx: RewriteContext) -> HloInstruction | None:
+    if not _foldable(inst):
+        return None
+    value = _value(inst).astype(inst.shape.dtype, copy=False).reshape(inst.shape.dims)
+    return HloInstruction(inst.name, Opcode.CONSTANT, inst.shape, (), {"literal": value})
+
+
+def fold_constants(module: HloModule) -> HloModule:
+    """`module` with computations on constants replaced by their values (see the doc)."""
+    return rewrite_module(module, _fold)

@@ -1,0 +1,204 @@
+"""The pass pipeline: the passes every backend runs on a module, in order (mirrors XLA's
+`HloPassPipeline` and `HloPassFix`, and its `--xla_dump_to` flag).
+
+`PIPELINE` is the order, readable on one screen. `fixed_point(*passes)` makes a group that
+repeats until a whole round changes nothing. `optimize(module, options)` runs the pipeline;
+it can verify the module after every pass, and when a dump folder is set (the option
+`dump_dir`, else `jaxlite.config.jaxlite_dump_dir`, from `JAXLITE_DUMP_DIR`) it writes the
+module's text before the first pass and after every pass as `<module>.<NNNN>.<pass>.txt`:
+`NNNN` counts from 0000 (`input`) in the order the passes ran, passes inside a fixed point
+included, so a folder sorts into the history of one compilation. A later compilation of a
+module with the same name writes over the same files.
+"""
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any, Callable, Sequence
+
+from jaxlite.config import config
+from jaxlite.xla.ir import HloModule
+from jaxlite.xla.passes import (eliminate_common_subexpressions, eliminate_dead_code,
+                                fold_constants, simplify_algebra)
+from jaxlite.xla.text import print_module
+from jaxlite.xla.verifier import HloVerificationError, verify_module
+
+__all__ = ["Pass", "FixedPoint", "fixed_point", "PipelineOptions", "SIMPLIFY", "PIPELINE",
+           "optimize", "run_pass", "pass_name"]
+
+Pass = Callable[[HloModule], HloModule]
+# Told the name of each pass that ran and the module it returned.
+AfterPass = Callable[[str, HloModule], None]
+
+
+def pass_name(p: Any) -> str:
+    """The name a pass goes by in dumps and errors (a function's own name)."""
+    return getattr(p, "name", None) or getattr(p, "__name__", None) or type(p).__name__
+
+
+class FixedPoint:
+    """A group of passes run in order, again and again, until a round changes nothing
+    (mirrors XLA's HloPassFix). Callable as a pass; returns the same module object when the
+    first round changed nothing."""
+
+    def __init__(self, passes: Sequence[Pass], max_iterations: int, name: str) -> None:
+        if not passes:
+            raise ValueError(f"fixed_point {name!r}: needs at least one pass")
+        if max_iterations < 1:
+            raise ValueError(f"fixed_point {name!r}: max_iterations must be >= 1, got "
+                             f"{max_iterations}")
+        self.passes = tuple(passes)
+        self.max_iterations = max_iterations
+        self.name = name
+
+    def __call__(self, module: HloModule) -> HloModule:
+        return self.run(module)
+
+    def run(self, module: HloModule, after_pass: AfterPass | None = None) -> HloModule:
+        """Run rounds until nothing changes, telling `after_pass` about each inner pass."""
+        for _ in range(self.max_iterations):
+            start = module
+            for p in self.passes:
+                module = run_pass(p, module, after_pass)
+            if module is start:
+                return module
+        warnings.warn(f"fixed_point {self.name!r} still changed the module "
+                      f"{module.name} after {self.max_iterations} rounds; stopping there "
+                      "(two of its passes may undo each other)", RuntimeWarning, stacklevel=2)
+        return module
+
+    def __repr__(self) -> str:
+        inner = ", ".join(pass_name(p) for p in self.passes)
+        return f"fixed_point({inner}, max_iterations={self.max_iterations}, name={self.name!r})"
+
+
+def fixed_point(*passes: Pass, max_iterations: int = 25, name: str | None = None
+                ) -> FixedPoint:
+    """Repeat `passes`, in order, until a whole round returns the module it was given."""
+    return FixedPoint(passes, max_iterations,
+                      name or "fixed_point(" + ",".join(pass_name(p) for p in passes) + ")")
+
+
+def run_pass(p: Pass, module: HloModule, after_pass: AfterPass | None = None) -> HloModule:
+    """Run one pass (or fixed-point group) and report each pass that ran to `after_pass`."""
+    if isinstance(p, FixedPoint):
+        return p.run(module, after_pass)
+    result = p(module)
+    if not isinstance(result, HloModule):
+        raise TypeError(f"pass {pass_name(p)} returned {type(result).__name__}, expected an "
+                        "HloModule (the same object when it changed nothing)")
+    if after_pass is not None:
+        after_pass(pass_name(p), result)
+    return result
+
+
+# The simplification passes feed each other (folding exposes identities, identities expose
+# common subexpressions, all of them leave dead code), so they run to a fixed point.
+SIMPLIFY = fixed_point(simplify_algebra, fold_constants, eliminate_common_subexpressions,
+                       eliminate_dead_code, name="simplify")
+
+PIPELINE: tuple[Pass, ...] = (
+    SIMPLIFY,
+    # fusion: loop, input (reduction), output (epilogue into dot) and multi-output fusion
+    # layout assignment
+    # tiling decisions, recorded on each fusion
+    # scheduling (instruction order that keeps peak memory low)
+    # buffer assignment (liveness, reuse, in-place, donation aliasing)
+)
+
+
+@dataclass(frozen=True)
+class PipelineOptions:
+    """How `optimize` runs.
+
+    verify : run the HLO verifier on the input and after every pass.
+    dump_dir : folder for the per-pass dumps; None reads `jaxlite_dump_dir`.
+    passes : the passes to run instead of `PIPELINE` (a backend's own tail, a test's subset).
+    """
+
+    verify: bool = False
+    dump_dir: str | None = None
+    passes: tuple[Pass, ...] | None = None
+
+
+_OPTION_NAMES = tuple(f.name for f in fields(PipelineOptions))
+
+
+def _as_options(options: Any) -> PipelineOptions:
+    """`PipelineOptions` from None, a mapping of its fields, or any object with some of its
+    fields as attributes (a backend's compile options, say)."""
+    if options is None or isinstance(options, PipelineOptions):
+        return options or PipelineOptions()
+    if isinstance(options, Mapping):
+        unknown = sorted(set(options) - set(_OPTION_NAMES))
+        if unknown:
+            raise TypeError(f"optimize: unknown pipeline options {unknown}; the options are "
+                            f"{list(_OPTION_NAMES)}")
+        values = dict(options)
+    else:
+        values = {n: getattr(options, n) for n in _OPTION_NAMES if hasattr(options, n)}
+    if values.get("passes") is not None:
+        values["passes"] = tuple(values["passes"])
+    return PipelineOptions(**values)
+
+
+def _file_part(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
+
+
+class _Observer:
+    """What happens after each pass: verification and the numbered dump files."""
+
+    def __init__(self, module: HloModule, verify: bool, dump_dir: str | None) -> None:
+        self.prefix = _file_part(module.name)
+        self.verify = verify
+        self.dump_dir = dump_dir
+        self.count = 0
+        if dump_dir:
+            os.makedirs(dump_dir, exist_ok=True)
+
+    def __call__(self, name: str, module: HloModule) -> None:
+        if self.verify:
+            try:
+                verify_module(module)
+            except HloVerificationError as error:
+                stage = "the input" if name == "input" else f"pass {name}"
+                raise HloVerificationError(f"module {module.name} is not valid HLO after "
+                                           f"{stage}: {error}") from error
+        if self.dump_dir:
+            file = f"{self.prefix}.{self.count:04d}.{_file_part(name)}.txt"
+            with open(os.path.join(self.dump_dir, file), "w", encoding="utf-8") as out:
+                out.write(print_module(module))
+        self.count += 1
+
+
+def optimize(module: HloModule, options: Any = None) -> HloModule:
+    """Run the pass pipeline on `module` and return the optimized module.
+
+    Parameters
+    ----------
+    module : the module as lowered.
+    options : None, a `PipelineOptions`, a mapping of its fields, or an object with some of
+        them as attributes (a backend's `CompileOptions` carries `verify` and `dump_dir`).
+
+    Returns
+    -------
+    HloModule
+        The optimized module; `module` itself when no pass changed anything.
+
+    Raises
+    ------
+    HloVerificationError
+        With `verify`, when the input or the result of a pass is not valid HLO (the message
+        names the pass).
+    """
+    opts = _as_options(options)
+    dump_dir = opts.dump_dir if opts.dump_dir is not None else config.jaxlite_dump_dir
+    observer = _Observer(module, opts.verify, dump_dir)
+    observer("input", module)
+    for p in PIPELINE if opts.passes is None else opts.passes:
+        module = run_pass(p, module, observer)
+    return module
