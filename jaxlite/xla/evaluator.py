@@ -18,7 +18,8 @@ custom-call registry `CUSTOM_CALL_TARGETS`.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -28,8 +29,12 @@ from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
 from jaxlite.xla.opcodes import Kind, Opcode
 from jaxlite.xla.shape import Shape
 
-__all__ = ["evaluate_module", "evaluate_computation", "CUSTOM_CALL_TARGETS",
-           "HloEvaluationError"]
+__all__ = [
+    "CUSTOM_CALL_TARGETS",
+    "HloEvaluationError",
+    "evaluate_computation",
+    "evaluate_module",
+]
 
 _O = Opcode
 

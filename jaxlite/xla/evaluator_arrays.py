@@ -13,13 +13,15 @@ positions see the updates one after another, as a sequential loop would.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from jaxlite.xla.evaluator_elementwise import KERNELS, bitcast_convert, binary_kernel
+from jaxlite.xla.evaluator_elementwise import KERNELS, binary_kernel, bitcast_convert
 from jaxlite.xla.ir import HloComputation, HloInstruction
 from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.shape import Shape
 
 __all__ = ["HANDLERS", "Apply", "binary_combiner", "combine_at", "pad_array"]
 
@@ -238,6 +240,24 @@ def _bitcast(inst: HloInstruction, ops: list[Any], apply: Apply) -> np.ndarray:
     return bitcast_convert(ops[0], inst.shape.dtype)
 
 
+def to_memory_order(array: np.ndarray, shape: Shape) -> np.ndarray:
+    """The elements of a logical array in the order `shape`'s layout stores them."""
+    major_to_minor = tuple(reversed(shape.layout or ()))
+    return np.ascontiguousarray(np.transpose(array, major_to_minor)).reshape(-1)
+
+
+def from_memory_order(flat: np.ndarray, shape: Shape) -> np.ndarray:
+    """The logical array whose memory image under `shape`'s layout is `flat`."""
+    major_to_minor = tuple(reversed(shape.layout or ()))
+    physical = flat.reshape(tuple(shape.dims[d] for d in major_to_minor))
+    return np.transpose(physical, tuple(np.argsort(major_to_minor)))
+
+
+def _bitcast_layout(inst: HloInstruction, ops: list[Any], apply: Apply) -> np.ndarray:
+    flat = to_memory_order(np.asarray(ops[0]), inst.operands[0].shape)
+    return from_memory_order(flat.view(inst.shape.dtype), inst.shape)
+
+
 HANDLERS: dict[Opcode, Callable[[HloInstruction, list[Any], Apply], Any]] = {
     _O.BROADCAST: _broadcast,
     _O.RESHAPE: lambda inst, ops, apply: np.reshape(ops[0], inst.shape.dims),
@@ -246,6 +266,6 @@ HANDLERS: dict[Opcode, Callable[[HloInstruction, list[Any], Apply], Any]] = {
     _O.SLICE: _slice, _O.DYNAMIC_SLICE: _dynamic_slice,
     _O.DYNAMIC_UPDATE_SLICE: _dynamic_update_slice, _O.CONCATENATE: _concatenate,
     _O.PAD: lambda inst, ops, apply: pad_array(ops[0], ops[1], inst.attr("padding")),
-    _O.IOTA: _iota, _O.BITCAST_CONVERT: _bitcast, _O.GATHER: _gather, _O.SCATTER: _scatter,
+    _O.IOTA: _iota, _O.BITCAST: _bitcast_layout, _O.BITCAST_CONVERT: _bitcast, _O.GATHER: _gather, _O.SCATTER: _scatter,
 }
 assert not set(HANDLERS) & set(KERNELS)

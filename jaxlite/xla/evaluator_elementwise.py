@@ -16,7 +16,8 @@ float32 and rounds.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from jaxlite.xla import evaluator_special as special
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 
-__all__ = ["KERNELS", "binary_kernel", "convert", "bitcast_convert"]
+__all__ = ["KERNELS", "binary_kernel", "bitcast_convert", "convert"]
 
 Kernel = Callable[..., np.ndarray]
 _O = Opcode
@@ -339,9 +340,12 @@ def _clamp(low: np.ndarray, x: np.ndarray, high: np.ndarray) -> np.ndarray:
     return _BINARY[_O.MINIMUM](_BINARY[_O.MAXIMUM](x, low), high)
 
 
+def _ignoring_inst(fn: Callable[..., np.ndarray]) -> Kernel:
+    return lambda inst, *args: fn(*args)
+
+
 KERNELS: dict[Opcode, Kernel] = {
-    **{op: (lambda fn: lambda inst, x: fn(x))(fn) for op, fn in _UNARY.items()},
-    **{op: (lambda fn: lambda inst, x, y: fn(x, y))(fn) for op, fn in _BINARY.items()},
+    **{op: _ignoring_inst(fn) for op, fn in (*_UNARY.items(), *_BINARY.items())},
     _O.COMPARE: _compare,
     _O.SELECT: lambda inst, pred, on_true, on_false: np.where(pred, on_true, on_false),
     _O.CLAMP: lambda inst, low, x, high: _clamp(low, x, high),

@@ -12,13 +12,20 @@ XLA's integer arithmetic does) and float16/bfloat16 in float32.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from jaxlite.core import dtypes
-from jaxlite.xla.evaluator_arrays import (FIRST, SECOND, Apply, binary_combiner, combine_at,
-                                          pad_array)
+from jaxlite.xla.evaluator_arrays import (
+    FIRST,
+    SECOND,
+    Apply,
+    binary_combiner,
+    combine_at,
+    pad_array,
+)
 from jaxlite.xla.evaluator_elementwise import binary_kernel, convert
 from jaxlite.xla.ir import HloComputation, HloInstruction
 from jaxlite.xla.opcodes import Opcode

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-__all__ = ["erf", "erfc", "erf_inv", "lgamma", "digamma"]
+__all__ = ["digamma", "erf", "erf_inv", "erfc", "lgamma"]
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 

@@ -99,6 +99,9 @@ class Opcode(enum.Enum):
     SELECT = OpcodeInfo("select", 3, _E)
     CLAMP = OpcodeInfo("clamp", 3, _E)
     # data movement
+    # `bitcast` reinterprets the operand's bytes, in memory order, under a new shape and
+    # layout: XLA's layout passes make reshapes and transposes into bitcasts.
+    BITCAST = OpcodeInfo("bitcast", 1, _M)
     BITCAST_CONVERT = OpcodeInfo("bitcast-convert", 1, _M)
     BROADCAST = OpcodeInfo("broadcast", 1, _M)
     CONCATENATE = OpcodeInfo("concatenate", None, _M)

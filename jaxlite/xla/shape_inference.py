@@ -15,7 +15,8 @@ data-movement rules are in `shape_inference_arrays`, reductions and contractions
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,7 @@ from jaxlite.xla.opcodes import COMPARISON_DIRECTIONS, Kind, Opcode
 from jaxlite.xla.shape import Shape
 from jaxlite.xla.shape_inference_base import PRED, RuleContext, describe, scalar
 
-__all__ = ["infer_shape", "element_kind"]
+__all__ = ["element_kind", "infer_shape"]
 
 _O = Opcode
 
@@ -40,7 +41,7 @@ _LOGICAL = (PRED_K, INT_K)
 _ANY = (PRED_K, INT_K, FLOAT_K, COMPLEX_K)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def element_kind(dtype: np.dtype) -> str:
     """pred, integer, floating-point or complex: the classes XLA's type rules speak of."""
     if dtype == PRED:
@@ -227,7 +228,7 @@ def _custom_call_rule(ctx: RuleContext) -> Shape:
 
 _RULES: dict[Opcode, Callable[[RuleContext], Shape]] = {
     _O.SELECT: _select_rule, _O.CLAMP: _clamp_rule, _O.CONVERT: _convert_rule,
-    _O.BITCAST_CONVERT: arrays.bitcast_convert_rule, _O.BROADCAST: arrays.broadcast_rule,
+    _O.BITCAST: arrays.bitcast_rule, _O.BITCAST_CONVERT: arrays.bitcast_convert_rule, _O.BROADCAST: arrays.broadcast_rule,
     _O.CONCATENATE: arrays.concatenate_rule, _O.COPY: arrays.copy_rule,
     _O.DYNAMIC_SLICE: arrays.dynamic_slice_rule,
     _O.DYNAMIC_UPDATE_SLICE: arrays.dynamic_update_slice_rule,

@@ -14,8 +14,7 @@ import numpy as np
 
 from jaxlite.core import dtypes
 from jaxlite.xla.shape import Shape
-from jaxlite.xla.shape_inference_base import (RuleContext, check_combiner, describe,
-                                              tuple_or_single)
+from jaxlite.xla.shape_inference_base import RuleContext, check_combiner, describe, tuple_or_single
 
 
 def _same_dtype(ctx: RuleContext, shapes: list[Shape], what: str) -> None:
@@ -24,7 +23,7 @@ def _same_dtype(ctx: RuleContext, shapes: list[Shape], what: str) -> None:
 
 
 def broadcast_rule(ctx: RuleContext) -> Shape:
-    operand, out = ctx.array(0), ctx.need_declared()
+    operand, out = ctx.array(0), ctx.declared_array()
     dims = ctx.ints("dimensions")
     if len(dims) != operand.rank:
         ctx.fail(f"dimensions {dims} must map each of the {operand.rank} operand dimensions "
@@ -39,7 +38,7 @@ def broadcast_rule(ctx: RuleContext) -> Shape:
 
 
 def reshape_rule(ctx: RuleContext) -> Shape:
-    operand, out = ctx.array(0), ctx.need_declared()
+    operand, out = ctx.array(0), ctx.declared_array()
     if out.size != operand.size:
         ctx.fail(f"cannot reshape {operand} ({operand.size} elements) to {out} "
                  f"({out.size} elements)")
@@ -147,7 +146,7 @@ def pad_rule(ctx: RuleContext) -> Shape:
 
 
 def iota_rule(ctx: RuleContext) -> Shape:
-    out = ctx.need_declared()
+    out = ctx.declared_array()
     dim = ctx.attr("iota_dimension")
     if out.is_tuple or not 0 <= int(dim) < out.rank:
         ctx.fail(f"iota_dimension {dim} must be a dimension of the array {out}")
@@ -155,7 +154,7 @@ def iota_rule(ctx: RuleContext) -> Shape:
 
 
 def bitcast_convert_rule(ctx: RuleContext) -> Shape:
-    operand, out = ctx.array(0), ctx.need_declared()
+    operand, out = ctx.array(0), ctx.declared_array()
     old, new = dtypes.itemsize_bits(operand.dtype), dtypes.itemsize_bits(out.dtype)
     if old == new:
         expected = operand.dims
@@ -169,6 +168,14 @@ def bitcast_convert_rule(ctx: RuleContext) -> Shape:
     if out.dims != expected:
         ctx.fail(f"bitcast of {operand} to {np.dtype(out.dtype).name} gives dimensions "
                  f"{expected}, but {out} was declared")
+    return out
+
+
+def bitcast_rule(ctx: RuleContext) -> Shape:
+    operand, out = ctx.array(0), ctx.declared_array()
+    if operand.nbytes != out.nbytes:
+        ctx.fail(f"bitcast of {operand} ({operand.nbytes} bytes) to {out} ({out.nbytes} "
+                 "bytes) must keep the number of bytes")
     return out
 
 

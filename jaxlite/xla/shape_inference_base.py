@@ -10,8 +10,9 @@ labels (`ConvDims`).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, NoReturn, Sequence
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -24,6 +25,7 @@ PRED = np.dtype(np.bool_)
 
 
 def describe(shapes: Sequence[Shape]) -> str:
+    """Shapes as a comma-separated list, for error messages."""
     return ", ".join(str(s) for s in shapes)
 
 
@@ -78,6 +80,12 @@ class RuleContext:
                       "the instruction's declared shape as `declared`")
         return self.declared
 
+    def declared_array(self) -> Shape:
+        out = self.need_declared()
+        if out.is_tuple:
+            self.fail(f"the result of this opcode is an array, but {out} was declared")
+        return out
+
     def count(self, low: int, high: int | None = None) -> None:
         n = len(self.operands)
         if n < low or (high is not None and n > high):
@@ -108,6 +116,7 @@ class RuleContext:
 
 
 def scalar(dtype: Any) -> Shape:
+    """The rank-0 shape of `dtype`."""
     return Shape(np.dtype(dtype), ())
 
 

@@ -10,9 +10,16 @@ from __future__ import annotations
 
 from jaxlite.core import dtypes
 from jaxlite.xla.shape import Shape
-from jaxlite.xla.shape_inference_base import (PRED, RuleContext, check_combiner,
-                                              conv_dims_of, describe, scalar,
-                                              tuple_or_single, window_of)
+from jaxlite.xla.shape_inference_base import (
+    PRED,
+    RuleContext,
+    check_combiner,
+    conv_dims_of,
+    describe,
+    scalar,
+    tuple_or_single,
+    window_of,
+)
 
 
 def _inputs_and_inits(ctx: RuleContext) -> tuple[list[Shape], list[Shape]]:

@@ -20,7 +20,7 @@ from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape_inference import infer_shape
 
-__all__ = ["HloVerificationError", "verify_module", "verify_computation"]
+__all__ = ["HloVerificationError", "verify_computation", "verify_module"]
 
 
 class HloVerificationError(ValueError):

@@ -17,10 +17,19 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from jaxlite.xla import evaluator
-from jaxlite.xla.evaluator import (CUSTOM_CALL_TARGETS, HloEvaluationError,
-                                   evaluate_computation, evaluate_module)
-from jaxlite.xla.ir import ComputationBuilder, HloComputation, HloInstruction, HloModule
-from jaxlite.xla.ir import NameUniquer
+from jaxlite.xla.evaluator import (
+    CUSTOM_CALL_TARGETS,
+    HloEvaluationError,
+    evaluate_computation,
+    evaluate_module,
+)
+from jaxlite.xla.ir import (
+    ComputationBuilder,
+    HloComputation,
+    HloInstruction,
+    HloModule,
+    NameUniquer,
+)
 from jaxlite.xla.opcodes import Opcode as O
 from jaxlite.xla.shape import Shape
 from jaxlite.xla.shape_inference import infer_shape

@@ -5,8 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jaxlite.xla.ir import ComputationBuilder, HloComputation, HloInstruction, HloModule
-from jaxlite.xla.ir import NameUniquer
+from jaxlite.xla.ir import (
+    ComputationBuilder,
+    HloComputation,
+    HloInstruction,
+    HloModule,
+    NameUniquer,
+)
 from jaxlite.xla.opcodes import Opcode as O
 from jaxlite.xla.shape import Shape
 from jaxlite.xla.shape_inference import infer_shape
@@ -176,3 +181,186 @@ def test_the_entry_must_belong_to_the_module():
 
 def test_verification_error_is_a_value_error():
     assert issubclass(HloVerificationError, ValueError)
+
+
+# ---------------------------------------------------------------------- shape inference
+
+def infer(opcode, *operands, called=(), declared=None, **attrs) -> Shape:
+    return infer_shape(opcode, operands, attrs, called, declared, name="x.1")
+
+
+def fails(match: str, opcode, *operands, called=(), declared=None, **attrs) -> None:
+    with pytest.raises(ValueError, match=match) as info:
+        infer(opcode, *operands, called=called, declared=declared, **attrs)
+    assert str(info.value).startswith(f"%x.1 ({opcode.text}): ")
+
+
+def test_elementwise_rules():
+    f = arr(F32, 2, 3)
+    assert infer(O.ADD, f, f) == f
+    assert infer(O.COMPARE, f, f, direction="GE") == arr(PRED, 2, 3)
+    assert infer(O.IS_FINITE, f) == arr(PRED, 2, 3)
+    assert infer(O.ABS, arr(np.complex64, 2)) == arr(F32, 2)
+    assert infer(O.COMPLEX, f, f) == arr(np.complex64, 2, 3)
+    assert infer(O.SELECT, arr(PRED, 2, 3), f, f) == f
+    assert infer(O.CLAMP, arr(F32), f, arr(F32)) == f
+    assert infer(O.CONVERT, f, declared=arr(S32, 2, 3)) == arr(S32, 2, 3)
+    fails("equal dimensions and element types", O.ADD, f, arr(S32, 2, 3))
+    fails("takes floating-point or complex elements", O.EXP, arr(S32, 2))
+    fails("takes integer elements", O.SHIFT_LEFT, f, f)
+    fails("direction 'LESS'", O.COMPARE, f, f, direction="LESS")
+    fails("only be compared with EQ or NE", O.COMPARE, arr(np.complex64), arr(np.complex64),
+          direction="LT")
+    fails(r"predicate pred\[2,1\]\{1,0\} must have the dimensions", O.SELECT, arr(PRED, 2, 1), f, f)
+    fails(r"max f32\[2\]\{0\} must be a scalar", O.CLAMP, arr(F32), f, arr(F32, 2))
+    fails("convert keeps the dimensions", O.CONVERT, f, declared=arr(S32, 3, 2))
+    fails("takes 2 operand", O.ADD, f)
+
+
+def test_movement_rules():
+    x = arr(F32, 2, 3)
+    assert infer(O.BROADCAST, x, declared=arr(F32, 3, 4, 2), dimensions=(2, 0)) == \
+        arr(F32, 3, 4, 2)
+    fails("maps to output dimension 1 of size 4", O.BROADCAST, x, declared=arr(F32, 2, 4),
+          dimensions=(0, 1))
+    assert infer(O.RESHAPE, x, declared=arr(F32, 6)) == arr(F32, 6)
+    fails(r"cannot reshape f32\[2,3\]\{1,0\} \(6 elements\)", O.RESHAPE, x,
+          declared=arr(F32, 4))
+    assert infer(O.TRANSPOSE, x, dimensions=(1, 0)) == arr(F32, 3, 2)
+    fails("not a permutation|must be a permutation", O.TRANSPOSE, x, dimensions=(0, 0))
+    assert infer(O.REVERSE, x, dimensions=(1,)) == x
+    assert infer(O.SLICE, x, starts=(0, 1), limits=(2, 3), strides=(2, 1)) == arr(F32, 1, 2)
+    fails("dimension 1: need 0 <= start 2 <= limit 4 <= size 3", O.SLICE, x, starts=(0, 2),
+          limits=(2, 4), strides=(1, 1))
+    i = arr(S32)
+    assert infer(O.DYNAMIC_SLICE, x, i, i, sizes=(1, 2)) == arr(F32, 1, 2)
+    fails("needs 2 scalar start indices", O.DYNAMIC_SLICE, x, i, sizes=(1, 2))
+    fails("start index 1 must be an integer scalar", O.DYNAMIC_SLICE, x, i, arr(F32),
+          sizes=(1, 2))
+    assert infer(O.DYNAMIC_UPDATE_SLICE, x, arr(F32, 1, 3), i, i) == x
+    fails("must have the operand's rank and fit", O.DYNAMIC_UPDATE_SLICE, x, arr(F32, 3, 3),
+          i, i)
+    assert infer(O.CONCATENATE, x, arr(F32, 2, 5), dimensions=(1,)) == arr(F32, 2, 8)
+    fails("may differ only in dimension 1", O.CONCATENATE, x, arr(F32, 3, 5),
+          dimensions=(1,))
+    assert infer(O.PAD, x, arr(F32), padding=((1, -1, 1), (-2, 0, 0))) == arr(F32, 3, 1)
+    fails("padded size -1 >= 0", O.PAD, x, arr(F32), padding=((0, 0, 0), (-4, 0, 0)))
+    assert infer(O.IOTA, declared=arr(S32, 4), iota_dimension=0) == arr(S32, 4)
+    fails("iota_dimension 1", O.IOTA, declared=arr(S32, 4), iota_dimension=1)
+    assert infer(O.BITCAST_CONVERT, x, declared=arr(np.uint8, 2, 3, 4)) == \
+        arr(np.uint8, 2, 3, 4)
+    fails("gives dimensions", O.BITCAST_CONVERT, x, declared=arr(np.uint8, 2, 3))
+
+
+def test_gather_and_scatter_rules():
+    operand = arr(F32, 5, 7)
+    gather = dict(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,),
+                  index_vector_dim=1, slice_sizes=(1, 7))
+    assert infer(O.GATHER, operand, arr(S32, 3, 1), **gather) == arr(F32, 3, 7)
+    fails("slice_sizes", O.GATHER, operand, arr(S32, 3, 1), **{**gather,
+                                                                "slice_sizes": (1, 8)})
+    names = NameUniquer()
+    add = scalar_add(names)
+    scatter = dict(update_window_dims=(1,), inserted_window_dims=(0,),
+                   scatter_dims_to_operand_dims=(0,), index_vector_dim=1)
+    assert infer(O.SCATTER, operand, arr(S32, 3, 1), arr(F32, 3, 7), called=(add,),
+                 **scatter) == operand
+    fails("scatter dimensions of the updates", O.SCATTER, operand, arr(S32, 3, 1),
+          arr(F32, 4, 7), called=(add,), **scatter)
+    fails("to_apply computation %add", O.SCATTER, arr(S32, 5, 7), arr(S32, 3, 1),
+          arr(S32, 3, 7), called=(add,), **scatter)
+
+
+def test_reduction_rules():
+    names = NameUniquer()
+    add = scalar_add(names)
+    x = arr(F32, 4, 6)
+    assert infer(O.REDUCE, x, arr(F32), dimensions=(0,), called=(add,)) == arr(F32, 6)
+    fails("initial value 0 must be a scalar", O.REDUCE, x, arr(S32), dimensions=(0,),
+          called=(add,))
+    window = Window((2, 3), (2, 1), (0, 1), (1, 1), (1, 1), (1, 1), (False, False))
+    assert infer(O.REDUCE_WINDOW, x, arr(F32), window=window, called=(add,)) == arr(F32, 2, 6)
+    b = ComputationBuilder("ge", names)
+    p, q = b.parameter(arr(F32)), b.parameter(arr(F32))
+    ge = b.build(b.add(O.COMPARE, arr(PRED), (p, q), {"direction": "GE"}))
+    assert infer(O.SELECT_AND_SCATTER, x, arr(F32, 2, 6), arr(F32), window=window,
+                 called=(ge, add)) == x
+    fails("one element per window position", O.SELECT_AND_SCATTER, x, arr(F32, 2, 2),
+          arr(F32), window=window, called=(ge, add))
+    b = ComputationBuilder("lt", names)
+    params = [b.parameter(arr(dt)) for dt in (F32, F32, S32, S32)]
+    lt = b.build(b.add(O.COMPARE, arr(PRED), params[:2], {"direction": "LT"}))
+    sorted_shape = infer(O.SORT, x, arr(S32, 4, 6), dimension=1, called=(lt,))
+    assert sorted_shape == Shape.tuple([x, arr(S32, 4, 6)])
+    fails("comparator computation %lt must take", O.SORT, x, dimension=1, called=(lt,))
+
+
+def test_variadic_reduce_returns_a_tuple():
+    names = NameUniquer()
+    b = ComputationBuilder("pair", names)
+    params = [b.parameter(arr(dt)) for dt in (F32, S32, F32, S32)]
+    pair = b.build(b.add(O.TUPLE, Shape.tuple([arr(F32), arr(S32)]), params[:2]))
+    out = infer(O.REDUCE, arr(F32, 3, 4), arr(S32, 3, 4), arr(F32), arr(S32), dimensions=(1,),
+                called=(pair,))
+    assert out == Shape.tuple([arr(F32, 3), arr(S32, 3)])
+
+
+def test_contraction_rules():
+    assert infer(O.DOT, arr(F32, 7, 2, 3), arr(F32, 7, 3, 5), lhs_batch=(0,), rhs_batch=(0,),
+                 lhs_contracting=(2,), rhs_contracting=(1,)) == arr(F32, 7, 2, 5)
+    assert infer(O.DOT, arr(np.int8, 2, 3), arr(np.int8, 3), lhs_contracting=(1,),
+                 rhs_contracting=(0,), declared=arr(S32, 2)) == arr(S32, 2)
+    fails(r"contracting dimensions \(1,\) of f32\[2,3\]", O.DOT, arr(F32, 2, 3),
+          arr(F32, 4, 5), lhs_contracting=(1,), rhs_contracting=(0,))
+    window = Window((3, 2), (2, 1), (1, 2), (-1, 0), (1, 2), (2, 1), (False, False))
+    out = infer(O.CONVOLUTION, arr(F32, 2, 7, 5, 4), arr(F32, 3, 2, 2, 6), window=window,
+                dim_labels="b01f_01io->bf01", feature_group_count=2)
+    assert out == arr(F32, 2, 6, 2, 10)
+    out = infer(O.CONVOLUTION, arr(F32, 2, 7, 5, 4), arr(F32, 2, 2, 4, 6),
+                window={"size": (2, 2)}, dim_labels="b01f_01io->b01f", batch_group_count=2)
+    assert out == arr(F32, 1, 6, 4, 6)
+    fails("kernel input features 4", O.CONVOLUTION, arr(F32, 2, 7, 5, 4),
+          arr(F32, 3, 2, 4, 6), window=window, dim_labels="b01f_01io->bf01",
+          feature_group_count=2)
+    fails("dim_labels must look like", O.CONVOLUTION, arr(F32, 2, 7, 5, 4),
+          arr(F32, 3, 2, 2, 6), window=window, dim_labels="nhwc")
+
+
+def test_control_and_structural_rules():
+    names = NameUniquer()
+    cond = ComputationBuilder("cond", names)
+    s = cond.parameter(arr(S32))
+    condition = cond.build(cond.add(O.COMPARE, arr(PRED), (s, s), {"direction": "LT"}))
+    body = ComputationBuilder("body", names)
+    s = body.parameter(arr(S32))
+    step = body.build(body.add(O.ADD, arr(S32), (s, s)))
+    assert infer(O.WHILE, arr(S32), called=(condition, step)) == arr(S32)
+    fails("condition computation %cond must take", O.WHILE, arr(F32),
+          called=(condition, step))
+    assert infer(O.CONDITIONAL, arr(PRED), arr(S32), arr(S32), called=(step, step)) == arr(S32)
+    fails("branch selector must be pred", O.CONDITIONAL, arr(F32), arr(S32),
+          called=(step,))
+    fails("a pred selector needs 2 branches", O.CONDITIONAL, arr(PRED), arr(S32),
+          called=(step,))
+    assert infer(O.CALL, arr(S32), called=(step,)) == arr(S32)
+    assert infer(O.FUSION, arr(S32), called=(step,), kind="kLoop") == arr(S32)
+    fails("fused computation %body must take", O.FUSION, arr(F32), called=(step,))
+    pair = Shape.tuple([arr(F32, 2), arr(S32)])
+    assert infer(O.TUPLE, arr(F32, 2), arr(S32)) == pair
+    assert infer(O.GET_TUPLE_ELEMENT, pair, index=1) == arr(S32)
+    fails("index 2 is out of range", O.GET_TUPLE_ELEMENT, pair, index=2)
+    fails("must be an array, got the tuple", O.NEGATE, pair)
+    assert infer(O.CUSTOM_CALL, pair, declared=arr(F32), target="f") == arr(F32)
+    fails("custom-call target", O.CUSTOM_CALL, declared=arr(F32), target="")
+    assert infer(O.PARAMETER, declared=pair, number=0) == pair
+    fails("literal", O.CONSTANT, declared=arr(F32, 2), literal=np.zeros(3, np.float32))
+    fails("pass the instruction's declared shape", O.IOTA, iota_dimension=0)
+
+
+def test_every_opcode_has_a_rule():
+    # infer_shape raises ValueError (a broken rule) rather than KeyError for any opcode.
+    for opcode in O:
+        try:
+            infer_shape(opcode, [], {}, (), None)
+        except ValueError:
+            pass
