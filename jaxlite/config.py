@@ -99,8 +99,11 @@ config.define("jax_enable_x64", _env_bool("JAX_ENABLE_X64", False),
               "Allow 64-bit dtypes; when off, 64-bit inputs become 32-bit.", _as_bool)
 config.define("jax_disable_jit", _env_bool("JAX_DISABLE_JIT", False),
               "Run jit-decorated functions eagerly, op by op.", _as_bool)
-config.define("jax_platforms", os.environ.get("JAXLITE_PLATFORMS") or os.environ.get("JAX_PLATFORMS"),
-              "Comma-separated list of backends to use, in order of preference.",
+# Only JAXLITE_PLATFORMS: a JAX_PLATFORMS=cpu meant for JAX would name a backend jaxlite may
+# not have yet, and leave it without any.
+config.define("jax_platforms", os.environ.get("JAXLITE_PLATFORMS"),
+              "Comma-separated backends in order of preference (e.g. 'interpreter,cpu'): the "
+              "first that starts is the default, and only listed ones may be used.",
               _as_optional_str)
 config.define("jax_numpy_rank_promotion", "allow",
               "Whether implicit rank promotion is 'allow'ed, 'warn'ed about or 'raise'd.", str)

@@ -7,8 +7,9 @@ and weak type that the primitive's abstract evaluation gives. Importing this mod
 `apply_primitive` as the eager hook of the core.
 
 The `jit` primitive instead compiles: its jaxpr is lowered to HLO (`lower_jaxpr`), compiled
-by the default backend (`jaxlite.backends`), cached per jaxpr and backend, and run on the
-backend's buffers; importing this module installs that as `jit_p.impl`.
+by the default backend (`jaxlite.backends`), cached per jaxpr and backend (and executables
+per module text), and run on the backend's buffers; importing this module installs that as
+`jit_p.impl`.
 """
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ import re
 import threading
 import time
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Hashable, Sequence
+from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -32,6 +34,8 @@ from jaxlite.core.jaxpr import ClosedJaxpr
 from jaxlite.core.trace import EVAL_HOOKS
 from jaxlite.interpreters.lowering import LoweredModule, lower_jaxpr
 from jaxlite.lax.higher_order import jit_p
+from jaxlite.xla.ir import HloModule
+from jaxlite.xla.text import print_module
 
 
 def to_numpy(value: Any, aval: ShapedArray) -> np.ndarray:
@@ -72,8 +76,9 @@ logger = logging.getLogger("jaxlite")
 
 
 def module_name(name: str) -> str:
-    """The HLO module name of a jitted function `name` (`jit_f`, as JAX names it)."""
-    return "jit_" + re.sub(r"[^A-Za-z0-9_]", "_", name)
+    """The HLO module name of a jitted function `name` (`jit_f`; `jit__lambda` for a
+    lambda, as JAX names them)."""
+    return "jit_" + re.sub(r"[^A-Za-z0-9_]", "_", name.replace(">", ""))
 
 
 @dataclass(frozen=True)
@@ -126,23 +131,23 @@ def compile_lowered(lowered: LoweredModule, closed: ClosedJaxpr, name: str, clie
                     lowering_seconds: float | None = None) -> CompiledCall:
     """Compile a lowered jaxpr with `client`; `donated_invars` index the jaxpr's inputs.
 
-    Logs the compilation (logger "jaxlite"; level WARNING under `jax_log_compiles`, else
-    DEBUG) with the function's name, backend and time.
+    The executable is shared with every earlier compilation of the same module text for the
+    same client and options (see `EXECUTABLES`). Each real compilation is logged (logger
+    "jaxlite"; level WARNING under `jax_log_compiles`, else DEBUG) with the function's name,
+    backend and time.
     """
     num_consts = len(lowered.const_args)
     options = CompileOptions(
         donated_parameters=tuple(num_consts + i for i in donated_invars),
         dump_dir=config.read("jaxlite_dump_dir"), verify=config.read("jaxlite_verify_hlo"),
         name=lowered.module.name)
-    start = time.perf_counter()
-    executable = client.compile(lowered.module, options)
-    seconds = time.perf_counter() - start
-    level = logging.WARNING if config.read("jax_log_compiles") else logging.DEBUG
-    if logger.isEnabledFor(level):
-        lowering = "" if lowering_seconds is None else f" (lowering took {lowering_seconds:.4f} s)"
-        signature = ", ".join(a.str_short() for a in closed.in_avals)
-        logger.log(level, "Finished compiling jit(%s) for the %s backend in %.4f s%s; "
-                   "arguments: [%s]", name, client.platform, seconds, lowering, signature)
+
+    def compile_now() -> Executable:
+        start = time.perf_counter()
+        executable = client.compile(lowered.module, options)
+        _log_compile(name, client, closed, time.perf_counter() - start, lowering_seconds)
+        return executable
+    executable = EXECUTABLES.get(lowered.module, client, options, compile_now)
     device = client.devices()[0]
     const_buffers = tuple(client.buffer_from_numpy(np.asarray(c), device)
                           for c in lowered.const_args)
@@ -150,9 +155,60 @@ def compile_lowered(lowered: LoweredModule, closed: ClosedJaxpr, name: str, clie
                         tuple(closed.out_avals))
 
 
+def _log_compile(name: str, client: Client, closed: ClosedJaxpr, seconds: float,
+                 lowering_seconds: float | None) -> None:
+    level = logging.WARNING if config.read("jax_log_compiles") else logging.DEBUG
+    if logger.isEnabledFor(level):
+        lowering = "" if lowering_seconds is None else f" (lowering took {lowering_seconds:.4f} s)"
+        signature = ", ".join(a.str_short() for a in closed.in_avals)
+        logger.log(level, "Finished compiling jit(%s) for the %s backend in %.4f s%s; "
+                   "arguments: [%s]", name, client.platform, seconds, lowering, signature)
+
+
+class _ExecutableCache:
+    """Executables by module text, client and compile options, the least recently used
+    dropped beyond `capacity`.
+
+    Transformations build a new jaxpr on every call (`grad(jit(f))` linearizes anew each
+    time), so a cache by jaxpr identity alone would compile the same program again and
+    again. The module's text is a complete key: it holds every instruction, attribute and
+    small constant, and large constants are parameters whose values the caller passes.
+    """
+
+    def __init__(self, capacity: int = 1024) -> None:
+        self.capacity = capacity
+        self._entries: OrderedDict[Hashable, Executable] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, module: HloModule, client: Client, options: CompileOptions,
+            compile_now: Callable[[], Executable]) -> Executable:
+        key = (id(client), client.platform, options, print_module(module))
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return self._entries[key]
+        executable = compile_now()
+        with self._lock:
+            self._entries[key] = executable
+            while len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+        return executable
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+EXECUTABLES = _ExecutableCache()
+
+
 def lower_and_compile(closed: ClosedJaxpr, name: str, client: Client,
                       donated_invars: Sequence[int] = ()) -> CompiledCall:
-    """Lower `closed` to HLO and compile it with `client` (no cache)."""
+    """Lower `closed` to HLO and compile it with `client` (sharing executables by module
+    text, see `EXECUTABLES`)."""
     start = time.perf_counter()
     lowered = lower_jaxpr(closed, module_name(name))
     return compile_lowered(lowered, closed, name, client, donated_invars,

@@ -15,9 +15,9 @@ these two instructions the same computation? how expensive is this?) and decide 
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any, Hashable
+from typing import Any
 
 import numpy as np
 
@@ -25,10 +25,21 @@ from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule, post_order
 from jaxlite.xla.ir import reachable_computations as _reachable
 from jaxlite.xla.opcodes import Kind, Opcode
 
-__all__ = ["use_counts", "users", "live_instructions", "reachable_computations",
-           "has_side_effects", "freeze_attr", "computation_fingerprint", "instruction_key",
-           "Cost", "instruction_cost", "computation_cost", "module_cost",
-           "TRANSCENDENTAL_OPCODES"]
+__all__ = [
+    "TRANSCENDENTAL_OPCODES",
+    "Cost",
+    "computation_cost",
+    "computation_fingerprint",
+    "freeze_attr",
+    "has_side_effects",
+    "instruction_cost",
+    "instruction_key",
+    "live_instructions",
+    "module_cost",
+    "reachable_computations",
+    "use_counts",
+    "users",
+]
 
 
 # ------------------------------------------------------------------------------ uses
@@ -148,11 +159,11 @@ class Cost:
     transcendentals: int = 0
     bytes_accessed: int = 0
 
-    def __add__(self, other: "Cost") -> "Cost":
+    def __add__(self, other: Cost) -> Cost:
         return Cost(self.flops + other.flops, self.transcendentals + other.transcendentals,
                     self.bytes_accessed + other.bytes_accessed)
 
-    def scaled(self, factor: int) -> "Cost":
+    def scaled(self, factor: int) -> Cost:
         return Cost(self.flops * factor, self.transcendentals * factor,
                     self.bytes_accessed * factor)
 

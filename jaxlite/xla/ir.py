@@ -9,7 +9,7 @@ fusion's fused computation, ...).
 
 Attribute names (Python values) by opcode:
   parameter: number            constant: literal (numpy array)
-  compare: direction           broadcast/transpose/reverse/reduce/concatenate: dimensions
+  compare: direction, type     broadcast/transpose/reverse/reduce/concatenate: dimensions
   slice: starts, limits, strides      dynamic-slice: sizes
   pad: padding ((low, high, interior) per dimension)   iota: iota_dimension
   dot: lhs_contracting, rhs_contracting, lhs_batch, rhs_batch
@@ -19,7 +19,8 @@ Attribute names (Python values) by opcode:
   gather / scatter: dimension numbers as in XLA's text (see text.py)
 Values: dimension lists are tuples of ints; `window` is a `shape_inference_base.Window`;
 fusion `kind` is XLA's name (kLoop, kInput, kOutput, kCustom) and `tiling` a mapping of
-JSON-able values; custom-call `backend_config` is a string. `called` order: while
+JSON-able values; custom-call `backend_config` is a string; compare `type` is optional
+(XLA's TOTALORDER orders floats -nan < -inf < -0 < +0 < inf < nan). `called` order: while
 (condition, body), select-and-scatter (select, scatter), conditional (branch 0, 1, ...; on a
 pred: true, false). Any other attribute is a bool, int, float, str, tuple or mapping of
 those, so that the text format (text.py) writes it and reads it back.

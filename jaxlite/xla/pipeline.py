@@ -15,19 +15,32 @@ from __future__ import annotations
 import os
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from jaxlite.config import config
 from jaxlite.xla.ir import HloModule
-from jaxlite.xla.passes import (eliminate_common_subexpressions, eliminate_dead_code,
-                                fold_constants, simplify_algebra)
+from jaxlite.xla.passes import (
+    eliminate_common_subexpressions,
+    eliminate_dead_code,
+    fold_constants,
+    simplify_algebra,
+)
 from jaxlite.xla.text import print_module
 from jaxlite.xla.verifier import HloVerificationError, verify_module
 
-__all__ = ["Pass", "FixedPoint", "fixed_point", "PipelineOptions", "SIMPLIFY", "PIPELINE",
-           "optimize", "run_pass", "pass_name"]
+__all__ = [
+    "PIPELINE",
+    "SIMPLIFY",
+    "FixedPoint",
+    "Pass",
+    "PipelineOptions",
+    "fixed_point",
+    "optimize",
+    "pass_name",
+    "run_pass",
+]
 
 Pass = Callable[[HloModule], HloModule]
 # Told the name of each pass that ran and the module it returned.

@@ -5,8 +5,8 @@ against, and the backend that is always there. Its platform is "interpreter" (no
 the LLVM backend will take that name), its one device is `InterpreterDevice(id=0)` in host
 memory, and its buffers wrap numpy arrays without copying.
 """
-from jaxlite.backends.interpreter.client import (InterpreterBuffer, InterpreterClient,
-                                                 InterpreterDevice, make_client)
+from jaxlite.backends.interpreter.buffer import InterpreterBuffer, InterpreterDevice
+from jaxlite.backends.interpreter.client import InterpreterClient, make_client
 from jaxlite.backends.interpreter.executable import InterpreterExecutable
 
 PLATFORM = "interpreter"

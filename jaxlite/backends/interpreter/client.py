@@ -8,15 +8,14 @@ from jaxlite.backends.interpreter.buffer import InterpreterBuffer, InterpreterDe
 from jaxlite.backends.interpreter.executable import InterpreterExecutable
 from jaxlite.xla.ir import HloModule
 from jaxlite.xla.pipeline import optimize
-from jaxlite.xla.verifier import verify_module
 
 
 class InterpreterClient(Client):
     """The interpreter backend (platform "interpreter").
 
-    `compile` runs the shared pass pipeline (`jaxlite.xla.pipeline.optimize`), verifies the
-    result when asked to, and keeps both modules; executing evaluates the optimized module
-    with `jaxlite.xla.evaluator`.
+    `compile` runs the shared pass pipeline (`jaxlite.xla.pipeline.optimize`, verifying
+    after every pass when the options ask for it) and keeps both modules; executing
+    evaluates the optimized module with `jaxlite.xla.evaluator`.
     """
 
     def __init__(self, platform: str = "interpreter") -> None:
@@ -38,9 +37,9 @@ class InterpreterClient(Client):
         if bad:
             raise ValueError(f"compile: donated parameters {bad} of {module.name} are out of "
                              f"range; the entry has {num_params} parameters.")
-        optimized = optimize(module)
-        if options.verify:
-            verify_module(optimized)
+        # The pipeline reads `verify` (the verifier on the input and after every pass) and
+        # `dump_dir` (the module after every pass) from the options.
+        optimized = optimize(module, options)
         return InterpreterExecutable(self, self._devices[0], module, optimized, options)
 
     def _own_device(self, device: Device | None) -> InterpreterDevice:

@@ -9,5 +9,9 @@ from jaxlite.xla.passes.constant_folding import fold_constants
 from jaxlite.xla.passes.cse import eliminate_common_subexpressions
 from jaxlite.xla.passes.dce import eliminate_dead_code
 
-__all__ = ["simplify_algebra", "fold_constants", "eliminate_common_subexpressions",
-           "eliminate_dead_code"]
+__all__ = [
+           "eliminate_common_subexpressions",
+           "eliminate_dead_code",
+           "fold_constants",
+           "simplify_algebra",
+]

@@ -20,7 +20,7 @@ DCE. It returns the same module object when no rule applies.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.rewriting import RewriteContext, rewrite_module
 from jaxlite.xla.shape import Shape
 
-__all__ = ["simplify_algebra", "is_lossless_conversion"]
+__all__ = ["is_lossless_conversion", "simplify_algebra"]
 
 _O = Opcode
 SimplifyRule = Callable[[HloInstruction, RewriteContext], "HloInstruction | None"]

@@ -20,7 +20,7 @@ from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
 from jaxlite.xla.opcodes import Kind, Opcode
 from jaxlite.xla.passes.rewriting import RewriteContext, rewrite_module
 
-__all__ = ["fold_constants", "MAX_FOLDED_ELEMENTS", "MAX_EXPANDED_ELEMENTS"]
+__all__ = ["MAX_EXPANDED_ELEMENTS", "MAX_FOLDED_ELEMENTS", "fold_constants"]
 
 MAX_FOLDED_ELEMENTS = 1 << 16
 """Results larger than this stay computed at run time (folding would bloat the program)."""

@@ -12,7 +12,7 @@ two instructions are equal.
 """
 from __future__ import annotations
 
-from typing import Hashable
+from collections.abc import Hashable
 
 from jaxlite.xla.analysis import has_side_effects, instruction_key
 from jaxlite.xla.ir import HloInstruction, HloModule

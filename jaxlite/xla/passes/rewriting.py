@@ -8,15 +8,21 @@ the very same module object comes back, which is how the pipeline knows nothing 
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule, NameUniquer
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
 from jaxlite.xla.shape_inference import infer_shape
 
-__all__ = ["Rule", "RewriteContext", "rewrite_module", "rewrite_computation",
-           "callees_first", "module_names"]
+__all__ = [
+    "RewriteContext",
+    "Rule",
+    "callees_first",
+    "module_names",
+    "rewrite_computation",
+    "rewrite_module",
+]
 
 
 class RewriteContext:

@@ -1,0 +1,315 @@
+"""Fusion: groups instructions into `fusion` instructions (mirrors XLA's InstructionFusion,
+CpuInstructionFusion and MultiOutputFusion passes).
+
+Contract: `fuse(module)` returns a module computing the same values in which, in the entry
+and in every while/conditional/call body, producers are fused into their consumers by the
+rules of `fusion_decisions` (loop fusion, reduction (kInput) fusion with row fusion when a row
+fits in L1, dot epilogue (kOutput) fusion), lone elementwise ops and reductions are wrapped
+into one-instruction fusions, and sibling fusions reading a common input are merged into
+multi-output fusions (`multi_output_fusion`). A fusion's `called` computation takes the
+fusion's operands as its parameters, in order; its root is the fused result (a tuple for a
+multi-output fusion, whose users read it through get-tuple-element); its `kind` attribute is
+kLoop, kInput or kOutput. Reduction combiners, sort comparators and existing fusions are left
+alone. The module comes back unchanged (the same object) when nothing fuses. Tiling is
+recorded afterwards by `passes.tiling.assign_tiling`.
+
+How: instructions are visited users first (reverse topological order). Each one still needed
+by someone outside the groups formed so far starts a group, which takes in its producers,
+nearest first, while `producer_verdict` and `classify_group` allow it. A producer may end up
+copied into several groups (cheap ones); a reduction or dot joins at most one.
+"""
+from __future__ import annotations
+
+import heapq
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from jaxlite.xla.analysis import has_side_effects, users as users_of
+from jaxlite.xla.cost_model import L1_BYTES, MAX_EXPENSIVE_COPIES
+from jaxlite.xla.ir import (HloComputation, HloInstruction, HloModule, NameUniquer,
+                            reachable_computations)
+from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.passes.fusion_decisions import (
+    Classification, Verdict, classify_group, is_fusible_consumer, is_fusion_core, is_wrappable,
+    producer_verdict)
+from jaxlite.xla.passes.multi_output_fusion import merge_sibling_fusions
+from jaxlite.xla.passes.rewriting import callees_first, module_names
+
+__all__ = ["FusionOptions", "fuse", "fusion_kind", "fusions_of"]
+
+# Computations called with scalars (combiners, comparators) or already fused are not fused.
+_NOT_FUSED_CALLERS = frozenset({
+    Opcode.REDUCE, Opcode.REDUCE_WINDOW, Opcode.SCATTER, Opcode.SORT,
+    Opcode.SELECT_AND_SCATTER, Opcode.FUSION, Opcode.CUSTOM_CALL})
+
+
+@dataclass(frozen=True)
+class FusionOptions:
+    """Knobs of `fuse` (the defaults are the pipeline's).
+
+    multi_output : merge sibling fusions that read a common input.
+    row_fusion : fuse a reduction into consumers of its broadcast result when rows fit.
+    row_bytes_limit : the largest row, in bytes, of a row fusion (the L1 cache).
+    max_expensive_copies : at most this many fused copies of an expensive producer.
+    max_instructions, max_operands : size limits of one fusion.
+    wrap_single : wrap lone elementwise ops and reductions into one-instruction fusions.
+    """
+
+    multi_output: bool = True
+    row_fusion: bool = True
+    row_bytes_limit: int = L1_BYTES
+    max_expensive_copies: int = MAX_EXPENSIVE_COPIES
+    max_instructions: int = 256
+    max_operands: int = 64
+    wrap_single: bool = True
+
+    @property
+    def row_limit(self) -> int | None:
+        return self.row_bytes_limit if self.row_fusion else None
+
+
+def fusion_kind(inst: HloInstruction) -> str | None:
+    """The `kind` of a fusion instruction (kLoop, kInput, kOutput), None for other ops."""
+    return inst.attr("kind") if inst.opcode is Opcode.FUSION else None
+
+
+def fusions_of(module: HloModule) -> list[HloInstruction]:
+    """Every fusion instruction of the module, outside fused computations."""
+    return [inst for comp in module.computations for inst in comp.instructions
+            if inst.opcode is Opcode.FUSION]
+
+
+def fuse(module: HloModule, options: FusionOptions | None = None) -> HloModule:
+    """Fuse the module's entry and control-flow bodies (see the module docstring)."""
+    options = options or FusionOptions()
+    skipped = _not_fused(module)
+    names = module_names(module)
+    new_callee: dict[int, HloComputation] = {}
+    for comp in callees_first(module):
+        if id(comp) in skipped:
+            continue
+        new = _fuse_computation(comp, new_callee, names, options)
+        if new is not comp:
+            new_callee[id(comp)] = new
+    if not new_callee:
+        return module
+    return HloModule(module.name, new_callee.get(id(module.entry), module.entry))
+
+
+def _not_fused(module: HloModule) -> set[int]:
+    skipped: set[int] = set()
+    for comp in module.computations:
+        for inst in comp.instructions:
+            if inst.opcode in _NOT_FUSED_CALLERS:
+                for callee in inst.called:
+                    skipped.update(id(c) for c in reachable_computations(callee))
+    return skipped
+
+
+def _fuse_computation(comp: HloComputation, new_callee: dict[int, HloComputation],
+                      names: NameUniquer, options: FusionOptions) -> HloComputation:
+    planner = _Planner(comp, options)
+    planner.plan()
+    new = _materialize(comp, planner, new_callee, names)
+    if options.multi_output:
+        new = merge_sibling_fusions(new, names, options.row_limit, options.max_instructions,
+                                    options.max_operands)
+    return new
+
+
+# ------------------------------------------------------------------------------ planning
+
+@dataclass(eq=False)
+class _Group:
+    """A fusion being planned: its root and members (instructions of the computation)."""
+
+    root: HloInstruction
+    members: dict[int, HloInstruction] = field(default_factory=dict)
+    classification: Classification = field(default_factory=lambda: Classification(None))
+
+
+class _Planner:
+    """Decides the groups of one computation (see the module docstring)."""
+
+    def __init__(self, comp: HloComputation, options: FusionOptions) -> None:
+        self.comp = comp
+        self.options = options
+        self.position = {id(inst): n for n, inst in enumerate(comp.instructions)}
+        self.users = users_of(comp)
+        self.holders: dict[int, list[_Group]] = {}
+        self.groups: dict[int, _Group] = {}  # id of a standalone instruction -> its group
+
+    def plan(self) -> None:
+        for inst in reversed(self.comp.instructions):
+            if not self._needed(inst):
+                continue
+            group = _Group(inst, {id(inst): inst})
+            self._hold(inst, group)
+            self.groups[id(inst)] = group
+            if is_fusible_consumer(inst):
+                group.classification = classify_group([inst], [inst], self.options.row_limit)
+                self._grow(group)
+
+    def _hold(self, inst: HloInstruction, group: _Group) -> None:
+        self.holders.setdefault(id(inst), []).append(group)
+
+    def _needed(self, inst: HloInstruction) -> bool:
+        """Whether `inst` must exist on its own: the root, a parameter, a side effect, an
+        unused value (dead code is DCE's business), or read by a group lacking it."""
+        users = self.users[inst]
+        if (inst is self.comp.root or inst.opcode is Opcode.PARAMETER or not users
+                or has_side_effects(inst)):
+            return True
+        return any(id(inst) not in group.members
+                   for user in users for group in self.holders.get(id(user), ()))
+
+    def _grow(self, group: _Group) -> None:
+        heap: list[tuple[int, int]] = []
+        by_position = self.comp.instructions
+        seen: set[int] = set()
+
+        def push_operands(inst: HloInstruction) -> None:
+            for operand in inst.operands:
+                if id(operand) not in seen and id(operand) not in group.members:
+                    seen.add(id(operand))
+                    heapq.heappush(heap, (-self.position[id(operand)], id(operand)))
+        push_operands(group.root)
+        while heap:
+            producer = by_position[-heapq.heappop(heap)[0]]
+            if self._try_add(group, producer):
+                push_operands(producer)
+
+    def _try_add(self, group: _Group, producer: HloInstruction) -> bool:
+        users = self.users[producer]
+        inside = [u for u in users if id(u) in group.members]
+        if not inside:
+            return False
+        owned = not is_fusion_core(producer) or self._downstream_owned(producer, group)
+        verdict = producer_verdict(producer, users, inside, producer is self.comp.root,
+                                   len(self.holders.get(id(producer), ())), owned,
+                                   self.options.max_expensive_copies)
+        if verdict.verdict is Verdict.REFUSE:
+            return False
+        group.members[id(producer)] = producer
+        members = sorted(group.members.values(), key=lambda i: self.position[id(i)])
+        classification = classify_group([group.root], members, self.options.row_limit)
+        if (not classification or len(members) > self.options.max_instructions
+                or len(_external_operands(members)) > self.options.max_operands):
+            del group.members[id(producer)]
+            return False
+        group.classification = classification
+        self._hold(producer, group)
+        return True
+
+    def _downstream_owned(self, producer: HloInstruction, group: _Group) -> bool:
+        """Whether every member computed from `producer` is held by `group` alone and, the
+        group's root aside, used only inside the group (rule 3 of fusion_decisions)."""
+        stack = [u for u in self.users[producer] if id(u) in group.members]
+        seen: set[int] = set()
+        while stack:
+            inst = stack.pop()
+            if id(inst) in seen:
+                continue
+            seen.add(id(inst))
+            if len(self.holders.get(id(inst), ())) != 1:
+                return False
+            if inst is not group.root:
+                if inst is self.comp.root or any(
+                        id(u) not in group.members for u in self.users[inst]):
+                    return False
+            stack.extend(u for u in self.users[inst] if id(u) in group.members)
+        return True
+
+    def ordered_members(self, group: _Group) -> list[HloInstruction]:
+        return sorted(group.members.values(), key=lambda i: self.position[id(i)])
+
+
+def _external_operands(members: Sequence[HloInstruction]) -> list[HloInstruction]:
+    """The operands of a group that come from outside it, in order of first use."""
+    inside = {id(m) for m in members}
+    seen: dict[int, HloInstruction] = {}
+    for m in members:
+        for operand in m.operands:
+            if id(operand) not in inside and id(operand) not in seen:
+                seen[id(operand)] = operand
+    return list(seen.values())
+
+
+# ------------------------------------------------------------------------- materializing
+
+def _base_name(name: str) -> str:
+    return re.sub(r"\.\d+$", "", name) or "fused"
+
+
+def _becomes_fusion(group: _Group, options: FusionOptions) -> bool:
+    return len(group.members) > 1 or (options.wrap_single and is_wrappable(group.root))
+
+
+def _materialize(comp: HloComputation, planner: _Planner,
+                 new_callee: dict[int, HloComputation], names: NameUniquer) -> HloComputation:
+    """The computation with each planned group replaced by a fusion instruction."""
+    options = planner.options
+    fused = {key for key, group in planner.groups.items() if _becomes_fusion(group, options)}
+    # A fused copy may keep its original's name when the original leaves the computation.
+    free_names = {inst.name for inst in comp.instructions
+                  if id(inst) not in planner.groups or id(inst) in fused}
+    new_of: dict[int, HloInstruction] = {}
+    out: list[HloInstruction] = []
+    changed = False
+    for inst in comp.instructions:
+        group = planner.groups.get(id(inst))
+        if group is None:
+            changed = True
+            continue
+        if id(inst) in fused:
+            new = _build_fusion(planner.ordered_members(group), group, new_of, new_callee,
+                                names, free_names)
+        else:
+            operands = tuple(new_of[id(o)] for o in inst.operands)
+            called = tuple(new_callee.get(id(c), c) for c in inst.called)
+            new = inst
+            if any(a is not b for a, b in zip(operands + called, inst.operands + inst.called)):
+                new = inst.replace(operands=operands, called=called)
+        changed = changed or new is not inst
+        out.append(new)
+        new_of[id(inst)] = new
+    if not changed:
+        return comp
+    return HloComputation(comp.name, tuple(out), new_of[id(comp.root)])
+
+
+def _build_fusion(members: list[HloInstruction], group: _Group,
+                  new_of: dict[int, HloInstruction], new_callee: dict[int, HloComputation],
+                  names: NameUniquer, free_names: set[str]) -> HloInstruction:
+    """The fusion instruction of a group, with its fused computation."""
+    params: list[HloInstruction] = []
+    param_of: dict[int, HloInstruction] = {}
+    clone_of: dict[int, HloInstruction] = {}
+    clones: list[HloInstruction] = []
+    for operand in _external_operands(members):
+        number = len(params)
+        param = HloInstruction(names(f"param_{number}"), Opcode.PARAMETER, operand.shape,
+                               attrs={"number": number})
+        params.append(param)
+        param_of[id(operand)] = param
+    for m in members:
+        operands = tuple(clone_of[id(o)] if id(o) in clone_of else param_of[id(o)]
+                         for o in m.operands)
+        if m.name in free_names:
+            free_names.discard(m.name)
+            name = m.name
+        else:
+            name = names(_base_name(m.name))
+        called = tuple(new_callee.get(id(c), c) for c in m.called)
+        clone = m.replace(name=name, operands=operands, called=called)
+        clone_of[id(m)] = clone
+        clones.append(clone)
+    root = clone_of[id(group.root)]
+    body = HloComputation(names("fused_computation"), tuple(params + clones), root)
+    label = group.root.opcode.text.replace("-", "_")
+    operands = tuple(new_of[id(o)] for o in _external_operands(members))
+    kind = group.classification.kind
+    assert kind is not None, f"group of %{group.root.name} was planned without a kind"
+    return HloInstruction(names(f"{label}_fusion"), Opcode.FUSION, group.root.shape, operands,
+                          {"kind": kind}, (body,))
