@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from jaxlite.backends.registry import get_backend
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.operators import ArrayOperators
@@ -157,8 +158,9 @@ class Array(ArrayOperators, metaclass=_ArrayType):
         return self
 
     @property
-    def device(self) -> str:
-        return "cpu"
+    def device(self) -> Any:
+        """The device holding the array: the default backend's first device (host memory)."""
+        return get_backend().devices()[0]
 
-    def devices(self) -> set[str]:
-        return {"cpu"}
+    def devices(self) -> set[Any]:
+        return {self.device}
