@@ -6,6 +6,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent / "lax"))
+sys.path.insert(0, str(Path(__file__).parent / "xla"))
 
 settings.register_profile(
     "ci", max_examples=12, deadline=None, derandomize=True,

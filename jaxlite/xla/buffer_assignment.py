@@ -1,68 +1,62 @@
 """Buffer assignment: where every value of a scheduled module lives in memory (mirrors XLA's
 BufferAssignment, HloAliasAnalysis, HloLiveRange and its best-fit heap simulator).
 
-An analysis: `assign_buffers(module, donated_parameters)` reads the module and returns a
-`BufferAssignment`; nothing is rewritten. The entry computation's instruction order is the
-schedule (run `passes.scheduling.schedule` first). Definitions:
+An analysis: `assign_buffers(module, donated_parameters)` returns a `BufferAssignment` and
+rewrites nothing. The entry's instruction order is the schedule (see passes/scheduling.py).
 
-- Buffers. Each array value gets a buffer, except values that are views: a tuple is a view
-  of its elements, a get-tuple-element of its operand's element, and an instruction that
-  moves no data under its layouts (`layout_assignment.moves_no_data`: bitcast, reshape
-  between row-major shapes, transpose laid out as a bitcast) shares its operand's buffer.
-  Instructions returning tuples (multi-output fusions, while, calls) define one buffer per
-  array element. Called computations are opaque: a fusion's or a loop's inner values are
-  not buffers of the entry. A call, while or conditional reserves, during its own step, a
-  scratch buffer as large as the temporaries of the computations it calls (analysed the
-  same way, recursively); reduction combiners run on scalars in registers and need none.
-- Liveness. Step t is the t-th instruction of the schedule. A buffer is live from the step
-  that defines it to the last step that reads it (through any view), inclusive; a buffer
-  of the entry's result is live to the end (step n, after the last instruction).
-  Parameters are live from step 0. Two buffers may share memory only when their live
-  ranges are disjoint.
+- Buffers. Each array value gets one, except views: a tuple is a view of its elements, a
+  get-tuple-element of its operand's element, and an instruction that moves no data under
+  its layouts (`layout_assignment.moves_no_data`: bitcast, reshape between row-major
+  shapes, transpose laid out as a bitcast) shares its operand's buffer. An instruction
+  returning a tuple (multi-output fusion, while, call) defines a buffer per element.
+  Called computations are opaque: a call, while or conditional reserves, during its own
+  step, scratch space as large as the temporaries of its callees (assigned the same way);
+  reduction combiners work on scalars in registers.
+- Liveness. Step t runs the t-th instruction. A buffer is live from the step that defines
+  it (0 for parameters) to the last step that reads it through any view, inclusive; the
+  result's buffers to step n, after the last instruction. Buffers share memory only when
+  their live ranges are disjoint.
 - In place. An instruction may write its result over an operand's buffer when that buffer
-  dies at it (no later reader, not a result, not an input) and the result reads the
-  operand only at the offset it writes (`layout_assignment.preserves_memory_order`): an
-  elementwise instruction whose operand has the result's dimensions, layout and element
-  size, or a kLoop fusion in which the operand reaches the root only through such
-  instructions. The two values then form one buffer with the union of their live ranges.
-- Donation. Results are matched, in order, with donated parameters of the same element
-  type and dimensions (each parameter once, as `donate_argnums` pairs them). A matched
-  result lives in the parameter's buffer: written in place over it, or after the
-  parameter's last read; when the parameter is read after the result is computed, the
-  result is kept as a temporary and copied into the parameter's buffer at the end.
-- Allocations. Each parameter (array element) has its own allocation, and so do each
-  constant and each result; everything else is a temporary in one arena. Temporaries are
-  placed best-fit, largest first, at offsets aligned to `alignment` bytes, reusing the
-  space of buffers that are dead; they may also occupy a result's allocation before the
-  result is defined, or a donated parameter's after its last read (XLA does the same).
-  Several placement orders are tried and the smallest arena is kept.
-- Sizes (as `jax.stages.Compiled.memory_analysis` reports them): `argument_size_in_bytes`
-  sums the entry parameters, `output_size_in_bytes` the entry result's arrays,
-  `alias_size_in_bytes` the results matched with donated parameters, and
-  `temp_size_in_bytes` is the arena's size: the peak of temporary memory, parameters and
-  results excluded. Differences from XLA: tuples are views, so XLA's small tuple index
-  tables are not counted; a result that is a parameter or a constant is copied into a
-  result allocation.
+  dies there (no later reader; not a result; not an input, unless it is the donated
+  parameter this result is returned in) and the result reads it only at the offset it
+  writes (`layout_assignment.preserves_memory_order`): an elementwise instruction whose
+  operand has the result's dimensions, layout and element size, or a kLoop or kInput
+  fusion with an array root that the operand reaches only through such instructions (a
+  reduction fusion may write over what it reads elementwise, never over what it reduces).
+  Both values then are one buffer, live over the union of their ranges.
+- Donation. Results are matched in order with donated parameters of the same element type
+  and dimensions, each parameter once, as `donate_argnums` pairs them. A matched result
+  lives in the parameter's buffer, written in place or after the parameter's last read;
+  when the parameter is read later, the result is a temporary copied there at the end.
+- Allocations. Each parameter (array element), constant and result has its own; all other
+  buffers are temporaries in one arena, placed best-fit, largest first, at offsets aligned
+  to `alignment` bytes, in the space of dead buffers; a temporary may also use a result's
+  allocation before the result is defined, or a donated parameter's after its last read,
+  as XLA does. Several placement orders are tried; the smallest arena is kept.
+- Sizes, as `jax.stages.Compiled.memory_analysis` reports them: `argument_size_in_bytes`
+  (the entry parameters), `output_size_in_bytes` (the result's arrays),
+  `alias_size_in_bytes` (results matched with donated parameters) and `temp_size_in_bytes`
+  (the arena: peak temporary memory, parameters and results excluded). Differences from
+  XLA: tuples are views, so XLA's tuple index tables (8 bytes per element) are not counted;
+  a result that is a parameter or a constant is copied into a result allocation.
 """
 from __future__ import annotations
 
-import types
 from dataclasses import dataclass, field
+from types import MappingProxyType as _frozen
 from typing import Any, Iterable, Mapping, Sequence
 
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
 from jaxlite.xla.opcodes import Opcode
-from jaxlite.xla.passes.layout_assignment import moves_no_data, preserves_memory_order
+from jaxlite.xla.passes.layout_assignment import moves_no_data, reads_only_at_written_offset
 from jaxlite.xla.shape import Shape
 
 __all__ = ["ALIGNMENT", "BufferSlice", "LiveRange", "BufferAllocation", "BufferAssignment",
-           "BufferModel", "Liveness", "assign_buffers", "buffer_model", "liveness",
-           "peak_live_bytes"]
+           "BufferModel", "Liveness", "assign_buffers", "buffer_model", "liveness"]
 
 # Offsets in the arena are multiples of a cache line (also one AVX-512 vector), as XLA's
 # CPU backend aligns its temporaries.
 ALIGNMENT = 64
-_LOOP = "kLoop"  # the fusion kind whose code is one loop over the result (ir.py)
 _CALLS = (Opcode.CALL, Opcode.WHILE, Opcode.CONDITIONAL)
 
 Refs = Any  # a buffer id for an array value, a tuple of Refs for a tuple value
@@ -93,14 +87,6 @@ class BufferModel:
     input_kind: dict[int, str] = field(default_factory=dict)   # "parameter" / "constant"
     outputs: list[int] = field(default_factory=list)           # the root's, per leaf
     in_place: dict[int, list[int]] = field(default_factory=dict)  # id(inst) -> buffers
-
-    def readers(self) -> dict[int, list[HloInstruction]]:
-        """For each buffer, the instructions that read it, in the computation's order."""
-        result: dict[int, list[HloInstruction]] = {b: [] for b in range(len(self.size))}
-        for inst in self.comp.instructions:
-            for b in self.reads[id(inst)]:
-                result[b].append(inst)
-        return result
 
 
 def buffer_model(comp: HloComputation) -> BufferModel:
@@ -140,9 +126,6 @@ def _refs_of(model: BufferModel, inst: HloInstruction) -> Refs:
 
 def _in_place_candidates(model: BufferModel, inst: HloInstruction) -> list[int]:
     """The operand buffers `inst` could write its result over, were they to die at it."""
-    if not (inst.opcode.is_elementwise or (inst.opcode is Opcode.FUSION
-                                           and inst.attr("kind") == _LOOP)):
-        return []
     result: list[int] = []
     for k, operand in enumerate(inst.operands):
         b = model.refs[id(operand)]
@@ -150,34 +133,9 @@ def _in_place_candidates(model: BufferModel, inst: HloInstruction) -> list[int]:
             continue
         positions = [j for j, o in enumerate(inst.operands) if b in _flat(model.refs[id(o)])]
         if all(isinstance(model.refs[id(inst.operands[j])], int)
-               and _reads_at_written_offset(inst, j) for j in positions):
+               and reads_only_at_written_offset(inst, j) for j in positions):
             result.append(b)
     return result
-
-
-def _reads_at_written_offset(inst: HloInstruction, k: int) -> bool:
-    """Whether `inst` reads operand `k` only at the memory offset it writes."""
-    if inst.opcode is not Opcode.FUSION:
-        return preserves_memory_order(inst, k)
-    fused = inst.called[0]
-    if fused.root.shape.is_tuple:
-        return False
-    param = fused.parameters[k]
-    if param.shape.nbytes != inst.operands[k].shape.nbytes:
-        return False
-    users = fused.users()
-    stack, seen = [param], set()
-    while stack:
-        value = stack.pop()
-        if id(value) in seen:
-            continue
-        seen.add(id(value))
-        for user in users[value]:
-            if not all(preserves_memory_order(user, j)
-                       for j, o in enumerate(user.operands) if o is value):
-                return False
-            stack.append(user)
-    return True
 
 
 # ------------------------------------------------------------------------- liveness
@@ -199,20 +157,13 @@ class Liveness:
     in_place: dict[str, str]
     donated_outputs: dict[int, int]  # output leaf -> parameter number, where matched
 
-    def groups(self) -> dict[int, list[int]]:
-        result: dict[int, list[int]] = {}
-        for b, g in enumerate(self.group):
-            result.setdefault(g, []).append(b)
-        return result
-
     def kinds(self) -> dict[int, str]:
         """For each group: "parameter", "constant", "output" or "temp"."""
-        result: dict[int, str] = {}
-        outputs = set(self.model.outputs)
-        for g, members in self.groups().items():
-            inputs = [self.model.input_kind[b] for b in members if b in self.model.input_kind]
-            result[g] = inputs[0] if inputs else (
-                "output" if outputs.intersection(members) else "temp")
+        result = {g: "temp" for g in self.start}
+        for b in self.model.outputs:
+            result[self.group[b]] = "output"
+        for b, kind in self.model.input_kind.items():
+            result[self.group[b]] = kind
         return result
 
 
@@ -223,7 +174,7 @@ def liveness(comp: HloComputation, donated: Iterable[int] = (),
     model = model or buffer_model(comp)
     steps = len(comp.instructions)
     position = {id(inst): t for t, inst in enumerate(comp.instructions)}
-    matched = _match_donations(comp, model, donated)
+    matched = _match_donations(comp, donated)
     matched_buffer = {model.outputs[leaf]: number for leaf, number in matched.items()}
     param_buffer = {p.attr("number"): _flat(model.refs[id(p)]) for p in comp.parameters}
     group = list(range(len(model.size)))
@@ -237,13 +188,15 @@ def liveness(comp: HloComputation, donated: Iterable[int] = (),
         end[b] = steps
     in_place: dict[str, str] = {}
     for t, inst in enumerate(comp.instructions):
-        for b in model.in_place[id(inst)]:
+        if not model.in_place[id(inst)]:
+            continue
+        new = model.defines[id(inst)][0]
+        own = param_buffer.get(matched_buffer.get(new, -1), ())
+        # The donated parameter that holds this result first: then no copy is needed.
+        for b in sorted(model.in_place[id(inst)], key=lambda b: group[b] not in own):
             g = group[b]
-            new = model.defines[id(inst)][0]
             kind = model.input_kind.get(g)
-            donated_ok = (kind == "parameter" and g in param_buffer.get(
-                matched_buffer.get(new, -1), ()))
-            if end[g] == t and (kind is None or donated_ok) and g not in model.outputs:
+            if end[g] == t and (kind is None or g in own) and g not in model.outputs:
                 group[new] = g
                 end[g] = max(end[g], end.pop(new))
                 del start[new]
@@ -252,31 +205,18 @@ def liveness(comp: HloComputation, donated: Iterable[int] = (),
     return Liveness(model, steps, group, start, end, in_place, matched)
 
 
-def _match_donations(comp: HloComputation, model: BufferModel,
-                     donated: Iterable[int]) -> dict[int, int]:
+def _match_donations(comp: HloComputation, donated: Iterable[int]) -> dict[int, int]:
+    """Result leaf -> the donated parameter it is returned in."""
     params = {p.attr("number"): p for p in comp.parameters}
     free = [n for n in sorted(set(donated)) if n in params]
-    leaves = _leaf_shapes(comp.root.shape)
     matched: dict[int, int] = {}
-    for leaf, shape in enumerate(leaves):
-        for n in free:
-            if params[n].shape.same_array(shape):
-                matched[leaf] = n
-                free.remove(n)
-                break
+    for leaf, shape in enumerate(_leaf_shapes(comp.root.shape)):
+        number = next((n for n in free if params[n].shape.same_array(shape)), None)
+        if number is not None:
+            matched[leaf] = number
+            free.remove(number)
     return matched
 
-
-def peak_live_bytes(comp: HloComputation, model: BufferModel | None = None) -> int:
-    """The most bytes of temporaries and results live at one step of `comp`'s order
-    (parameters and constants excluded; no fragmentation)."""
-    live = liveness(comp, (), model)
-    usage = [0] * (live.steps + 1)
-    for g, kind in live.kinds().items():
-        if kind in ("temp", "output"):
-            for t in range(live.start[g], live.end[g] + 1):
-                usage[t] += live.model.size[g]
-    return max(usage, default=0)
 
 # ---------------------------------------------------------------------- the report
 
@@ -310,10 +250,6 @@ class BufferAllocation:
     label: str
 
 
-def _frozen(mapping: Mapping) -> Mapping:
-    return types.MappingProxyType(dict(mapping))
-
-
 @dataclass(frozen=True)
 class BufferAssignment:
     """Where each value of a scheduled module lives, and the memory sizes it needs.
@@ -338,31 +274,26 @@ class BufferAssignment:
     output_size_in_bytes: int
     alias_size_in_bytes: int
 
-    def slice_of(self, name: str, leaf: int = 0) -> BufferSlice:
-        """The slice of array `leaf` of instruction `name` (0 for an array value)."""
-        return self.slices[name][leaf]
-
     def to_text(self) -> str:
         """A summary: the sizes, then each allocation with the values it holds."""
-        lines = [f"BufferAssignment of {self.module_name} ({len(self.schedule)} steps): "
-                 f"temp {self.temp_size_in_bytes} B, arguments "
-                 f"{self.argument_size_in_bytes} B, outputs {self.output_size_in_bytes} B, "
-                 f"aliased {self.alias_size_in_bytes} B"]
-        held: dict[int, list[str]] = {a.index: [] for a in self.allocations}
+        held: dict[int, list[tuple[int, int, str]]] = {a.index: [] for a in self.allocations}
         for name, slices in self.slices.items():
             for leaf, (s, r) in enumerate(zip(slices, self.live_ranges[name])):
-                where = f"{{{leaf}}}" if len(slices) > 1 else ""
-                note = f" in place of %{self.in_place[name]}" if name in self.in_place else ""
-                held[s.allocation].append(f"    %{name}{where}: {s.size} B at {s.offset}, "
-                                          f"live {r.start}..{r.end}{note}")
+                text = f"%{name}" + (f"{{{leaf}}}" if len(slices) > 1 else "") + (
+                    f": {s.size} B at {s.offset}, live {r.start}..{r.end}")
+                if name in self.in_place:
+                    text += f", in place of %{self.in_place[name]}"
+                held[s.allocation].append((s.offset, r.start, text))
         for name, s in self.scratch.items():
-            held[s.allocation].append(f"    scratch of %{name}: {s.size} B at {s.offset}")
+            held[s.allocation].append((s.offset, 0, f"scratch of %{name}: {s.size} B"))
+        lines = [f"BufferAssignment of {self.module_name} ({len(self.schedule)} steps): temp "
+                 f"{self.temp_size_in_bytes} B, arguments {self.argument_size_in_bytes} B, "
+                 f"outputs {self.output_size_in_bytes} B, aliased {self.alias_size_in_bytes} B"]
         for a in self.allocations:
             lines.append(f"allocation {a.index}: {a.label}, {a.size} B")
-            lines.extend(sorted(set(held[a.index]), key=lambda t: int(
-                t.split(" at ")[1].split(",")[0])))
-        for leaf, number in sorted(self.donated_outputs.items()):
-            lines.append(f"result {{{leaf}}} lives in donated parameter {number}")
+            lines.extend("  " + text for _, _, text in sorted(set(held[a.index])))
+        lines.extend(f"result {{{leaf}}} is returned in donated parameter {number}"
+                     for leaf, number in sorted(self.donated_outputs.items()))
         return "\n".join(lines) + "\n"
 
 
@@ -436,18 +367,13 @@ def _pack(items: list[_Item], slots: dict[int, _Heap],
 
 def assign_buffers(module: HloModule, donated_parameters: Sequence[int] = (),
                    alignment: int = ALIGNMENT) -> BufferAssignment:
-    """Assign buffers to the values of `module`'s entry in its instruction order.
+    """Assign buffers to the values of `module`'s entry, run in its instruction order.
 
-    Parameters
-    ----------
-    module : a scheduled module (its entry's instruction order is the execution order).
-    donated_parameters : numbers of entry parameters whose buffers the program may reuse
-        for results (`donate_argnums`).
-    alignment : offsets of temporaries are multiples of this many bytes.
-
-    Differences from XLA: see the module docstring.
+    `donated_parameters`: entry parameter numbers whose buffers may hold results
+    (`donate_argnums`); `alignment`: temporaries start at multiples of it. Differences from
+    XLA: see the module docstring.
     """
-    return _assign(module.entry, module.name, tuple(donated_parameters), alignment, {})
+    return _Assigner(module.entry, tuple(donated_parameters), alignment, {}).run(module.name)
 
 
 def _callee_temp(inst: HloInstruction, alignment: int, cache: dict[int, int]) -> int:
@@ -455,87 +381,119 @@ def _callee_temp(inst: HloInstruction, alignment: int, cache: dict[int, int]) ->
     sizes = []
     for comp in inst.called:
         if id(comp) not in cache:
-            cache[id(comp)] = _assign(comp, comp.name, (), alignment,
-                                      cache).temp_size_in_bytes
+            cache[id(comp)] = _Assigner(comp, (), alignment, cache).run(
+                comp.name).temp_size_in_bytes
         sizes.append(cache[id(comp)])
     return max(sizes, default=0)
 
 
-def _assign(comp: HloComputation, name: str, donated: tuple[int, ...], alignment: int,
-            cache: dict[int, int]) -> BufferAssignment:
-    model = buffer_model(comp)
-    live = liveness(comp, donated, model)
-    kinds, group = live.kinds(), live.group
-    allocations: list[BufferAllocation] = []
-    place: dict[int, tuple[int | None, int]] = {}   # group -> (allocation, offset)
-    slots: dict[int, _Heap] = {}
+class _Assigner:
+    """Allocations of one computation: inputs and results first, then the temporaries."""
 
-    def allocate(kind: str, size: int, label: str) -> int:
-        allocations.append(BufferAllocation(len(allocations) + 1, kind, size, label))
-        return len(allocations)
-    param_alloc: dict[int, int] = {}
-    for p in comp.parameters:
-        leaves = _flat(model.refs[id(p)])
-        for leaf, b in enumerate(leaves):
-            where = f" {{{leaf}}}" if len(leaves) > 1 else ""
-            number = p.attr("number")
-            label = f"parameter {number}{where}" + (" (donated)" if number in donated else "")
-            place[b] = (allocate("parameter", model.size[b], label), 0)
-            if number in donated and len(leaves) == 1:
-                param_alloc[number] = place[b][0]
-                slots[place[b][0]] = _Heap(model.size[b])
-                slots[place[b][0]].items.append((0, live.end[b], 0, model.size[b]))
-    for g, kind in kinds.items():
-        if kind == "constant":
-            place[g] = (allocate("constant", model.size[g],
-                                 f"constant %{model.definer[g].name}"), 0)
-    output_place: dict[int, tuple[int, int]] = {}
-    for leaf, b in enumerate(model.outputs):
-        g, number = group[b], live.donated_outputs.get(leaf)
-        if number is not None and kinds[g] == "parameter":
-            if place[g][0] == param_alloc.get(number):
-                output_place[leaf] = place[g]  # written in place over the donated input
+    def __init__(self, comp: HloComputation, donated: tuple[int, ...], alignment: int,
+                 cache: dict[int, int]) -> None:
+        self.comp, self.donated, self.alignment, self.cache = comp, donated, alignment, cache
+        self.model = buffer_model(comp)
+        self.live = liveness(comp, donated, self.model)
+        self.kinds = self.live.kinds()
+        self.allocations: list[BufferAllocation] = []
+        self.place: dict[int, tuple[int, int]] = {}   # group -> (allocation, offset)
+        self.slots: dict[int, _Heap] = {}             # allocations temporaries may use
+        self.param_alloc: dict[int, int] = {}         # donated parameter -> allocation
+        # result leaf -> (allocation, offset, live range) where it is handed back
+        self.returned: dict[int, tuple[int, int, LiveRange]] = {}
+
+    def allocate(self, kind: str, size: int, label: str) -> int:
+        self.allocations.append(BufferAllocation(len(self.allocations) + 1, kind, size, label))
+        return len(self.allocations)
+
+    def slot(self, allocation: int, start: int, end: int, size: int) -> None:
+        self.slots.setdefault(allocation, _Heap(self.allocations[allocation - 1].size))
+        self.slots[allocation].items.append((start, end, 0, size))
+
+    def inputs(self) -> None:
+        model, live = self.model, self.live
+        for p in self.comp.parameters:
+            number, leaves = p.attr("number"), _flat(model.refs[id(p)])
+            for leaf, b in enumerate(leaves):
+                label = f"parameter {number}" + (f" {{{leaf}}}" if len(leaves) > 1 else "")
+                if number in self.donated:
+                    label += " (donated)"
+                self.place[b] = (self.allocate("parameter", model.size[b], label), 0)
+                if number in self.donated and not p.shape.is_tuple:
+                    self.param_alloc[number] = self.place[b][0]
+                    self.slot(self.place[b][0], 0, live.end[b], model.size[b])
+        for g, kind in self.kinds.items():
+            if kind == "constant":
+                label = f"constant %{model.definer[g].name}"
+                self.place[g] = (self.allocate("constant", model.size[g], label), 0)
+
+    def outputs(self) -> None:
+        model, live, steps = self.model, self.live, self.live.steps
+        for leaf, b in enumerate(model.outputs):
+            g, number = live.group[b], live.donated_outputs.get(leaf)
+            at_exit = LiveRange(steps, steps)
+            if number in self.param_alloc and self.place.get(g, (0,))[0] == self.param_alloc[
+                    number]:
+                self.returned[leaf] = (*self.place[g], LiveRange(live.start[g], steps))
+            elif self.kinds[g] != "output":   # a parameter or constant, copied out
+                index = self.allocate("output", model.size[b], f"output {{{leaf}}}")
+                self.returned[leaf] = (index, 0, at_exit)
+            elif g in self.place:             # the same value returned twice
                 continue
-        elif number in param_alloc and g not in place and live.start[g] > slots[
-                param_alloc[number]].items[0][1]:
-            place[g] = (param_alloc[number], 0)
-            slots[place[g][0]].items.append((live.start[g], live.end[g], 0, model.size[g]))
-        if kinds[g] in ("parameter", "constant"):
-            output_place[leaf] = (allocate("output", model.size[b], f"output {{{leaf}}} "
-                                           "(a copy)"), 0)
-        elif number is None and g not in place:
-            place[g] = (allocate("output", model.size[g], f"output {{{leaf}}}"), 0)
-            slots[place[g][0]] = _Heap(model.size[g])
-            slots[place[g][0]].items.append((live.start[g], live.end[g], 0, model.size[g]))
-    items: list[_Item] = [(g, model.size[g], live.start[g], live.end[g])
-                          for g, kind in kinds.items() if g not in place]
-    scratch_steps = {}
-    for t, inst in enumerate(comp.instructions):
-        if inst.opcode in _CALLS and (size := _callee_temp(inst, alignment, cache)):
-            items.append((inst.name, size, t, t))
-            scratch_steps[inst.name] = size
-    temp_size, where = _pack(items, slots, alignment)
-    arena = allocate("temp", temp_size, "temporaries (arena)")
-    for key, (index, offset) in where.items():
-        if not isinstance(key, str):
-            place[key] = (arena if index is None else index, offset)
-    slices: dict[str, tuple[BufferSlice, ...]] = {}
-    ranges: dict[str, tuple[LiveRange, ...]] = {}
-    for inst in comp.instructions:
-        leaves = _flat(model.refs[id(inst)])
-        slices[inst.name] = tuple(BufferSlice(*place[group[b]], model.size[b]) for b in leaves)
-        ranges[inst.name] = tuple(LiveRange(live.start[group[b]], live.end[group[b]])
-                                  for b in leaves)
-    root_slices = list(slices[comp.root.name])
-    for leaf, (index, offset) in output_place.items():
-        root_slices[leaf] = BufferSlice(index, offset, root_slices[leaf].size)
-    slices[comp.root.name] = tuple(root_slices)
-    scratch = {key: BufferSlice(arena if index is None else index, offset, scratch_steps[key])
-               for key, (index, offset) in where.items() if isinstance(key, str)}
-    leaves = _leaf_shapes(comp.root.shape)
-    return BufferAssignment(
-        name, tuple(i.name for i in comp.instructions), tuple(allocations), _frozen(slices),
-        _frozen(ranges), _frozen(live.in_place), _frozen(live.donated_outputs),
-        _frozen(scratch), temp_size, sum(p.shape.nbytes for p in comp.parameters),
-        sum(s.nbytes for s in leaves),
-        sum(leaves[leaf].nbytes for leaf in live.donated_outputs))
+            elif number in self.param_alloc:
+                index = self.param_alloc[number]
+                if live.start[g] > self.slots[index].items[0][1]:  # after its last read
+                    self.place[g] = (index, 0)
+                    self.slot(index, live.start[g], steps, model.size[g])
+                else:  # computed as a temporary, copied into the parameter at the end
+                    self.slot(index, steps, steps, model.size[g])
+                    self.returned[leaf] = (index, 0, at_exit)
+            else:
+                self.place[g] = (self.allocate("output", model.size[g], f"output {{{leaf}}}"),
+                                 0)
+                self.slot(self.place[g][0], live.start[g], steps, model.size[g])
+
+    def temporaries(self) -> tuple[int, dict[str, BufferSlice]]:
+        live = self.live
+        items: list[_Item] = [(g, self.model.size[g], live.start[g], live.end[g])
+                              for g in self.kinds if g not in self.place]
+        for t, inst in enumerate(self.comp.instructions):
+            if inst.opcode in _CALLS and (size := _callee_temp(inst, self.alignment,
+                                                               self.cache)):
+                items.append((inst.name, size, t, t))
+        temp_size, where = _pack(items, self.slots, self.alignment)
+        arena = self.allocate("temp", temp_size, "temporaries (arena)")
+        scratch: dict[str, BufferSlice] = {}
+        for key, size, _, _ in items:
+            index, offset = where[key]
+            if isinstance(key, str):
+                scratch[key] = BufferSlice(arena if index is None else index, offset, size)
+            else:
+                self.place[key] = (arena if index is None else index, offset)
+        return temp_size, scratch
+
+    def run(self, name: str) -> BufferAssignment:
+        self.inputs()
+        self.outputs()
+        temp_size, scratch = self.temporaries()
+        model, live, comp = self.model, self.live, self.comp
+        slices: dict[str, tuple[BufferSlice, ...]] = {}
+        ranges: dict[str, tuple[LiveRange, ...]] = {}
+        for inst in comp.instructions:
+            groups = [live.group[b] for b in _flat(model.refs[id(inst)])]
+            slices[inst.name] = tuple(BufferSlice(*self.place[g], model.size[g])
+                                      for g in groups)
+            ranges[inst.name] = tuple(LiveRange(live.start[g], live.end[g]) for g in groups)
+        root_slices, root_ranges = list(slices[comp.root.name]), list(ranges[comp.root.name])
+        for leaf, (index, offset, returned) in self.returned.items():
+            root_slices[leaf] = BufferSlice(index, offset, root_slices[leaf].size)
+            root_ranges[leaf] = returned
+        slices[comp.root.name], ranges[comp.root.name] = tuple(root_slices), tuple(root_ranges)
+        leaves = _leaf_shapes(comp.root.shape)
+        return BufferAssignment(
+            name, tuple(i.name for i in comp.instructions), tuple(self.allocations),
+            _frozen(slices), _frozen(ranges), _frozen(live.in_place),
+            _frozen(live.donated_outputs), _frozen(scratch), temp_size,
+            sum(p.shape.nbytes for p in comp.parameters), sum(s.nbytes for s in leaves),
+            sum(leaves[leaf].nbytes for leaf in live.donated_outputs))

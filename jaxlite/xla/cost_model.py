@@ -25,10 +25,24 @@ from jaxlite.xla.analysis import TRANSCENDENTAL_OPCODES, Cost, instruction_cost
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 
-__all__ = ["Cost", "instruction_cost", "EXPENSIVE_OPCODES", "DATA_EXPANDING_OPCODES",
-           "L1_BYTES", "VECTOR_BYTES", "MAX_EXPENSIVE_COPIES", "PARALLEL_MIN_ELEMENTS",
-           "TRANSCENDENTAL_WEIGHT", "is_expensive", "is_data_expanding", "element_cost",
-           "vector_width", "fits_in_l1", "DuplicationVerdict", "duplication_allowed"]
+__all__ = [
+    "DATA_EXPANDING_OPCODES",
+    "EXPENSIVE_OPCODES",
+    "L1_BYTES",
+    "MAX_EXPENSIVE_COPIES",
+    "PARALLEL_MIN_ELEMENTS",
+    "TRANSCENDENTAL_WEIGHT",
+    "VECTOR_BYTES",
+    "Cost",
+    "DuplicationVerdict",
+    "duplication_allowed",
+    "element_cost",
+    "fits_in_l1",
+    "instruction_cost",
+    "is_data_expanding",
+    "is_expensive",
+    "vector_width",
+]
 
 # The L1 data cache of the CPUs we target (32 KiB on most x86 cores): a reduction row of at
 # most this many bytes stays in L1 between the passes a row kernel makes over it.

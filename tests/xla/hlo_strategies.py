@@ -12,7 +12,8 @@ plus patterns meant for the passes: algebraic identities (x*1, x+(-0.0), x+0.0, 
 -inf), convert chains, transposes of transposes, ...), repeated instructions and values no
 output uses. Several outputs leave through a tuple root. float32 mostly, some int32 and
 bool. Every instruction's shape comes from `infer_shape`, so a program the verifier rejects
-is a bug of this file. Arrays stay small (at most `MAX_ELEMENTS` elements).
+is a bug of this file. Arrays stay small (at most `MAX_ELEMENTS` elements). To compare
+evaluations bit for bit, see `hlo_testing.assert_same_values`.
 """
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ MAX_ELEMENTS = 256
 MAX_PARAMETERS = 5
 _O = Opcode
 
-_F32_SPECIALS = [0.0, -0.0, 1.0, -1.0, 2.0, 0.5, -3.5, np.inf, -np.inf, np.nan]
+_FLOAT_SPECIALS = [0.0, -0.0, 1.0, -1.0, 2.0, 0.5, -3.5, np.inf, -np.inf, np.nan]
 _S32_SPECIALS = [0, 1, -1, 2, 7, -8, np.iinfo(np.int32).max, np.iinfo(np.int32).min]
 
 
@@ -66,7 +67,7 @@ def _elements(dtype: np.dtype) -> st.SearchStrategy:
     if dtype == F32 or dtype == F64:
         width = 32 if dtype == F32 else 64
         plain = st.floats(-4, 4, width=width)
-        return st.one_of(plain, plain, plain, st.sampled_from(_F32_SPECIALS))
+        return st.one_of(plain, plain, plain, st.sampled_from(_FLOAT_SPECIALS))
     if dtype == S32:
         return st.one_of(st.integers(-6, 6), st.integers(-6, 6), st.sampled_from(_S32_SPECIALS))
     return st.booleans()

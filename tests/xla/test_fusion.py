@@ -9,8 +9,9 @@ with the unfused module on the evaluator: fusion never changes rounding.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -19,12 +20,23 @@ from hypothesis import strategies as st
 
 from jaxlite.xla.cost_model import duplication_allowed, vector_width
 from jaxlite.xla.evaluator import evaluate_module
-from jaxlite.xla.ir import (ComputationBuilder, HloComputation, HloInstruction, HloModule,
-                            NameUniquer)
+from jaxlite.xla.ir import (
+    ComputationBuilder,
+    HloComputation,
+    HloInstruction,
+    HloModule,
+    NameUniquer,
+)
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.fusion import FusionOptions, fuse, fusions_of
-from jaxlite.xla.passes.fusion_decisions import (INPUT, LOOP, OUTPUT, Verdict, classify_group,
-                                                 producer_verdict)
+from jaxlite.xla.passes.fusion_decisions import (
+    INPUT,
+    LOOP,
+    OUTPUT,
+    Verdict,
+    classify_group,
+    producer_verdict,
+)
 from jaxlite.xla.passes.tiling import Tiling, assign_tiling, tiling_of
 from jaxlite.xla.shape import Shape
 from jaxlite.xla.shape_inference import infer_shape
@@ -33,8 +45,8 @@ from jaxlite.xla.verifier import verify_module
 
 sys.path.insert(0, str(Path(__file__).parent)) if str(Path(__file__).parent) not in sys.path \
     else None
-from hlo_strategies import HloProgram, hlo_programs  # noqa: E402
-from test_pass_properties import assert_same_values  # noqa: E402
+from hlo_strategies import HloProgram, hlo_programs
+from test_pass_properties import assert_same_values
 
 FIXTURES = Path(__file__).parent / "fixtures"
 F32 = np.dtype(np.float32)
@@ -399,8 +411,8 @@ def fusion_programs(draw: Callable) -> HloProgram:
 def _check_program(program: HloProgram, options: FusionOptions | None = None) -> None:
     verify_module(program.module)
     fused = _fused_and_checked(program.module, list(program.args), options)
-    for op in (Opcode.REDUCE, Opcode.DOT):
-        assert _opcodes_everywhere(fused, op) == _opcodes_everywhere(program.module, op)
+    for op in (Opcode.REDUCE, Opcode.DOT):  # never duplicated (merging may share equal ones)
+        assert _opcodes_everywhere(fused, op) <= _opcodes_everywhere(program.module, op)
     for fusion in fusions_of(fused):
         assert fusion.attr("kind") in (LOOP, INPUT, OUTPUT) and tiling_of(fusion) is not None
         assert fusion.shape == fusion.called[0].root.shape

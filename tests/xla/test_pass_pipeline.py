@@ -3,7 +3,7 @@ the analyses the passes consult (uses, liveness, fingerprints, cost estimates).
 """
 from __future__ import annotations
 
-import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -22,9 +22,6 @@ from jaxlite.xla.pipeline import (
 from jaxlite.xla.text import parse_module
 from jaxlite.xla.verifier import HloVerificationError
 
-_HERE = str(Path(__file__).parent)
-if _HERE not in sys.path:  # tests/conftest.py puts only tests/lax on sys.path
-    sys.path.insert(0, _HERE)
 from hlo_testing import ADD, ADD_AGAIN, MAX, check, parse
 
 # ------------------------------------------------------------------------------ pipeline
@@ -110,6 +107,10 @@ def test_verify_after_every_pass_names_the_pass() -> None:
     assert optimize(module, {"passes": (break_shapes,)}).entry.root.shape.dims == (7,)
     with pytest.raises(TypeError, match="unknown pipeline options"):
         optimize(module, {"verfy": True})
+    # Any object with some of the fields (a backend's CompileOptions) works too.
+    compile_options = types.SimpleNamespace(verify=True, dump_dir=None, donated=(0,))
+    with pytest.raises(HloVerificationError):
+        optimize(module, types.SimpleNamespace(**vars(compile_options), passes=[break_shapes]))
 
 
 def test_dump_dir_writes_numbered_files_after_every_pass(tmp_path: Path) -> None:

@@ -11,9 +11,7 @@ tests ("pass property tests: N generated HLO programs").
 from __future__ import annotations
 
 import collections
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,9 +28,6 @@ from jaxlite.xla.pipeline import PipelineOptions, optimize
 from jaxlite.xla.text import parse_module, print_module
 from jaxlite.xla.verifier import verify_module
 
-_HERE = str(Path(__file__).parent)
-if _HERE not in sys.path:  # tests/conftest.py puts only tests/lax on sys.path
-    sys.path.insert(0, _HERE)
 from hlo_strategies import HloProgram, hlo_programs
 from hlo_testing import assert_same_values
 

@@ -5,8 +5,6 @@ infinities (see hlo_testing.check).
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,9 +20,6 @@ from jaxlite.xla.passes import (
 from jaxlite.xla.passes.algebraic_simplifier import is_lossless_conversion
 from jaxlite.xla.verifier import verify_module
 
-_HERE = str(Path(__file__).parent)
-if _HERE not in sys.path:  # tests/conftest.py puts only tests/lax on sys.path
-    sys.path.insert(0, _HERE)
 from hlo_testing import ADD, ADD_AGAIN, MAX, check, parse
 
 

@@ -22,17 +22,29 @@ from __future__ import annotations
 
 import heapq
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
-from jaxlite.xla.analysis import has_side_effects, users as users_of
+from jaxlite.xla.analysis import has_side_effects
+from jaxlite.xla.analysis import users as users_of
 from jaxlite.xla.cost_model import L1_BYTES, MAX_EXPENSIVE_COPIES
-from jaxlite.xla.ir import (HloComputation, HloInstruction, HloModule, NameUniquer,
-                            reachable_computations)
+from jaxlite.xla.ir import (
+    HloComputation,
+    HloInstruction,
+    HloModule,
+    NameUniquer,
+    reachable_computations,
+)
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.fusion_decisions import (
-    Classification, Verdict, classify_group, is_fusible_consumer, is_fusion_core, is_wrappable,
-    producer_verdict)
+    Classification,
+    Verdict,
+    classify_group,
+    is_fusible_consumer,
+    is_fusion_core,
+    is_wrappable,
+    producer_verdict,
+)
 from jaxlite.xla.passes.multi_output_fusion import merge_sibling_fusions
 from jaxlite.xla.passes.rewriting import callees_first, module_names
 
@@ -214,10 +226,10 @@ class _Planner:
             seen.add(id(inst))
             if len(self.holders.get(id(inst), ())) != 1:
                 return False
-            if inst is not group.root:
-                if inst is self.comp.root or any(
-                        id(u) not in group.members for u in self.users[inst]):
-                    return False
+            escapes = inst is self.comp.root or any(
+                id(u) not in group.members for u in self.users[inst])
+            if inst is not group.root and escapes:
+                return False
             stack.extend(u for u in self.users[inst] if id(u) in group.members)
         return True
 

@@ -31,18 +31,32 @@ The rules, in words:
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from jaxlite.xla.cost_model import duplication_allowed
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.fusion_rows import RowStructure, row_structure
 
-__all__ = ["LOOP", "INPUT", "OUTPUT", "FUSION_KINDS", "LOOP_FUSIBLE_MOVEMENT",
-           "is_loop_fusible", "is_fusion_core", "is_fusible_consumer", "is_wrappable",
-           "Verdict", "ProducerVerdict", "producer_verdict", "Classification",
-           "classify_group", "replicates", "broadcasts_reduction"]
+__all__ = [
+    "FUSION_KINDS",
+    "INPUT",
+    "LOOP",
+    "LOOP_FUSIBLE_MOVEMENT",
+    "OUTPUT",
+    "Classification",
+    "ProducerVerdict",
+    "Verdict",
+    "broadcasts_reduction",
+    "classify_group",
+    "is_fusible_consumer",
+    "is_fusion_core",
+    "is_loop_fusible",
+    "is_wrappable",
+    "producer_verdict",
+    "replicates",
+]
 
 LOOP, INPUT, OUTPUT = "kLoop", "kInput", "kOutput"
 FUSION_KINDS = (LOOP, INPUT, OUTPUT)

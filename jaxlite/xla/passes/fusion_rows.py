@@ -17,8 +17,8 @@ broadcast result; jaxlite does when the row fits in the L1 cache (see `fusion_de
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

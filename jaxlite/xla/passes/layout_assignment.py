@@ -43,7 +43,7 @@ from jaxlite.xla.passes.rewriting import callees_first, module_names
 from jaxlite.xla.shape import Shape
 
 __all__ = ["assign_layouts", "row_major", "is_row_major", "bitcast_layout_of_transpose",
-           "moves_no_data", "preserves_memory_order"]
+           "moves_no_data", "preserves_memory_order", "reads_only_at_written_offset"]
 
 Layout = tuple[int, ...]
 
@@ -51,6 +51,10 @@ Layout = tuple[int, ...]
 _SCALAR_CALLERS = frozenset({Opcode.REDUCE, Opcode.REDUCE_WINDOW, Opcode.SCATTER, Opcode.SORT,
                              Opcode.SELECT_AND_SCATTER, Opcode.CUSTOM_CALL})
 _CONTROL = frozenset({Opcode.WHILE, Opcode.CALL, Opcode.CONDITIONAL})
+# Fusion kinds (ir.py) whose code reads an operand element right before writing the result
+# elements computed from it. Not kOutput: a GEMM may accumulate partial sums in its result's
+# memory before its epilogue reads the other operands.
+_ONE_PASS_FUSIONS = ("kLoop", "kInput")
 
 
 # ----------------------------------------------------------------------- layout facts
@@ -114,6 +118,37 @@ def preserves_memory_order(inst: HloInstruction, operand_index: int) -> bool:
     if inst.opcode.is_elementwise:
         return operand.dims == result.dims and operand.layout == result.layout
     return moves_no_data(inst)
+
+
+def reads_only_at_written_offset(inst: HloInstruction, operand_index: int) -> bool:
+    """Whether `inst` reads operand `operand_index` only at the memory offset where it then
+    writes the result element computed from it, so that it may write over that operand.
+
+    True for an instruction that `preserves_memory_order`, and for a kLoop or kInput fusion
+    with an array root whose parameter (stored as the operand is) reaches the root only
+    through such instructions; a reduction fusion may so write over an operand it reads
+    elementwise, never over the one it reduces.
+    """
+    if inst.opcode is not Opcode.FUSION:
+        return inst.opcode.is_elementwise and preserves_memory_order(inst, operand_index)
+    fused = inst.called[0]
+    if inst.attr("kind") not in _ONE_PASS_FUSIONS or fused.root.shape.is_tuple:
+        return False
+    param = fused.parameters[operand_index]
+    if param.shape != inst.operands[operand_index].shape:
+        return False  # the fused code would read the operand in another layout
+    users = fused.users()
+    stack, seen = [param], set()
+    while stack:
+        value = stack.pop()
+        if id(value) not in seen:
+            seen.add(id(value))
+            for user in users[value]:
+                if not all(preserves_memory_order(user, j)
+                           for j, o in enumerate(user.operands) if o is value):
+                    return False
+                stack.append(user)
+    return True
 
 
 # ---------------------------------------------------------------------------- the pass

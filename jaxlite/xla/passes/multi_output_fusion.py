@@ -12,8 +12,9 @@ The common input is then read once instead of twice.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Hashable
 
+from jaxlite.xla.analysis import instruction_key
 from jaxlite.xla.analysis import users as users_of
 from jaxlite.xla.ir import HloComputation, HloInstruction, NameUniquer
 from jaxlite.xla.opcodes import Opcode
@@ -21,7 +22,7 @@ from jaxlite.xla.passes.fusion_decisions import INPUT, LOOP, classify_group
 from jaxlite.xla.passes.fusion_rows import row_structure
 from jaxlite.xla.shape import Shape
 
-__all__ = ["merge_sibling_fusions", "fusion_outputs", "loop_space", "siblings_compatible"]
+__all__ = ["fusion_outputs", "loop_space", "merge_sibling_fusions", "siblings_compatible"]
 
 
 def fusion_outputs(fusion: HloInstruction) -> list[HloInstruction]:
@@ -67,13 +68,17 @@ def siblings_compatible(a: HloInstruction, b: HloInstruction, row_limit: int | N
                         max_instructions: int, max_operands: int) -> bool:
     """Whether fusions `a` and `b` may become one multi-output fusion (rules 3 and 4 of the
     module docstring; sharing and independence are the caller's to check)."""
+    operands = {id(o) for o in a.operands + b.operands}
+    if len(operands) > max_operands or (
+            len(a.called[0].instructions) - len(a.operands)
+            + len(b.called[0].instructions) - len(b.operands) > max_instructions + 2):
+        return False
     space_a, space_b = loop_space(a), loop_space(b)
     if space_a is None or space_b is None:
         return False
     members = _body(a) + _body(b)
     outputs = fusion_outputs(a) + fusion_outputs(b)
-    operands = {id(o) for o in a.operands + b.operands}
-    if len(members) > max_instructions or len(operands) > max_operands:
+    if len(members) > max_instructions:
         return False
     kinds = {space_a[0], space_b[0]}
     if kinds == {"loop"} or kinds == {"input"}:
@@ -99,48 +104,75 @@ def _ancestors(comp: HloComputation) -> dict[int, int]:
     return bits
 
 
-def _find_pair(comp: HloComputation, row_limit: int | None, max_instructions: int,
-               max_operands: int) -> tuple[HloInstruction, HloInstruction] | None:
-    users = users_of(comp)
-    position = {id(i): n for n, i in enumerate(comp.instructions)}
-    ancestors = _ancestors(comp)
-    for shared in comp.instructions:
-        if shared.shape.is_tuple or shared.shape.size <= 1:
-            continue
-        candidates = [u for u in users[shared] if _mergeable(u, users, comp.root)]
-        for i, a in enumerate(candidates):
-            for b in candidates[i + 1:]:
-                if (ancestors[id(b)] >> position[id(a)]) & 1 or (
-                        ancestors[id(a)] >> position[id(b)]) & 1:
-                    continue
-                if siblings_compatible(a, b, row_limit, max_instructions, max_operands):
-                    return a, b
-    return None
+class _PairFinder:
+    """Finds mergeable sibling pairs, remembering the pairs it refused: a merge replaces only
+    the two fusions it merges, so a refusal stays true for fusions that remain."""
+
+    def __init__(self, row_limit: int | None, max_instructions: int,
+                 max_operands: int) -> None:
+        self.limits = (row_limit, max_instructions, max_operands)
+        self.refused: set[tuple[int, int]] = set()
+        # Keeps the fusions of `refused` alive, so that their ids are not reused.
+        self.seen: dict[int, HloInstruction] = {}
+
+    def compatible(self, a: HloInstruction, b: HloInstruction) -> bool:
+        key = (id(a), id(b))
+        if key in self.refused:
+            return False
+        if not siblings_compatible(a, b, *self.limits):
+            self.refused.add(key)
+            self.seen[id(a)], self.seen[id(b)] = a, b
+            return False
+        return True
+
+    def find(self, comp: HloComputation) -> tuple[HloInstruction, HloInstruction] | None:
+        users = users_of(comp)
+        position = {id(i): n for n, i in enumerate(comp.instructions)}
+        ancestors = _ancestors(comp)
+        for shared in comp.instructions:
+            if shared.shape.is_tuple or shared.shape.size <= 1:
+                continue
+            candidates = [u for u in users[shared] if _mergeable(u, users, comp.root)]
+            for i, a in enumerate(candidates):
+                for b in candidates[i + 1:]:
+                    if (ancestors[id(b)] >> position[id(a)]) & 1 or (
+                            ancestors[id(a)] >> position[id(b)]) & 1:
+                        continue
+                    if self.compatible(a, b):
+                        return a, b
+        return None
 
 
 def merge_sibling_fusions(comp: HloComputation, names: NameUniquer, row_limit: int | None,
                           max_instructions: int, max_operands: int) -> HloComputation:
     """`comp` with sibling fusions merged until no pair qualifies (see the module
     docstring); `comp` itself when none does."""
+    finder = _PairFinder(row_limit, max_instructions, max_operands)
     while True:
-        pair = _find_pair(comp, row_limit, max_instructions, max_operands)
+        pair = finder.find(comp)
         if pair is None:
             return comp
         comp = _merge(comp, pair[0], pair[1], names)
 
 
 def _clone_body(fusion: HloInstruction, param_of_operand: dict[int, HloInstruction],
+                known: dict[Hashable, HloInstruction],
                 out: list[HloInstruction]) -> dict[int, HloInstruction]:
     """Copies of the fusion's instructions reading the merged parameters (names kept: the
-    old fused computation goes away)."""
+    old fused computation goes away). A copy equal to one already made (`known`, by
+    `instruction_key`: the siblings often hold copies of the same cheap producer) is not
+    made twice."""
     body = fusion.called[0]
     clone_of: dict[int, HloInstruction] = {}
     for param, operand in zip(body.parameters, fusion.operands):
         clone_of[id(param)] = param_of_operand[id(operand)]
     for inst in _body(fusion):
         clone = inst.replace(operands=tuple(clone_of[id(o)] for o in inst.operands))
-        clone_of[id(inst)] = clone
-        out.append(clone)
+        key = instruction_key(clone)
+        if key not in known:
+            known[key] = clone
+            out.append(clone)
+        clone_of[id(inst)] = known[key]
     return clone_of
 
 
@@ -158,8 +190,9 @@ def _merged_fusion(a: HloInstruction, b: HloInstruction,
         param_of_operand[id(operand)] = param
     clones: list[HloInstruction] = []
     results: list[HloInstruction] = []
+    known: dict[Hashable, HloInstruction] = {}
     for fusion in (a, b):
-        clone_of = _clone_body(fusion, param_of_operand, clones)
+        clone_of = _clone_body(fusion, param_of_operand, known, clones)
         results.extend(clone_of[id(o)] for o in fusion_outputs(fusion))
     shape = Shape.tuple([r.shape for r in results])
     root = HloInstruction(names("tuple"), Opcode.TUPLE, shape, tuple(results))

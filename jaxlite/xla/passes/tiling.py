@@ -33,9 +33,9 @@ JSON text alone.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -104,12 +104,12 @@ class Tiling(Mapping):
         return json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in self.items()})
 
     @classmethod
-    def from_text(cls, text: str) -> "Tiling":
+    def from_text(cls, text: str) -> Tiling:
         """The `Tiling` of `to_text`'s output."""
         return cls.from_mapping(json.loads(text))
 
     @classmethod
-    def from_mapping(cls, mapping: Mapping[str, Any]) -> "Tiling":
+    def from_mapping(cls, mapping: Mapping[str, Any]) -> Tiling:
         """A `Tiling` from a mapping of its fields (what the HLO parser gives back)."""
         if isinstance(mapping, Tiling):
             return mapping
