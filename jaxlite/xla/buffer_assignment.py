@@ -27,7 +27,8 @@ rewrites nothing. The entry's instruction order is the schedule (see passes/sche
 - Donation. Results are matched in order with donated parameters of the same element type
   and dimensions, each parameter once, as `donate_argnums` pairs them. A matched result
   lives in the parameter's buffer, written in place or after the parameter's last read;
-  when the parameter is read later, the result is a temporary copied there at the end.
+  when the parameter is read later, the result is a temporary copied there at the end
+  (step n + 1, after results that are parameters or constants are copied out, at step n).
 - Allocations. Each parameter (array element), constant and result has its own; all other
   buffers are temporaries in one arena, placed best-fit, largest first, at offsets aligned
   to `alignment` bytes, in the space of dead buffers; a temporary may also use a result's
@@ -127,7 +128,7 @@ def _refs_of(model: BufferModel, inst: HloInstruction) -> Refs:
 def _in_place_candidates(model: BufferModel, inst: HloInstruction) -> list[int]:
     """The operand buffers `inst` could write its result over, were they to die at it."""
     result: list[int] = []
-    for k, operand in enumerate(inst.operands):
+    for operand in inst.operands:
         b = model.refs[id(operand)]
         if not isinstance(b, int) or b in result or model.size[b] != inst.shape.nbytes:
             continue
@@ -446,9 +447,9 @@ class _Assigner:
                 if live.start[g] > self.slots[index].items[0][1]:  # after its last read
                     self.place[g] = (index, 0)
                     self.slot(index, live.start[g], steps, model.size[g])
-                else:  # computed as a temporary, copied into the parameter at the end
-                    self.slot(index, steps, steps, model.size[g])
-                    self.returned[leaf] = (index, 0, at_exit)
+                else:  # a temporary, copied into the parameter after the copies out
+                    self.slot(index, steps + 1, steps + 1, model.size[g])
+                    self.returned[leaf] = (index, 0, LiveRange(steps + 1, steps + 1))
             else:
                 self.place[g] = (self.allocate("output", model.size[g], f"output {{{leaf}}}"),
                                  0)

@@ -418,14 +418,14 @@ def _check_program(program: HloProgram, options: FusionOptions | None = None) ->
         assert fusion.shape == fusion.called[0].root.shape
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(fusion_programs(), st.sampled_from([None, NO_ROWS, NO_ROWS_NO_MULTI]))
 def test_fusion_preserves_meaning_on_fusion_motifs(program: HloProgram,
                                                    options: FusionOptions | None) -> None:
     _check_program(program, options)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(hlo_programs())
 def test_fusion_preserves_meaning_on_random_programs(program: HloProgram) -> None:
     _check_program(program)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import heapq
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -48,7 +49,7 @@ from jaxlite.xla.passes.fusion_decisions import (
 from jaxlite.xla.passes.multi_output_fusion import merge_sibling_fusions
 from jaxlite.xla.passes.rewriting import callees_first, module_names
 
-__all__ = ["FusionOptions", "fuse", "fusion_kind", "fusions_of"]
+__all__ = ["FusionOptions", "fuse", "fusions_of"]
 
 # Computations called with scalars (combiners, comparators) or already fused are not fused.
 _NOT_FUSED_CALLERS = frozenset({
@@ -81,13 +82,8 @@ class FusionOptions:
         return self.row_bytes_limit if self.row_fusion else None
 
 
-def fusion_kind(inst: HloInstruction) -> str | None:
-    """The `kind` of a fusion instruction (kLoop, kInput, kOutput), None for other ops."""
-    return inst.attr("kind") if inst.opcode is Opcode.FUSION else None
-
-
 def fusions_of(module: HloModule) -> list[HloInstruction]:
-    """Every fusion instruction of the module, outside fused computations."""
+    """Every fusion instruction of the module (fused computations hold none)."""
     return [inst for comp in module.computations for inst in comp.instructions
             if inst.opcode is Opcode.FUSION]
 
@@ -96,12 +92,15 @@ def fuse(module: HloModule, options: FusionOptions | None = None) -> HloModule:
     """Fuse the module's entry and control-flow bodies (see the module docstring)."""
     options = options or FusionOptions()
     skipped = _not_fused(module)
+    calls = Counter(id(c) for comp in module.computations for inst in comp.instructions
+                    for c in inst.called)
+    shared_bodies = frozenset(key for key, count in calls.items() if count > 1)
     names = module_names(module)
     new_callee: dict[int, HloComputation] = {}
     for comp in callees_first(module):
         if id(comp) in skipped:
             continue
-        new = _fuse_computation(comp, new_callee, names, options)
+        new = _fuse_computation(comp, new_callee, names, options, shared_bodies)
         if new is not comp:
             new_callee[id(comp)] = new
     if not new_callee:
@@ -120,13 +119,14 @@ def _not_fused(module: HloModule) -> set[int]:
 
 
 def _fuse_computation(comp: HloComputation, new_callee: dict[int, HloComputation],
-                      names: NameUniquer, options: FusionOptions) -> HloComputation:
+                      names: NameUniquer, options: FusionOptions,
+                      shared_bodies: frozenset[int]) -> HloComputation:
     planner = _Planner(comp, options)
     planner.plan()
     new = _materialize(comp, planner, new_callee, names)
     if options.multi_output:
         new = merge_sibling_fusions(new, names, options.row_limit, options.max_instructions,
-                                    options.max_operands)
+                                    options.max_operands, shared_bodies)
     return new
 
 

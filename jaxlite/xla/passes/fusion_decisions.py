@@ -38,6 +38,7 @@ from jaxlite.xla.cost_model import duplication_allowed
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.fusion_rows import RowStructure, row_structure
+from jaxlite.xla.passes.layout_assignment import moves_no_data
 
 __all__ = [
     "FUSION_KINDS",
@@ -90,8 +91,10 @@ def is_fusible_consumer(inst: HloInstruction) -> bool:
 
 def is_wrappable(inst: HloInstruction) -> bool:
     """Whether a lone `inst` still becomes a (one-instruction) fusion, as XLA wraps lone
-    elementwise ops and reductions, so that code generators only meet fusions and dots."""
-    return is_fusible_consumer(inst)
+    elementwise ops and reductions, so that code generators only meet fusions and dots.
+    A lone reshape or transpose that moves no data under its layouts stays bare: buffer
+    assignment lets it alias its operand, while a fusion would copy."""
+    return is_fusible_consumer(inst) and not moves_no_data(inst)
 
 
 class Verdict(enum.Enum):

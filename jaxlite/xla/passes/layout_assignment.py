@@ -26,9 +26,10 @@ The rules:
      tiles whatever their strides, so the copy is saved at no cost. A transpose read only
      by reductions does the same when the reduced dimensions come out minor in that layout:
      the reduction then reads the operand's memory contiguously, row by row.
-Fused computations keep their inner layouts; their parameters take the layouts of the
-fusion's operands, so that the fused code reads operands as they are stored. Reduction
-combiners and sort comparators (scalars) are untouched.
+Inside a fusion, parameters take the layouts of the fusion's operands (the fused code reads
+operands as they are stored) and the other values, which are never stored, are row-major
+like everything else: their layouts only name the order in which the fused loop nest
+visits them. Reduction combiners and sort comparators (scalars) are untouched.
 
 Best run after simplification and before fusion, as XLA's CPU pipeline does, so that
 fusion and tiling see the layouts.
@@ -196,9 +197,7 @@ class _Relayout:
         self.fused_variants = fused_variants
         self.names = names
         self.users = comp.users()
-        self.pinned = {id(i) for i in comp.instructions if i.opcode is Opcode.BITCAST}
-        self.pinned |= {id(i.operands[0]) for i in comp.instructions
-                        if i.opcode is Opcode.BITCAST}
+        self.pinned = _pinned(comp)
         self.layout: dict[int, Layout] = {}
 
     def run(self) -> HloComputation:
@@ -217,8 +216,8 @@ class _Relayout:
     # -------------------------------------------------------------------- decisions
     def _free(self, inst: HloInstruction) -> bool:
         """Whether rules 2 and 3 may choose this instruction's layout."""
-        return (id(inst) not in self.pinned and inst is not self.comp.root and not inst.shape.is_tuple
-                and inst.shape.rank > 1)
+        return (id(inst) not in self.pinned and inst is not self.comp.root
+                and not inst.shape.is_tuple and inst.shape.rank > 1)
 
     def _wanted_by_users(self, inst: HloInstruction) -> Layout | None:
         """Rule 2: the one layout every user (a transpose) wants dot `inst` in, if any."""
@@ -233,7 +232,8 @@ class _Relayout:
                     if not inner_users or any(u.opcode is not Opcode.TRANSPOSE
                                               for u in inner_users):
                         return None
-                    wanted.update(_operand_layout_for(u, u.shape.layout or ())
+                    # Inner values become row-major (see `_fused_variant`).
+                    wanted.update(_operand_layout_for(u, row_major(u.shape).layout or ())
                                   for u in inner_users)
             else:
                 return None
@@ -309,37 +309,40 @@ class _Relayout:
 
     def _fused_variant(self, fused: HloComputation,
                        operands: Sequence[HloInstruction]) -> HloComputation:
-        """`fused` with parameters laid out like `operands` (a renamed copy when another
-        fusion already needs the same computation with other parameter layouts)."""
+        """`fused` with parameters laid out like `operands` and inner values row-major (a
+        renamed copy when another fusion needs the same computation laid out otherwise)."""
         fused = self.new_callee.get(id(fused), fused)
-        params = fused.parameters
-        pinned = {id(i.operands[0]) for i in fused.instructions if i.opcode is Opcode.BITCAST}
-        shapes = tuple(p.shape if id(p) in pinned else o.shape
-                       for p, o in zip(params, operands))
-        if shapes == tuple(p.shape for p in params):
-            return fused
-        key = (id(fused), shapes)
-        if key in self.fused_variants:
-            return self.fused_variants[key]
-        rename = any(k[0] == id(fused) for k in self.fused_variants)
-        shape_of = {id(p): s for p, s in zip(params, shapes)}
-        new_of: dict[int, HloInstruction] = {}
-        out: list[HloInstruction] = []
+        pinned = _pinned(fused)
+        shape_of = {id(p): p.shape if id(p) in pinned else o.shape
+                    for p, o in zip(fused.parameters, operands)}
         for inst in fused.instructions:
-            operands_now = tuple(new_of[id(o)] for o in inst.operands)
-            changes: dict = {"operands": operands_now}
-            if id(inst) in shape_of:
-                changes["shape"] = shape_of[id(inst)]
-            elif inst.opcode is Opcode.TUPLE:
-                changes["shape"] = Shape.tuple([o.shape for o in operands_now])
-            if rename:
-                changes["name"] = self.names(inst.name.rsplit(".", 1)[0])
-            new_of[id(inst)] = inst.replace(**changes)
-            out.append(new_of[id(inst)])
-        name = self.names(fused.name.rsplit(".", 1)[0]) if rename else fused.name
-        variant = HloComputation(name, tuple(out), new_of[id(fused.root)])
-        self.fused_variants[key] = variant
-        return variant
+            if inst.opcode is Opcode.TUPLE:
+                shape_of[id(inst)] = Shape.tuple([shape_of[id(o)] for o in inst.operands])
+            elif inst.opcode is Opcode.GET_TUPLE_ELEMENT:
+                shape_of[id(inst)] = (shape_of[id(inst.operands[0])].tuple_shapes
+                                      or ())[inst.attr("index")]
+            elif id(inst) not in shape_of:
+                shape_of[id(inst)] = inst.shape if id(inst) in pinned else row_major(inst.shape)
+        key = (id(fused), tuple(shape_of[id(i)] for i in fused.instructions))
+        if key[1] == tuple(i.shape for i in fused.instructions):
+            return fused
+        if key not in self.fused_variants:
+            rename = any(k[0] == id(fused) for k in self.fused_variants)  # names stay unique
+            new_of: dict[int, HloInstruction] = {}
+            for inst in fused.instructions:
+                new_of[id(inst)] = inst.replace(
+                    shape=shape_of[id(inst)], operands=tuple(new_of[id(o)] for o in inst.operands),
+                    name=self.names(inst.name.rsplit(".", 1)[0]) if rename else inst.name)
+            name = self.names(fused.name.rsplit(".", 1)[0]) if rename else fused.name
+            self.fused_variants[key] = HloComputation(
+                name, tuple(new_of[id(i)] for i in fused.instructions), new_of[id(fused.root)])
+        return self.fused_variants[key]
+
+
+def _pinned(comp: HloComputation) -> set[int]:
+    """Ids of the instructions whose layouts carry meaning: bitcasts and their operands."""
+    bitcasts = [i for i in comp.instructions if i.opcode is Opcode.BITCAST]
+    return {id(i) for i in bitcasts} | {id(i.operands[0]) for i in bitcasts}
 
 
 def _fused_parameters_of(fusion: HloInstruction,

@@ -54,8 +54,10 @@ def loop_space(fusion: HloInstruction) -> tuple | None:
     return ("input", dims, reduced)
 
 
-def _mergeable(fusion: HloInstruction, users: dict, root: HloInstruction) -> bool:
-    if fusion.opcode is not Opcode.FUSION or fusion.attr("kind") not in (LOOP, INPUT):
+def _mergeable(fusion: HloInstruction, users: dict, root: HloInstruction,
+               shared_bodies: frozenset[int]) -> bool:
+    if (fusion.opcode is not Opcode.FUSION or fusion.attr("kind") not in (LOOP, INPUT)
+            or id(fusion.called[0]) in shared_bodies):
         return False
     fused_root = fusion.called[0].root
     if fused_root.opcode is Opcode.TUPLE:
@@ -108,9 +110,10 @@ class _PairFinder:
     """Finds mergeable sibling pairs, remembering the pairs it refused: a merge replaces only
     the two fusions it merges, so a refusal stays true for fusions that remain."""
 
-    def __init__(self, row_limit: int | None, max_instructions: int,
-                 max_operands: int) -> None:
+    def __init__(self, row_limit: int | None, max_instructions: int, max_operands: int,
+                 shared_bodies: frozenset[int]) -> None:
         self.limits = (row_limit, max_instructions, max_operands)
+        self.shared_bodies = shared_bodies
         self.refused: set[tuple[int, int]] = set()
         # Keeps the fusions of `refused` alive, so that their ids are not reused.
         self.seen: dict[int, HloInstruction] = {}
@@ -132,7 +135,8 @@ class _PairFinder:
         for shared in comp.instructions:
             if shared.shape.is_tuple or shared.shape.size <= 1:
                 continue
-            candidates = [u for u in users[shared] if _mergeable(u, users, comp.root)]
+            candidates = [u for u in users[shared] if _mergeable(u, users, comp.root,
+                                                               self.shared_bodies)]
             for i, a in enumerate(candidates):
                 for b in candidates[i + 1:]:
                     if (ancestors[id(b)] >> position[id(a)]) & 1 or (
@@ -144,10 +148,12 @@ class _PairFinder:
 
 
 def merge_sibling_fusions(comp: HloComputation, names: NameUniquer, row_limit: int | None,
-                          max_instructions: int, max_operands: int) -> HloComputation:
+                          max_instructions: int, max_operands: int,
+                          shared_bodies: frozenset[int] = frozenset()) -> HloComputation:
     """`comp` with sibling fusions merged until no pair qualifies (see the module
-    docstring); `comp` itself when none does."""
-    finder = _PairFinder(row_limit, max_instructions, max_operands)
+    docstring); `comp` itself when none does. Fusions whose computation is in
+    `shared_bodies` (ids of computations that several instructions call) are left alone."""
+    finder = _PairFinder(row_limit, max_instructions, max_operands, shared_bodies)
     while True:
         pair = finder.find(comp)
         if pair is None:

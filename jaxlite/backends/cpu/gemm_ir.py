@@ -1,0 +1,189 @@
+"""Small helpers over llvmlite's IR builder for the GEMM generator.
+
+Owns the vocabulary the GEMM code generator is written in: integer and vector constants,
+element addressing, plain and masked vector loads and stores, splats, FMA, counted loops and
+`if` blocks. They keep the generator readable; they know nothing about matrices.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator, Sequence
+
+import llvmlite.ir as ir
+
+I1 = ir.IntType(1)
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+PTR = ir.PointerType()
+VOID = ir.VoidType()
+
+_SCALAR_TYPES = {"float32": ir.FloatType(), "float64": ir.DoubleType()}
+_SUFFIX = {"float32": "f32", "float64": "f64"}
+
+
+def scalar_type(dtype: str) -> ir.Type:
+    return _SCALAR_TYPES[dtype]
+
+
+def i64(value: int) -> ir.Constant:
+    return ir.Constant(I64, value)
+
+
+def lane_mask(lanes: int, valid: int) -> ir.Constant:
+    """The constant `<lanes x i1>` whose first `valid` lanes are set."""
+    return ir.Constant(ir.VectorType(I1, lanes), [int(i < valid) for i in range(lanes)])
+
+
+def get_function(module: ir.Module, name: str, fnty: ir.FunctionType) -> ir.Function:
+    """The function `name` of `module`, declared with type `fnty` if it is not there yet."""
+    existing = module.globals.get(name)
+    if existing is not None:
+        return existing
+    return ir.Function(module, fnty, name=name)
+
+
+class VectorOps:
+    """Vector and memory operations on one dtype and vector width, emitted through `builder`.
+
+    Loads and stores give the element alignment only: packed panels are aligned in practice,
+    and on x86 an unaligned vector move costs nothing when its address happens to be aligned.
+    """
+
+    def __init__(self, module: ir.Module, builder: ir.IRBuilder, dtype: str, lanes: int):
+        self.module = module
+        self.builder = builder
+        self.dtype = dtype
+        self.lanes = lanes
+        self.scalar = scalar_type(dtype)
+        self.vector = ir.VectorType(self.scalar, lanes)
+        self.itemsize = 4 if dtype == "float32" else 8
+        self.vec_suffix = f"v{lanes}{_SUFFIX[dtype]}"
+
+    # Addressing and constants.
+    def element(self, base: ir.Value, index: ir.Value | int) -> ir.Value:
+        """Pointer to element `index` (i64) of the array of scalars at `base`."""
+        if isinstance(index, int):
+            index = i64(index)
+        return self.builder.gep(base, [index], source_etype=self.scalar)
+
+    def constant(self, value: float) -> ir.Constant:
+        return ir.Constant(self.scalar, value)
+
+    def splat_constant(self, value: float) -> ir.Constant:
+        return ir.Constant(self.vector, [value] * self.lanes)
+
+    def splat(self, scalar: ir.Value) -> ir.Value:
+        b = self.builder
+        undef = ir.Constant(self.vector, ir.Undefined)
+        one = b.insert_element(undef, scalar, ir.Constant(I32, 0))
+        zeros = ir.Constant(ir.VectorType(I32, self.lanes), [0] * self.lanes)
+        return b.shuffle_vector(one, undef, zeros)
+
+    # Memory.
+    def load_scalar(self, ptr: ir.Value) -> ir.Value:
+        return self.builder.load(ptr, typ=self.scalar, align=self.itemsize)
+
+    def store_scalar(self, value: ir.Value, ptr: ir.Value) -> None:
+        self.builder.store(value, ptr, align=self.itemsize)
+
+    def load(self, ptr: ir.Value, valid: int | None = None) -> ir.Value:
+        """A vector from `ptr`; with `valid`, only the first `valid` lanes (others zero)."""
+        if valid is None or valid >= self.lanes:
+            return self.builder.load(ptr, typ=self.vector, align=self.itemsize)
+        fn = self._masked("load")
+        zeros = ir.Constant(self.vector, None)
+        return self.builder.call(fn, [ptr, ir.Constant(I32, self.itemsize),
+                                      lane_mask(self.lanes, valid), zeros])
+
+    def store(self, value: ir.Value, ptr: ir.Value, valid: int | None = None) -> None:
+        """Store a vector at `ptr`; with `valid`, only its first `valid` lanes."""
+        if valid is None or valid >= self.lanes:
+            self.builder.store(value, ptr, align=self.itemsize)
+            return
+        fn = self._masked("store")
+        self.builder.call(fn, [value, ptr, ir.Constant(I32, self.itemsize),
+                               lane_mask(self.lanes, valid)])
+
+    def _masked(self, kind: str) -> ir.Function:
+        # The alignment operand is the pre-LLVM-21 form; newer LLVMs upgrade it on parsing.
+        mask = ir.VectorType(I1, self.lanes)
+        name = f"llvm.masked.{kind}.{self.vec_suffix}.p0"
+        if kind == "load":
+            fnty = ir.FunctionType(self.vector, [PTR, I32, mask, self.vector])
+        else:
+            fnty = ir.FunctionType(VOID, [self.vector, PTR, I32, mask])
+        return get_function(self.module, name, fnty)
+
+    def prefetch(self, ptr: ir.Value, write: bool) -> None:
+        fnty = ir.FunctionType(VOID, [PTR, I32, I32, I32])
+        fn = get_function(self.module, "llvm.prefetch.p0", fnty)
+        self.builder.call(fn, [ptr, ir.Constant(I32, int(write)), ir.Constant(I32, 3),
+                               ir.Constant(I32, 1)])
+
+    # Arithmetic.
+    def fma(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
+        """a * b + c, one rounding."""
+        fnty = ir.FunctionType(self.vector, [self.vector] * 3)
+        fn = get_function(self.module, f"llvm.fma.{self.vec_suffix}", fnty)
+        return self.builder.call(fn, [a, b, c])
+
+    def scale(self, value: ir.Value, factor: float) -> ir.Value:
+        if factor == 1.0:
+            return value
+        return self.builder.fmul(value, self.splat_constant(factor))
+
+
+@contextlib.contextmanager
+def counted_loop(builder: ir.IRBuilder, start: ir.Value, stop: ir.Value, step: int | ir.Value,
+                 name: str) -> Iterator[ir.Value]:
+    """`for (i = start; i < stop; i += step)` over i64; yields `i`, positioned in the body.
+
+    Leaves the builder after the loop when the `with` block ends.
+    """
+    fn = builder.function
+    header = fn.append_basic_block(f"{name}.head")
+    body = fn.append_basic_block(f"{name}.body")
+    exit_ = fn.append_basic_block(f"{name}.exit")
+    entry = builder.block
+    builder.branch(header)
+    builder.position_at_end(header)
+    index = builder.phi(I64, name=name)
+    index.add_incoming(start, entry)
+    builder.cbranch(builder.icmp_signed("<", index, stop), body, exit_)
+    builder.position_at_end(body)
+    yield index
+    step_value = i64(step) if isinstance(step, int) else step
+    index.add_incoming(builder.add(index, step_value), builder.block)
+    builder.branch(header)
+    builder.position_at_end(exit_)
+
+
+@contextlib.contextmanager
+def if_block(builder: ir.IRBuilder, condition: ir.Value, name: str) -> Iterator[None]:
+    """`if (condition) { ... }`; leaves the builder after the block when the `with` ends."""
+    fn = builder.function
+    then = fn.append_basic_block(f"{name}.then")
+    done = fn.append_basic_block(f"{name}.done")
+    builder.cbranch(condition, then, done)
+    builder.position_at_end(then)
+    yield
+    builder.branch(done)
+    builder.position_at_end(done)
+
+
+def min_i64(builder: ir.IRBuilder, a: ir.Value, b: ir.Value) -> ir.Value:
+    return builder.select(builder.icmp_signed("<", a, b), a, b)
+
+
+def define_function(module: ir.Module, name: str, params: Sequence[tuple[str, ir.Type]],
+                    internal: bool) -> tuple[ir.Function, ir.IRBuilder]:
+    """A new `void` function with named parameters and an entry block to build into."""
+    fnty = ir.FunctionType(VOID, [t for _, t in params])
+    fn = ir.Function(module, fnty, name=name)
+    for arg, (pname, _) in zip(fn.args, params):
+        arg.name = pname
+    if internal:
+        fn.linkage = "internal"
+    fn.attributes.add("nounwind")
+    builder = ir.IRBuilder(fn.append_basic_block("entry"))
+    return fn, builder

@@ -1,0 +1,231 @@
+"""What one generated GEMM computes (`GemmSpec`) and how it is blocked (`GemmBlocking`, `GemmPlan`).
+
+A `GemmSpec` is the compile-time description of one (batched) matrix product, as XLA's CPU
+compiler sees a `dot` after layout assignment: every size and stride is a constant, so the
+generator unrolls the register block and emits exact tails. `plan_gemm` checks the spec and
+derives everything the generator and its caller need: the block sizes clamped to the problem,
+the scratch memory for the packed panels, the function names and parameters, and the unit of
+parallel work (the outermost loop a worker pool may split).
+
+The blocking follows the Goto/BLIS scheme: a `kc x nc` block of B is packed into `nr`-wide
+panels, a `mc x kc` block of A into `mr`-high panels, and an `mr x nr` micro-kernel keeps its
+block of C in vector registers while it streams one panel of each. `DEFAULT_BLOCKING` holds
+the sizes measured best on the host this was tuned on (benchmarks/gemm.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+import numpy as np
+
+from jaxlite.backends.cpu.gemm_epilogue import Epilogue
+
+SUPPORTED_DTYPES = ("float32", "float64")
+# Lanes of one 512-bit vector.
+LANES = {"float32": 16, "float64": 8}
+SCRATCH_ALIGN = 64
+
+
+@dataclass(frozen=True)
+class GemmBlocking:
+    """Register and cache block sizes.
+
+    mr : rows of C per micro-kernel (accumulator rows; one broadcast of A each).
+    nv : vectors of C per micro-kernel row (nr = nv * lanes columns).
+    kc : depth of a packed block (the B micro-panel `kc x nr` should sit in L1).
+    mc : rows of a packed block of A (`mc x kc` should sit in L2); rounded to a multiple of mr.
+    nc : columns of a packed block of B (`kc x nc` in L2/L3); rounded to a multiple of nr.
+    unroll : steps of the micro-kernel's k loop per iteration.
+    prefetch_c : prefetch the block of C before the k loop.
+    """
+
+    mr: int = 12
+    nv: int = 2
+    kc: int = 256
+    mc: int = 192
+    nc: int = 4096
+    unroll: int = 4
+    prefetch_c: bool = True
+
+
+DEFAULT_BLOCKING = {
+    "float32": GemmBlocking(mr=12, nv=2, kc=256, mc=192, nc=4096),
+    "float64": GemmBlocking(mr=12, nv=2, kc=256, mc=192, nc=4096),
+}
+
+
+@dataclass(frozen=True)
+class GemmSpec:
+    """C[b] = epilogue(alpha * op(A)[b] @ op(B)[b] + beta * C[b]) for b in range(batch).
+
+    m, n, k : op(A) is m x k, op(B) is k x n, C is m x n (all compile-time constants; any may
+        be 0).
+    dtype : "float32" or "float64"; products accumulate in this dtype.
+    transpose_a, transpose_b : the buffer holds A^T (k x m) or B^T (n x k), row-major.
+    a_strides, b_strides, c_strides : (batch, row, column) strides in elements of op(A), op(B)
+        and C, overriding the dense row-major layout the transposition flags imply (then the
+        flag must be False). C's column stride must be 1.
+    alpha, beta : scalars; with beta == 0 the old contents of C are never read.
+    epilogue : applied to each output vector after the last block of k (bias, activation...).
+    blocking : block sizes; None takes `DEFAULT_BLOCKING[dtype]`.
+    scratch : "argument" (the caller passes a buffer of `plan.scratch_bytes`, 64-byte aligned)
+        or "stack" (the full function allocates it on the stack; for small problems).
+    """
+
+    name: str
+    m: int
+    n: int
+    k: int
+    dtype: str = "float32"
+    batch: int = 1
+    transpose_a: bool = False
+    transpose_b: bool = False
+    a_strides: tuple[int, int, int] | None = None
+    b_strides: tuple[int, int, int] | None = None
+    c_strides: tuple[int, int, int] | None = None
+    alpha: float = 1.0
+    beta: float = 0.0
+    epilogue: Epilogue | None = None
+    blocking: GemmBlocking | None = None
+    scratch: str = "argument"
+
+
+@dataclass(frozen=True)
+class GemmPlan:
+    """Everything derived from a `GemmSpec`: strides, clamped blocking, scratch, signature.
+
+    Generated functions (parameters in this order):
+      `@<name>(ptr a, ptr b, ptr c, <epilogue args>, ptr scratch)` computes everything;
+      `@<name>.range(ptr a, ptr b, ptr c, <epilogue args>, ptr scratch, i64 start, i64 end)`
+      computes work items [start, end) of `items`; disjoint ranges write disjoint parts of C,
+      so a worker pool may run them concurrently (each with its own scratch).
+    With `scratch="stack"` the full function has no scratch parameter (the range one keeps it).
+    """
+
+    spec: GemmSpec
+    dtype: str
+    lanes: int
+    a_strides: tuple[int, int, int]
+    b_strides: tuple[int, int, int]
+    c_strides: tuple[int, int, int]
+    blocking: GemmBlocking
+    split_dim: str
+    split_unit: int
+    items_per_batch: int
+    a_pack_offset: int
+    b_pack_offset: int
+    scratch_bytes: int
+    epilogue_args: tuple[tuple[str, str], ...] = field(default=())
+
+    @property
+    def nr(self) -> int:
+        return self.blocking.nv * self.lanes
+
+    @property
+    def items(self) -> int:
+        return self.spec.batch * self.items_per_batch
+
+    @property
+    def full_name(self) -> str:
+        return self.spec.name
+
+    @property
+    def range_name(self) -> str:
+        return f"{self.spec.name}.range"
+
+    def full_params(self) -> list[tuple[str, str]]:
+        """(name, kind) of the full function's parameters; kind is "ptr", "i64" or a dtype."""
+        params = [("a", "ptr"), ("b", "ptr"), ("c", "ptr"), *self.epilogue_args]
+        if self.spec.scratch == "argument":
+            params.append(("scratch", "ptr"))
+        return params
+
+    def range_params(self) -> list[tuple[str, str]]:
+        return [("a", "ptr"), ("b", "ptr"), ("c", "ptr"), *self.epilogue_args,
+                ("scratch", "ptr"), ("start", "i64"), ("end", "i64")]
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def _default_strides(spec: GemmSpec) -> tuple[tuple[int, int, int], ...]:
+    m, n, k = spec.m, spec.n, spec.k
+    a = (m * k, 1, m) if spec.transpose_a else (m * k, k, 1)
+    b = (k * n, 1, k) if spec.transpose_b else (k * n, n, 1)
+    return a, b, (m * n, n, 1)
+
+
+def _check(spec: GemmSpec) -> None:
+    where = f"GEMM {spec.name!r}"
+    dtype = np.dtype(spec.dtype).name
+    if dtype not in SUPPORTED_DTYPES:
+        raise TypeError(f"{where}: dtype {dtype} is not supported; expected one of "
+                        f"{SUPPORTED_DTYPES}. Convert the operands first.")
+    for label, value in (("m", spec.m), ("n", spec.n), ("k", spec.k), ("batch", spec.batch)):
+        if not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(f"{where}: size {label}={value!r} must be an integer >= 0.")
+    for label, strides, flag in (("a", spec.a_strides, spec.transpose_a),
+                                 ("b", spec.b_strides, spec.transpose_b)):
+        if strides is not None and flag:
+            raise ValueError(f"{where}: {label}_strides describe op({label.upper()}) already; "
+                             f"pass transpose_{label}=False with explicit strides.")
+    if spec.c_strides is not None and spec.c_strides[2] != 1 and spec.n > 1:
+        raise ValueError(f"{where}: C must have unit column stride, got c_strides="
+                         f"{spec.c_strides}. Compute the transpose (swap and transpose A and "
+                         f"B) or copy the result.")
+    if spec.scratch not in ("argument", "stack"):
+        raise ValueError(f"{where}: scratch={spec.scratch!r}; expected 'argument' or 'stack'.")
+    if not isinstance(spec.name, str) or not spec.name:
+        raise ValueError(f"GEMM name must be a non-empty string, got {spec.name!r}.")
+
+
+def _clamp(blocking: GemmBlocking, m: int, n: int, k: int, lanes: int) -> GemmBlocking:
+    """Block sizes no larger than the problem, mc a multiple of mr and nc of nr."""
+    mr, nr = blocking.mr, blocking.nv * lanes
+    kc = max(1, min(blocking.kc, k))
+    mc = max(mr, min(blocking.mc - blocking.mc % mr, _round_up(max(m, 1), mr)))
+    nc = max(nr, min(blocking.nc - blocking.nc % nr, _round_up(max(n, 1), nr)))
+    return replace(blocking, kc=kc, mc=mc, nc=nc)
+
+
+def _parallel_split(spec: GemmSpec, blocking: GemmBlocking, lanes: int,
+                    max_items: int = 64) -> tuple[str, int, int]:
+    """The dimension whose blocks are work items, the rows/columns per item, items per batch.
+
+    Splitting over columns (n) lets each item pack only its part of B; over rows (m), only its
+    part of A. Take the dimension with more micro-tiles, in units of whole micro-tiles.
+    """
+    if spec.m == 0 or spec.n == 0:
+        return "n", 1, 0
+    nr = blocking.nv * lanes
+    tiles_m, tiles_n = -(-spec.m // blocking.mr), -(-spec.n // nr)
+    if tiles_n >= tiles_m:
+        unit = nr * -(-tiles_n // max_items)
+        return "n", unit, -(-spec.n // unit)
+    unit = blocking.mr * -(-tiles_m // max_items)
+    return "m", unit, -(-spec.m // unit)
+
+
+def plan_gemm(spec: GemmSpec) -> GemmPlan:
+    """Check `spec` and derive the blocking, scratch layout and signature of its GEMM."""
+    _check(spec)
+    dtype = np.dtype(spec.dtype).name
+    lanes = LANES[dtype]
+    a_def, b_def, c_def = _default_strides(spec)
+    blocking = _clamp(spec.blocking or DEFAULT_BLOCKING[dtype], spec.m, spec.n, spec.k, lanes)
+    split_dim, unit, items_per_batch = _parallel_split(spec, blocking, lanes)
+    itemsize = np.dtype(dtype).itemsize
+    a_bytes = blocking.mc * blocking.kc * itemsize
+    b_bytes = blocking.kc * blocking.nc * itemsize
+    if spec.k == 0 or items_per_batch == 0 or spec.batch == 0:
+        a_bytes = b_bytes = 0
+    b_offset = _round_up(a_bytes, SCRATCH_ALIGN)
+    epilogue_args = spec.epilogue.args if spec.epilogue is not None else ()
+    return GemmPlan(
+        spec=spec, dtype=dtype, lanes=lanes,
+        a_strides=tuple(spec.a_strides or a_def), b_strides=tuple(spec.b_strides or b_def),
+        c_strides=tuple(spec.c_strides or c_def), blocking=blocking, split_dim=split_dim,
+        split_unit=unit, items_per_batch=items_per_batch, a_pack_offset=0,
+        b_pack_offset=b_offset, scratch_bytes=b_offset + _round_up(b_bytes, SCRATCH_ALIGN),
+        epilogue_args=tuple(epilogue_args))
+
