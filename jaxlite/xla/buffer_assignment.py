@@ -55,8 +55,7 @@ from jaxlite.xla.shape import Shape
 __all__ = ["ALIGNMENT", "BufferSlice", "LiveRange", "BufferAllocation", "BufferAssignment",
            "BufferModel", "Liveness", "assign_buffers", "buffer_model", "liveness"]
 
-# Offsets in the arena are multiples of a cache line (also one AVX-512 vector), as XLA's
-# CPU backend aligns its temporaries.
+# Arena offsets are multiples of a cache line (an AVX-512 vector), as in XLA's CPU backend.
 ALIGNMENT = 64
 _CALLS = (Opcode.CALL, Opcode.WHILE, Opcode.CONDITIONAL)
 
@@ -145,9 +144,9 @@ def _in_place_candidates(model: BufferModel, inst: HloInstruction) -> list[int]:
 class Liveness:
     """Live ranges of the buffers of one order of a computation, in-place merges done.
 
-    `group[b]` is the representative of the buffers sharing b's memory; `start`/`end` are
-    indexed by representatives; `in_place` maps an instruction's name to the operand whose
-    buffer it writes over.
+    `group[b]` is the first buffer of b's in-place chain, which represents it; `start` and
+    `end` are indexed by representatives; `in_place` maps an instruction's name to that of
+    the instruction that defined the buffer it writes over.
     """
 
     model: BufferModel
@@ -256,10 +255,10 @@ class BufferAssignment:
     """Where each value of a scheduled module lives, and the memory sizes it needs.
 
     `slices[name]` and `live_ranges[name]` have one entry per array of the instruction's
-    shape (a tuple's elements in order); `in_place[name]` names the operand whose buffer
-    the instruction writes over; `donated_outputs` maps result elements to the donated
-    parameters that hold them; `scratch[name]` is the temporary space a call, while or
-    conditional reserves for the computations it runs. Sizes as in the module docstring.
+    shape (a tuple's elements in order); `in_place[name]` names the instruction that
+    defined the buffer the instruction writes over; `donated_outputs` maps result elements
+    to the donated parameters that hold them; `scratch[name]` is the temporary space a call,
+    while or conditional reserves for its computations. Sizes: see the module docstring.
     """
 
     module_name: str

@@ -27,6 +27,10 @@ from jaxlite.xla.passes import (
     fold_constants,
     simplify_algebra,
 )
+from jaxlite.xla.passes.fusion import fuse
+from jaxlite.xla.passes.layout_assignment import assign_layouts
+from jaxlite.xla.passes.scheduling import schedule
+from jaxlite.xla.passes.tiling import assign_tiling
 from jaxlite.xla.text import print_module
 from jaxlite.xla.verifier import HloVerificationError, verify_module
 
@@ -115,12 +119,13 @@ SIMPLIFY = fixed_point(simplify_algebra, fold_constants, eliminate_common_subexp
 
 PIPELINE: tuple[Pass, ...] = (
     SIMPLIFY,
-    # fusion: loop, input (reduction), output (epilogue into dot) and multi-output fusion
-    # layout assignment
-    # tiling decisions, recorded on each fusion
-    # scheduling (instruction order that keeps peak memory low)
-    # buffer assignment (liveness, reuse, in-place, donation aliasing)
+    assign_layouts,  # before fusion, as XLA's CPU pipeline: tiling reads the layouts
+    fuse,            # loop, input (row), output (epilogue into dot), multi-output fusion
+    assign_tiling,   # tiling decisions recorded on each fusion, for the code generators
+    schedule,        # an instruction order that keeps peak live memory low
 )
+# Buffer assignment (xla/buffer_assignment.py) is an analysis of the scheduled module, run by
+# the backends when they compile: it rewrites nothing.
 
 
 @dataclass(frozen=True)

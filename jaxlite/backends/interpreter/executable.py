@@ -9,6 +9,7 @@ from jaxlite.backends import analysis
 from jaxlite.backends.base import (Buffer, Client, CompileOptions, Executable, MemoryAnalysis,
                                    check_arguments, entry_result_shapes, unknown_stage)
 from jaxlite.backends.interpreter.buffer import InterpreterBuffer, InterpreterDevice
+from jaxlite.xla.buffer_assignment import assign_buffers
 from jaxlite.xla.evaluator import evaluate_module
 from jaxlite.xla.ir import HloModule
 from jaxlite.xla.text import print_module
@@ -88,11 +89,13 @@ class InterpreterExecutable(Executable):
     def memory_analysis(self) -> MemoryAnalysis:
         """Sizes of arguments, results and donated results of the optimized module.
 
-        `temp_size_in_bytes` is 0: the interpreter keeps every intermediate as a separate
-        numpy array and runs no buffer assignment, so it has no temporary allocation to
-        report. Backends that assign buffers report their peak.
+        `temp_size_in_bytes` is the peak of buffer assignment's arena for the scheduled
+        module: what a backend that follows the assignment needs. (The interpreter itself
+        keeps every intermediate as a separate numpy array.)
         """
-        return analysis.memory_analysis(self._optimized, self.options.donated_parameters)
+        donated = self.options.donated_parameters
+        temp = assign_buffers(self._optimized, donated).temp_size_in_bytes
+        return analysis.memory_analysis(self._optimized, donated, temp_size_in_bytes=temp)
 
     def __repr__(self) -> str:
         return f"<InterpreterExecutable {self._optimized.name}>"

@@ -19,7 +19,7 @@ The rules:
      makes those transposes bitcasts: a GEMM writes its result transposed at no cost (it
      computes Bt.At instead of A.B), and the transpose then moves no data. (A fusion reading
      the dot through the transpose walks both in the same memory order, so it may even
-     write its result over the dot's: see `preserves_memory_order`. Autodiff makes this
+     write its result over the dot's: see `reads_only_at_written_offset`. Autodiff makes this
      pattern in every weight gradient, `transpose(dot(dy, x))`.)
   3. A transpose whose users are all dots (or dot fusions reading it only as a dot operand)
      takes the layout that makes it a bitcast of its operand: a GEMM packs its operands into
@@ -31,8 +31,8 @@ operands as they are stored) and the other values, which are never stored, are r
 like everything else: their layouts only name the order in which the fused loop nest
 visits them. Reduction combiners and sort comparators (scalars) are untouched.
 
-Best run after simplification and before fusion, as XLA's CPU pipeline does, so that
-fusion and tiling see the layouts.
+Best run after simplification and before fusion, as XLA's CPU pipeline does, so that fusion
+and tiling see the layouts; after fusion it makes the same choices, and tiling must follow.
 """
 from __future__ import annotations
 
@@ -48,9 +48,6 @@ __all__ = ["assign_layouts", "row_major", "is_row_major", "bitcast_layout_of_tra
 
 Layout = tuple[int, ...]
 
-# Callers whose callees run on scalars or inside a kernel: not laid out here.
-_SCALAR_CALLERS = frozenset({Opcode.REDUCE, Opcode.REDUCE_WINDOW, Opcode.SCATTER, Opcode.SORT,
-                             Opcode.SELECT_AND_SCATTER, Opcode.CUSTOM_CALL})
 _CONTROL = frozenset({Opcode.WHILE, Opcode.CALL, Opcode.CONDITIONAL})
 # Fusion kinds (ir.py) whose code reads an operand element right before writing the result
 # elements computed from it. Not kOutput: a GEMM may accumulate partial sums in its result's

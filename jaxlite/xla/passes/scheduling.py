@@ -39,12 +39,16 @@ def peak_live_bytes(comp: HloComputation, model: BufferModel | None = None) -> i
     order (in-place writes shared; parameters and constants excluded; fragmentation and
     alignment ignored): what scheduling minimizes."""
     live = liveness(comp, (), model)
-    usage = [0] * (live.steps + 1)
+    change = [0] * (live.steps + 2)  # bytes allocated at each step, minus bytes freed
     for g, kind in live.kinds().items():
         if kind in ("temp", "output"):
-            for t in range(live.start[g], live.end[g] + 1):
-                usage[t] += live.model.size[g]
-    return max(usage, default=0)
+            change[live.start[g]] += live.model.size[g]
+            change[live.end[g] + 1] -= live.model.size[g]
+    peak = usage = 0
+    for delta in change:
+        usage += delta
+        peak = max(peak, usage)
+    return peak
 
 
 def schedule(module: HloModule) -> HloModule:
