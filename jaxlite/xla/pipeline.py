@@ -27,6 +27,7 @@ from jaxlite.xla.passes import (
     fold_constants,
     simplify_algebra,
 )
+from jaxlite.xla.passes.call_inliner import inline_calls
 from jaxlite.xla.passes.fusion import fuse
 from jaxlite.xla.passes.layout_assignment import assign_layouts
 from jaxlite.xla.passes.scheduling import schedule
@@ -118,6 +119,7 @@ SIMPLIFY = fixed_point(simplify_algebra, fold_constants, eliminate_common_subexp
                        eliminate_dead_code, name="simplify")
 
 PIPELINE: tuple[Pass, ...] = (
+    inline_calls,    # nested jit, checkpoint and custom rules lower to calls: see through them
     SIMPLIFY,
     assign_layouts,  # before fusion, as XLA's CPU pipeline: tiling reads the layouts
     fuse,            # loop, input (row), output (epilogue into dot), multi-output fusion

@@ -17,7 +17,10 @@ from jaxlite.xla.passes import (
     fold_constants,
     simplify_algebra,
 )
+from jaxlite.xla.evaluator import evaluate_module
 from jaxlite.xla.passes.algebraic_simplifier import is_lossless_conversion
+from jaxlite.xla.passes.call_inliner import inline_calls
+from jaxlite.xla.text import parse_module
 from jaxlite.xla.verifier import verify_module
 
 from hlo_testing import ADD, ADD_AGAIN, MAX, check, parse
@@ -468,3 +471,39 @@ def test_dce_keeps_custom_calls_and_leaves_clean_modules_alone() -> None:
     check(eliminate_dead_code, """
         %x = f32[3] parameter(0)
         ROOT %r = f32[3] negate(%x)""", None)
+
+
+# ------------------------------------------------------------------------- call inlining
+
+def test_inline_calls_replaces_calls_by_the_callee_body() -> None:
+    text = """HloModule m
+
+%inner (a: f32[4], b: f32[4]) -> f32[4] {
+  %a = f32[4]{0} parameter(0)
+  %b = f32[4]{0} parameter(1)
+  %s = f32[4]{0} add(%a, %b)
+  ROOT %e = f32[4]{0} exponential(%s)
+}
+
+%outer (x: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0)
+  ROOT %c = f32[4]{0} call(%x, %x), to_apply=%inner
+}
+
+ENTRY %main (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  %c1 = f32[4]{0} call(%p), to_apply=%outer
+  ROOT %n = f32[4]{0} negate(%c1)
+}
+"""
+    module = parse_module(text)
+    inlined = inline_calls(module)
+    verify_module(inlined)
+    opcodes = [i.opcode.text for i in inlined.entry.instructions]
+    assert "call" not in opcodes
+    assert opcodes == ["parameter", "add", "exponential", "negate"]
+    args = [np.array([0.5, -1.0, 2.0, 0.0], np.float32)]
+    np.testing.assert_array_equal(evaluate_module(inlined, args), evaluate_module(module, args))
+    assert inline_calls(inlined) is inlined
+    pruned = eliminate_dead_code(inlined)
+    assert [c.name for c in pruned.computations] == ["main"]
