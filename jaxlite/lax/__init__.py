@@ -13,11 +13,14 @@ from jaxlite.lax.broadcast import (broadcast, broadcast_axis, broadcast_in_dim, 
                                    broadcast_in_dim_p, moveaxis, reduce_sum, reduce_sum_p,
                                    reshape, reshape_p, transpose, transpose_p)
 from jaxlite.lax.comparisons import *  # noqa: F401,F403
+from jaxlite.lax.control_flow import *  # noqa: F401,F403
 from jaxlite.lax.convert import (_convert_element_type, bitcast_convert_type,  # noqa: F401
                                  bitcast_convert_type_p,
                                  convert_element_type, convert_element_type_p)
 from jaxlite.lax.cumulative import *  # noqa: F401,F403
 from jaxlite.lax.dot import *  # noqa: F401,F403
+from jaxlite.lax.dynamic_slicing import *  # noqa: F401,F403
+from jaxlite.lax.gather_scatter import *  # noqa: F401,F403
 from jaxlite.lax.higher_order import *  # noqa: F401,F403
 from jaxlite.lax.math_functions import *  # noqa: F401,F403
 from jaxlite.lax.reductions import *  # noqa: F401,F403
