@@ -122,8 +122,8 @@ class HloModule:
         return f"<HloModule {self.name}: {len(self.computations)} computations>"
 
 
-def reachable_computations(entry: HloComputation) -> list[HloComputation]:
-    """Every computation called from `entry` (transitively), callees before callers."""
+def reachable_computations(*roots: HloComputation) -> list[HloComputation]:
+    """`roots` and every computation they call (transitively), callees before callers."""
     order: list[HloComputation] = []
     seen: set[int] = set()
 
@@ -135,7 +135,8 @@ def reachable_computations(entry: HloComputation) -> list[HloComputation]:
             for callee in inst.called:
                 visit(callee)
         order.append(comp)
-    visit(entry)
+    for root in roots:
+        visit(root)
     return order
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule, NameUniquer
+from jaxlite.xla.ir import (HloComputation, HloInstruction, HloModule, NameUniquer,
+                            reachable_computations)
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
 from jaxlite.xla.shape_inference import infer_shape
@@ -69,20 +70,7 @@ def module_names(module: HloModule) -> NameUniquer:
 
 def callees_first(module: HloModule) -> list[HloComputation]:
     """The module's computations ordered so that every callee precedes its callers."""
-    order: list[HloComputation] = []
-    seen: set[int] = set()
-
-    def visit(comp: HloComputation) -> None:
-        if id(comp) in seen:
-            return
-        seen.add(id(comp))
-        for inst in comp.instructions:
-            for callee in inst.called:
-                visit(callee)
-        order.append(comp)
-    for comp in module.computations:
-        visit(comp)
-    return order
+    return reachable_computations(*module.computations)
 
 
 def _emit(value: HloInstruction, emitted: set[int], out: list[HloInstruction]) -> None:
