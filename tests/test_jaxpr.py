@@ -145,3 +145,18 @@ def test_a_hand_built_jaxpr_prints_and_evaluates():
     assert one == 1.0
     with pytest.raises(TypeError, match="takes 1 arguments, got 2"):
         eval_jaxpr(jaxpr, [], 1.0, 2.0)
+
+
+def test_cond_branches_print_one_jaxpr_per_line_as_jax_does():
+    text = str(jax.make_jaxpr(
+        lambda p, x: lax.cond(p, lambda v: lax.add(v, 1.0), lambda v: lax.mul(v, 2.0), x))(
+            True, 1.0))
+    assert text == """{ lambda ; a:bool[] b:f32[]. let
+    c:i32[] = convert_element_type[new_dtype=int32 weak_type=False] a
+    d:f32[] = cond[
+      branches=(
+        { lambda ; e:f32[]. let f:f32[] = mul e 2.0:f32[] in (f,) }
+        { lambda ; g:f32[]. let h:f32[] = add g 1.0:f32[] in (h,) }
+      )
+    ] c b
+  in (d,) }"""

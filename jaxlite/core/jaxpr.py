@@ -207,6 +207,12 @@ def _format_param(value: Any, names: _Names, indent: int, lead: int) -> str:
         value = value.jaxpr
     if isinstance(value, Jaxpr):
         return _print_jaxpr(value, names, indent, lead)
+    if isinstance(value, tuple) and value and all(
+            isinstance(v, (Jaxpr, ClosedJaxpr, OwnNames)) for v in value):
+        # A tuple of jaxprs (cond's branches) prints one jaxpr per line, as JAX does.
+        inner = indent + 2
+        lines = [_format_param(v, names, inner, 0) for v in value]
+        return "(\n" + "".join(" " * inner + line + "\n" for line in lines) + " " * indent + ")"
     if isinstance(value, np.dtype):
         return value.name
     if isinstance(value, type) and issubclass(value, np.generic):

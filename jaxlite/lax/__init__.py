@@ -14,6 +14,9 @@ from jaxlite.lax.broadcast import (broadcast, broadcast_axis, broadcast_in_dim, 
                                    reshape, reshape_p, transpose, transpose_p)
 from jaxlite.lax.comparisons import *  # noqa: F401,F403
 from jaxlite.lax.control_flow import *  # noqa: F401,F403
+from jaxlite.lax.loops import *  # noqa: F401,F403
+from jaxlite.lax.scan import *  # noqa: F401,F403
+from jaxlite.lax.scan_functions import *  # noqa: F401,F403
 from jaxlite.lax.convert import (_convert_element_type, bitcast_convert_type,  # noqa: F401
                                  bitcast_convert_type_p,
                                  convert_element_type, convert_element_type_p)
@@ -21,6 +24,7 @@ from jaxlite.lax.cumulative import *  # noqa: F401,F403
 from jaxlite.lax.dot import *  # noqa: F401,F403
 from jaxlite.lax.dynamic_slicing import *  # noqa: F401,F403
 from jaxlite.lax.gather_scatter import *  # noqa: F401,F403
+from jaxlite.lax.scatter import *  # noqa: F401,F403
 from jaxlite.lax.higher_order import *  # noqa: F401,F403
 from jaxlite.lax.math_functions import *  # noqa: F401,F403
 from jaxlite.lax.reductions import *  # noqa: F401,F403
