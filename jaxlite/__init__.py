@@ -6,6 +6,7 @@
 from jaxlite import dispatch as _dispatch  # noqa: F401  (installs eager execution)
 from jaxlite import lax, tree_util
 from jaxlite import numpy  # noqa: F401  (fills the operator table of arrays and tracers)
+from jaxlite import nn, random, scipy  # noqa: F401
 from jaxlite.api import grad, jvp, linearize, value_and_grad, vjp
 from jaxlite.array import Array
 from jaxlite.config import config, disable_jit, enable_x64
@@ -31,7 +32,7 @@ __all__ = [
     "block_until_ready", "checkpoint", "config", "custom_jvp", "custom_vjp", "default_backend",
     "device_count", "device_get", "device_put", "devices", "disable_jit", "dtypes", "enable_x64",
     "eval_shape", "float0", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "jit", "jvp",
-    "lax", "linearize", "local_device_count", "local_devices", "make_jaxpr", "numpy", "remat",
-    "stop_gradient", "tree_flatten", "tree_leaves", "tree_map", "tree_structure",
-    "tree_unflatten", "tree_util", "value_and_grad", "vjp", "vmap",
+    "lax", "linearize", "local_device_count", "local_devices", "make_jaxpr", "nn", "numpy",
+    "random", "remat", "scipy", "stop_gradient", "tree_flatten", "tree_leaves", "tree_map",
+    "tree_structure", "tree_unflatten", "tree_util", "value_and_grad", "vjp", "vmap",
 ]

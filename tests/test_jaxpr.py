@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import jaxlite as jax
+import jaxlite.numpy as jnp
 from jaxlite import lax
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, eval_jaxpr
@@ -160,3 +161,13 @@ def test_cond_branches_print_one_jaxpr_per_line_as_jax_does():
       )
     ] c b
   in (d,) }"""
+
+
+def test_converted_python_scalars_are_arrays_to_user_code_and_literals_in_jaxprs():
+    # Regression: the folded literal used to reach user code as an internal object without
+    # ndim/astype, so jnp.asarray(3) failed under jit.
+    assert int(jax.jit(lambda x: jnp.asarray(3) + x)(1)) == 4
+    assert str(jax.make_jaxpr(lambda x: jnp.asarray(3) + x)(1)) == \
+        "{ lambda ; a:i32[]. let b:i32[] = add 3:i32[] a in (b,) }"
+    doubled = jax.jit(lambda x: jnp.broadcast_to(2.0, (3,)) * x)(2.0)
+    np.testing.assert_array_equal(doubled, [4.0, 4.0, 4.0])

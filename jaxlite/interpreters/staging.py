@@ -30,11 +30,11 @@ class DebugInfo:
 
 
 class StagingTracer(Tracer):
-    """A tracer that stands for a jaxpr variable."""
+    """A tracer that stands for a jaxpr variable (or a literal, for converted scalars)."""
 
     __slots__ = ("var",)
 
-    def __init__(self, trace: "StagingTrace", var: Var) -> None:
+    def __init__(self, trace: "StagingTrace", var: Atom) -> None:
         super().__init__(trace)
         self.var = var
 
@@ -72,9 +72,6 @@ class StagingTrace(Trace):
         """The jaxpr atom for `value`: its variable, a literal, or a new constant."""
         if self.is_own(value):
             return value.var
-        if isinstance(value, _WeakScalar):
-            # The literal keeps the object, so that reading it back keeps the weak type.
-            return Literal(value, value.aval)
         if _is_literal_value(value):
             return Literal(value, get_aval(value))
         var = self._constvar_of.get(id(value))
@@ -95,7 +92,10 @@ class StagingTrace(Trace):
         if not primitive.multiple_results:
             out_avals = [out_avals]
         if _folds_to_literal(primitive, args, out_avals):
-            return _literal_after_conversion(args[0], out_avals[0])
+            # The result is still a tracer (user code sees an array), but one that stands for
+            # a literal, so equations that use it show `2.0:f16[]`.
+            literal = _literal_after_conversion(args[0], out_avals[0])
+            return StagingTracer(self, Literal(literal, out_avals[0]))
         invars = [self.atom(a) for a in args]
         outvars = [Var(aval) for aval in out_avals]
         self.eqns.append(JaxprEqn(primitive, invars, outvars, dict(params)))

@@ -1,0 +1,7 @@
+"""`jaxlite.scipy`: scipy functions on jaxlite arrays (mirrors `jax.scipy`).
+
+`special` (special functions) and `stats.norm`, written with lax and jaxlite.numpy.
+"""
+from jaxlite.scipy import special, stats  # noqa: F401
+
+__all__ = ["special", "stats"]

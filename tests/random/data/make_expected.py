@@ -1,0 +1,176 @@
+"""Regenerate expected.json: the values real JAX 0.10.2 gives for the cases below.
+
+Run with a Python that has JAX (not part of the test suite, which never imports jax):
+
+    python tests/random/data/make_expected.py            # x64 off, then x64 on (subprocess)
+
+Each case names a function of `jax.random` (or `jax.nn.initializers.<name>(**factory)`), the
+seed of its key, and its arguments; the tests call the jaxlite function the same way.
+Arrays are written as {"array": values, "dtype": name}; the expected values in full.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).parent
+A = lambda values, dtype="float32": {"array": values, "dtype": dtype}  # noqa: E731
+
+CASES_X32 = [
+    # keys and key derivation
+    ("split", 0, [], {}), ("split", 42, [3], {}), ("split", 7, [[2, 2]], {}),
+    ("fold_in", 0, [7], {}), ("fold_in", 42, [2**31 + 5], {}),
+    ("bits", 0, [[8]], {}), ("bits", 42, [[2, 3]], {"dtype": "uint8"}),
+    ("bits", 42, [[5]], {"dtype": "uint16"}), ("bits", 3, [[3, 1, 2]], {}),
+    # continuous
+    ("uniform", 0, [[8]], {}), ("uniform", 42, [[2, 4]], {"minval": -3.0, "maxval": 5.0}),
+    ("uniform", 1, [[6]], {"dtype": "float16"}), ("uniform", 1, [[6]], {"dtype": "bfloat16"}),
+    ("uniform", 5, [[3, 2]], {"minval": A([0.0, 10.0]), "maxval": A([1.0, 20.0])}),
+    ("normal", 0, [[8]], {}), ("normal", 42, [[2, 3]], {}),
+    ("normal", 9, [[4]], {"dtype": "complex64"}), ("normal", 9, [[5]], {"dtype": "float16"}),
+    ("truncated_normal", 0, [-1.5, 2.0, [8]], {}),
+    ("truncated_normal", 4, [A([-1.0, 0.0, 1.0]), 3.0], {}),
+    ("exponential", 0, [[8]], {}), ("laplace", 1, [[8]], {}), ("logistic", 2, [[8]], {}),
+    ("cauchy", 3, [[8]], {}), ("gumbel", 4, [[8]], {}),
+    ("gumbel", 4, [[8]], {"mode": "high"}),
+    # discrete
+    ("bernoulli", 0, [0.3, [12]], {}), ("bernoulli", 1, [A([0.1, 0.5, 0.9])], {}),
+    ("bernoulli", 2, [0.3, [8]], {"mode": "high"}),
+    ("randint", 0, [[8], -5, 17], {}), ("randint", 1, [[8], 0, 256], {"dtype": "uint8"}),
+    ("randint", 2, [[8], -128, 127], {"dtype": "int8"}),
+    ("randint", 3, [[6], -2**31, 2**31 - 1], {}), ("randint", 4, [[4], 10, 3], {}),
+    ("randint", 5, [[3, 2], A([0, 100], "int32"), A([10, 1000], "int32")], {}),
+    ("categorical", 0, [A([0.1, 2.0, -1.0, 0.5, 0.0])], {"shape": [10]}),
+    ("categorical", 1, [A([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])], {}),
+    ("categorical", 2, [A([[0.0, 1.0], [2.0, -1.0], [0.5, 0.5]])],
+     {"axis": 0, "shape": [4, 2]}),
+    ("categorical", 3, [A([0.0, 1.0, 2.0, 3.0, 4.0, 5.0])], {"shape": [4], "replace": False}),
+    ("permutation", 0, [10], {}), ("permutation", 1, [A([[0, 1, 2, 3], [4, 5, 6, 7],
+                                                         [8, 9, 10, 11]], "int32")], {}),
+    ("permutation", 2, [A([[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]], "int32")],
+     {"axis": 1, "independent": True}),
+    ("permutation", 3, [A(list(range(6)), "float32")], {}),
+    ("choice", 0, [10, [5]], {}), ("choice", 1, [10, [5]], {"replace": False}),
+    ("choice", 2, [5, [8]], {"p": A([0.1, 0.2, 0.3, 0.0, 0.4])}),
+    ("choice", 3, [5, [3]], {"p": A([0.1, 0.2, 0.3, 0.0, 0.4]), "replace": False}),
+    ("choice", 4, [A([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), [4]], {"axis": 1}),
+    # gamma family and poisson
+    ("gamma", 0, [A([0.3, 1.0, 2.5, 10.0])], {}), ("gamma", 1, [0.5, [6]], {}),
+    ("gamma", 2, [3.0, [2, 3]], {}), ("loggamma", 3, [A([0.01, 0.5, 4.0])], {}),
+    ("beta", 0, [2.0, 3.0, [6]], {}), ("beta", 1, [A([0.5, 5.0]), 0.7], {}),
+    ("dirichlet", 0, [A([1.0, 2.0, 3.0])], {"shape": [2]}),
+    ("dirichlet", 1, [A([0.1, 0.1])], {}),
+    ("t", 0, [3.0, [6]], {}), ("t", 1, [A([1.0, 10.0, 30.0])], {}),
+    ("poisson", 0, [3.0, [8]], {}), ("poisson", 1, [25.0, [8]], {}),
+    ("poisson", 2, [A([0.0, 0.5, 9.0, 11.0, 200.0])], {}),
+    ("multivariate_normal", 0, [A([1.0, -1.0, 0.0]),
+                                A([[2.0, 0.5, 0.1], [0.5, 1.0, 0.2], [0.1, 0.2, 0.5]]), [4]],
+     {}),
+    ("orthogonal", 0, [3], {}), ("orthogonal", 1, [2], {"m": 4}),
+    # initializers: ("initializers.<factory>", seed, [shape], {factory kwargs})
+    ("initializers.glorot_normal", 0, [[3, 4]], {}),
+    ("initializers.glorot_uniform", 1, [[3, 4]], {}),
+    ("initializers.he_normal", 2, [[2, 3, 4]], {}),
+    ("initializers.he_uniform", 3, [[4, 2]], {}),
+    ("initializers.lecun_normal", 4, [[3, 3]], {}),
+    ("initializers.lecun_uniform", 5, [[5, 2]], {}),
+    ("initializers.normal", 6, [[2, 3]], {"stddev": 0.5}),
+    ("initializers.uniform", 7, [[2, 3]], {"scale": 2.0}),
+    ("initializers.variance_scaling", 8, [[2, 3, 4]],
+     {"scale": 0.5, "mode": "fan_geo_avg", "distribution": "normal", "in_axis": 0,
+      "out_axis": [1, 2]}),
+    ("initializers.orthogonal", 9, [[4, 3]], {"scale": 2.0}),
+    ("initializers.orthogonal", 10, [[2, 5]], {}),
+]
+
+CASES_X64 = [
+    ("bits", 0, [[6]], {}), ("bits", 1, [[4]], {"dtype": "uint32"}),
+    ("uniform", 0, [[6]], {}), ("normal", 0, [[6]], {}),
+    ("randint", 0, [[6], -2**40, 2**40], {}), ("gamma", 0, [A([0.3, 2.5], "float64")], {}),
+    ("exponential", 1, [[4]], {}), ("poisson", 1, [A([2.0, 30.0], "float64")], {}),
+]
+
+SEEDS_X32 = [0, 1, -1, 42, 2**31, 2**32 + 7, 2**40 + 5, 2**63 - 1, -2**40]
+
+
+def _decode(value):
+    import jax.numpy as jnp
+    if isinstance(value, dict) and "array" in value:
+        return jnp.asarray(np.asarray(value["array"], value["dtype"]))
+    if isinstance(value, list) and all(isinstance(v, int) for v in value):
+        return tuple(value)
+    return value
+
+
+def _encode(out):
+    out = np.asarray(out)
+    if out.dtype.kind == "c":
+        values = [[float(v.real), float(v.imag)] for v in out.reshape(-1)]
+    elif out.dtype.kind in "iub":
+        values = [int(v) for v in out.reshape(-1)]
+    else:
+        values = [float(v) for v in out.astype(np.float64).reshape(-1)]
+    return {"dtype": out.dtype.name, "shape": list(out.shape), "values": values}
+
+
+def run(cases):
+    import jax
+    import jax.random as jr
+    results = []
+    for fn, seed, args, kwargs in cases:
+        key = jr.PRNGKey(seed)
+        call_args = [_decode(a) for a in args]
+        call_kwargs = {k: _decode(v) for k, v in kwargs.items()}
+        if fn.startswith("initializers."):
+            factory = getattr(jax.nn.initializers, fn.split(".")[1])
+            out = factory(**call_kwargs)(key, *call_args)
+        else:
+            out = getattr(jr, fn)(key, *call_args, **call_kwargs)
+        results.append({"fn": fn, "seed": seed, "args": args, "kwargs": kwargs,
+                        "expected": _encode(out)})
+    return results
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--x64":
+        print(json.dumps(run(CASES_X64)))
+        return
+    import jax.random as jr
+    data = {"jax_version": __import__("jax").__version__,
+            "seeds_x32": [[s, [int(v) for v in np.asarray(jr.PRNGKey(s))]]
+                          for s in SEEDS_X32],
+            "x32": run(CASES_X32)}
+    env = dict(os.environ, JAX_ENABLE_X64="1")
+    x64 = subprocess.run([sys.executable, __file__, "--x64"], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    data["x64"] = json.loads(x64)
+    env_seeds = subprocess.run(
+        [sys.executable, "-c", "import json, numpy as np, jax.random as jr; print(json.dumps("
+         f"[[s, [int(v) for v in np.asarray(jr.PRNGKey(s))]] for s in {SEEDS_X32}]))"],
+        env=env, check=True, capture_output=True, text=True).stdout
+    data["seeds_x64"] = json.loads(env_seeds)
+    (HERE / "expected.json").write_text(_dump(data))
+
+
+def _dump(data):
+    """JSON with one case per line, so that a change shows as a small diff."""
+    lines = ["{"]
+    items = list(data.items())
+    for i, (name, value) in enumerate(items):
+        end = "," if i < len(items) - 1 else ""
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            rows = [json.dumps(v, separators=(",", ":")) for v in value]
+            lines.append(f'"{name}":[\n' + ",\n".join(rows) + f"\n]{end}")
+        else:
+            lines.append(f'"{name}":{json.dumps(value, separators=(",", ":"))}{end}')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
