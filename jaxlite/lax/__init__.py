@@ -24,6 +24,7 @@ from jaxlite.lax.cumulative import *  # noqa: F401,F403
 from jaxlite.lax.dot import *  # noqa: F401,F403
 from jaxlite.lax.dynamic_slicing import *  # noqa: F401,F403
 from jaxlite.lax.gather_scatter import *  # noqa: F401,F403
+from jaxlite.lax.scatter import *  # noqa: F401,F403
 from jaxlite.lax.higher_order import *  # noqa: F401,F403
 from jaxlite.lax.math_functions import *  # noqa: F401,F403
 from jaxlite.lax.reductions import *  # noqa: F401,F403

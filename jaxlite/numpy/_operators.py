@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from jaxlite.core.operators import OPERATOR_TABLE
-from jaxlite.numpy import (_creation, _indexing, _linalg_basic, _math, _reductions, _shape,
-                           _ufuncs)
+from jaxlite.numpy import (_at, _creation, _indexing, _linalg_basic, _math, _reductions,
+                           _shape, _ufuncs)
 from jaxlite.numpy._promotion import is_arraylike
 
 __all__ = ["install"]
@@ -60,12 +60,6 @@ def _T(self: Any) -> Any:
     return _shape.transpose(self)
 
 
-def _at(self: Any) -> Any:
-    raise NotImplementedError("x.at[...] arrives with scatter in a later release of jaxlite; "
-                              "until then build updated arrays with jnp.where or "
-                              "jnp.concatenate.")
-
-
 def _flat(self: Any) -> Any:
     raise NotImplementedError("jaxlite arrays do not implement the arr.flat property: "
                               "consider arr.flatten() instead.")
@@ -109,7 +103,7 @@ _METHODS = {
 
 _PROPERTIES = {
     "T": _T, "mT": _shape.matrix_transpose, "real": _math.real, "imag": _math.imag,
-    "at": _at, "flat": _flat,
+    "at": _at.at_property, "flat": _flat,
 }
 
 

@@ -141,8 +141,6 @@ def test_methods_and_properties():
 
 def test_unavailable_methods_say_why():
     x = jnp.arange(3)
-    with pytest.raises(NotImplementedError, match="scatter"):
-        x.at
     with pytest.raises(NotImplementedError, match="flatten"):
         x.flat
     with pytest.raises(NotImplementedError, match="sort"):
@@ -177,7 +175,9 @@ def basic_index(draw):
     for _ in range(draw(st.integers(0, 2))):
         entries.insert(draw(st.integers(0, len(entries))), None)
     if draw(st.booleans()):
-        entries.insert(draw(st.integers(0, len(entries))), Ellipsis)
+        # `...` goes last: anywhere else it can move an integer drawn for one axis onto
+        # another (of size 0, say), an index numpy itself rejects.
+        entries.append(Ellipsis)
     index = tuple(entries)
     if len(index) == 1 and draw(st.booleans()):
         index = index[0]
@@ -217,10 +217,8 @@ def test_indexing_details():
         x["a"]
     with pytest.raises(TypeError, match="integer or boolean type"):
         x[1.5]
-    for advanced in (jnp.array([0, 1]), np.array([0, 2]), jnp.array([True, False, True]),
-                     True):
-        with pytest.raises(NotImplementedError, match="gather"):
-            x[advanced]
+    assert x[jnp.array([0, 1])].shape == (2, 4) and x[np.array([0, 2])].shape == (2, 4)
+    assert x[jnp.array([True, False, True])].shape == (2, 4) and x[True].shape == (1, 3, 4)
     with pytest.raises(TypeError, match="non-tuple sequence"):
         x[[0, 1]]
 
@@ -231,8 +229,7 @@ def test_indexing_under_transformations():
     assert jaxlite.vmap(lambda v: v[0])(jnp.arange(6.0).reshape(3, 2)).tolist() == [0.0, 2.0, 4.0]
     grad = jaxlite.grad(lambda v: v[1] * v[-1])(jnp.arange(3.0))
     assert grad.tolist() == [0.0, 2.0, 1.0]
-    with pytest.raises(NotImplementedError, match="dynamic_slice"):
-        jaxlite.jit(lambda v, i: v[i])(jnp.arange(3.0), 1)
+    assert float(jaxlite.jit(lambda v, i: v[i])(jnp.arange(3.0), 1)) == 1.0
 
 
 def test_iteration():
