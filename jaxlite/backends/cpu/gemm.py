@@ -20,21 +20,54 @@ memory they need and the unit of parallel work. `build_gemm` adds the functions 
 llvmlite module (so that an executable's single module can hold GEMMs, fusions and the vector
 math library together); `emit_gemm` makes a module of its own and returns its text.
 
+Three shapes take other routes (decided in `plan_gemm`): a matrix-vector product C[m, 1] is
+computed as C^T = op(B)^T op(A)^T so that vectors run along m; a single panel of rows reads
+B in place instead of packing it (each element is used once); and one row of C against a B
+that is contiguous along k becomes dot products (gemm_dot).
+
 Differences from XLA: no call into a runtime library; the epilogue is fused into the
 micro-kernel's stores instead of running as a separate loop.
 """
 from __future__ import annotations
 
-import llvmlite.ir as ir
+from llvmlite import ir
 
-from jaxlite.backends.cpu.gemm_epilogue import (Epilogue, EpilogueContext, arg_type, bias_add,
-                                                chain, relu, scale, scale_by, vector_call)
-from jaxlite.backends.cpu.gemm_ir import (I64, PTR, counted_loop, define_function, i64,
-                                          if_block, min_i64)
-from jaxlite.backends.cpu.gemm_kernel import TileShape, emit_micro_kernel
+from jaxlite.backends.cpu.gemm_dot import emit_dot_block
+from jaxlite.backends.cpu.gemm_epilogue import (
+    Epilogue,
+    EpilogueContext,
+    arg_type,
+    bias_add,
+    chain,
+    relu,
+    scale,
+    scale_by,
+    vector_call,
+)
+from jaxlite.backends.cpu.gemm_ir import (
+    I64,
+    PTR,
+    counted_loop,
+    define_function,
+    i64,
+    if_block,
+    min_i64,
+    scalar_type,
+)
+from jaxlite.backends.cpu.gemm_kernel import (
+    MAX_K_SPLIT,
+    MIN_FMA_CHAINS,
+    TileShape,
+    emit_micro_kernel,
+)
 from jaxlite.backends.cpu.gemm_pack import a_layout, b_layout, emit_packer
-from jaxlite.backends.cpu.gemm_plan import (DEFAULT_BLOCKING, GemmBlocking, GemmPlan, GemmSpec,
-                                            plan_gemm)
+from jaxlite.backends.cpu.gemm_plan import (
+    DEFAULT_BLOCKING,
+    GemmBlocking,
+    GemmPlan,
+    GemmSpec,
+    plan_gemm,
+)
 
 __all__ = [
     "DEFAULT_BLOCKING", "Epilogue", "EpilogueContext", "GemmBlocking", "GemmPlan", "GemmSpec",
@@ -58,12 +91,12 @@ def build_gemm(module: ir.Module, spec: GemmSpec) -> GemmPlan:
     return plan
 
 
-def _user_params(plan: GemmPlan, params: list[tuple[str, str]]) -> list[tuple[str, ir.Type]]:
+def _typed(params: list[tuple[str, str]]) -> list[tuple[str, ir.Type]]:
     return [(name, arg_type(kind)) for name, kind in params]
 
 
 def _emit_full(module: ir.Module, plan: GemmPlan, range_fn: ir.Function) -> ir.Function:
-    fn, b = define_function(module, plan.full_name, _user_params(plan, plan.full_params()),
+    fn, b = define_function(module, plan.full_name, _typed(plan.full_params()),
                             internal=False)
     args = {arg.name: arg for arg in fn.args}
     if plan.spec.scratch == "stack":
@@ -82,10 +115,9 @@ def _emit_full(module: ir.Module, plan: GemmPlan, range_fn: ir.Function) -> ir.F
 def _emit_range(module: ir.Module, plan: GemmPlan) -> ir.Function:
     """`@<name>.range(...)`: the work items [start, end), batch entry by batch entry."""
     block_fn = _emit_block(module, plan)
-    fn, b = define_function(module, plan.range_name, _user_params(plan, plan.range_params()),
+    fn, b = define_function(module, plan.range_name, _typed(plan.range_params()),
                             internal=False)
     args = {arg.name: arg for arg in fn.args}
-    spec = plan.spec
     if plan.items == 0:
         b.ret_void()
         return fn
@@ -98,16 +130,17 @@ def _emit_range(module: ir.Module, plan: GemmPlan) -> ir.Function:
             base = b.mul(batch, per_batch)
             u0 = b.sub(b.select(b.icmp_signed(">", start, base), start, base), base)
             u1 = min_i64(b, b.sub(end, base), per_batch)
-            extent = spec.n if plan.split_dim == "n" else spec.m
+            extent = plan.n if plan.split_dim == "n" else plan.m
             x0 = b.mul(u0, i64(plan.split_unit))
             x1 = min_i64(b, b.mul(u1, i64(plan.split_unit)), i64(extent))
             if plan.split_dim == "n":
-                bounds = [i64(0), i64(spec.m), x0, x1]
+                bounds = [i64(0), i64(plan.m), x0, x1]
             else:
-                bounds = [x0, x1, i64(0), i64(spec.n)]
+                bounds = [x0, x1, i64(0), i64(plan.n)]
+            sources = ("b", "a", "c") if plan.swapped else ("a", "b", "c")
             operands = []
-            for name, strides in (("a", plan.a_strides), ("b", plan.b_strides),
-                                  ("c", plan.c_strides)):
+            for name, strides in zip(sources, (plan.a_strides, plan.b_strides,
+                                               plan.c_strides)):
                 offset = b.mul(batch, i64(strides[0]))
                 operands.append(b.gep(args[name], [offset], source_etype=_scalar(plan)))
             extra = [args[name] for name, _ in plan.epilogue_args]
@@ -117,50 +150,63 @@ def _emit_range(module: ir.Module, plan: GemmPlan) -> ir.Function:
 
 
 def _scalar(plan: GemmPlan) -> ir.Type:
-    return ir.FloatType() if plan.dtype == "float32" else ir.DoubleType()
+    return scalar_type(plan.dtype)
 
 
 def _tile_shapes(plan: GemmPlan) -> dict[tuple[bool, bool], TileShape]:
     """Micro-kernel shapes by (is row edge, is column edge), for the edges that exist."""
-    blocking, lanes, spec = plan.blocking, plan.lanes, plan.spec
-    row_options = [(False, blocking.mr)]
-    if spec.m % blocking.mr:
-        row_options.append((True, spec.m % blocking.mr))
-    col_options = [(False, (blocking.nv, lanes, plan.nr))]
-    if spec.n % plan.nr:
-        width = spec.n % plan.nr
+    blocking, lanes = plan.blocking, plan.lanes
+    row_options = [(False, blocking.mr)] if plan.m >= blocking.mr else []
+    if plan.m % blocking.mr:
+        row_options.append((True, plan.m % blocking.mr))
+    col_options = [(False, (blocking.nv, lanes, plan.nr))] if plan.n >= plan.nr else []
+    if plan.n % plan.nr:
+        width = plan.n % plan.nr
         vectors = -(-width // lanes)
         col_options.append((True, (vectors, width - (vectors - 1) * lanes, vectors * lanes)))
-    return {(row_edge, col_edge): TileShape(rows, vectors, valid, pitch)
-            for row_edge, rows in row_options
-            for col_edge, (vectors, valid, pitch) in col_options}
+    shapes = {}
+    for row_edge, rows in row_options:
+        for col_edge, (vectors, valid, pitch) in col_options:
+            if not plan.pack_b:   # B read in place: its row stride, no zero padding
+                pitch = plan.b_strides[1]
+            k_split = min(MAX_K_SPLIT, -(-MIN_FMA_CHAINS // (rows * vectors)))
+            shapes[(row_edge, col_edge)] = TileShape(rows, vectors, valid, pitch,
+                                                     not plan.pack_b, k_split)
+    return shapes
 
 
 def _emit_block(module: ir.Module, plan: GemmPlan) -> ir.Function:
     """`@<name>.block`: the loop nest over one rectangle of C of one batch entry."""
     spec, blocking = plan.spec, plan.blocking
-    kernels = {key: emit_micro_kernel(module, plan, tile)
-               for key, tile in _tile_shapes(plan).items()}
-    pack_a = emit_packer(module, plan, f"{spec.name}.pack_a", a_layout(plan))
-    pack_b = emit_packer(module, plan, f"{spec.name}.pack_b", b_layout(plan))
     params = [("a", PTR), ("b", PTR), ("c", PTR)]
     params += [(name, arg_type(kind)) for name, kind in plan.epilogue_args]
     params += [("scratch", PTR), ("r0", I64), ("r1", I64), ("c0", I64), ("c1", I64),
                ("batch", I64)]
+    if plan.dot_form:
+        return emit_dot_block(module, plan, params)
+    kernels = {key: emit_micro_kernel(module, plan, tile)
+               for key, tile in _tile_shapes(plan).items()}
+    pack_a = emit_packer(module, plan, f"{spec.name}.pack_a", a_layout(plan))
+    pack_b = (emit_packer(module, plan, f"{spec.name}.pack_b", b_layout(plan))
+              if plan.pack_b else None)
     fn, b = define_function(module, f"{spec.name}.block", params, internal=True)
     args = {arg.name: arg for arg in fn.args}
     byte = ir.IntType(8)
     ap = b.gep(args["scratch"], [i64(plan.a_pack_offset)], source_etype=byte)
     bp = b.gep(args["scratch"], [i64(plan.b_pack_offset)], source_etype=byte)
-    k_blocks = max(1, -(-spec.k // blocking.kc))
+    k_blocks = plan.k_blocks
     with counted_loop(b, args["c0"], args["c1"], blocking.nc, "jc") as jc:
         ncur = min_i64(b, i64(blocking.nc), b.sub(args["c1"], jc))
         with counted_loop(b, i64(0), i64(k_blocks), 1, "pc") as block:
             pc = b.mul(block, i64(blocking.kc))
-            kcur = min_i64(b, i64(blocking.kc), b.sub(i64(spec.k), pc))
+            kcur = min_i64(b, i64(blocking.kc), b.sub(i64(plan.k), pc))
             first = b.icmp_signed("==", block, i64(0))
             last = b.icmp_signed("==", block, i64(k_blocks - 1))
-            b.call(pack_b, [args["b"], bp, jc, ncur, pc, kcur])
+            if plan.pack_b:
+                b.call(pack_b, [args["b"], bp, jc, ncur, pc, kcur])
+            else:   # the panels are B itself, from row pc and column jc
+                offset = b.add(b.mul(pc, i64(plan.b_strides[1])), jc)
+                bp = b.gep(args["b"], [offset], source_etype=_scalar(plan))
             with counted_loop(b, args["r0"], args["r1"], blocking.mc, "ic") as ic:
                 mcur = min_i64(b, i64(blocking.mc), b.sub(args["r1"], ic))
                 b.call(pack_a, [args["a"], ap, ic, mcur, pc, kcur])
@@ -185,9 +231,11 @@ class _MacroState:
     def emit(self, b: ir.IRBuilder) -> None:
         nr = self.plan.nr
         n_full = b.udiv(self.ncur, i64(nr))
-        with counted_loop(b, i64(0), n_full, 1, "jr") as q:
-            self._column_panel(b, q, col_edge=False)
-        if (False, True) in self.kernels:
+        col_edges = {col_edge for _, col_edge in self.kernels}
+        if False in col_edges:
+            with counted_loop(b, i64(0), n_full, 1, "jr") as q:
+                self._column_panel(b, q, col_edge=False)
+        if True in col_edges:
             has_edge = b.icmp_unsigned("!=", b.urem(self.ncur, i64(nr)), i64(0))
             with if_block(b, has_edge, "nedge"):
                 self._column_panel(b, n_full, col_edge=True)
@@ -195,12 +243,13 @@ class _MacroState:
     def _column_panel(self, b: ir.IRBuilder, q: ir.Value, col_edge: bool) -> None:
         plan = self.plan
         nr, mr = plan.nr, plan.blocking.mr
-        b_panel = b.gep(self.bp, [b.mul(q, b.mul(self.kcur, i64(nr)))],
-                        source_etype=_scalar(plan))
+        panel_offset = b.mul(q, b.mul(self.kcur, i64(nr)) if plan.pack_b else i64(nr))
+        b_panel = b.gep(self.bp, [panel_offset], source_etype=_scalar(plan))
         col = b.add(self.jc, b.mul(q, i64(nr)))
         m_full = b.udiv(self.mcur, i64(mr))
-        with counted_loop(b, i64(0), m_full, 1, "ir") as p:
-            self._call(b, p, b_panel, col, row_edge=False, col_edge=col_edge)
+        if (False, col_edge) in self.kernels:
+            with counted_loop(b, i64(0), m_full, 1, "ir") as p:
+                self._call(b, p, b_panel, col, row_edge=False, col_edge=col_edge)
         if (True, col_edge) in self.kernels:
             has_edge = b.icmp_unsigned("!=", b.urem(self.mcur, i64(mr)), i64(0))
             with if_block(b, has_edge, "medge"):

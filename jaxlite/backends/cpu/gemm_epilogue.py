@@ -8,15 +8,17 @@ helpers for loads and calls), the vector, and the row and first column it holds.
 function arguments (a bias pointer, a scale) are declared in `Epilogue.args` and appended to
 the GEMM function's parameters.
 
+The stock epilogues below are cached, so that equal requests give equal (and hashable) specs.
 The callable sees the final value of each element exactly once, after the whole sum over k
 (and after alpha and beta), with lanes past the edge of C masked off in `ctx.valid`.
 """
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
-import llvmlite.ir as ir
+from llvmlite import ir
 
 from jaxlite.backends.cpu.gemm_ir import I64, PTR, VectorOps, get_function, scalar_type
 
@@ -92,6 +94,7 @@ def arg_type(kind: str) -> ir.Type:
     return scalar_type(kind)
 
 
+@functools.cache
 def bias_add(arg: str = "bias", axis: str = "column") -> Epilogue:
     """x + bias[col] (axis="column", a vector of n) or x + bias[row] (axis="row", m values)."""
     if axis not in ("column", "row"):
@@ -107,6 +110,7 @@ def bias_add(arg: str = "bias", axis: str = "column") -> Epilogue:
     return Epilogue(emit, ((arg, "ptr"),), f"bias_add[{axis}]")
 
 
+@functools.cache
 def scale(factor: float) -> Epilogue:
     """x * factor, with the factor a compile-time constant."""
     def emit(ctx: EpilogueContext, x: ir.Value, row: ir.Value, col: ir.Value) -> ir.Value:
@@ -115,6 +119,7 @@ def scale(factor: float) -> Epilogue:
     return Epilogue(emit, (), f"scale[{factor}]")
 
 
+@functools.cache
 def scale_by(arg: str = "scale", dtype: str = "float32") -> Epilogue:
     """x * s with s a scalar function argument of the GEMM's dtype."""
     def emit(ctx: EpilogueContext, x: ir.Value, row: ir.Value, col: ir.Value) -> ir.Value:
@@ -123,6 +128,7 @@ def scale_by(arg: str = "scale", dtype: str = "float32") -> Epilogue:
     return Epilogue(emit, ((arg, dtype),), f"scale_by[{arg}]")
 
 
+@functools.cache
 def relu() -> Epilogue:
     """max(x, 0); NaN stays NaN, as in `jax.nn.relu`."""
     def emit(ctx: EpilogueContext, x: ir.Value, row: ir.Value, col: ir.Value) -> ir.Value:
@@ -133,6 +139,7 @@ def relu() -> Epilogue:
     return Epilogue(emit, (), "relu")
 
 
+@functools.cache
 def vector_call(function: str) -> Epilogue:
     """f(x) for a vector function `<vec> @function(<vec>)` of the vector math library."""
     def emit(ctx: EpilogueContext, x: ir.Value, row: ir.Value, col: ir.Value) -> ir.Value:
@@ -141,6 +148,7 @@ def vector_call(function: str) -> Epilogue:
     return Epilogue(emit, (), f"call[{function}]")
 
 
+@functools.cache
 def chain(*epilogues: Epilogue) -> Epilogue:
     """The epilogues applied in order; their arguments are concatenated (names must differ)."""
     args: list[tuple[str, str]] = []

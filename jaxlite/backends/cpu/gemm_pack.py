@@ -15,11 +15,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import llvmlite.ir as ir
+from llvmlite import ir
 
-from jaxlite.backends.cpu.gemm_ir import (I64, PTR, VectorOps, counted_loop, define_function,
-                                          i64, if_block)
+from jaxlite.backends.cpu.gemm_ir import (
+    I64,
+    PTR,
+    VectorOps,
+    counted_loop,
+    define_function,
+    i64,
+    if_block,
+    streams_without_set_conflicts,
+    transpose_vectors,
+)
 from jaxlite.backends.cpu.gemm_plan import GemmPlan
+
+MAX_TRANSPOSE_ROWS = 16
 
 
 @dataclass(frozen=True)
@@ -41,13 +52,13 @@ class PanelLayout:
 
 def a_layout(plan: GemmPlan) -> PanelLayout:
     mr = plan.blocking.mr
-    tail = plan.spec.m % mr
+    tail = plan.m % mr
     return PanelLayout(mr, plan.a_strides[1], plan.a_strides[2], tail, tail)
 
 
 def b_layout(plan: GemmPlan) -> PanelLayout:
     nr, lanes = plan.nr, plan.lanes
-    tail = plan.spec.n % nr
+    tail = plan.n % nr
     return PanelLayout(nr, plan.b_strides[2], plan.b_strides[1], tail,
                        -(-tail // lanes) * lanes)
 
@@ -84,12 +95,38 @@ def emit_packer(module: ir.Module, plan: GemmPlan, name: str,
     return fn
 
 
+def _transpose_width(ops: VectorOps, layout: PanelLayout, pitch: int, valid: int) -> int:
+    """Lanes of the square blocks a panel is transposed in (0: copy element by element)."""
+    if layout.k_stride != 1 or valid != pitch:
+        return 0
+    stride_bytes = layout.x_stride * ops.itemsize
+    width = streams_without_set_conflicts(stride_bytes, ops.lanes)
+    while width >= 4:
+        if valid % width == 0:
+            return width
+        width //= 2
+    return 0
+
+
 def _pack_panel(ops: VectorOps, layout: PanelLayout, args: dict[str, ir.Value],
                 x_start: ir.Value, dst: ir.Value, pitch: int, valid: int) -> None:
     """One panel: for each k, `valid` source elements (and zeros up to `pitch`) to `dst`."""
     b = ops.builder
     src = ops.element(args["src"], b.mul(x_start, i64(layout.x_stride)))
-    with counted_loop(b, i64(0), args["kcur"], 1, "k") as k:
+    k_start: ir.Value = i64(0)
+    width = _transpose_width(ops, layout, pitch, valid)
+    if width:
+        k_start = b.and_(args["kcur"], i64(-width))
+        block_ops = VectorOps(ops.module, b, ops.dtype, width)
+        # One group of `width` source rows at a time, all along k: `width` sequential
+        # streams, which the prefetchers and the TLB follow better than the whole panel.
+        for group in range(0, valid, width):
+            src_group = ops.element(src, group * layout.x_stride)
+            with counted_loop(b, i64(0), k_start, width, "kt") as k:
+                src_k = ops.element(src_group, b.add(args["pc"], k))
+                dst_k = ops.element(dst, b.add(b.mul(k, i64(pitch)), i64(group)))
+                _transpose_block(block_ops, src_k, dst_k, layout.x_stride, pitch)
+    with counted_loop(b, k_start, args["kcur"], 1, "k") as k:
         depth = b.add(args["pc"], k)
         src_k = ops.element(src, b.mul(depth, i64(layout.k_stride)))
         dst_k = ops.element(dst, b.mul(k, i64(pitch)))
@@ -101,11 +138,23 @@ def _pack_panel(ops: VectorOps, layout: PanelLayout, args: dict[str, ir.Value],
 
 def _copy_contiguous(ops: VectorOps, src: ir.Value, dst: ir.Value, pitch: int,
                      valid: int) -> None:
-    for start in range(0, pitch, ops.lanes):
-        loaded = max(0, min(ops.lanes, valid - start))
-        value = (ops.load(ops.element(src, start), loaded) if loaded
-                 else ops.splat_constant(0.0))
-        ops.store(value, ops.element(dst, start), min(ops.lanes, pitch - start))
+    """Copy `valid` elements and write zeros up to `pitch`, in the widest vectors that fit."""
+    start = 0
+    while start < pitch:
+        width = ops.lanes
+        while width > pitch - start:
+            width //= 2
+        loaded = max(0, min(width, valid - start))
+        if width == 1:
+            value = (ops.load_scalar(ops.element(src, start)) if loaded
+                     else ops.constant(0.0))
+            ops.store_scalar(value, ops.element(dst, start))
+        else:
+            part = VectorOps(ops.module, ops.builder, ops.dtype, width)
+            value = (part.load(part.element(src, start), loaded) if loaded
+                     else part.splat_constant(0.0))
+            part.store(value, part.element(dst, start))
+        start += width
 
 
 def _copy_strided(ops: VectorOps, src: ir.Value, dst: ir.Value, pitch: int, valid: int,
@@ -113,3 +162,11 @@ def _copy_strided(ops: VectorOps, src: ir.Value, dst: ir.Value, pitch: int, vali
     for x in range(pitch):
         value = ops.load_scalar(ops.element(src, x * stride)) if x < valid else ops.constant(0.0)
         ops.store_scalar(value, ops.element(dst, x))
+
+
+def _transpose_block(ops: VectorOps, src: ir.Value, dst: ir.Value, src_stride: int,
+                     dst_stride: int) -> None:
+    """dst[t * dst_stride + x] = src[x * src_stride + t] for a square block of `ops.lanes`."""
+    rows = [ops.load(ops.element(src, x * src_stride)) for x in range(ops.lanes)]
+    for t, row in enumerate(transpose_vectors(ops.builder, rows)):
+        ops.store(row, ops.element(dst, t * dst_stride))

@@ -1,4 +1,4 @@
-"""What one generated GEMM computes (`GemmSpec`) and how it is blocked (`GemmBlocking`, `GemmPlan`).
+"""What a generated GEMM computes (`GemmSpec`) and how it is blocked (`GemmBlocking`, `GemmPlan`).
 
 A `GemmSpec` is the compile-time description of one (batched) matrix product, as XLA's CPU
 compiler sees a `dot` after layout assignment: every size and stride is a constant, so the
@@ -15,6 +15,7 @@ the sizes measured best on the host this was tuned on (benchmarks/gemm.py).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+
 import numpy as np
 
 from jaxlite.backends.cpu.gemm_epilogue import Epilogue
@@ -31,25 +32,36 @@ class GemmBlocking:
 
     mr : rows of C per micro-kernel (accumulator rows; one broadcast of A each).
     nv : vectors of C per micro-kernel row (nr = nv * lanes columns).
-    kc : depth of a packed block (the B micro-panel `kc x nr` should sit in L1).
-    mc : rows of a packed block of A (`mc x kc` should sit in L2); rounded to a multiple of mr.
-    nc : columns of a packed block of B (`kc x nc` in L2/L3); rounded to a multiple of nr.
+    kc : depth of a packed block (rank-kc updates between loads and stores of C).
+    mc : rows of a packed block of A (`mc x kc`, kept in L2); rounded to a multiple of mr.
+    nc : columns of a packed block of B (`kc x nc`, in L2/L3); rounded to a multiple of nr.
     unroll : steps of the micro-kernel's k loop per iteration.
     prefetch_c : prefetch the block of C before the k loop.
+
+    The defaults were measured with benchmarks/gemm.py on one Zen 4 core (32 KiB L1d, 1 MiB
+    L2; 117 GFLOP/s float32 FMA peak measured with a register-only loop), float32:
+    - micro-kernel: 4x6, 5x4, 6x4, 7x3, 8x3, 12x2 and 14x2 all ran at 105-112 GFLOP/s at
+      1024^3 and 2048^3, within the noise of this shared machine; 8x3 keeps 24 accumulators,
+      3 vectors of B and a broadcast in the 32 vector registers, and its 8 rows of C stay
+      within the 8 ways of an L1 set when the row stride is a multiple of 4 KiB.
+    - kc (2048^3): 128 -> 97-100, 192 -> 106, 256 -> 107-109, 512 -> 111, 1024 -> 112;
+      the B micro-panel then streams from L2, which keeps up with one FMA per cycle.
+    - mc: 32 to 256 within noise (64 for float64); nc: 2048 beat 480 and 960 by 3-4%.
+    - unroll: 1, 2, 4 and 8 within noise; 1 compiles fastest. prefetch_c: about +4%.
     """
 
-    mr: int = 12
-    nv: int = 2
-    kc: int = 256
-    mc: int = 192
+    mr: int = 8
+    nv: int = 3
+    kc: int = 512
+    mc: int = 128
     nc: int = 4096
-    unroll: int = 4
+    unroll: int = 1
     prefetch_c: bool = True
 
 
 DEFAULT_BLOCKING = {
-    "float32": GemmBlocking(mr=12, nv=2, kc=256, mc=192, nc=4096),
-    "float64": GemmBlocking(mr=12, nv=2, kc=256, mc=192, nc=4096),
+    "float32": GemmBlocking(mr=8, nv=3, kc=512, mc=128, nc=4096),
+    "float64": GemmBlocking(mr=8, nv=3, kc=512, mc=64, nc=4096),
 }
 
 
@@ -67,8 +79,9 @@ class GemmSpec:
     alpha, beta : scalars; with beta == 0 the old contents of C are never read.
     epilogue : applied to each output vector after the last block of k (bias, activation...).
     blocking : block sizes; None takes `DEFAULT_BLOCKING[dtype]`.
-    scratch : "argument" (the caller passes a buffer of `plan.scratch_bytes`, 64-byte aligned)
-        or "stack" (the full function allocates it on the stack; for small problems).
+    scratch : "argument" (the caller passes a buffer of `plan.scratch_bytes`, best 64-byte
+        aligned; NULL when that is 0) or "stack" (the full function allocates it on the
+        stack; for small problems).
     """
 
     name: str
@@ -99,11 +112,25 @@ class GemmPlan:
       computes work items [start, end) of `items`; disjoint ranges write disjoint parts of C,
       so a worker pool may run them concurrently (each with its own scratch).
     With `scratch="stack"` the full function has no scratch parameter (the range one keeps it).
+
+    The generated loop nest computes an m x n x k problem with operands of strides a_strides,
+    b_strides, c_strides. That is the spec's own problem unless `swapped`: a matrix-vector
+    product C[m, 1] = A @ b is computed as C^T[1, m] = b^T @ A^T (whole vectors along m
+    instead of one lane in sixteen), with the roles of the `a` and `b` pointers exchanged.
+    `pack_b` is False when B is read in place (one panel of rows, unit column stride: every
+    element of B is used once, so copying it would only cost time). `dot_form`: one row of C
+    and B contiguous along k; computed as dot products without packing (gemm_dot).
     """
 
     spec: GemmSpec
     dtype: str
     lanes: int
+    m: int
+    n: int
+    k: int
+    swapped: bool
+    pack_b: bool
+    dot_form: bool
     a_strides: tuple[int, int, int]
     b_strides: tuple[int, int, int]
     c_strides: tuple[int, int, int]
@@ -119,6 +146,11 @@ class GemmPlan:
     @property
     def nr(self) -> int:
         return self.blocking.nv * self.lanes
+
+    @property
+    def k_blocks(self) -> int:
+        """Blocks of kc along k (at least one, so that k == 0 still writes C)."""
+        return max(1, -(-self.k // self.blocking.kc))
 
     @property
     def items(self) -> int:
@@ -173,6 +205,12 @@ def _check(spec: GemmSpec) -> None:
         raise ValueError(f"{where}: C must have unit column stride, got c_strides="
                          f"{spec.c_strides}. Compute the transpose (swap and transpose A and "
                          f"B) or copy the result.")
+    if spec.blocking is not None:
+        for label in ("mr", "nv", "kc", "mc", "nc", "unroll"):
+            value = getattr(spec.blocking, label)
+            if not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{where}: blocking.{label}={value!r} must be an integer "
+                                 f">= 1.")
     if spec.scratch not in ("argument", "stack"):
         raise ValueError(f"{where}: scratch={spec.scratch!r}; expected 'argument' or 'stack'.")
     if not isinstance(spec.name, str) or not spec.name:
@@ -188,22 +226,39 @@ def _clamp(blocking: GemmBlocking, m: int, n: int, k: int, lanes: int) -> GemmBl
     return replace(blocking, kc=kc, mc=mc, nc=nc)
 
 
-def _parallel_split(spec: GemmSpec, blocking: GemmBlocking, lanes: int,
+def _parallel_split(m: int, n: int, blocking: GemmBlocking, lanes: int,
                     max_items: int = 64) -> tuple[str, int, int]:
     """The dimension whose blocks are work items, the rows/columns per item, items per batch.
 
     Splitting over columns (n) lets each item pack only its part of B; over rows (m), only its
     part of A. Take the dimension with more micro-tiles, in units of whole micro-tiles.
     """
-    if spec.m == 0 or spec.n == 0:
+    if m == 0 or n == 0:
         return "n", 1, 0
     nr = blocking.nv * lanes
-    tiles_m, tiles_n = -(-spec.m // blocking.mr), -(-spec.n // nr)
+    tiles_m, tiles_n = -(-m // blocking.mr), -(-n // nr)
     if tiles_n >= tiles_m:
         unit = nr * -(-tiles_n // max_items)
-        return "n", unit, -(-spec.n // unit)
+        return "n", unit, -(-n // unit)
     unit = blocking.mr * -(-tiles_m // max_items)
-    return "m", unit, -(-spec.m // unit)
+    return "m", unit, -(-m // unit)
+
+
+def _default_blocking(dtype: str, m: int) -> GemmBlocking:
+    """The measured blocking, with fewer rows and more vectors per micro-kernel when m is
+    small: a short, wide tile keeps enough independent FMA chains in flight and reads longer
+    runs of each row of B (m == 1, 1024 x 1024 float32 B: 4 vectors 16, 8 vectors 29, 16
+    vectors 35 GFLOP/s; that case is bound by memory, numpy's BLAS gets 39)."""
+    blocking = DEFAULT_BLOCKING[dtype]
+    if 0 < m < blocking.mr:
+        blocking = replace(blocking, mr=m, nv=min(16, max(blocking.nv, 24 // m)))
+    return blocking
+
+
+def _swap_for_matrix_vector(spec: GemmSpec, a: tuple, b: tuple, c: tuple) -> bool:
+    """Compute C^T = op(B)^T op(A)^T instead: n == 1, no epilogue (its columns would become
+    lanes) and C^T with unit column stride (C's row stride is 1)."""
+    return spec.n == 1 and spec.m > 1 and spec.epilogue is None and c[1] == 1
 
 
 def plan_gemm(spec: GemmSpec) -> GemmPlan:
@@ -212,20 +267,28 @@ def plan_gemm(spec: GemmSpec) -> GemmPlan:
     dtype = np.dtype(spec.dtype).name
     lanes = LANES[dtype]
     a_def, b_def, c_def = _default_strides(spec)
-    blocking = _clamp(spec.blocking or DEFAULT_BLOCKING[dtype], spec.m, spec.n, spec.k, lanes)
-    split_dim, unit, items_per_batch = _parallel_split(spec, blocking, lanes)
+    a, b, c = (tuple(spec.a_strides or a_def), tuple(spec.b_strides or b_def),
+               tuple(spec.c_strides or c_def))
+    m, n, k = spec.m, spec.n, spec.k
+    swapped = _swap_for_matrix_vector(spec, a, b, c)
+    if swapped:
+        m, n = n, m
+        a, b, c = (b[0], b[2], b[1]), (a[0], a[2], a[1]), (c[0], c[2], c[1])
+    blocking = _clamp(spec.blocking or _default_blocking(dtype, m), m, n, k, lanes)
+    dot_form = m == 1 and a[2] == 1 and b[1] == 1 and b[2] != 1
+    pack_b = not (m <= blocking.mr and b[2] == 1) and not dot_form
+    split_dim, unit, items_per_batch = _parallel_split(m, n, blocking, lanes)
     itemsize = np.dtype(dtype).itemsize
     a_bytes = blocking.mc * blocking.kc * itemsize
-    b_bytes = blocking.kc * blocking.nc * itemsize
-    if spec.k == 0 or items_per_batch == 0 or spec.batch == 0:
+    b_bytes = blocking.kc * blocking.nc * itemsize if pack_b else 0
+    if k == 0 or items_per_batch == 0 or spec.batch == 0 or dot_form:
         a_bytes = b_bytes = 0
     b_offset = _round_up(a_bytes, SCRATCH_ALIGN)
     epilogue_args = spec.epilogue.args if spec.epilogue is not None else ()
     return GemmPlan(
-        spec=spec, dtype=dtype, lanes=lanes,
-        a_strides=tuple(spec.a_strides or a_def), b_strides=tuple(spec.b_strides or b_def),
-        c_strides=tuple(spec.c_strides or c_def), blocking=blocking, split_dim=split_dim,
+        spec=spec, dtype=dtype, lanes=lanes, m=m, n=n, k=k, swapped=swapped, pack_b=pack_b,
+        dot_form=dot_form,
+        a_strides=a, b_strides=b, c_strides=c, blocking=blocking, split_dim=split_dim,
         split_unit=unit, items_per_batch=items_per_batch, a_pack_offset=0,
         b_pack_offset=b_offset, scratch_bytes=b_offset + _round_up(b_bytes, SCRATCH_ALIGN),
         epilogue_args=tuple(epilogue_args))
-

@@ -31,13 +31,22 @@ def host_cpu() -> tuple[str, str]:
     return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
 
 
-@functools.lru_cache(maxsize=None)
-def target_machine() -> llvm.TargetMachine:
-    """A target machine for the host CPU with every feature it has, optimizing at -O3."""
+def new_target_machine() -> llvm.TargetMachine:
+    """A fresh target machine for the host CPU with every feature it has, at -O3.
+
+    An execution engine takes ownership of the machine it is given and frees it with itself,
+    so every engine gets its own; the shared one below is never handed to an engine.
+    """
     _initialize()
     name, features = host_cpu()
     target = llvm.Target.from_default_triple()
     return target.create_target_machine(cpu=name, features=features, opt=3, codemodel="jitdefault")
+
+
+@functools.lru_cache(maxsize=None)
+def target_machine() -> llvm.TargetMachine:
+    """The shared host target machine, for passes, layouts and assembly (not for engines)."""
+    return new_target_machine()
 
 
 def has_avx512() -> bool:
@@ -84,7 +93,7 @@ def compile_ir(ir_text: str, optimize_module: bool = True) -> CompiledModule:
     module.data_layout = str(target_machine().target_data)
     if optimize_module:
         optimize(module)
-    engine = llvm.create_mcjit_compiler(module, target_machine())
+    engine = llvm.create_mcjit_compiler(module, new_target_machine())
     engine.finalize_object()
     engine.run_static_constructors()
     return CompiledModule(engine, module)
