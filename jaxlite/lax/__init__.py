@@ -31,6 +31,8 @@ from jaxlite.lax.reductions import *  # noqa: F401,F403
 from jaxlite.lax.selection import *  # noqa: F401,F403
 from jaxlite.lax.shape_ops import *  # noqa: F401,F403
 from jaxlite.lax.slicing import *  # noqa: F401,F403
+from jaxlite.lax.sorting import *  # noqa: F401,F403
+from jaxlite.lax.windows import *  # noqa: F401,F403
 from jaxlite.lax.special_functions import *  # noqa: F401,F403
 
 ARRAY_OPS.update(

@@ -1,0 +1,331 @@
+"""Window reductions: reduce_window_sum, reduce_window_max, reduce_window_min.
+
+Mirrors `jax.lax.reduce_window` (XLA's ReduceWindow) for the monoids add, max and min, and
+`jax.lax.padtype_to_pads`. A window of `window_dimensions` (with holes of
+`window_dilation` - 1 between its elements) slides in steps of `window_strides` over the
+operand, dilated by `base_dilation` (holes filled with the identity) and padded with
+`padding` (low, high) identities per dimension; each position gives one reduced element.
+
+The sum is linear: its transpose spreads each cotangent back over its window, which is a
+reduce_window_sum of the cotangent dilated by the strides (the window is symmetric), cut
+back to the operand's places. The derivative of max and min takes each output's tangent
+from the first window element equal to the output (the window elements are strided slices
+of the padded operand), as JAX's select-and-gather does for distinct values.
+"""
+from __future__ import annotations
+
+import builtins
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from jaxlite.core import dtypes
+from jaxlite.core.avals import ShapedArray, get_aval
+from jaxlite.core.primitive import Primitive
+from jaxlite.interpreters import ad
+from jaxlite.interpreters.lowering import LoweringContext
+from jaxlite.lax import _lowering_util as hlo
+from jaxlite.lax.arithmetic import add
+from jaxlite.lax.bitwise import bitwise_and, bitwise_not, bitwise_or
+from jaxlite.lax.broadcast import broadcast_in_dim
+from jaxlite.lax.comparisons import eq
+from jaxlite.lax.math_functions import max as lax_max
+from jaxlite.lax.math_functions import min as lax_min
+from jaxlite.lax.selection import select_n
+from jaxlite.lax.slicing import pad_p, slice
+from jaxlite.xla.ir import HloInstruction
+from jaxlite.xla.opcodes import Opcode
+
+__all__ = [
+    "padtype_to_pads",
+    "reduce_window",
+    "reduce_window_max_p",
+    "reduce_window_min_p",
+    "reduce_window_sum_p",
+]
+
+Pairs = tuple[tuple[int, int], ...]
+
+
+def _out_size(size: int, window: int, stride: int, low: int, high: int, base: int,
+              dilation: int) -> int:
+    padded = ((size - 1) * base + 1 if size else 0) + low + high
+    extent = (window - 1) * dilation + 1
+    return 0 if padded < extent else (padded - extent) // stride + 1
+
+
+def _params(ndim: int, window_dimensions: Sequence[int], window_strides: Sequence[int],
+            padding: Pairs, base_dilation: Sequence[int], window_dilation: Sequence[int],
+            name: str) -> None:
+    for what, value in (("window_dimensions", window_dimensions),
+                        ("window_strides", window_strides), ("padding", padding),
+                        ("base_dilation", base_dilation), ("window_dilation", window_dilation)):
+        if len(value) != ndim:
+            raise TypeError(f"{name}: {what} must have one entry per operand dimension, got "
+                            f"{what}={tuple(value)} for an operand of rank {ndim}.")
+    for what, value in (("window_dimensions", window_dimensions),
+                        ("window_strides", window_strides), ("base_dilation", base_dilation),
+                        ("window_dilation", window_dilation)):
+        if any(v < 1 for v in value):
+            raise TypeError(f"{name}: {what} must be positive, got {tuple(value)}.")
+
+
+def _window_abstract_eval(name: str) -> Callable[..., ShapedArray]:
+    def rule(operand: ShapedArray, *, window_dimensions: tuple, window_strides: tuple,
+             padding: Pairs, base_dilation: tuple, window_dilation: tuple) -> ShapedArray:
+        _params(operand.ndim, window_dimensions, window_strides, padding, base_dilation,
+                window_dilation, name)
+        shape = tuple(_out_size(*args) for args in zip(
+            operand.shape, window_dimensions, window_strides, (p[0] for p in padding),
+            (p[1] for p in padding), base_dilation, window_dilation))
+        return ShapedArray(shape, operand.dtype, operand.weak_type)
+    return rule
+
+
+def _identity(kind: str, dtype: Any) -> Any:
+    dtype = np.dtype(dtype)
+    if kind == "sum":
+        return hlo.zero(dtype)
+    if dtype == np.bool_:
+        return np.bool_(kind == "min")
+    return hlo.lowest(dtype) if kind == "max" else hlo.highest(dtype)
+
+
+def _window_reference(kind: str) -> Callable[..., np.ndarray]:
+    def rule(operand: np.ndarray, *, window_dimensions: tuple, window_strides: tuple,
+             padding: Pairs, base_dilation: tuple, window_dilation: tuple) -> np.ndarray:
+        x = np.asarray(operand)
+        init = np.asarray(_identity(kind, x.dtype), x.dtype)
+        out = [_out_size(*args) for args in zip(
+            x.shape, window_dimensions, window_strides, (p[0] for p in padding),
+            (p[1] for p in padding), base_dilation, window_dilation)]
+        if 0 in out or x.ndim == 0:
+            return np.full(out, init, x.dtype) if 0 in out else x.copy()
+        config = tuple((lo, hi, b - 1) for (lo, hi), b in zip(padding, base_dilation))
+        padded = pad_p.reference(x, init, padding_config=config)
+        extent = [(w - 1) * d + 1 for w, d in zip(window_dimensions, window_dilation)]
+        view = np.lib.stride_tricks.sliding_window_view(padded, extent)
+        view = view[tuple(np.s_[0:o * s:s] for o, s in zip(out, window_strides))
+                    + tuple(np.s_[::d] for d in window_dilation)]
+        axes = tuple(range(x.ndim, 2 * x.ndim))
+        if kind == "sum":
+            wide = hlo.widen_low_precision(x.dtype)
+            return np.sum(view.astype(wide), axis=axes, dtype=wide).astype(x.dtype)
+        return (np.max if kind == "max" else np.min)(view, axis=axes)
+    return rule
+
+
+def _window_batch(primitive: Primitive) -> Callable[..., tuple[Any, int]]:
+    def rule(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
+             window_dimensions: tuple, window_strides: tuple, padding: Pairs,
+             base_dilation: tuple, window_dilation: tuple) -> tuple[Any, int]:
+        (operand,), (dim,) = args, dims
+
+        def widen(values: tuple, one: Any) -> tuple:
+            return tuple(values[:dim]) + (one,) + tuple(values[dim:])
+        out = primitive.bind(operand, window_dimensions=widen(window_dimensions, 1),
+                             window_strides=widen(window_strides, 1),
+                             padding=widen(padding, (0, 0)),
+                             base_dilation=widen(base_dilation, 1),
+                             window_dilation=widen(window_dilation, 1))
+        return out, dim
+    return rule
+
+
+def _window_lower(kind: str) -> Callable[..., HloInstruction]:
+    opcode = {"sum": Opcode.ADD, "max": Opcode.MAXIMUM, "min": Opcode.MINIMUM}[kind]
+
+    def rule(ctx: LoweringContext, operand: HloInstruction, *, window_dimensions: tuple,
+             window_strides: tuple, padding: Pairs, base_dilation: tuple,
+             window_dilation: tuple) -> HloInstruction:
+        dtype = operand.shape.dtype
+        wide = hlo.widen_low_precision(dtype) if kind == "sum" else dtype
+        if kind != "sum" and dtype == np.bool_:
+            opcode_here = Opcode.OR if kind == "max" else Opcode.AND
+            computation = ctx.scalar_computation(opcode_here, dtype)
+        else:
+            computation = hlo.reduction_computation(ctx, opcode, wide)
+        window = {"size": tuple(window_dimensions), "stride": tuple(window_strides),
+                  "pad": tuple(tuple(p) for p in padding),
+                  "lhs_dilate": tuple(base_dilation), "rhs_dilate": tuple(window_dilation)}
+        x = hlo.convert(ctx, operand, wide)
+        init = hlo.constant(ctx, _identity(kind, wide), wide)
+        shape = ctx.shape(ctx.avals_out[0]).with_dtype(wide)
+        out = ctx.builder.add(Opcode.REDUCE_WINDOW, shape, (x, init), {"window": window},
+                              (computation,))
+        return hlo.convert(ctx, out, dtype)
+    return rule
+
+
+def _declare(kind: str) -> Primitive:
+    primitive = Primitive(f"reduce_window_{kind}")
+    primitive.abstract_eval = _window_abstract_eval(f"reduce_window_{kind}")
+    primitive.reference = _window_reference(kind)
+    primitive.batch = _window_batch(primitive)
+    primitive.lower = _window_lower(kind)
+    return primitive
+
+
+reduce_window_sum_p = _declare("sum")
+reduce_window_max_p = _declare("max")
+reduce_window_min_p = _declare("min")
+
+
+def _window_slices(x: Any, fill: Any, window_dimensions: tuple, window_strides: tuple,
+                   padding: Pairs, base_dilation: tuple, window_dilation: tuple,
+                   out_shape: tuple) -> list[Any]:
+    """One array of the output's shape per window element: that element of every window."""
+    config = tuple((lo, hi, b - 1) for (lo, hi), b in zip(padding, base_dilation))
+    padded = pad_p.bind(x, np.asarray(fill, get_aval(x).dtype), padding_config=config)
+    slices = []
+    for offsets in itertools.product(*(range(w) for w in window_dimensions)):
+        starts = [k * d for k, d in zip(offsets, window_dilation)]
+        limits = [s + (o - 1) * st + 1 if o else s
+                  for s, o, st in zip(starts, out_shape, window_strides)]
+        slices.append(slice(padded, starts, limits, window_strides))
+    return slices
+
+
+def _sum_transpose(ct: Any, operand: Any, *, window_dimensions: tuple, window_strides: tuple,
+                   padding: Pairs, base_dilation: tuple,
+                   window_dilation: tuple) -> list[Any]:
+    shape = get_aval(operand).shape
+    out_shape = get_aval(ct).shape
+    dtype = get_aval(ct).dtype
+    if 0 in out_shape or 0 in shape:
+        return [ad.zeros_like_aval(ShapedArray(shape, dtype))]
+    # padded[i] receives ct[j] for every window element k with j * stride + k * dilation
+    # = i: a window sum over ct dilated by the strides and padded by one window extent.
+    pads = []
+    for n, o, w, s, (lo, hi), b, d in zip(shape, out_shape, window_dimensions, window_strides,
+                                         padding, base_dilation, window_dilation):
+        padded_size = (n - 1) * b + 1 + lo + hi
+        pads.append(((w - 1) * d, padded_size - (o - 1) * s - 1))
+    spread = reduce_window_sum_p.bind(ct, window_dimensions=window_dimensions,
+                                      window_strides=(1,) * len(shape), padding=tuple(pads),
+                                      base_dilation=window_strides,
+                                      window_dilation=window_dilation)
+    unpadded = pad_p.bind(spread, np.zeros((), dtype),
+                          padding_config=tuple((-lo, -hi, 0) for lo, hi in padding))
+    return [slice(unpadded, (0,) * len(shape), get_aval(unpadded).shape, base_dilation)]
+
+
+ad.deflinear(reduce_window_sum_p)
+reduce_window_sum_p.transpose = _sum_transpose
+
+
+def _chooser_jvp(primitive: Primitive, kind: str) -> Callable[..., tuple[Any, Any]]:
+    def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple:
+        (x,), (t,) = primals, tangents
+        out = primitive.bind(x, **params)
+        if isinstance(t, ad.Zero):
+            return out, ad.Zero(ad.tangent_aval(get_aval(out)))
+        out_shape = get_aval(out).shape
+        xs = _window_slices(x, _identity(kind, get_aval(x).dtype), out_shape=out_shape,
+                            **params)
+        ts = _window_slices(t, 0, out_shape=out_shape, **params)
+        chosen = ad.zeros_like_aval(get_aval(ts[0]))
+        taken = None
+        for xk, tk in zip(xs, ts):
+            hit = eq(xk, out)
+            if taken is not None:
+                hit = bitwise_and(hit, bitwise_not(taken))
+            chosen = select_n(hit, chosen, tk)
+            taken = hit if taken is None else bitwise_or(taken, hit)
+        return out, chosen
+    return rule
+
+
+reduce_window_max_p.jvp = _chooser_jvp(reduce_window_max_p, "max")
+reduce_window_min_p.jvp = _chooser_jvp(reduce_window_min_p, "min")
+
+
+def padtype_to_pads(in_shape: Sequence[int], window_shape: Sequence[int],
+                    window_strides: Sequence[int], padding: str) -> list[tuple[int, int]]:
+    """(low, high) padding per dimension for a padding type (mirrors
+    `jax.lax.padtype_to_pads`): 'VALID' pads nothing; 'SAME' and 'SAME_LOWER' pad so that
+    the output has ceil(in / stride) elements, the odd element going high ('SAME') or low
+    ('SAME_LOWER')."""
+    kind = str(padding).upper()
+    if kind == "VALID":
+        return [(0, 0)] * len(in_shape)
+    if kind not in ("SAME", "SAME_LOWER"):
+        raise ValueError(f"padtype_to_pads: unknown padding type {padding!r}; expected "
+                         f"'VALID', 'SAME' or 'SAME_LOWER'.")
+    pads = []
+    for n, w, s in zip(in_shape, window_shape, window_strides):
+        out = -(-int(n) // int(s))
+        total = builtins.max(0, (out - 1) * int(s) + int(w) - int(n))
+        small, large = total // 2, total - total // 2
+        pads.append((small, large) if kind == "SAME" else (large, small))
+    return pads
+
+
+_MONOIDS = {id(add): "sum", id(lax_max): "max", id(lax_min): "min"}
+_PRIMITIVES = {"sum": reduce_window_sum_p, "max": reduce_window_max_p,
+               "min": reduce_window_min_p}
+
+
+def reduce_window(operand: Any, init_value: Any, computation: Callable,
+                  window_dimensions: Sequence[int], window_strides: Sequence[int] | None = None,
+                  padding: str | Sequence[tuple[int, int]] = "VALID",
+                  base_dilation: Sequence[int] | None = None,
+                  window_dilation: Sequence[int] | None = None) -> Any:
+    """Reduce every window of `operand` with `computation` (mirrors `jax.lax.reduce_window`).
+
+    `padding` is (low, high) pairs or 'VALID' / 'SAME' / 'SAME_LOWER'; padded places and
+    base-dilation holes hold `init_value`.
+
+    Differences from JAX: `computation` must be `lax.add`, `lax.max` or `lax.min` and the
+    operand one array; for `lax.add` `init_value` must be 0.
+    """
+    kind = _MONOIDS.get(id(computation))
+    if kind is None:
+        raise NotImplementedError(f"lax.reduce_window: only lax.add, lax.max and lax.min are "
+                                  f"supported as computation, got {computation!r}.")
+    shape = tuple(np.shape(operand))
+    ndim = len(shape)
+    dims = tuple(int(w) for w in window_dimensions)
+    strides = (1,) * ndim if window_strides is None else tuple(int(s) for s in window_strides)
+    base = (1,) * ndim if base_dilation is None else tuple(int(b) for b in base_dilation)
+    dilation = (1,) * ndim if window_dilation is None else tuple(int(d) for d in window_dilation)
+    if isinstance(padding, str):
+        dilated_shape = [(n - 1) * b + 1 if n else 0 for n, b in zip(shape, base)]
+        dilated_window = [(w - 1) * d + 1 for w, d in zip(dims, dilation)]
+        pads = tuple(tuple(p) for p in padtype_to_pads(dilated_shape, dilated_window, strides,
+                                                       padding))
+    else:
+        pads = tuple((int(lo), int(hi)) for lo, hi in padding)
+    out = _PRIMITIVES[kind].bind(operand, window_dimensions=dims, window_strides=strides,
+                                 padding=pads, base_dilation=base, window_dilation=dilation)
+    if kind == "sum":
+        if not isinstance(init_value, (int, float)) and not hasattr(init_value, "shape"):
+            raise TypeError(f"lax.reduce_window: init_value must be a scalar, got "
+                            f"{init_value!r}.")
+        if not _is_concrete(init_value, 0):
+            raise NotImplementedError("lax.reduce_window with lax.add: init_value must be a "
+                                      "concrete 0.")
+        return out
+    # max/min are idempotent: combining init with the reduction is the generic result.
+    init = _scalar_like(init_value, out)
+    if _is_concrete(init, _identity(kind, get_aval(out).dtype)):
+        return out
+    init = broadcast_in_dim(init, get_aval(out).shape, ())
+    return (lax_max if kind == "max" else lax_min)(out, init)
+
+
+def _is_concrete(value: Any, expected: Any) -> bool:
+    try:
+        return bool(np.asarray(value) == expected)
+    except TypeError:  # a tracer cannot be checked (TracerArrayConversionError)
+        return False
+
+
+def _scalar_like(value: Any, like: Any) -> Any:
+    dtype = get_aval(like).dtype
+    if dtypes.is_python_scalar(value):
+        return np.asarray(value, dtype)
+    return value
+
