@@ -22,6 +22,7 @@ from jaxlite.lax.convert import (_convert_element_type, bitcast_convert_type,  #
                                  convert_element_type, convert_element_type_p)
 from jaxlite.lax.cumulative import *  # noqa: F401,F403
 from jaxlite.lax.dot import *  # noqa: F401,F403
+from jaxlite.lax.convolution import *  # noqa: F401,F403
 from jaxlite.lax.dynamic_slicing import *  # noqa: F401,F403
 from jaxlite.lax.gather_scatter import *  # noqa: F401,F403
 from jaxlite.lax.scatter import *  # noqa: F401,F403

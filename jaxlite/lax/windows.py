@@ -1,7 +1,7 @@
 """Window reductions: reduce_window_sum, reduce_window_max, reduce_window_min.
 
-Mirrors `jax.lax.reduce_window` (XLA's ReduceWindow) for the monoids add, max and min, and
-`jax.lax.padtype_to_pads`. A window of `window_dimensions` (with holes of
+Mirrors `jax.lax.reduce_window` (XLA's ReduceWindow) for the monoids add, max and min.
+A window of `window_dimensions` (with holes of
 `window_dilation` - 1 between its elements) slides in steps of `window_strides` over the
 operand, dilated by `base_dilation` (holes filled with the identity) and padded with
 `padding` (low, high) identities per dimension; each position gives one reduced element.
@@ -14,7 +14,6 @@ of the padded operand), as JAX's select-and-gather does for distinct values.
 """
 from __future__ import annotations
 
-import builtins
 import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -31,6 +30,7 @@ from jaxlite.lax.arithmetic import add
 from jaxlite.lax.bitwise import bitwise_and, bitwise_not, bitwise_or
 from jaxlite.lax.broadcast import broadcast_in_dim
 from jaxlite.lax.comparisons import eq
+from jaxlite.lax.convolution import padtype_to_pads
 from jaxlite.lax.math_functions import max as lax_max
 from jaxlite.lax.math_functions import min as lax_min
 from jaxlite.lax.selection import select_n
@@ -39,7 +39,6 @@ from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 
 __all__ = [
-    "padtype_to_pads",
     "reduce_window",
     "reduce_window_max_p",
     "reduce_window_min_p",
@@ -240,27 +239,6 @@ def _chooser_jvp(primitive: Primitive, kind: str) -> Callable[..., tuple[Any, An
 
 reduce_window_max_p.jvp = _chooser_jvp(reduce_window_max_p, "max")
 reduce_window_min_p.jvp = _chooser_jvp(reduce_window_min_p, "min")
-
-
-def padtype_to_pads(in_shape: Sequence[int], window_shape: Sequence[int],
-                    window_strides: Sequence[int], padding: str) -> list[tuple[int, int]]:
-    """(low, high) padding per dimension for a padding type (mirrors
-    `jax.lax.padtype_to_pads`): 'VALID' pads nothing; 'SAME' and 'SAME_LOWER' pad so that
-    the output has ceil(in / stride) elements, the odd element going high ('SAME') or low
-    ('SAME_LOWER')."""
-    kind = str(padding).upper()
-    if kind == "VALID":
-        return [(0, 0)] * len(in_shape)
-    if kind not in ("SAME", "SAME_LOWER"):
-        raise ValueError(f"padtype_to_pads: unknown padding type {padding!r}; expected "
-                         f"'VALID', 'SAME' or 'SAME_LOWER'.")
-    pads = []
-    for n, w, s in zip(in_shape, window_shape, window_strides):
-        out = -(-int(n) // int(s))
-        total = builtins.max(0, (out - 1) * int(s) + int(w) - int(n))
-        small, large = total // 2, total - total // 2
-        pads.append((small, large) if kind == "SAME" else (large, small))
-    return pads
 
 
 _MONOIDS = {id(add): "sum", id(lax_max): "max", id(lax_min): "min"}
