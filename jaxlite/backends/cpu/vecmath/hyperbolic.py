@@ -1,0 +1,94 @@
+"""Hyperbolic functions and the logistic sigmoid: tanh, logistic, sinh, cosh.
+
+float32 tanh is a minimax rational function T(z) = z P(z^2) / Q(z^2) ~ tanh(z) on [0, 4.5]:
+tanh(x) = T(x) below 1 and 2T / (1 + T^2) at z = x/2 above (up to 9; tanh rounds to +-1 beyond
+9.01), as one division of n/d or 2nd / (n^2 + d^2). The doubling formula damps the rounding
+errors of P and Q near saturation, where a plain rational reaches ~5 ulp: the result stays
+within 4 ulp at 13 multiply-adds and no exponential, which keeps a tanh-GELU kernel fast.
+float64 tanh is expm1(2|x|) / (expm1(2|x|) + 2) with the sign copied back.
+
+logistic(x) = 1 / (1 + e^-|x|) for x >= 0 and e^-|x| / (1 + e^-|x|) below, so it never
+overflows and keeps full relative accuracy down to the subnormals. sinh uses an odd
+polynomial below 1 and (h - 1/(4h)) with h = e^|x| / 2 above (the halving goes into the
+exponent, so sinh and cosh overflow only where their value does); cosh is h + 1/(4h).
+"""
+from __future__ import annotations
+
+from ._ir import (
+    V,
+    clamp,
+    coeffs,
+    copysign,
+    fabs,
+    fma,
+    horner,
+    minimum,
+    pow2,
+    rational,
+    select,
+)
+from .exp_log import exp_core, exp_limits, expm1_reduced
+
+
+def tanh(x: V) -> V:
+    """Hyperbolic tangent.
+
+    Accuracy: f32 <= 4 ulp (measured 3.33); f64 <= 3 ulp (measured 2.31).
+    """
+    a = fabs(x)
+    if x.elem == "float":
+        p, q = rational("tanh", "float")
+        ac = minimum(a, 9.0)
+        big = ac >= 1.0
+        z = select(big, ac * 0.5, ac)
+        u = z * z
+        n = z * horner(u, p)
+        d = horner(u, (1.0, *q))
+        num = select(big, (n + n) * d, n)
+        den = select(big, fma(n, n, d * d), d)
+        return copysign(minimum(num / den, 1.0), x)
+    k, em = expm1_reduced(minimum(a + a, 44.0))
+    s = pow2(k, x.elem)
+    e = fma(s, em, s - 1.0)
+    return copysign(e / (e + 2.0), x)
+
+
+def logistic(x: V) -> V:
+    """The logistic sigmoid 1 / (1 + e**-x).
+
+    Accuracy: f32 <= 3 ulp (measured 2.31); f64 <= 3 ulp (measured 2.36).
+    """
+    lo, _ = exp_limits(x.elem)
+    e = exp_core(clamp(-fabs(x), lo, 0.0), precise=x.elem == "double")  # e^-|x|, NaN stays
+    num = select(x < 0.0, e, 1.0)
+    return num / (e + 1.0)
+
+
+def _half_exp(a: V) -> V:
+    """e**a / 2 for a >= 0 (inf where it overflows)."""
+    hi = 90.0 if a.elem == "float" else 711.0
+    return exp_core(minimum(a, hi), extra=-1, precise=a.elem == "double")
+
+
+def sinh(x: V) -> V:
+    """Hyperbolic sine.
+
+    Accuracy: f32 <= 2 ulp (measured 1.61); f64 <= 2 ulp (measured 1.57).
+    """
+    a = fabs(x)
+    h = _half_exp(a)
+    big = h - 0.25 / h
+    small = fma(a * (a * a), horner(a * a, coeffs("sinh", x.elem)), a)
+    return copysign(select(a < 1.0, small, big), x)
+
+
+def cosh(x: V) -> V:
+    """Hyperbolic cosine.
+
+    Accuracy: f32 <= 2 ulp (measured 1.44); f64 <= 2 ulp (measured 1.42).
+    """
+    h = _half_exp(fabs(x))
+    return h + 0.25 / h
+
+
+FUNCTIONS = {"tanh": tanh, "logistic": logistic, "sinh": sinh, "cosh": cosh}
