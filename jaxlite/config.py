@@ -121,6 +121,20 @@ config.define("jaxlite_dump_dir", os.environ.get("JAXLITE_DUMP_DIR"),
               "Folder where the compiler writes the module after every pass.", _as_optional_str)
 
 
+def _as_thread_count(value: Any) -> int:
+    count = int(value)
+    if count < 1:
+        raise ValueError(f"jaxlite_cpu_threads must be a positive number of threads, got "
+                         f"{value!r}")
+    return count
+
+
+config.define("jaxlite_cpu_threads",
+              os.environ.get("JAXLITE_CPU_THREADS") or len(os.sched_getaffinity(0)),
+              "Threads the cpu backend splits large kernels over (default: the cores this "
+              "process may run on).", _as_thread_count)
+
+
 def enable_x64(enabled: bool = True) -> contextlib.AbstractContextManager:
     """Context manager that turns 64-bit types on (or off) for a block."""
     return config.override("jax_enable_x64", enabled)

@@ -1,0 +1,35 @@
+"""The cpu backend: HLO compiled to native code through LLVM (llvmlite), the counterpart of
+XLA's CPU compiler and PJRT's CPU client.
+
+Its platform is "cpu". Importing this package is cheap (llvmlite loads only when the client
+starts): `make_client` is the registry's factory, `register(registry)` adds the backend to
+a registry (idempotent), below the interpreter's priority (`PRIORITY`) until it compiles
+every opcode the test suite produces; select it with `jaxlite.config.update("jax_platforms",
+"cpu")` or `jit(f, backend="cpu")` once registered.
+
+The pieces: `codegen/` (HLO to LLVM IR text: kernels per fusion, program functions running
+the schedule), `native` (IR to object code to a callable), `runtime` (the thread pool
+generated code calls), `compile_cache` (object code in memory and on disk), `client`,
+`executable`, `buffer`; `vecmath/` and `gemm*` generate the math library and matrix products.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+PLATFORM = "cpu"
+# Below the interpreter (0): chosen only when asked for, until it covers every opcode.
+PRIORITY = -10
+
+__all__ = ["PLATFORM", "PRIORITY", "make_client", "register"]
+
+
+def make_client() -> Any:
+    """Start the backend: load llvmlite and the code generators, return a `CpuClient`."""
+    return importlib.import_module("jaxlite.backends.cpu.client").make_client()
+
+
+def register(registry: Any) -> None:
+    """Register the backend in `registry` (a `BackendRegistry`), unless it already is."""
+    if PLATFORM not in registry.registered():
+        registry.register(PLATFORM, make_client, priority=PRIORITY)

@@ -1,0 +1,294 @@
+"""Complex numbers in kernels: a value is a pair of float vectors (mirrors how XLA's
+ElementalIrEmitter splits complex values into real and imaginary parts).
+
+complex64 and complex128 are stored interleaved (real, imaginary) as numpy stores them and
+computed as two `Val`s of float32/float64. Arithmetic follows the evaluator, which uses
+numpy: products without fused multiply-add, Smith's division, numpy's reciprocal, maximum
+and minimum ordered lexicographically, magnitude through `hypot` (NaN if a part is NaN),
+powers through the polar form in double precision. Transcendental functions call the C
+library's complex functions one lane at a time (as numpy does); expm1 and log1p use
+numpy's formulas.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from jaxlite.backends.cpu.codegen.arith import Arith
+from jaxlite.backends.cpu.codegen.llvm_text import Val, vec_type
+from jaxlite.backends.cpu.codegen.mathfns import MathLib
+from jaxlite.xla.opcodes import Opcode
+
+__all__ = ["Cx", "ComplexOps", "is_complex", "part_dtype"]
+
+_O = Opcode
+_PRED = np.dtype(np.bool_)
+_F64 = np.dtype(np.float64)
+
+
+def is_complex(dtype: np.dtype) -> bool:
+    return np.dtype(dtype).kind == "c"
+
+
+def part_dtype(dtype: np.dtype) -> np.dtype:
+    return np.dtype(np.float32 if np.dtype(dtype) == np.complex64 else np.float64)
+
+
+@dataclass(frozen=True)
+class Cx:
+    """A complex value: real and imaginary parts of the same width."""
+
+    re: Val
+    im: Val
+    dtype: np.dtype
+
+    @property
+    def width(self) -> int:
+        return self.re.width
+
+
+# Opcodes computed by the C library's complex function of this name (float: + "f").
+_LIBM = {_O.EXP: "cexp", _O.LOG: "clog", _O.SQRT: "csqrt", _O.SIN: "csin", _O.COS: "ccos",
+         _O.TAN: "ctan", _O.TANH: "ctanh", _O.SINH: "csinh", _O.COSH: "ccosh",
+         _O.ASIN: "casin", _O.ACOS: "cacos", _O.ATAN: "catan", _O.ASINH: "casinh",
+         _O.ACOSH: "cacosh", _O.ATANH: "catanh"}
+
+
+class ComplexOps:
+    """Complex operations emitted with `arith` (real ones) and `mathlib` (declarations)."""
+
+    def __init__(self, arith: Arith, mathlib: MathLib) -> None:
+        self.a = arith
+        self.mathlib = mathlib
+
+    # --------------------------------------------------------------------- basics
+    def const(self, value: complex, dtype: np.dtype, width: int = 1) -> Cx:
+        part = part_dtype(dtype)
+        return Cx(self.a.const(complex(value).real, part, width),
+                  self.a.const(complex(value).imag, part, width), np.dtype(dtype))
+
+    def lift(self, x: "Val | Cx", dtype: np.dtype) -> Cx:
+        """`x` as a complex value of `dtype` (a real value gets a zero imaginary part)."""
+        part = part_dtype(dtype)
+        if isinstance(x, Cx):
+            return Cx(self.a.convert(x.re, part), self.a.convert(x.im, part), np.dtype(dtype))
+        re = self.a.convert(x, part)
+        return Cx(re, self.a.const(0.0, part, re.width), np.dtype(dtype))
+
+    def match(self, *values: Cx) -> list[Cx]:
+        width = max(v.width for v in values)
+        return [Cx(self.a.splat(v.re, width), self.a.splat(v.im, width), v.dtype)
+                for v in values]
+
+    def _f(self, opcode: Opcode, x: Val, y: Val) -> Val:
+        return self.a.binary(opcode, x, y)
+
+    def mul(self, x: Cx, y: Cx) -> Cx:
+        x, y = self.match(x, y)
+        re = self._f(_O.SUBTRACT, self._f(_O.MULTIPLY, x.re, y.re),
+                     self._f(_O.MULTIPLY, x.im, y.im))
+        im = self._f(_O.ADD, self._f(_O.MULTIPLY, x.re, y.im), self._f(_O.MULTIPLY, x.im, y.re))
+        return Cx(re, im, x.dtype)
+
+    def div(self, x: Cx, y: Cx) -> Cx:
+        """Smith's algorithm, branch-free (numpy's complex division)."""
+        x, y = self.match(x, y)
+        a, f = self.a, self._f
+        abs_r, abs_i = a.unary(_O.ABS, y.re), a.unary(_O.ABS, y.im)
+        real_larger = a.compare("GE", abs_r, abs_i)
+        both_zero = a.binary(_O.AND, a.compare("EQ", abs_r, a.const(0.0, abs_r.dtype)),
+                             a.compare("EQ", abs_i, a.const(0.0, abs_i.dtype)))
+        one = a.const(1.0, y.re.dtype)
+        # |re| >= |im|: rat = im / re, scale = 1 / (re + im * rat)
+        rat1 = f(_O.DIVIDE, y.im, y.re)
+        scl1 = f(_O.DIVIDE, one, f(_O.ADD, y.re, f(_O.MULTIPLY, y.im, rat1)))
+        re1 = f(_O.MULTIPLY, f(_O.ADD, x.re, f(_O.MULTIPLY, x.im, rat1)), scl1)
+        im1 = f(_O.MULTIPLY, f(_O.SUBTRACT, x.im, f(_O.MULTIPLY, x.re, rat1)), scl1)
+        # otherwise: rat = re / im, scale = 1 / (im + re * rat)
+        rat2 = f(_O.DIVIDE, y.re, y.im)
+        scl2 = f(_O.DIVIDE, one, f(_O.ADD, y.im, f(_O.MULTIPLY, y.re, rat2)))
+        re2 = f(_O.MULTIPLY, f(_O.ADD, f(_O.MULTIPLY, x.re, rat2), x.im), scl2)
+        im2 = f(_O.MULTIPLY, f(_O.SUBTRACT, f(_O.MULTIPLY, x.im, rat2), x.re), scl2)
+        # Division by zero gives numpy's infinities and NaNs.
+        re0, im0 = f(_O.DIVIDE, x.re, abs_r), f(_O.DIVIDE, x.im, abs_r)
+        re = a.select(real_larger, a.select(both_zero, re0, re1), re2)
+        im = a.select(real_larger, a.select(both_zero, im0, im1), im2)
+        return Cx(re, im, x.dtype)
+
+    def reciprocal(self, x: Cx) -> Cx:
+        a, f = self.a, self._f
+        one = a.const(1.0, x.re.dtype)
+        small_im = a.compare("LE", a.unary(_O.ABS, x.im), a.unary(_O.ABS, x.re))
+        r1 = f(_O.DIVIDE, x.im, x.re)
+        d1 = f(_O.ADD, x.re, f(_O.MULTIPLY, x.im, r1))
+        r2 = f(_O.DIVIDE, x.re, x.im)
+        d2 = f(_O.ADD, f(_O.MULTIPLY, x.re, r2), x.im)
+        re = a.select(small_im, f(_O.DIVIDE, one, d1), f(_O.DIVIDE, r2, d2))
+        im = a.select(small_im, a.unary(_O.NEGATE, f(_O.DIVIDE, r1, d1)),
+                      a.unary(_O.NEGATE, f(_O.DIVIDE, one, d2)))
+        return Cx(re, im, x.dtype)
+
+    def select(self, pred: Val, x: Cx, y: Cx) -> Cx:
+        x, y = self.match(x, y)
+        return Cx(self.a.select(pred, x.re, y.re), self.a.select(pred, x.im, y.im), x.dtype)
+
+    def magnitude(self, x: Cx) -> Val:
+        hyp = self.mathlib.libm_real(self.a, "hypot", [x.re, x.im])
+        nan = self.a.binary(_O.OR, self.a.compare("NE", x.re, x.re),
+                            self.a.compare("NE", x.im, x.im))
+        return self.a.select(nan, self.a.const(np.nan, x.re.dtype, x.width), hyp)
+
+    # ------------------------------------------------------------------- opcodes
+    def binary(self, opcode: Opcode, x: Cx, y: Cx) -> "Cx | Val":
+        x, y = self.match(x, y)
+        a = self.a
+        if opcode in (_O.ADD, _O.SUBTRACT):
+            return Cx(self._f(opcode, x.re, y.re), self._f(opcode, x.im, y.im), x.dtype)
+        if opcode is _O.MULTIPLY:
+            return self.mul(x, y)
+        if opcode is _O.DIVIDE:
+            return self.div(x, y)
+        if opcode in (_O.MAXIMUM, _O.MINIMUM):
+            first, second = (x, y) if opcode is _O.MAXIMUM else (y, x)
+            wins = a.binary(_O.OR, a.compare("GT", first.re, second.re), a.binary(
+                _O.AND, a.compare("EQ", first.re, second.re), a.compare("GT", first.im,
+                                                                        second.im)))
+            return self.select(wins, x, y)
+        if opcode is _O.POWER:
+            return self._power(x, y)
+        if opcode is _O.ATAN2:
+            return self._atan2(x, y)
+        raise NotImplementedError(f"the cpu backend has no complex {opcode.text} yet")
+
+    def compare(self, direction: str, x: Cx, y: Cx) -> Val:
+        x, y = self.match(x, y)
+        a = self.a
+        if direction == "EQ":
+            return a.binary(_O.AND, a.compare("EQ", x.re, y.re), a.compare("EQ", x.im, y.im))
+        if direction == "NE":
+            return a.binary(_O.OR, a.compare("NE", x.re, y.re), a.compare("NE", x.im, y.im))
+        raise NotImplementedError(f"the cpu backend cannot compare complex values with "
+                                  f"{direction}")
+
+    def unary(self, opcode: Opcode, x: Cx) -> "Cx | Val":
+        a, f = self.a, self._f
+        if opcode is _O.NEGATE:
+            return Cx(a.unary(_O.NEGATE, x.re), a.unary(_O.NEGATE, x.im), x.dtype)
+        if opcode is _O.REAL:
+            return x.re
+        if opcode is _O.IMAG:
+            return x.im
+        if opcode is _O.ABS:
+            return self.magnitude(x)
+        if opcode is _O.SIGN:
+            magnitude = self.magnitude(x)
+            zero = a.compare("EQ", magnitude, a.const(0.0, magnitude.dtype))
+            safe = a.select(zero, a.const(1.0, magnitude.dtype), magnitude)
+            quotient = self.div(x, self.lift(safe, x.dtype))
+            return self.select(zero, self.const(0, x.dtype, x.width), quotient)
+        if opcode is _O.RSQRT:
+            return self.reciprocal(self._libm("csqrt", x))
+        if opcode in _LIBM:
+            return self._libm(_LIBM[opcode], x)
+        if opcode is _O.EXPM1:
+            half = f(_O.MULTIPLY, x.im, a.const(0.5, x.im.dtype))
+            s = self.mathlib.libm_real(a, "sin", [half])
+            re = f(_O.SUBTRACT, f(_O.MULTIPLY, self.mathlib.libm_real(a, "expm1", [x.re]),
+                                  self.mathlib.libm_real(a, "cos", [x.im])),
+                   f(_O.MULTIPLY, f(_O.MULTIPLY, a.const(2.0, s.dtype), s), s))
+            im = f(_O.MULTIPLY, self.mathlib.libm_real(a, "exp", [x.re]),
+                   self.mathlib.libm_real(a, "sin", [x.im]))
+            return Cx(re, im, x.dtype)
+        if opcode is _O.LOG1P:
+            shifted = f(_O.ADD, x.re, a.const(1.0, x.re.dtype))
+            im = self.mathlib.libm_real(a, "atan2", [x.im, shifted])
+            re = self.mathlib.libm_real(a, "log", [self.mathlib.libm_real(
+                a, "hypot", [shifted, x.im])])
+            return Cx(re, im, x.dtype)
+        if opcode is _O.LOGISTIC:
+            one = self.const(1.0, x.dtype, x.width)
+            e = self._libm("cexp", Cx(a.unary(_O.NEGATE, x.re), a.unary(_O.NEGATE, x.im),
+                                      x.dtype))
+            return self.div(one, Cx(f(_O.ADD, one.re, e.re), f(_O.ADD, one.im, e.im),
+                                    x.dtype))
+        if opcode is _O.EXP2:
+            ln2 = self.const(np.log(2.0), x.dtype, x.width)
+            return self._libm("cexp", self.mul(x, ln2))
+        raise NotImplementedError(f"the cpu backend has no complex {opcode.text} yet")
+
+    def _atan2(self, x: Cx, y: Cx) -> Cx:
+        """The evaluator's continuation in double precision: -i log((y + i x) / sqrt(x**2 +
+        y**2))."""
+        wide, dtype = np.dtype(np.complex128), x.dtype
+        x, y = self.lift(x, wide), self.lift(y, wide)
+        f = self._f
+        numerator = Cx(f(_O.SUBTRACT, y.re, x.im), f(_O.ADD, y.im, x.re), wide)
+        squares = self.binary(_O.ADD, self.mul(x, x), self.mul(y, y))
+        root = self._libm("csqrt", squares)  # type: ignore[arg-type]
+        logged = self._libm("clog", self.div(numerator, root))
+        result = Cx(logged.im, self.a.unary(_O.NEGATE, logged.re), wide)
+        return self.lift(result, dtype)
+
+    def _power(self, x: Cx, y: Cx) -> Cx:
+        """The evaluator's polar form in double precision, with its rules at zero."""
+        a, f, lib = self.a, self._f, self.mathlib
+        w = [Cx(a.convert(v.re, _F64), a.convert(v.im, _F64), np.dtype(np.complex128))
+             for v in (x, y)]
+        xr, xi, yr, yi = w[0].re, w[0].im, w[1].re, w[1].im
+        log_mag = lib.libm_real(a, "log", [lib.libm_real(a, "hypot", [xr, xi])])
+        angle = lib.libm_real(a, "atan2", [xi, xr])
+        radius = lib.libm_real(a, "exp", [f(_O.SUBTRACT, f(_O.MULTIPLY, yr, log_mag),
+                                             f(_O.MULTIPLY, yi, angle))])
+        phase = f(_O.ADD, f(_O.MULTIPLY, yr, angle), f(_O.MULTIPLY, yi, log_mag))
+        re = f(_O.MULTIPLY, radius, lib.libm_real(a, "cos", [phase]))
+        im = f(_O.MULTIPLY, radius, lib.libm_real(a, "sin", [phase]))
+        zero = a.const(0.0, _F64)
+        y_zero_im = a.compare("EQ", yi, zero)
+        unit = a.binary(_O.AND, a.compare("EQ", yr, zero), y_zero_im)
+        vanish = a.binary(_O.AND, a.compare("GT", yr, zero), y_zero_im)
+        nan = a.const(np.nan, _F64)
+        at_re = a.select(unit, a.const(1.0, _F64), a.select(vanish, zero, nan))
+        at_im = a.select(a.binary(_O.OR, unit, vanish), zero, nan)
+        base_zero = a.binary(_O.AND, a.compare("EQ", xr, zero), a.compare("EQ", xi, zero))
+        part = part_dtype(x.dtype)
+        return Cx(a.convert(a.select(base_zero, at_re, re), part),
+                  a.convert(a.select(base_zero, at_im, im), part), x.dtype)
+
+    def _libm(self, name: str, x: Cx) -> Cx:
+        """A C99 complex function, one lane at a time (x86-64 calling convention: float
+        complex travels as <2 x float>, double complex as two doubles / {double, double})."""
+        fb = self.a.fb
+        elem = x.re.elem
+        single = elem == "float"
+        fname = name + ("f" if single else "")
+        if single:
+            decl = f"declare <2 x float> @{fname}(<2 x float>) nounwind readnone"
+        else:
+            decl = f"declare {{ double, double }} @{fname}(double, double) nounwind readnone"
+        self.mathlib.declarations[fname] = decl
+        re_out, im_out = "poison", "poison"
+        ty = vec_type(elem, x.width)
+        for lane in range(x.width):
+            if x.width == 1:
+                r, i = x.re.ref, x.im.ref
+            else:
+                r = fb.op(f"extractelement {x.re.typed}, i64 {lane}", "e")
+                i = fb.op(f"extractelement {x.im.typed}, i64 {lane}", "e")
+            if single:
+                pair = fb.op(f"insertelement <2 x float> poison, float {r}, i64 0", "z")
+                pair = fb.op(f"insertelement <2 x float> {pair}, float {i}, i64 1", "z")
+                out = fb.op(f"call <2 x float> @{fname}(<2 x float> {pair})", "m")
+                rr = fb.op(f"extractelement <2 x float> {out}, i64 0", "e")
+                ri = fb.op(f"extractelement <2 x float> {out}, i64 1", "e")
+            else:
+                out = fb.op(f"call {{ double, double }} @{fname}(double {r}, double {i})", "m")
+                rr = fb.op(f"extractvalue {{ double, double }} {out}, 0", "e")
+                ri = fb.op(f"extractvalue {{ double, double }} {out}, 1", "e")
+            if x.width == 1:
+                re_out, im_out = rr, ri
+            else:
+                re_out = fb.op(f"insertelement {ty} {re_out}, {elem} {rr}, i64 {lane}", "v")
+                im_out = fb.op(f"insertelement {ty} {im_out}, {elem} {ri}, i64 {lane}", "v")
+        return Cx(Val(re_out, elem, x.width, x.re.dtype), Val(im_out, elem, x.width,
+                                                                 x.im.dtype), x.dtype)

@@ -1,0 +1,209 @@
+"""Convolutions through the generated GEMM: blocked im2col (mirrors what XLA's CPU backend
+gets from Eigen's spatial convolution: patches times the kernel matrix).
+
+For a block of output pixels at a time (a pixel is an index of the batch and spatial output
+dimensions), the kernel gathers the input patch of every pixel into a row of a small
+matrix in its scratch memory: the window taps, each with its input features, in the order
+the kernel's memory has them (zeros where a tap falls into the padding); then one GEMM
+multiplies that [pixels x taps*features] matrix by the kernel, seen as a [taps*features x
+output features] matrix, straight into the block's rows of the result. Blocks are the unit
+of parallel work: each thread has its own patch matrix and GEMM scratch.
+
+It applies when the result stores each pixel's output features contiguously, one pixel
+after another (NHWC-like), the kernel stores its taps and input features as one run with
+the output features innermost (HWIO-like), the types are float32 or float64, and there are
+no feature or batch groups, input dilation or window reversal. Other convolutions are
+computed by the loop kernels (`window_loops.convolution_at`).
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from jaxlite.backends.cpu.codegen.dot_kernel import SCRATCH_ALIGN, _group
+from jaxlite.backends.cpu.codegen.elemental import Elemental
+from jaxlite.backends.cpu.codegen.indexing import Lin, Multi, Var, strides_of
+from jaxlite.backends.cpu.codegen.kernel import (Kernel, KernelContext, emitter,
+                                                 kernel_function, lanes_for)
+from jaxlite.backends.cpu.codegen.loops import Emitters, vector_loop
+from jaxlite.backends.cpu.codegen.window_loops import all_of, window_position
+from jaxlite.backends.cpu.gemm import GemmSpec, emit_gemm, plan_gemm
+from jaxlite.xla.ir import HloInstruction
+from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.shape_inference_base import ConvDims, RuleContext, conv_dims_of, window_of
+
+__all__ = ["ConvPlan", "conv_plan", "emit_convolution"]
+
+# Bytes of one block's patch matrix: about half of a core's L2.
+_PATCH_BYTES = 512 * 1024
+
+
+@dataclass(frozen=True)
+class ConvPlan:
+    """A convolution as blocked im2col and GEMMs."""
+
+    dims: ConvDims
+    pixels: int           # output pixels (batch times spatial)
+    taps: int             # window taps times input features (the GEMM's k)
+    features: int         # output features (the GEMM's n)
+    block: int            # pixels per block
+    pixel_stride: int     # result elements from one pixel to the next
+    kernel_stride: int    # kernel elements from one (tap, input feature) to the next
+    dtype: str
+
+    @property
+    def blocks(self) -> int:
+        return -(-self.pixels // self.block)
+
+    def spec(self, rows: int) -> GemmSpec:
+        fields = dict(m=rows, n=self.features, k=self.taps, a_strides=(0, self.taps, 1),
+                      b_strides=(0, self.kernel_stride, 1), c_strides=(0, self.pixel_stride, 1),
+                      scratch="argument")
+        key = repr(sorted(fields.items())) + self.dtype
+        name = "gemm." + hashlib.sha256(key.encode()).hexdigest()[:12]
+        return GemmSpec(name=name, dtype=self.dtype, **fields)  # type: ignore[arg-type]
+
+    @property
+    def last_rows(self) -> int:
+        return self.pixels - (self.blocks - 1) * self.block
+
+    @property
+    def patch_bytes(self) -> int:
+        size = self.block * self.taps * np.dtype(self.dtype).itemsize
+        return -(-size // SCRATCH_ALIGN) * SCRATCH_ALIGN
+
+    @property
+    def scratch(self) -> int:
+        """Scratch bytes per thread: the patch matrix, then the GEMM's scratch."""
+        gemm = max(plan_gemm(self.spec(self.block)).scratch_bytes,
+                   plan_gemm(self.spec(self.last_rows)).scratch_bytes)
+        return self.patch_bytes + -(-gemm // SCRATCH_ALIGN) * SCRATCH_ALIGN
+
+
+def conv_plan(inst: HloInstruction) -> ConvPlan | None:
+    """How `inst` (a convolution) runs as im2col and GEMMs, or None."""
+    lhs, rhs = inst.operands[0].shape, inst.operands[1].shape
+    out = inst.shape
+    dtype = np.dtype(out.dtype)
+    if dtype.name not in ("float32", "float64") or lhs.dtype != dtype or rhs.dtype != dtype:
+        return None
+    ctx = RuleContext(inst.opcode, (), inst.attrs, inst.called, inst.shape, inst.name)
+    cd = conv_dims_of(ctx, lhs.rank, rhs.rank)
+    window = window_of(ctx, len(cd.lhs_spatial))
+    if int(inst.attr("feature_group_count", 1)) != 1 or int(
+            inst.attr("batch_group_count", 1)) != 1 or any(window.reversal) or any(
+            d != 1 for d in window.base_dilation):
+        return None
+    os_, ks = strides_of(out.dims, out.layout), strides_of(rhs.dims, rhs.layout)
+    pixels = _group([cd.out_batch, *cd.out_spatial], out.dims, os_)
+    taps = _group([*cd.rhs_spatial, cd.rhs_input], rhs.dims, ks)
+    if pixels is None or taps is None or os_[cd.out_feature] != 1 or ks[cd.rhs_output] != 1:
+        return None
+    features = out.dims[cd.out_feature]
+    if pixels[0] == 0 or features == 0 or 2 * pixels[0] * taps[0] * features < 1 << 16:
+        return None
+    rows = max(8, _PATCH_BYTES // max(1, taps[0] * dtype.itemsize) // 8 * 8)
+    block = min(rows, pixels[0])
+    return ConvPlan(cd, pixels[0], taps[0], features, block,
+                    pixels[1] if pixels[0] > 1 else features,
+                    taps[1] if taps[0] > 1 else features, dtype.name)
+
+
+@functools.lru_cache(maxsize=64)
+def _gemm_text(spec: GemmSpec) -> str:
+    return emit_gemm(spec)
+
+
+def emit_convolution(ctx: KernelContext, inst: HloInstruction, plan: ConvPlan,
+                     noalias: bool) -> Kernel:
+    """The kernel: work items are blocks of output pixels, [lo, hi)."""
+    fb, ins, outs = kernel_function(2, 1, noalias)
+    fb.params.insert(3, ("ptr", "scratch"))
+    lhs, rhs = inst.operands
+    cd = plan.dims
+    window = window_of(RuleContext(inst.opcode, (), inst.attrs, inst.called, inst.shape,
+                                   inst.name), len(cd.lhs_spatial))
+    specs = [plan.spec(plan.block), plan.spec(plan.last_rows)]
+    names = [plan_gemm(s).full_name for s in specs]
+    lhs_param = HloInstruction("param_0", Opcode.PARAMETER, lhs.shape, attrs={"number": 0})
+    features = lhs.shape.dims[cd.lhs_feature]
+    width = min(16, lanes_for(lhs.shape.dtype, features))
+    em = emitter(ctx, fb, width, ins)
+    itemsize = np.dtype(plan.dtype).itemsize
+    gemm_scratch = fb.op(f"getelementptr inbounds i8, ptr %scratch, i64 {plan.patch_bytes}",
+                         "gs")
+    spatial = [inst.shape.dims[d] for d in cd.out_spatial]
+    sizes = list(window.size)
+    with fb.loop("%lo", "%hi", 1, "blk") as block:
+        first = fb.op(f"mul i64 {block}, {plan.block}", "p0")
+        last = fb.op(f"add i64 {first}, {plan.block}", "p1")
+        last = fb.op(f"call i64 @llvm.smin.i64(i64 {last}, i64 {plan.pixels})", "p1")
+        with fb.loop(first, last, 1, "px") as pixel:
+            em.push()
+            rest = Lin.of(Var(pixel, "scalar", 0, plan.pixels))
+            coords = []
+            for size in reversed(spatial):
+                rest, where = em.ix.divmod(rest, size)
+                coords.append(where)
+            coords.reverse()
+            row = fb.op(f"sub i64 {pixel}, {first}", "row")
+            row_lin = Lin.of(Var(row, "scalar", 0, plan.block)) * plan.taps
+            _patch_row(em, plan, lhs_param, rest, coords, window, sizes, features, row_lin,
+                       width)
+            em.pop()
+        rows = fb.op(f"sub i64 {last}, {first}", "rows")
+        full = fb.op(f"icmp eq i64 {rows}, {plan.block}", "full")
+        offset = fb.op(f"mul i64 {first}, {plan.pixel_stride * itemsize}", "co")
+        target = fb.op(f"getelementptr inbounds i8, ptr {outs[0]}, i64 {offset}", "c")
+        with fb.if_then(full, "whole"):
+            fb.do(f'call void @"{names[0]}"(ptr %scratch, ptr {ins[1]}, ptr {target}, '
+                  f"ptr {gemm_scratch})")
+        if plan.last_rows != plan.block:
+            partial = fb.op(f"xor i1 {full}, true", "part")
+            with fb.if_then(partial, "rest"):
+                fb.do(f'call void @"{names[1]}"(ptr %scratch, ptr {ins[1]}, ptr {target}, '
+                      f"ptr {gemm_scratch})")
+    fb.ret_void()
+    declarations = "".join(f'declare void @"{n}"(ptr, ptr, ptr, ptr)\n' for n in set(names))
+    work = plan.pixels * plan.taps * plan.features
+    modules = tuple(dict.fromkeys(_gemm_text(s) for s in specs))
+    return Kernel(declarations + fb.text(), 2, 1, plan.blocks, 1, work, plan.scratch, modules)
+
+
+def _patch_row(em: Elemental, plan: ConvPlan, lhs: HloInstruction, batch: Lin,
+               coords: list[Lin], window: object, sizes: list[int], features: int,
+               row: Lin, width: int) -> None:
+    """One pixel's patch: for each tap, the input features (zeros in the padding)."""
+    cd = plan.dims
+    fb = em.fb
+    shape = lhs.shape
+    taps = math.prod(sizes)
+    for tap in range(taps):
+        offsets, rest = [], tap
+        for size in reversed(sizes):
+            offsets.append(rest % size)
+            rest //= size
+        offsets.reverse()
+        parts: list[Lin] = [Lin()] * shape.rank
+        parts[cd.lhs_batch] = batch
+        conds = []
+        for i, d in enumerate(cd.lhs_spatial):
+            part, c = window_position(em, coords[i], Lin.of(offsets[i]), window,  # type: ignore
+                                      i, shape.dims[d])
+            parts[d] = part
+            conds += c
+        valid = all_of(em, conds)
+        base = row + tap * features
+
+        def body(e: Elemental, channel: Lin, copy: int) -> None:
+            index = list(parts)
+            index[cd.lhs_feature] = channel
+            value = e.value(lhs, Multi(tuple(index)))
+            if valid is not None:
+                value = e.select(valid, value, e.arith.const(0.0, shape.dtype))
+            e.store("%scratch", base + channel, value)
+        vector_loop(fb, Emitters(em), "0", str(features), features, width, 1, body, "ch")

@@ -1,0 +1,247 @@
+"""One LLVM module per executable: kernels, program functions, constants and math (mirrors
+XLA's CPU compiler putting a whole HloModule into one llvm::Module).
+
+`emit_module(module, donated)` returns the IR text of the optimized, scheduled `module` and
+what the runtime needs to call it (`ModuleInfo`): the entry function `jl_main` (a program
+function, see `program.py`) runs the whole schedule, so one call of it is one run of the
+module. Kernels with the same text (the same computation on buffers of the same shapes) are
+emitted once.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from jaxlite.backends.cpu.codegen.control_flow import (control_computations, emit_control_flow,
+                                                       extra_bytes)
+from jaxlite.backends.cpu.codegen.input_kernel import emit_input_fusion
+from jaxlite.backends.cpu.codegen.kernel import PLACEHOLDER, Kernel, KernelContext
+from jaxlite.backends.cpu.codegen.loop_kernel import emit_loop_fusion
+from jaxlite.backends.cpu.codegen.conv_kernel import conv_plan, emit_convolution
+from jaxlite.backends.cpu.codegen.dot_kernel import (dot_of, epilogue_fusion, gemm_call,
+                                                     gemm_kernel)
+from jaxlite.backends.cpu.codegen.program import (Call, ComputationPlan, ProgramEmitter,
+                                                  disjoint, plan_computation)
+from jaxlite.backends.cpu.codegen.sort_kernel import emit_sort
+from jaxlite.backends.cpu.codegen.update_kernels import (emit_dynamic_update_slice, emit_scatter,
+                                                        emit_select_and_scatter)
+from jaxlite.xla.buffer_assignment import BufferSlice
+from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
+from jaxlite.xla.opcodes import Opcode
+
+__all__ = ["ENTRY", "ModuleInfo", "emit_module", "module_info", "as_fusion"]
+
+ENTRY = "jl_main"
+_O = Opcode
+# Opcodes a kernel computes elementally when they stand alone in a schedule.
+_ELEMENTAL_ALONE = frozenset({
+    _O.BROADCAST, _O.RESHAPE, _O.TRANSPOSE, _O.COPY, _O.SLICE, _O.REVERSE, _O.IOTA, _O.PAD,
+    _O.CONCATENATE, _O.DYNAMIC_SLICE, _O.BITCAST_CONVERT, _O.BITCAST, _O.REDUCE, _O.DOT,
+    _O.GATHER, _O.REDUCE_WINDOW, _O.CONVOLUTION})
+
+
+@dataclass(frozen=True)
+class ModuleInfo:
+    """What the runtime needs besides the machine code.
+
+    plan : the entry computation (tuple-rooted) and its buffer assignment.
+    constants : the arrays of the constant table, in memory order, by position.
+    arena_bytes : the size of the temporary arena.
+    extra_bytes : the size of the region while loops keep their bodies' results in.
+    """
+
+    plan: ComputationPlan
+    constants: tuple[np.ndarray, ...]
+    arena_bytes: int
+    extra_bytes: int
+
+
+def as_fusion(inst: HloInstruction) -> HloInstruction:
+    """A lone instruction as a one-instruction fusion (its kernel computes it elementally)."""
+    params = [HloInstruction(f"param_{k}", _O.PARAMETER, o.shape, attrs={"number": k})
+              for k, o in enumerate(inst.operands)]
+    body = inst.replace(operands=tuple(params))
+    comp = HloComputation(f"{inst.name}.computation", tuple(params) + (body,), body)
+    kind = "kInput" if inst.opcode is _O.REDUCE else "kLoop"
+    return HloInstruction(inst.name, _O.FUSION, inst.shape, inst.operands, {"kind": kind},
+                          (comp,))
+
+
+class _ModuleBuilder:
+    def __init__(self, threads: int = 1, scratch_region: int = 0) -> None:
+        self.ctx = KernelContext()
+        self._kernels: dict[str, str] = {}
+        self.kernel_texts: list[str] = []
+        self._tasks: dict[str, str] = {}
+        self.task_texts: list[str] = []
+        self.constants: list[np.ndarray] = []
+        self._constant_ids: dict[int, int] = {}
+        self.modules: list[str] = []
+        self.program = ProgramEmitter(self.kernel_name, self.task_name, self.constant_index,
+                                      self.make_calls, self.control_flow, threads)
+        self._counter = 0
+        self.programs: dict[int, tuple[str, ComputationPlan]] = {}
+        self._extra = scratch_region
+
+    def kernel_name(self, kernel: Kernel) -> str:
+        if kernel.text not in self._kernels:
+            name = f"kernel.{len(self._kernels)}"
+            self._kernels[kernel.text] = name
+            self.kernel_texts.append(kernel.text.replace(f"@{PLACEHOLDER}(", f"@{name}(", 1))
+            for text in kernel.modules:
+                if text not in self.modules:
+                    self.modules.append(text)
+        return self._kernels[kernel.text]
+
+    def make_calls(self, inst: HloInstruction, inputs: list[BufferSlice],
+                   outputs: list[BufferSlice]) -> list[Call]:
+        """The kernel calls of `inst`: a GEMM (and the epilogue after it) for a dot that
+        maps onto one, else the one kernel that computes it."""
+        if inst.opcode is _O.CONVOLUTION and (plan := conv_plan(inst)) is not None:
+            return [(emit_convolution(self.ctx, inst, plan, disjoint(inputs, outputs)),
+                     inputs + outputs)]
+        dot = dot_of(inst)
+        call = gemm_call(dot, inst.shape) if dot is not None else None
+        if call is not None:
+            if inst.opcode is _O.DOT:
+                operands = inputs[:2]
+            else:
+                numbers = [o.attr("number") for o in dot.operands  # type: ignore[union-attr]
+                           if o.opcode is _O.PARAMETER]
+                operands = [inputs[n] for n in numbers]
+            if len(operands) == 2:
+                calls: list[Call] = [(gemm_kernel(call), operands + outputs[:1])]
+                epilogue = epilogue_fusion(inst) if inst.opcode is _O.FUSION else None
+                if epilogue is not None:
+                    calls.append((self.make_kernel(epilogue, False),
+                                  inputs + outputs[:1] + outputs))
+                return calls
+        return [(self.make_kernel(inst, disjoint(inputs, outputs)), inputs + outputs)]
+
+    def task_name(self, name: str, kernel: Kernel) -> str:
+        """A wrapper `void @<name>.task(ptr %ctx, i64 %lo, i64 %hi, i64 %worker)` for the
+        thread pool: `ctx` holds the kernel's pointers (and its scratch region, of which
+        each worker takes its own part)."""
+        if name not in self._tasks:
+            count = kernel.num_inputs + kernel.num_outputs + (1 if kernel.scratch else 0)
+            lines = [f"define internal void @{name}.task(ptr %ctx, i64 %lo, i64 %hi, "
+                     "i64 %worker) nounwind {"]
+            args = []
+            for k in range(count):
+                lines.append(f"  %s{k} = getelementptr inbounds ptr, ptr %ctx, i64 {k}")
+                lines.append(f"  %p{k} = load ptr, ptr %s{k}, align 8")
+                args.append(f"ptr %p{k}")
+            if kernel.scratch:
+                lines.append(f"  %own = mul i64 %worker, {kernel.scratch}")
+                lines.append(f"  %mine = getelementptr inbounds i8, ptr %p{count - 1}, "
+                             "i64 %own")
+                args[-1] = "ptr %mine"
+            lines.append(f"  call void @{name}({', '.join(args)}, i64 %lo, i64 %hi)")
+            lines += ["  ret void", "}"]
+            self._tasks[name] = f"{name}.task"
+            self.task_texts.append("\n".join(lines) + "\n")
+        return self._tasks[name]
+
+    def constant_index(self, inst: HloInstruction) -> int:
+        if id(inst) not in self._constant_ids:
+            literal = np.asarray(inst.attr("literal"), dtype=inst.shape.dtype)
+            layout = inst.shape.layout
+            if layout is not None and literal.ndim:
+                literal = literal.transpose(tuple(reversed(layout)))
+            self._constant_ids[id(inst)] = len(self.constants)
+            self.constants.append(np.ascontiguousarray(literal))
+        return self._constant_ids[id(inst)]
+
+    def make_kernel(self, inst: HloInstruction, noalias: bool) -> Kernel:
+        if inst.opcode is _O.FUSION:
+            if inst.attr("kind") == "kInput":
+                return emit_input_fusion(self.ctx, inst, noalias)
+            return emit_loop_fusion(self.ctx, inst, noalias)
+        if inst.opcode is _O.DYNAMIC_UPDATE_SLICE:
+            return emit_dynamic_update_slice(self.ctx, inst, noalias)
+        if inst.opcode is _O.SCATTER:
+            return emit_scatter(self.ctx, inst, noalias)
+        if inst.opcode is _O.SORT:
+            return emit_sort(self.ctx, inst, noalias)
+        if inst.opcode is _O.SELECT_AND_SCATTER:
+            return emit_select_and_scatter(self.ctx, inst, noalias)
+        if inst.opcode.is_elementwise or inst.opcode in _ELEMENTAL_ALONE:
+            return self.make_kernel(as_fusion(inst), noalias)
+        raise NotImplementedError(f"the cpu backend cannot compile {inst.opcode.text} "
+                                  f"({inst.name}) yet")
+
+    def control_flow(self, state, inst: HloInstruction) -> None:  # type: ignore[no-untyped-def]
+        emit_control_flow(self, state, inst)
+
+    def extra_offset(self, size: int) -> int:
+        """A region of `size` bytes of the `extra` area, for one while loop."""
+        offset = self._extra
+        self._extra += size
+        return offset
+
+    def program_name(self, hint: str) -> str:
+        self._counter += 1
+        return f"program.{self._counter}.{_ident(hint)}"
+
+    def text(self, name: str) -> str:
+        parts = [f"; jaxlite cpu module {name}",
+                 "declare void @jl_parallel_for(ptr, ptr, i64, i64, i64)",
+                 "declare void @llvm.memmove.p0.p0.i64(ptr, ptr, i64, i1)"]
+        parts += self.ctx.constants.texts
+        parts.append(self.ctx.mathlib.definitions())
+        parts += self.kernel_texts
+        parts += self.task_texts
+        parts += self.program.functions
+        return "\n".join(parts) + "\n"
+
+
+def _ident(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "._" else "_" for c in text)
+
+
+def scratch_region(module: HloModule, threads: int) -> int:
+    """Bytes of the region kernels take scratch memory from: the largest GEMM's scratch, once
+    per thread."""
+    largest = 0
+    for comp in control_computations(module):
+        for inst in comp.instructions:
+            if inst.opcode is _O.CONVOLUTION and (plan := conv_plan(inst)) is not None:
+                largest = max(largest, plan.scratch)
+            dot = dot_of(inst)
+            call = gemm_call(dot, inst.shape) if dot is not None else None
+            if call is not None:
+                largest = max(largest, call.scratch)
+    return largest * threads
+
+
+def module_info(module: HloModule, donated: tuple[int, ...] = (),
+                threads: int = 1) -> ModuleInfo:
+    """The runtime's view of `module`, computed without emitting code (what a cached
+    object file needs besides itself)."""
+    builder = _ModuleBuilder(threads, scratch_region(module, threads))
+    return _info(builder, module, plan_computation(module.entry, donated))
+
+
+def _info(builder: _ModuleBuilder, module: HloModule, plan: ComputationPlan) -> ModuleInfo:
+    # Every constant of every program, in a fixed order, so that the table is the same
+    # whether the code was just emitted or loaded from the cache.
+    for comp in control_computations(module):
+        for inst in comp.instructions:
+            if inst.opcode is _O.CONSTANT:
+                builder.constant_index(inst)
+    return ModuleInfo(plan, tuple(builder.constants), plan.assignment.temp_size_in_bytes,
+                      builder._extra + extra_bytes(module))
+
+
+def emit_module(module: HloModule, donated: tuple[int, ...] = (),
+                threads: int = 1) -> tuple[list[str], ModuleInfo]:
+    """The LLVM IR of `module` (optimized and scheduled) and its `ModuleInfo`: the main
+    module's text first, then the modules it links (GEMMs). `threads`: the most threads a
+    kernel with scratch memory may run on."""
+    builder = _ModuleBuilder(threads, scratch_region(module, threads))
+    plan = plan_computation(module.entry, donated)
+    info = _info(builder, module, plan)
+    builder.program.emit(plan, ENTRY, linkage="")
+    assert builder._extra == info.extra_bytes, (builder._extra, info.extra_bytes)
+    return [builder.text(module.name)] + builder.modules, info

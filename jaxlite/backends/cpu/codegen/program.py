@@ -1,0 +1,273 @@
+"""Program functions: one LLVM function per computation that runs its schedule over the
+buffers buffer assignment laid out (mirrors XLA's CPU IrEmitter for the entry computation
+and its `BufferAllocations`).
+
+A program function is `void @<name>(ptr %params, ptr %outs, ptr %arena, ptr %consts,
+ptr %extra, i64 %threads)`: tables of pointers to the computation's parameter arrays (one
+per array leaf, in order) and to where each result leaf must end up, the temporary arena
+(buffer assignment's `temp` allocation), the table of the module's array constants, the
+region where while loops keep their bodies' results (`control_flow`), and the number of
+threads kernels may use. Each allocation of the assignment gets a base pointer from
+these; each value lives at its slice's offset from its allocation's base.
+
+The body visits the schedule: tuples, get-tuple-elements, parameters, constants and
+instructions that move no data are views and emit nothing; fusions and the other array
+instructions call their kernels (split over threads through `jl_parallel_for` when large);
+while, conditional and call run their computations' program functions (`control_flow`). At
+the end each result leaf is copied to its destination when it does not already live there
+(a parameter or a constant returned, a result computed before its donated buffer was free).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from jaxlite.backends.cpu.codegen.kernel import Kernel
+from jaxlite.backends.cpu.codegen.llvm_text import FunctionBuilder
+from jaxlite.xla.buffer_assignment import BufferAssignment, BufferSlice, assign_buffers
+from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
+from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.passes.layout_assignment import moves_no_data
+from jaxlite.xla.shape import Shape
+
+__all__ = ["ProgramEmitter", "ComputationPlan", "plan_computation", "with_tuple_root",
+           "PARALLEL_WORK", "disjoint", "result_moves"]
+
+_O = Opcode
+_VIEWS = (_O.PARAMETER, _O.CONSTANT, _O.TUPLE, _O.GET_TUPLE_ELEMENT)
+# Kernels with less work (elements times operations per element, see
+# `kernel.element_cost`) run on one thread: starting a thread costs tens of microseconds
+# (measured: about 60), what a core needs for about this much work.
+PARALLEL_WORK = 1 << 22
+
+
+def with_tuple_root(comp: HloComputation) -> HloComputation:
+    """`comp` with its root wrapped in a one-element tuple when it is not a tuple, so that
+    buffer assignment reports where the result is computed (the root's own slices are
+    where it is returned)."""
+    if comp.root.opcode is _O.TUPLE:
+        return comp
+    root = HloInstruction(f"{comp.root.name}.result", _O.TUPLE,
+                          Shape.tuple([comp.root.shape]), (comp.root,))
+    return HloComputation(comp.name, comp.instructions + (root,), root)
+
+
+@dataclass
+class ComputationPlan:
+    """A computation (tuple-rooted) and its buffer assignment."""
+
+    comp: HloComputation
+    assignment: BufferAssignment
+    param_allocations: list[int]
+    homes: list[BufferSlice]        # where each result leaf is computed
+    dests: list[BufferSlice]        # where buffer assignment returns it
+    constants: dict[int, str] = field(default_factory=dict)  # allocation -> instruction name
+
+
+def plan_computation(comp: HloComputation, donated: tuple[int, ...] = ()) -> ComputationPlan:
+    comp = with_tuple_root(comp)
+    assignment = assign_buffers(HloModule(comp.name, comp), donated)
+    params = [a.index for a in assignment.allocations if a.kind == "parameter"]
+    homes = [s for o in comp.root.operands for s in assignment.slices[o.name]]
+    dests = list(assignment.slices[comp.root.name])
+    constants = {}
+    for inst in comp.instructions:
+        if inst.opcode is _O.CONSTANT:
+            constants[assignment.slices[inst.name][0].allocation] = inst.name
+    return ComputationPlan(comp, assignment, params, homes, dests, constants)
+
+
+# The kernel calls that compute an instruction, given its input and output slices: each a
+# kernel and the slices its pointer parameters get (inputs, then outputs).
+Call = tuple[Kernel, list[BufferSlice]]
+CallMaker = Callable[[HloInstruction, list[BufferSlice], list[BufferSlice]], list[Call]]
+
+
+class ProgramEmitter:
+    """Emits program functions; kernels and constants go to the module through callbacks.
+
+    kernel_name : registers a kernel's text (deduplicated) and returns its function name.
+    task_name : the name of the parallel task wrapper of a kernel function.
+    constant_index : the position in the constant table of a constant instruction.
+    make_calls : the kernel calls of an instruction.
+    scratch_threads : threads the scratch region (at the start of `extra`) has room for.
+    """
+
+    def __init__(self, kernel_name: Callable[[Kernel], str], task_name: Callable[[str, Kernel],
+                                                                                 str],
+                 constant_index: Callable[[HloInstruction], int], make_calls: CallMaker,
+                 control_flow: Callable[["ProgramState", HloInstruction], None],
+                 scratch_threads: int = 1) -> None:
+        self.kernel_name = kernel_name
+        self.task_name = task_name
+        self.constant_index = constant_index
+        self.make_calls = make_calls
+        self.scratch_threads = scratch_threads
+        self.control_flow = control_flow
+        self.functions: list[str] = []
+        self._names: dict[int, str] = {}
+
+    def emit(self, plan: ComputationPlan, name: str, linkage: str = "internal") -> str:
+        """Emit the program function of `plan` under `name`; returns the name."""
+        fb = FunctionBuilder(name, [("ptr", "params"), ("ptr", "outs"), ("ptr", "arena"),
+                                    ("ptr", "consts"), ("ptr", "extra"), ("i64", "threads")],
+                             linkage=linkage)
+        state = ProgramState(self, fb, plan)
+        for inst in plan.comp.instructions:
+            state.run(inst)
+        state.copy_results()
+        fb.ret_void()
+        self.functions.append(fb.text())
+        return name
+
+
+class ProgramState:
+    """One program function being emitted: allocation bases and slice pointers."""
+
+    def __init__(self, emitter: ProgramEmitter, fb: FunctionBuilder,
+                 plan: ComputationPlan) -> None:
+        self.emitter = emitter
+        self.fb = fb
+        self.plan = plan
+        self._bases: dict[int, str] = {}
+        self._ptrs: dict[tuple[str, int, int], str] = {}
+        self._out_leaf: dict[int, int] = {}
+        for leaf, dest in enumerate(plan.dests):
+            self._out_leaf.setdefault(dest.allocation, leaf)
+        # Every allocation's base in the entry block, which dominates every later use.
+        for allocation in plan.assignment.allocations:
+            if allocation.kind != "output" or allocation.index in self._out_leaf:
+                self.base(allocation.index)
+
+    def table(self, table: str, index: int) -> str:
+        slot = self.fb.op(f"getelementptr inbounds ptr, ptr %{table}, i64 {index}", "tp")
+        return self.fb.op(f"load ptr, ptr {slot}, align 8", "tb")
+
+    def base(self, allocation: int) -> str:
+        if allocation not in self._bases:
+            kind = self.plan.assignment.allocations[allocation - 1].kind
+            if kind == "temp":
+                ref = "%arena"
+            elif kind == "parameter":
+                ref = self.table("params", self.plan.param_allocations.index(allocation))
+            elif kind == "output":
+                ref = self.table("outs", self._out_leaf[allocation])
+            else:
+                name = self.plan.constants[allocation]
+                inst = next(i for i in self.plan.comp.instructions if i.name == name)
+                ref = self.table("consts", self.emitter.constant_index(inst))
+            self._bases[allocation] = ref
+        return self._bases[allocation]
+
+    def ptr(self, s: BufferSlice) -> str:
+        # Memoized per block: a pointer made inside one branch does not dominate another.
+        key = (self.fb.block, s.allocation, s.offset)
+        if key not in self._ptrs:
+            base = self.base(s.allocation)
+            self._ptrs[key] = base if s.offset == 0 else self.fb.op(
+                f"getelementptr inbounds i8, ptr {base}, i64 {s.offset}", "bp")
+        return self._ptrs[key]
+
+    def slices(self, inst: HloInstruction) -> tuple[BufferSlice, ...]:
+        return self.plan.assignment.slices[inst.name]
+
+    # ------------------------------------------------------------------ schedule
+    def run(self, inst: HloInstruction) -> None:
+        if inst.opcode in _VIEWS or moves_no_data(inst):
+            return
+        if inst.opcode in (_O.WHILE, _O.CONDITIONAL, _O.CALL):
+            self.emitter.control_flow(self, inst)
+            return
+        if inst.shape.is_tuple and inst.opcode not in (_O.FUSION, _O.SCATTER, _O.REDUCE_WINDOW,
+                                                        _O.REDUCE, _O.SORT):
+            raise NotImplementedError(f"the cpu backend cannot compile the tuple-shaped "
+                                      f"{inst.opcode.text} ({inst.name}) yet")
+        outputs = list(self.slices(inst))
+        if all(s.size == 0 for s in outputs):
+            return
+        inputs = [s for o in inst.operands for s in self.slices(o)]
+        for kernel, slices in self.emitter.make_calls(inst, inputs, outputs):
+            self.call_kernel(kernel, [self.ptr(s) for s in slices])
+
+    def call_kernel(self, kernel: Kernel, pointers: list[str]) -> None:
+        fb = self.fb
+        name = self.emitter.kernel_name(kernel)
+        if kernel.scratch:
+            pointers = pointers + ["%extra"]  # the scratch region starts the extra area
+        if kernel.units > 1 and kernel.work >= PARALLEL_WORK:
+            task = self.emitter.task_name(name, kernel)
+            ctx = fb.alloca(f"[{len(pointers)} x ptr]", 8, "ctx")
+            for k, p in enumerate(pointers):
+                slot = fb.op(f"getelementptr inbounds ptr, ptr {ctx}, i64 {k}", "cs")
+                fb.do(f"store ptr {p}, ptr {slot}, align 8")
+            threads = "%threads"
+            if kernel.scratch:  # no more threads than the scratch region has room for
+                threads = fb.op(f"call i64 @llvm.umin.i64(i64 %threads, "
+                                f"i64 {self.emitter.scratch_threads})", "th")
+            fb.do(f"call void @jl_parallel_for(ptr @{task}, ptr {ctx}, i64 {kernel.units}, "
+                  f"i64 {kernel.grain}, i64 {threads})")
+            return
+        args = ", ".join(f"ptr {p}" for p in pointers)
+        fb.do(f"call void @{name}({args}, i64 0, i64 {kernel.units})")
+
+    def copy(self, dest: str, src: str, size: int, check: bool = True) -> None:
+        """memcpy, skipped at run time when both are the same memory."""
+        if size == 0:
+            return
+        fb = self.fb
+        if not check:
+            fb.do(f"call void @llvm.memmove.p0.p0.i64(ptr {dest}, ptr {src}, i64 {size}, "
+                  f"i1 false)")
+            return
+        differ = fb.op(f"icmp ne ptr {dest}, {src}", "ne")
+        with fb.if_then(differ, "copy"):
+            fb.do(f"call void @llvm.memmove.p0.p0.i64(ptr {dest}, ptr {src}, i64 {size}, "
+                  f"i1 false)")
+
+    def copy_results(self) -> None:
+        """Move each result leaf to its destination: first those going to result memory,
+        then those going to (donated) parameter memory, in an order that reads every
+        value before its memory is written (see `result_moves`)."""
+        moves = result_moves(self.plan)
+        if moves is None:
+            raise AssertionError(f"{self.plan.comp.name}: its results cannot be moved to "
+                                 "their parameters without a temporary")
+        for leaf, home, dest in moves:
+            self.copy(self.table("outs", leaf), self.ptr(home), dest.size)
+
+
+def _overlap(a: BufferSlice, b: BufferSlice) -> bool:
+    return a.allocation == b.allocation and a.offset < b.offset + b.size and \
+        b.offset < a.offset + a.size and a.size > 0 and b.size > 0
+
+
+def result_moves(plan: ComputationPlan) -> list[tuple[int, BufferSlice, BufferSlice]] | None:
+    """The copies (leaf, from, to) that put the results where the caller wants them, in
+    order; None when moves into parameter memory form a cycle (buffer assignment may place
+    a result in a donated parameter's memory that another result must be copied into)."""
+    kinds = {a.index: a.kind for a in plan.assignment.allocations}
+    moves = [(leaf, home, dest) for leaf, (home, dest) in enumerate(zip(plan.homes, plan.dests))
+             if home != dest]
+    first = [m for m in moves if kinds[m[2].allocation] != "parameter"]
+    pending = [m for m in moves if kinds[m[2].allocation] == "parameter"]
+    ordered = list(first)
+    while pending:
+        ready = next((m for m in pending if not any(
+            _overlap(m[2], o[1]) for o in pending if o is not m)), None)
+        if ready is None:
+            return None
+        ordered.append(ready)
+        pending.remove(ready)
+    return ordered
+
+
+def disjoint(inputs: list[BufferSlice], outputs: tuple[BufferSlice, ...]) -> bool:
+    """No output overlaps an input or another output (then pointers may be noalias)."""
+    def overlap(a: BufferSlice, b: BufferSlice) -> bool:
+        return a.allocation == b.allocation and a.offset < b.offset + b.size and \
+            b.offset < a.offset + a.size
+    for i, out in enumerate(outputs):
+        if any(overlap(out, x) for x in inputs if x.size) or any(
+                overlap(out, o) for o in outputs[i + 1:] if o.size):
+            return False
+    return True

@@ -1,0 +1,147 @@
+"""The native runtime every compiled module links against (mirrors XLA's CPU runtime library,
+reduced to what jaxlite's generated code calls).
+
+`jl_parallel_for(task, ctx, units, grain, threads)` runs `task(ctx, lo, hi, worker)` over
+[0, units) split into at most `threads` contiguous ranges whose bounds are multiples of
+`grain`: the calling thread takes the first range (worker 0), POSIX threads the others
+(workers 1, 2, ...: a task may use the worker number to pick its own scratch memory), and it
+returns when all are done. The generated entry function calls it from inside one foreign
+call, so a parallel kernel costs no Python at all; with one thread it is a plain call.
+
+`install()` compiles the runtime once per process and makes its symbols, and the C library
+functions generated code calls, known to LLVM's JIT linker by address, so that modules (and
+object files loaded from the compilation cache) resolve them.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Callable
+
+import llvmlite.binding as llvm
+
+__all__ = ["install", "RUNTIME_IR", "MAX_THREADS"]
+
+MAX_THREADS = 64
+
+RUNTIME_IR = f"""
+declare i32 @pthread_create(ptr, ptr, ptr, ptr)
+declare i32 @pthread_join(i64, ptr)
+
+define internal ptr @jl_thread_main(ptr %job) {{
+entry:
+  %task = load ptr, ptr %job, align 8
+  %ctx.p = getelementptr inbounds {{ptr, ptr, i64, i64, i64}}, ptr %job, i32 0, i32 1
+  %ctx = load ptr, ptr %ctx.p, align 8
+  %lo.p = getelementptr inbounds {{ptr, ptr, i64, i64, i64}}, ptr %job, i32 0, i32 2
+  %lo = load i64, ptr %lo.p, align 8
+  %hi.p = getelementptr inbounds {{ptr, ptr, i64, i64, i64}}, ptr %job, i32 0, i32 3
+  %hi = load i64, ptr %hi.p, align 8
+  %w.p = getelementptr inbounds {{ptr, ptr, i64, i64, i64}}, ptr %job, i32 0, i32 4
+  %w = load i64, ptr %w.p, align 8
+  call void %task(ptr %ctx, i64 %lo, i64 %hi, i64 %w)
+  ret ptr null
+}}
+
+define void @jl_parallel_for(ptr %task, ptr %ctx, i64 %units, i64 %grain, i64 %threads) {{
+entry:
+  %jobs = alloca [{MAX_THREADS} x {{ptr, ptr, i64, i64, i64}}], align 16
+  %tids = alloca [{MAX_THREADS} x i64], align 16
+  %g = call i64 @llvm.umax.i64(i64 %grain, i64 1)
+  %g1 = sub i64 %g, 1
+  %u1 = add i64 %units, %g1
+  %chunks = udiv i64 %u1, %g
+  %n0 = call i64 @llvm.umin.i64(i64 %threads, i64 %chunks)
+  %n = call i64 @llvm.umin.i64(i64 %n0, i64 {MAX_THREADS})
+  %single = icmp ule i64 %n, 1
+  br i1 %single, label %alone, label %split
+alone:
+  call void %task(ptr %ctx, i64 0, i64 %units, i64 0)
+  ret void
+split:
+  %n1 = sub i64 %n, 1
+  %c1 = add i64 %chunks, %n1
+  %per = udiv i64 %c1, %n
+  %size = mul i64 %per, %g
+  br label %spawn.head
+spawn.head:
+  %t = phi i64 [1, %split], [%t.next, %spawn.next]
+  %more = icmp ult i64 %t, %n
+  br i1 %more, label %spawn.body, label %own
+spawn.body:
+  %lo = mul i64 %t, %size
+  %lo.size = add i64 %lo, %size
+  %hi = call i64 @llvm.umin.i64(i64 %lo.size, i64 %units)
+  %tid.p = getelementptr inbounds [{MAX_THREADS} x i64], ptr %tids, i64 0, i64 %t
+  store i64 0, ptr %tid.p, align 8
+  %empty = icmp uge i64 %lo, %hi
+  br i1 %empty, label %spawn.next, label %spawn.go
+spawn.go:
+  %job = getelementptr inbounds [{MAX_THREADS} x {{ptr, ptr, i64, i64, i64}}], ptr %jobs,
+      i64 0, i64 %t
+  store ptr %task, ptr %job, align 8
+  %job.ctx = getelementptr inbounds {{ptr, ptr, i64, i64, i64}}, ptr %job, i32 0, i32 1
+  store ptr %ctx, ptr %job.ctx, align 8
+  %job.lo = getelementptr inbounds {{ptr, ptr, i64, i64, i64}}, ptr %job, i32 0, i32 2
+  store i64 %lo, ptr %job.lo, align 8
+  %job.hi = getelementptr inbounds {{ptr, ptr, i64, i64, i64}}, ptr %job, i32 0, i32 3
+  store i64 %hi, ptr %job.hi, align 8
+  %job.w = getelementptr inbounds {{ptr, ptr, i64, i64, i64}}, ptr %job, i32 0, i32 4
+  store i64 %t, ptr %job.w, align 8
+  %rc = call i32 @pthread_create(ptr %tid.p, ptr null, ptr @jl_thread_main, ptr %job)
+  %failed = icmp ne i32 %rc, 0
+  br i1 %failed, label %inline, label %spawn.next
+inline:
+  store i64 0, ptr %tid.p, align 8
+  %ignored = call ptr @jl_thread_main(ptr %job)
+  br label %spawn.next
+spawn.next:
+  %t.next = add i64 %t, 1
+  br label %spawn.head
+own:
+  %own.hi = call i64 @llvm.umin.i64(i64 %size, i64 %units)
+  call void %task(ptr %ctx, i64 0, i64 %own.hi, i64 0)
+  br label %join.head
+join.head:
+  %j = phi i64 [1, %own], [%j.next, %join.next]
+  %jmore = icmp ult i64 %j, %n
+  br i1 %jmore, label %join.body, label %done
+join.body:
+  %jtid.p = getelementptr inbounds [{MAX_THREADS} x i64], ptr %tids, i64 0, i64 %j
+  %jtid = load i64, ptr %jtid.p, align 8
+  %running = icmp ne i64 %jtid, 0
+  br i1 %running, label %join.wait, label %join.next
+join.wait:
+  %jr = call i32 @pthread_join(i64 %jtid, ptr null)
+  br label %join.next
+join.next:
+  %j.next = add i64 %j, 1
+  br label %join.head
+done:
+  ret void
+}}
+"""
+
+_LOCK = threading.Lock()
+
+# C library functions that generated code may call, resolved by address (the JIT linker's
+# own search of the process would find most of them; this makes it certain).
+_LIBC = ("pthread_create", "pthread_join", "memcpy", "memmove", "memset", "malloc", "free")
+
+
+_INSTALLED: list[llvm.ExecutionEngine] = []
+
+
+def install(compile_object: Callable[[str], bytes],
+            link: Callable[[bytes], llvm.ExecutionEngine]) -> None:
+    """Compile the runtime (once per process, with the backend's `compile_object` and
+    `link`) and register its symbols, and the C library's, for later modules."""
+    with _LOCK:
+        if _INSTALLED:
+            return
+        libc = ctypes.CDLL(None)
+        for name in _LIBC:
+            llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
+        engine = link(compile_object(RUNTIME_IR))
+        llvm.add_symbol("jl_parallel_for", engine.get_function_address("jl_parallel_for"))
+        _INSTALLED.append(engine)  # the code lives as long as its engine

@@ -1,0 +1,5 @@
+"""The cpu backend tests' folder on sys.path, for their shared helpers (cpu_testing)."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))

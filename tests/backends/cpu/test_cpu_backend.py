@@ -1,0 +1,242 @@
+"""The cpu backend as a backend: the foundation's test records through jit, registration,
+text stages, threads, the compile caches (kernels compiled once, object code in memory and
+on disk, corrupt and foreign entries recompiled), errors for what it cannot compile, and
+generated code that never touches memory outside its buffers (guard pages).
+"""
+from __future__ import annotations
+
+import ctypes
+import mmap
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+import jaxlite as jax
+import jaxlite.numpy as jnp
+from cpu_testing import assert_same, cpu_client, module, run_cpu, run_interpreter
+from hlo_strategies import hlo_programs
+from jaxlite.backends import cpu
+from jaxlite.backends.base import CompileOptions
+from jaxlite.backends.cpu import compile_cache
+from jaxlite.backends.cpu.client import OBJECT_CACHE
+from jaxlite.backends.registry import BackendRegistry
+from jaxlite.config import config
+from jaxlite.test_util import VALUE_TOLERANCE
+from records import all_records
+
+RECORDS = all_records()
+CPU = cpu_client().devices()[0]
+
+
+# --------------------------------------------------------------------- records
+
+@pytest.mark.parametrize("name", sorted(RECORDS))
+def test_records_through_jit_match_eager(name):
+    record = RECORDS[name]
+    unsupported = []
+    for dtype in record.dtypes:
+        case = record.make_case(np.random.default_rng(7), dtype)
+        eager = case.fun(*case.args)
+        try:
+            compiled = jax.jit(case.fun, device=CPU)(*case.args)
+        except NotImplementedError as error:
+            unsupported.append(f"{np.dtype(dtype).name}: {error}")
+            continue
+        for a, e in zip(jax.tree_util.tree_leaves(compiled), jax.tree_util.tree_leaves(eager)):
+            a, e = np.asarray(a), np.asarray(e)
+            assert a.dtype == e.dtype and a.shape == e.shape
+            tol = VALUE_TOLERANCE[np.dtype(a.dtype)]
+            if tol == 0:
+                np.testing.assert_array_equal(a, e, err_msg=f"{name} {dtype}")
+            else:
+                np.testing.assert_allclose(a.astype(np.complex128), e.astype(np.complex128),
+                                           rtol=tol, atol=tol, equal_nan=True,
+                                           err_msg=f"{name} {dtype}")
+    if unsupported:
+        pytest.skip("; ".join(unsupported))
+
+
+def test_unsupported_opcodes_raise_not_implemented_naming_them():
+    m = module("""
+    %x = f32[5] parameter(0)
+    ROOT %s = f32[5] custom-call(%x), custom_call_target="mystery"
+    """)
+    with pytest.raises(NotImplementedError, match="custom-call"):
+        cpu_client().compile(m, CompileOptions())
+
+
+# ---------------------------------------------------------------- registration
+
+def test_registration_is_lazy_below_the_interpreter_and_selectable():
+    registry = BackendRegistry()
+    cpu.register(registry)
+    cpu.register(registry)  # idempotent
+    assert registry.registered()[:1] == ["interpreter"]
+    assert registry.priority("cpu") < registry.priority("interpreter")
+    with config.override("jax_platforms", "cpu"):
+        assert registry.get_backend().platform == "cpu"
+
+
+def test_text_stages_llvm_and_asm():
+    f = jax.jit(lambda x: jnp.tanh(x) * 2.0, device=CPU)
+    executable = f.lower(np.ones(40, np.float32)).compile().runtime_executable()
+    llvm_ir = executable.text("llvm")
+    assert "define void @jl_main" in llvm_ir and "@jl_tanh_f32x16" in llvm_ir
+    assert "jl_main:" in executable.text("asm")
+    assert "fusion" in executable.text("optimized_hlo")
+    with pytest.raises(ValueError, match="no stage 'cuda'"):
+        executable.text("cuda")
+    assert executable.memory_analysis().generated_code_size_in_bytes > 0
+
+
+# ----------------------------------------------------------------------- threads
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 8])
+def test_threads_split_large_kernels_with_the_same_results(threads):
+    rng = np.random.default_rng(threads)
+    x = rng.standard_normal((1537, 1100)).astype(np.float32)
+    m = module("""
+    %x = f32[1537,1100] parameter(0)
+    %e = f32[1537,1100] exponential(%x)
+    %c = f32[] constant(0)
+    %s = f32[1537] reduce(%e, %c), dimensions={1}, to_apply=%add
+    %t = f32[1537,1100] tanh(%x)
+    ROOT %r = (f32[1537], f32[1537,1100]) tuple(%s, %t)
+    """, """
+    %add (a: f32[], b: f32[]) -> f32[] {
+      %a = f32[] parameter(0)
+      %b = f32[] parameter(1)
+      ROOT %c = f32[] add(%a, %b)
+    }""")
+    assert "jl_parallel_for" in cpu_client().compile(m, CompileOptions()).text("llvm")
+    with config.override("jaxlite_cpu_threads", threads):
+        actual = run_cpu(m, [x])
+    for a, e in zip(actual, run_interpreter(m, [x])):
+        assert_same(a, e)
+
+
+def test_thread_count_option_rejects_nonsense():
+    with pytest.raises(ValueError, match="positive number of threads"):
+        config.update("jaxlite_cpu_threads", 0)
+
+
+# ------------------------------------------------------------------------ caches
+
+def _fresh_module(tag: float) -> object:
+    return module(f"""
+    %x = f32[33] parameter(0)
+    %c = f32[] constant({tag})
+    %b = f32[33] broadcast(%c), dimensions={{}}
+    ROOT %y = f32[33] multiply(%x, %b)
+    """)
+
+
+def test_identical_kernels_are_emitted_once():
+    m = module("""
+    %x = f32[100] parameter(0)
+    %y = f32[100] parameter(1)
+    %a = f32[100] tanh(%x)
+    %b = f32[100] tanh(%y)
+    %c = f32[100] sine(%a)
+    %d = f32[100] sine(%b)
+    ROOT %t = (f32[100], f32[100]) tuple(%c, %d)
+    """)
+    llvm_ir = cpu_client().compile(m, CompileOptions()).text("llvm")
+    assert llvm_ir.count("define internal void @kernel.") == 1
+
+
+def test_object_code_is_cached_in_memory_and_on_disk(tmp_path):
+    client = cpu_client()
+    m = _fresh_module(1.2345)
+    x = np.arange(33, dtype=np.float32)
+    OBJECT_CACHE.clear()
+    with config.override("jax_compilation_cache_dir", str(tmp_path)):
+        before = dict(client.stats)
+        first = run_cpu(m, [x])[0]
+        assert client.stats["llvm_compiles"] == before.get("llvm_compiles", 0) + 1
+        entries = list(tmp_path.glob(f"*{compile_cache.SUFFIX}"))
+        assert len(entries) == 1
+        run_cpu(m, [x])
+        assert client.stats["memory_hits"] == before.get("memory_hits", 0) + 1
+        OBJECT_CACHE.clear()
+        np.testing.assert_array_equal(run_cpu(m, [x])[0], first)
+        assert client.stats["disk_hits"] == before.get("disk_hits", 0) + 1
+        assert client.stats["llvm_compiles"] == before.get("llvm_compiles", 0) + 1
+
+
+@pytest.mark.parametrize("damage", ["payload", "header", "truncated", "foreign"])
+def test_corrupt_or_foreign_cache_entries_are_recompiled_not_run(tmp_path, damage):
+    client = cpu_client()
+    m = _fresh_module(2.5 + len(damage))
+    x = np.arange(33, dtype=np.float32)
+    with config.override("jax_compilation_cache_dir", str(tmp_path)):
+        OBJECT_CACHE.clear()
+        run_cpu(m, [x])
+        (entry,) = tmp_path.glob(f"*{compile_cache.SUFFIX}")
+        data = bytearray(entry.read_bytes())
+        if damage == "payload":
+            data[-10] ^= 0xFF
+        elif damage == "header":
+            data[3] ^= 0xFF
+        elif damage == "truncated":
+            data = data[:len(data) // 2]
+        else:  # a valid entry of another module under this module's name
+            other = tmp_path / "other"
+            with config.override("jax_compilation_cache_dir", str(other)):
+                OBJECT_CACHE.clear()
+                run_cpu(_fresh_module(99.0), [x])
+            data = bytearray(next(other.glob(f"*{compile_cache.SUFFIX}")).read_bytes())
+        entry.write_bytes(bytes(data))
+        OBJECT_CACHE.clear()
+        compiles = client.stats["llvm_compiles"]
+        np.testing.assert_allclose(run_cpu(m, [x])[0], x * np.float32(2.5 + len(damage)))
+        assert client.stats["llvm_compiles"] == compiles + 1
+
+
+# ------------------------------------------------------------------- guard pages
+
+_LIBC = ctypes.CDLL(None)
+_LIBC.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+_PAGE = mmap.PAGESIZE
+
+
+class _Guarded:
+    """`size` bytes that end where an inaccessible page begins, after another one."""
+
+    def __init__(self, size: int) -> None:
+        pages = -(-max(size, 1) // _PAGE)
+        self.map = mmap.mmap(-1, (pages + 2) * _PAGE)
+        base = ctypes.addressof(ctypes.c_char.from_buffer(self.map))
+        assert _LIBC.mprotect(base, _PAGE, 0) == 0
+        assert _LIBC.mprotect(base + (pages + 1) * _PAGE, _PAGE, 0) == 0
+        self.address = base + (pages + 1) * _PAGE - size
+        self.size = size
+
+    def array(self, dtype: np.dtype, dims: tuple[int, ...]) -> np.ndarray:
+        raw = (ctypes.c_char * max(self.size, 1)).from_address(self.address)
+        return np.frombuffer(raw, dtype=np.uint8, count=self.size).view(dtype).reshape(dims)
+
+
+@settings(max_examples=25)
+@given(hlo_programs())
+def test_generated_code_stays_inside_its_buffers(program):
+    executable = cpu_client().compile(program.module, CompileOptions())
+    args = [np.asarray(a) for a in program.args]
+    guarded = []
+    for a in args:
+        g = _Guarded(a.nbytes)
+        g.array(a.dtype, a.shape)[...] = a
+        guarded.append(g)
+    leaves, fresh = executable.result_memory
+    outputs = [_Guarded(int(np.prod(dims)) * np.dtype(dtype).itemsize) for dims, dtype in fresh]
+    # The arena's size is a multiple of 64, so its guarded end leaves it 64-byte aligned.
+    arena = _Guarded(executable.arena_bytes) if executable.arena_bytes else None
+    arena_address = None if arena is None else arena.address
+    with np.errstate(all="ignore"):
+        executable.run_raw([g.address for g in guarded],
+                           [outputs[k].address for _, k in leaves], arena_address)
+    expected = run_interpreter(program.module, args)
+    for (kind, k), e in zip(leaves, expected):
+        actual = outputs[k].array(fresh[k][1], fresh[k][0]).reshape(e.shape)
+        assert_same(actual.copy(), e)
