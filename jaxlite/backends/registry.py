@@ -35,7 +35,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable
 
-from jaxlite.backends import interpreter
+from jaxlite.backends import cpu, interpreter
 from jaxlite.backends.base import Client
 from jaxlite.config import config
 
@@ -76,7 +76,8 @@ class BackendRegistry:
 
     Parameters
     ----------
-    builtins : register jaxlite's own backends (the interpreter).
+    builtins : register jaxlite's own backends (the interpreter; the LLVM cpu backend, below it
+        in priority until it is the default).
     plugin_group : the entry point group searched for plugins.
     """
 
@@ -91,6 +92,7 @@ class BackendRegistry:
         if builtins:
             self.register(interpreter.PLATFORM, interpreter.make_client,
                           priority=INTERPRETER_PRIORITY)
+            cpu.register(self)
 
     # ------------------------------------------------------------------- registration
 

@@ -47,15 +47,16 @@ def test_unknown_backend_says_so():
 def test_priority_chooses_the_default():
     reg = fresh(fast=(10, lambda: InterpreterClient("fast")),
                 slow=(-5, lambda: InterpreterClient("slow")))
-    assert reg.registered() == ["fast", "interpreter", "slow"]
+    # The LLVM cpu backend is built in, below the interpreter until it becomes the default.
+    assert reg.registered() == ["fast", "interpreter", "slow", "cpu"]
     assert reg.get_backend().platform == "fast"
     assert reg.get_backend("slow").platform == "slow"
-    assert list(reg.backends()) == ["fast", "interpreter", "slow"]
+    assert list(reg.backends()) == ["fast", "interpreter", "slow", "cpu"]
 
 
 def test_equal_priorities_keep_registration_order():
     reg = fresh(first=(0, lambda: InterpreterClient("first")))
-    assert reg.registered() == ["interpreter", "first"]
+    assert reg.registered() == ["interpreter", "first", "cpu"]
 
 
 def test_jax_platforms_chooses_in_order_of_preference():
@@ -73,7 +74,7 @@ def test_jax_platforms_chooses_in_order_of_preference():
 
 def test_jax_platforms_skips_backends_that_do_not_exist_or_start():
     reg = fresh()
-    with config.override("jax_platforms", "cpu, interpreter"):
+    with config.override("jax_platforms", "nosuch, interpreter"):
         assert reg.get_backend().platform == "interpreter"
     with config.override("jax_platforms", "nosuch"):
         with pytest.raises(RuntimeError, match="No backend could be initialized.*"
@@ -86,9 +87,11 @@ def test_config_update_changes_the_default_backend_of_jaxlite():
     try:
         config.update("jax_platforms", "interpreter,cpu")
         assert jax.default_backend() == "interpreter"
-        config.update("jax_platforms", "cpu")
-        with pytest.raises(RuntimeError, match="Unknown backend cpu"):
+        config.update("jax_platforms", "nosuch")
+        with pytest.raises(RuntimeError, match="Unknown backend nosuch"):
             jax.devices()
+        config.update("jax_platforms", "cpu")
+        assert jax.default_backend() == "cpu"
     finally:
         config.update("jax_platforms", previous)
     assert jax.default_backend() == "interpreter"
@@ -110,7 +113,7 @@ def test_a_failing_backend_is_recorded_with_its_reason():
             reg.get_backend("gpu")
     assert len(calls) == 1
     assert reg.errors() == {"gpu": "ImportError: cupy is not installed"}
-    assert list(reg.backends()) == ["interpreter"]
+    assert list(reg.backends()) == ["interpreter", "cpu"]
 
 
 def test_a_factory_must_return_a_client():
