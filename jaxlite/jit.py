@@ -22,7 +22,7 @@ from jaxlite.backends import analysis
 from jaxlite.backends.base import Client, Device, Executable, MemoryAnalysis
 from jaxlite.backends.registry import get_backend
 from jaxlite.config import config
-from jaxlite.core.avals import ShapedArray
+from jaxlite.core.avals import ShapedArray, is_array_like
 from jaxlite.core.jaxpr import ClosedJaxpr
 from jaxlite.core.trace import EvalTrace, Tracer, current_trace
 from jaxlite.interpreters.lowering import LoweredModule, lower_jaxpr
@@ -108,12 +108,15 @@ class JitFunction:
     def _trace(self, args: tuple, kwargs: dict) -> tuple[_Traced, list[Any]]:
         dynamic_args, dynamic_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((tuple(dynamic_args), dynamic_kwargs))
-        names = self._leaf_names(args, dynamic_kwargs)
-        _api_util.check_array_leaves(leaves, names, f"jit of {self.__name__}")
+        if not all(map(is_array_like, leaves)):
+            # Naming the arguments reads the signature: only worth it for an error or a miss.
+            _api_util.check_array_leaves(leaves, self._leaf_names(args, dynamic_kwargs),
+                                         f"jit of {self.__name__}")
         avals = tuple(_api_util.abstractify(x) for x in leaves)
         key = (in_tree, avals, statics, config.read("jax_enable_x64"))
         traced = self._cache.get(key)
         if traced is None:
+            names = self._leaf_names(args, dynamic_kwargs)
             traced = self._trace_new(in_tree, avals, statics, names)
             traced.donated_invars = tuple(len(traced.consts) + i for i in
                                           self._donated_leaves(args, dynamic_kwargs))
