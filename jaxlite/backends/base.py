@@ -264,3 +264,51 @@ def entry_result_shapes(module: HloModule) -> list[Any]:
     """The shapes of the executable's outputs: the root's, or its tuple elements'."""
     root = module.entry.root.shape
     return list(root.tuple_shapes) if root.is_tuple else [root]
+
+
+class HostBuffer(Buffer):
+    """A read-only numpy array in host memory: the buffer of backends that run on the host.
+
+    Parameters
+    ----------
+    array : the contents; the buffer marks it read-only and keeps it without copying, so
+        the caller must hand over an array nobody writes to again.
+    device : the device it belongs to.
+    """
+
+    def __init__(self, array: np.ndarray, device: Device) -> None:
+        array = np.asarray(array)
+        if array.flags.writeable:
+            array.flags.writeable = False
+        self._array: np.ndarray | None = array
+        self._device = device
+        self._shape = tuple(array.shape)
+        self._dtype = array.dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._dtype
+
+    @property
+    def device(self) -> Device:
+        return self._device
+
+    def to_numpy(self) -> np.ndarray:
+        if self._array is None:
+            raise RuntimeError(f"{self!r}: the buffer was deleted (or donated to a call); its "
+                               "contents are gone. Keep a copy before donating it.")
+        return self._array
+
+    def delete(self) -> None:
+        self._array = None
+
+    def is_deleted(self) -> bool:
+        return self._array is None
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        array = self.to_numpy()
+        return array if dtype is None else array.astype(dtype)

@@ -7,11 +7,10 @@ result) of its own dtype; results are fresh arrays that become buffers without a
 """
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 
-from jaxlite.backends.base import Buffer, Client, Device
+from jaxlite.backends.base import Client, Device, HostBuffer
 
 __all__ = ["CpuBuffer", "CpuDevice"]
 
@@ -29,7 +28,7 @@ class CpuDevice(Device):
         return "cpu"
 
 
-class CpuBuffer(Buffer):
+class CpuBuffer(HostBuffer):
     """A read-only, C-contiguous numpy array on the host.
 
     Parameters
@@ -39,42 +38,8 @@ class CpuBuffer(Buffer):
     device : the device it belongs to.
     """
 
-    __slots__ = ("_array", "_device", "_shape", "_dtype")
-
     def __init__(self, array: np.ndarray, device: CpuDevice) -> None:
+        # Generated code indexes the memory directly, so it must be row-major and dense.
         if not array.flags.c_contiguous:
-            array = np.ascontiguousarray(array)  # (which would make a 0-d array 1-d)
-        if array.flags.writeable:
-            array.flags.writeable = False
-        self._array: np.ndarray | None = array
-        self._device = device
-        self._shape = array.shape
-        self._dtype = array.dtype
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self._shape
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self._dtype
-
-    @property
-    def device(self) -> CpuDevice:
-        return self._device
-
-    def to_numpy(self) -> np.ndarray:
-        if self._array is None:
-            raise RuntimeError(f"{self!r}: the buffer was deleted (or donated to a call); its "
-                               "contents are gone. Keep a copy before donating it.")
-        return self._array
-
-    def delete(self) -> None:
-        self._array = None
-
-    def is_deleted(self) -> bool:
-        return self._array is None
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        array = self.to_numpy()
-        return array if dtype is None else array.astype(dtype)
+            array = np.ascontiguousarray(array)
+        super().__init__(array, device)

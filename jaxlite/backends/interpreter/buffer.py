@@ -2,11 +2,9 @@
 device and buffer, without the copy)."""
 from __future__ import annotations
 
-from typing import Any
 
-import numpy as np
 
-from jaxlite.backends.base import Buffer, Client, Device
+from jaxlite.backends.base import Client, Device, HostBuffer
 
 
 class InterpreterDevice(Device):
@@ -22,8 +20,8 @@ class InterpreterDevice(Device):
         return "interpreter (numpy on the host)"
 
 
-class InterpreterBuffer(Buffer):
-    """A read-only numpy array on the host.
+class InterpreterBuffer(HostBuffer):
+    """A read-only numpy array on the host (the interpreter evaluates numpy arrays directly).
 
     Parameters
     ----------
@@ -31,40 +29,3 @@ class InterpreterBuffer(Buffer):
         the caller must hand over an array nobody writes to again.
     device : the device it belongs to.
     """
-
-    def __init__(self, array: np.ndarray, device: InterpreterDevice) -> None:
-        array = np.asarray(array)
-        if array.flags.writeable:
-            array.flags.writeable = False
-        self._array: np.ndarray | None = array
-        self._device = device
-        self._shape = tuple(array.shape)
-        self._dtype = array.dtype
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self._shape
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self._dtype
-
-    @property
-    def device(self) -> InterpreterDevice:
-        return self._device
-
-    def to_numpy(self) -> np.ndarray:
-        if self._array is None:
-            raise RuntimeError(f"{self!r}: the buffer was deleted (or donated to a call); its "
-                               "contents are gone. Keep a copy before donating it.")
-        return self._array
-
-    def delete(self) -> None:
-        self._array = None
-
-    def is_deleted(self) -> bool:
-        return self._array is None
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        array = self.to_numpy()
-        return array if dtype is None else array.astype(dtype)
