@@ -20,6 +20,7 @@ from jaxlite.xla.ir import HloComputation, HloInstruction, NameUniquer
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.fusion_decisions import INPUT, LOOP, classify_group
 from jaxlite.xla.passes.fusion_rows import row_structure
+from jaxlite.xla.passes.rewriting import emit_with_operands
 from jaxlite.xla.shape import Shape
 
 __all__ = ["fusion_outputs", "loop_space", "merge_sibling_fusions", "siblings_compatible"]
@@ -209,21 +210,6 @@ def _merged_fusion(a: HloInstruction, b: HloInstruction,
                           (body,))
 
 
-def _emit(inst: HloInstruction, emitted: set[int], out: list[HloInstruction]) -> None:
-    """Append `inst` after those of its operands not yet emitted (operands first)."""
-    stack = [(inst, iter(inst.operands))]
-    while stack:
-        node, operands = stack[-1]
-        child = next(operands, None)
-        if child is None:
-            stack.pop()
-            if id(node) not in emitted:
-                emitted.add(id(node))
-                out.append(node)
-        elif id(child) not in emitted:
-            stack.append((child, iter(child.operands)))
-
-
 def _merge(comp: HloComputation, a: HloInstruction, b: HloInstruction,
            names: NameUniquer) -> HloComputation:
     merged = _merged_fusion(a, b, names)
@@ -245,13 +231,13 @@ def _merge(comp: HloComputation, a: HloInstruction, b: HloInstruction,
     emitted: set[int] = set()
     for inst in comp.instructions:
         if inst is a or inst is b:
-            _emit(merged, emitted, out)
+            emit_with_operands(merged, emitted, out)
             continue
         if id(inst) not in new_of:
             operands = tuple(new_of.get(id(o), o) for o in inst.operands)
             if any(x is not y for x, y in zip(operands, inst.operands)):
                 new_of[id(inst)] = inst.replace(operands=operands)
-        _emit(new_of.get(id(inst), inst), emitted, out)
+        emit_with_operands(new_of.get(id(inst), inst), emitted, out)
     root = new_of.get(id(comp.root), comp.root)
-    _emit(root, emitted, out)  # a get-tuple-element of the merged fusion may be the root
+    emit_with_operands(root, emitted, out)  # a get-tuple-element of the merged fusion may be the root
     return HloComputation(comp.name, tuple(out), root)

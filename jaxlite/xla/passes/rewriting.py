@@ -20,6 +20,7 @@ __all__ = [
     "RewriteContext",
     "Rule",
     "callees_first",
+    "emit_with_operands",
     "module_names",
     "rewrite_computation",
     "rewrite_module",
@@ -73,7 +74,7 @@ def callees_first(module: HloModule) -> list[HloComputation]:
     return reachable_computations(*module.computations)
 
 
-def _emit(value: HloInstruction, emitted: set[int], out: list[HloInstruction]) -> None:
+def emit_with_operands(value: HloInstruction, emitted: set[int], out: list[HloInstruction]) -> None:
     """Append `value` and those of its (transitive) operands not yet emitted, operands first."""
     if id(value) in emitted:
         return
@@ -108,7 +109,7 @@ def rewrite_computation(comp: HloComputation, new_callee: dict[int, HloComputati
         replacement = rule(current, context) if rule is not None else None
         if replacement is None:
             replacement = current
-        _emit(replacement, emitted, out)
+        emit_with_operands(replacement, emitted, out)
         new_of[id(inst)] = replacement
     root = new_of[id(comp.root)]
     if root is comp.root and len(out) == len(comp.instructions) and all(
