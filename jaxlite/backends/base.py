@@ -266,6 +266,15 @@ def entry_result_shapes(module: HloModule) -> list[Any]:
     return list(root.tuple_shapes) if root.is_tuple else [root]
 
 
+class HostDevice(Device):
+    """A device that is the host itself: the device of backends that run on the CPU."""
+
+    def __init__(self, client: "Client", id: int = 0) -> None:
+        self.client = client
+        self.id = id
+        self.platform = client.platform
+
+
 class HostBuffer(Buffer):
     """A read-only numpy array in host memory: the buffer of backends that run on the host.
 

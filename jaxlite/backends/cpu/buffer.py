@@ -10,18 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite.backends.base import Client, Device, HostBuffer
+from jaxlite.backends.base import HostBuffer, HostDevice
 
 __all__ = ["CpuBuffer", "CpuDevice"]
 
 
-class CpuDevice(Device):
+class CpuDevice(HostDevice):
     """The host CPU, running code compiled by LLVM."""
-
-    def __init__(self, client: Client, id: int = 0) -> None:
-        self.client = client
-        self.id = id
-        self.platform = client.platform
 
     @property
     def device_kind(self) -> str:

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 
 
-from jaxlite.backends.base import Client, Device, HostBuffer
+from jaxlite.backends.base import HostBuffer, HostDevice
 
 
-class InterpreterDevice(Device):
+class InterpreterDevice(HostDevice):
     """The interpreter's one device: the host, evaluating HLO with numpy."""
-
-    def __init__(self, client: Client, id: int = 0) -> None:
-        self.client = client
-        self.id = id
-        self.platform = client.platform
 
     @property
     def device_kind(self) -> str:
