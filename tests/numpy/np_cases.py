@@ -11,6 +11,9 @@ Record modules are `tests/numpy/cases_*.py`, each with a list `CASES`.
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import json
+from pathlib import Path
 from typing import Any, Callable
 
 import ml_dtypes
@@ -166,3 +169,18 @@ def output_leaves(value) -> list:
     if isinstance(value, (tuple, list)):
         return [leaf for item in value for leaf in output_leaves(item)]
     return [value]
+
+
+CASES_DIR = Path(__file__).parent
+TABLE_DIR = CASES_DIR.parent / "data" / "numpy_dtypes"
+
+
+def load_cases() -> tuple[list[Case], dict]:
+    """Every `CASES` of `cases_*.py` here, and the dtype tables committed for them."""
+    cases, tables = [], {}
+    for path in sorted(CASES_DIR.glob("cases_*.py")):
+        cases.extend(importlib.import_module(path.stem).CASES)
+        table_path = TABLE_DIR / f"{path.stem}.json"
+        if table_path.exists():
+            tables.update(json.loads(table_path.read_text()))
+    return cases, tables

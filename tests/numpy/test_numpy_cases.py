@@ -10,10 +10,7 @@ For every `Case` (see `np_cases.py`):
 """
 from __future__ import annotations
 
-import importlib
-import json
 import warnings
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -27,23 +24,7 @@ from jaxlite.test_util import check_grads
 import np_cases
 from np_cases import DTYPE_CODES, Case, draw_values, dtype_code, output_leaves
 
-HERE = Path(__file__).parent
-TABLE_DIR = HERE.parent / "data" / "numpy_dtypes"
-CASE_MODULES = sorted(path.stem for path in HERE.glob("cases_*.py"))
-
-
-def _load_cases() -> tuple[list[Case], dict]:
-    cases, tables = [], {}
-    for module_name in CASE_MODULES:
-        module = importlib.import_module(module_name)
-        cases.extend(module.CASES)
-        table_path = TABLE_DIR / f"{module_name}.json"
-        if table_path.exists():
-            tables.update(json.loads(table_path.read_text()))
-    return cases, tables
-
-
-CASES, DTYPE_TABLES = _load_cases()
+CASES, DTYPE_TABLES = np_cases.load_cases()
 CASES_BY_KEY = {case.key: case for case in CASES}
 KEYS = sorted(CASES_BY_KEY)
 SEEDS = st.integers(0, 2**32 - 1)
