@@ -30,6 +30,9 @@ micro-kernel's stores instead of running as a separate loop.
 """
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
+
 from llvmlite import ir
 
 from jaxlite.backends.cpu.gemm_dot import emit_dot_block
@@ -71,9 +74,12 @@ from jaxlite.backends.cpu.gemm_plan import (
 
 __all__ = [
     "DEFAULT_BLOCKING", "Epilogue", "EpilogueContext", "GemmBlocking", "GemmPlan", "GemmSpec",
-    "bias_add", "build_gemm", "chain", "emit_gemm", "plan_gemm", "relu", "scale", "scale_by",
-    "vector_call",
+    "bias_add", "build_gemm", "chain", "emit_gemm", "emit_gemm_modules", "plan_gemm", "relu",
+    "scale", "scale_by", "vector_call",
 ]
+
+# Builds a function into the module it is given and returns it.
+_Builder = Callable[[ir.Module], ir.Function]
 
 
 def emit_gemm(spec: GemmSpec) -> str:
@@ -83,12 +89,53 @@ def emit_gemm(spec: GemmSpec) -> str:
     return str(module)
 
 
-def build_gemm(module: ir.Module, spec: GemmSpec) -> GemmPlan:
-    """Add the functions of the GEMM of `spec` to `module`; return its plan."""
+def emit_gemm_modules(spec: GemmSpec) -> tuple[str, ...]:
+    """The GEMM of `spec` as several modules to link together: first one per micro-kernel
+    and packer, each named by a digest of its code, then the GEMM's loop nest calling them.
+
+    GEMMs of one process share micro-kernels and packers whenever their code is the same
+    (C's row stride, the epilogue and the edge tile decide it, not m, n or k), so a module
+    with several GEMMs code-generates each of those large, unrolled functions once; the
+    object code of a module text is cached (`native.compile_library`).
+    """
+    shared: list[str] = []
+    module = ir.Module(name=spec.name)
+    build_gemm(module, spec, shared)
+    return (*shared, str(module))
+
+
+def build_gemm(module: ir.Module, spec: GemmSpec, shared: list[str] | None = None
+               ) -> GemmPlan:
+    """Add the functions of the GEMM of `spec` to `module`; return its plan.
+
+    With `shared`, micro-kernels and packers go into modules of their own, whose texts are
+    appended to it, and `module` only declares them (see `emit_gemm_modules`)."""
     plan = plan_gemm(spec)
-    range_fn = _emit_range(module, plan)
+    range_fn = _emit_range(module, plan, shared)
     _emit_full(module, plan, range_fn)
     return plan
+
+
+def _function(module: ir.Module, build: _Builder, shared: list[str] | None) -> ir.Function:
+    """The function `build` makes: defined in `module`, or, with `shared`, defined in a
+    module of its own under a name derived from its code and declared in `module`."""
+    if shared is None:
+        return build(module)
+    alone = ir.Module(name="jl_gemm_part")
+    fn = build(alone)
+    defined = [g for g in alone.globals.values()
+               if isinstance(g, ir.Function) and not g.is_declaration]
+    if defined != [fn]:   # it brought helpers of its own: keep them private to the GEMM
+        return build(module)
+    fn.linkage = ""
+    text = str(alone)
+    digest = hashlib.sha256(text.replace(fn.name, "").encode()).hexdigest()[:20]
+    name = f"jl_gemm_part.{digest}"
+    text = text.replace(f'@"{fn.name}"', f'@"{name}"')
+    if text not in shared:
+        shared.append(text)
+    existing = module.globals.get(name)
+    return existing if existing is not None else ir.Function(module, fn.ftype, name=name)
 
 
 def _typed(params: list[tuple[str, str]]) -> list[tuple[str, ir.Type]]:
@@ -112,9 +159,9 @@ def _emit_full(module: ir.Module, plan: GemmPlan, range_fn: ir.Function) -> ir.F
     return fn
 
 
-def _emit_range(module: ir.Module, plan: GemmPlan) -> ir.Function:
+def _emit_range(module: ir.Module, plan: GemmPlan, shared: list[str] | None) -> ir.Function:
     """`@<name>.range(...)`: the work items [start, end), batch entry by batch entry."""
-    block_fn = _emit_block(module, plan)
+    block_fn = _emit_block(module, plan, shared)
     fn, b = define_function(module, plan.range_name, _typed(plan.range_params()),
                             internal=False)
     args = {arg.name: arg for arg in fn.args}
@@ -175,7 +222,7 @@ def _tile_shapes(plan: GemmPlan) -> dict[tuple[bool, bool], TileShape]:
     return shapes
 
 
-def _emit_block(module: ir.Module, plan: GemmPlan) -> ir.Function:
+def _emit_block(module: ir.Module, plan: GemmPlan, shared: list[str] | None) -> ir.Function:
     """`@<name>.block`: the loop nest over one rectangle of C of one batch entry."""
     spec, blocking = plan.spec, plan.blocking
     params = [("a", PTR), ("b", PTR), ("c", PTR)]
@@ -184,10 +231,12 @@ def _emit_block(module: ir.Module, plan: GemmPlan) -> ir.Function:
                ("batch", I64)]
     if plan.dot_form:
         return emit_dot_block(module, plan, params)
-    kernels = {key: emit_micro_kernel(module, plan, tile)
+    kernels = {key: _function(module, lambda m, t=tile: emit_micro_kernel(m, plan, t), shared)
                for key, tile in _tile_shapes(plan).items()}
-    pack_a = emit_packer(module, plan, f"{spec.name}.pack_a", a_layout(plan))
-    pack_b = (emit_packer(module, plan, f"{spec.name}.pack_b", b_layout(plan))
+    pack_a = _function(module, lambda m: emit_packer(m, plan, f"{spec.name}.pack_a",
+                                                     a_layout(plan)), shared)
+    pack_b = (_function(module, lambda m: emit_packer(m, plan, f"{spec.name}.pack_b",
+                                                      b_layout(plan)), shared)
               if plan.pack_b else None)
     fn, b = define_function(module, f"{spec.name}.block", params, internal=True)
     args = {arg.name: arg for arg in fn.args}

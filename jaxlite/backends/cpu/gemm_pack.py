@@ -120,11 +120,13 @@ def _pack_panel(ops: VectorOps, layout: PanelLayout, args: dict[str, ir.Value],
         block_ops = VectorOps(ops.module, b, ops.dtype, width)
         # One group of `width` source rows at a time, all along k: `width` sequential
         # streams, which the prefetchers and the TLB follow better than the whole panel.
-        for group in range(0, valid, width):
-            src_group = ops.element(src, group * layout.x_stride)
+        # The groups are a loop, not unrolled: one transposed block is ~100 instructions,
+        # and code generation time grows with their count while speed does not.
+        with counted_loop(b, i64(0), i64(valid), width, "group") as group:
+            src_group = ops.element(src, b.mul(group, i64(layout.x_stride)))
             with counted_loop(b, i64(0), k_start, width, "kt") as k:
                 src_k = ops.element(src_group, b.add(args["pc"], k))
-                dst_k = ops.element(dst, b.add(b.mul(k, i64(pitch)), i64(group)))
+                dst_k = ops.element(dst, b.add(b.mul(k, i64(pitch)), group))
                 _transpose_block(block_ops, src_k, dst_k, layout.x_stride, pitch)
     with counted_loop(b, k_start, args["kcur"], 1, "k") as k:
         depth = b.add(args["pc"], k)

@@ -31,7 +31,7 @@ from jaxlite.backends.cpu.codegen.kernel import (Kernel, KernelContext, emitter,
                                                  kernel_function, lanes_for)
 from jaxlite.backends.cpu.codegen.loops import Emitters, vector_loop
 from jaxlite.backends.cpu.codegen.window_loops import all_of, window_position
-from jaxlite.backends.cpu.gemm import GemmSpec, emit_gemm, plan_gemm
+from jaxlite.backends.cpu.gemm import GemmSpec, emit_gemm_modules, plan_gemm
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape_inference_base import ConvDims, RuleContext, conv_dims_of, window_of
@@ -114,8 +114,8 @@ def conv_plan(inst: HloInstruction) -> ConvPlan | None:
 
 
 @functools.lru_cache(maxsize=64)
-def _gemm_text(spec: GemmSpec) -> str:
-    return emit_gemm(spec)
+def _gemm_texts(spec: GemmSpec) -> tuple[str, ...]:
+    return emit_gemm_modules(spec)
 
 
 def emit_convolution(ctx: KernelContext, inst: HloInstruction, plan: ConvPlan,
@@ -170,7 +170,7 @@ def emit_convolution(ctx: KernelContext, inst: HloInstruction, plan: ConvPlan,
     fb.ret_void()
     declarations = "".join(f'declare void @"{n}"(ptr, ptr, ptr, ptr)\n' for n in set(names))
     work = plan.pixels * plan.taps * plan.features
-    modules = tuple(dict.fromkeys(_gemm_text(s) for s in specs))
+    modules = tuple(dict.fromkeys(t for s in specs for t in _gemm_texts(s)))
     return Kernel(declarations + fb.text(), 2, 1, plan.blocks, 1, work, plan.scratch, modules)
 
 

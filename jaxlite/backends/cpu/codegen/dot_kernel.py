@@ -25,7 +25,7 @@ import numpy as np
 
 from jaxlite.backends.cpu.codegen.indexing import strides_of
 from jaxlite.backends.cpu.codegen.kernel import Kernel, PLACEHOLDER
-from jaxlite.backends.cpu.gemm import GemmSpec, emit_gemm, plan_gemm
+from jaxlite.backends.cpu.gemm import GemmSpec, emit_gemm_modules, plan_gemm
 from jaxlite.xla.ir import HloComputation, HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
@@ -135,14 +135,13 @@ def gemm_kernel(call: GemmCall) -> Kernel:
     header = f'declare void @"{plan.range_name}"(ptr, ptr, ptr, ptr, i64, i64)\n'
     spec = call.spec
     work = spec.batch * spec.m * spec.n * max(spec.k, 1)
-    return Kernel(header + text, 2, 1, plan.items, 1, work, call.scratch,
-                  (_gemm_text(spec),))
+    return Kernel(header + text, 2, 1, plan.items, 1, work, call.scratch, _gemm_texts(spec))
 
 
 @functools.lru_cache(maxsize=256)
-def _gemm_text(spec: GemmSpec) -> str:
-    """The GEMM's module (generated once per process per spec)."""
-    return emit_gemm(spec)
+def _gemm_texts(spec: GemmSpec) -> tuple[str, ...]:
+    """The GEMM's modules (generated once per process per spec; see `emit_gemm_modules`)."""
+    return emit_gemm_modules(spec)
 
 
 def epilogue_fusion(fusion: HloInstruction) -> HloInstruction | None:

@@ -1,10 +1,12 @@
 """Hyperbolic functions and the logistic sigmoid: tanh, logistic, sinh, cosh.
 
-float32 tanh is a minimax rational function T(z) = z P(z^2) / Q(z^2) ~ tanh(z) on [0, 4.5]:
-tanh(x) = T(x) below 1 and 2T / (1 + T^2) at z = x/2 above (up to 9; tanh rounds to +-1 beyond
-9.01), as one division of n/d or 2nd / (n^2 + d^2). The doubling formula damps the rounding
-errors of P and Q near saturation, where a plain rational reaches ~5 ulp: the result stays
-within 4 ulp at 13 multiply-adds and no exponential, which keeps a tanh-GELU kernel fast.
+float32 tanh is a minimax rational function T(z) = z P(z^2) / Q(z^2) ~ tanh(z) on [0, 4.5],
+used through the doubling formula tanh(x) = 2T / (1 + T^2) at z = x/2 for every |x| up to 9
+(tanh rounds to +-1 beyond 9.01): one division 2nd / (n^2 + d^2), no branch and no select.
+The formula damps the rounding errors of P and Q near saturation, where a plain rational
+reaches ~5 ulp (its derivative in T vanishes at T = 1), and with the scaling described at
+`_TANH_SCALE` it stays within 3.3 ulp everywhere at 8 multiply-adds, 5 multiplies and no
+exponential, which keeps a tanh-GELU kernel fast.
 float64 tanh is expm1(2|x|) / (expm1(2|x|) + 2) with the sign copied back.
 
 logistic(x) = 1 / (1 + e^-|x|) for x >= 0 and e^-|x| / (1 + e^-|x|) below, so it never
@@ -30,23 +32,28 @@ from ._ir import (
 from .exp_log import exp_core, exp_limits, expm1_reduced
 
 
+# Scales P and Q of float32 tanh: it moves the values that are rounded near a = 0 (e ~ c,
+# e^2 ~ c^2) away from the bottom of their binades, which keeps the error of the doubling
+# formula near 3 ulp there instead of 4.3 (found by exhaustive search over the f32 inputs).
+_TANH_SCALE = 1.75
+
+
 def tanh(x: V) -> V:
     """Hyperbolic tangent.
 
-    Accuracy: f32 <= 4 ulp (measured 3.33); f64 <= 3 ulp (measured 2.31).
+    Accuracy: f32 <= 4 ulp (measured 3.23 over every input in [2**-20, 9.5]); f64 <= 3 ulp (measured 2.31).
     """
     a = fabs(x)
     if x.elem == "float":
         p, q = rational("tanh", "float")
-        ac = minimum(a, 9.0)
-        big = ac >= 1.0
-        z = select(big, ac * 0.5, ac)
-        u = z * z
-        n = z * horner(u, p)
-        d = horner(u, (1.0, *q))
-        num = select(big, (n + n) * d, n)
-        den = select(big, fma(n, n, d * d), d)
-        return copysign(minimum(num / den, 1.0), x)
+        a = minimum(a, 9.0)
+        # T = tanh(a/2) = n/d with n = (a/2) P(a^2/4), d = Q(a^2/4); both scaled by c and
+        # the halvings folded into the coefficients (c * 1 and the powers of 1/4 are exact),
+        # m = 2cn and e = cd, so tanh(a) = 2T / (1 + T^2) = m e / (m^2/4 + e^2).
+        u = a * a
+        m = a * horner(u, [_TANH_SCALE * c * 0.25 ** k for k, c in enumerate(p)])
+        e = horner(u, [_TANH_SCALE * c * 0.25 ** k for k, c in enumerate((1.0, *q))])
+        return copysign(minimum((m * e) / fma(e, e, m * 0.25 * m), 1.0), x)
     k, em = expm1_reduced(minimum(a + a, 44.0))
     s = pow2(k, x.elem)
     e = fma(s, em, s - 1.0)
