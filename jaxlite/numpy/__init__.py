@@ -28,4 +28,6 @@ nan = _np.nan
 euler_gamma = _np.euler_gamma
 newaxis = None
 
+from jaxlite.numpy import linalg  # noqa: E402
+
 _operators.install()

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import jaxlite as jax
-from jaxlite import lax
 from jaxlite import random
 from jaxlite.nn import initializers
 
@@ -68,7 +67,6 @@ def test_errors():
         initializers.variance_scaling(1.0, "fan_in", "binomial")(KEY, (2, 2))
 
 
-@pytest.mark.skipif(not hasattr(lax, "linalg"), reason="needs lax.linalg.qr")
 def test_orthogonal():
     w = np.asarray(initializers.orthogonal(2.0)(KEY, (5, 3)))
     np.testing.assert_allclose(w.T @ w, 4 * np.eye(3), atol=1e-5)

@@ -31,8 +31,7 @@ RTOL = {"float16": 2e-3, "bfloat16": 1e-2, "float32": 2e-5, "float64": 1e-12,
 NEEDS = {
     "gamma": "while_loop", "loggamma": "while_loop", "beta": "while_loop",
     "dirichlet": "while_loop", "t": "while_loop", "poisson": "while_loop",
-    "permutation": "sort_key_val", "multivariate_normal": "linalg", "orthogonal": "linalg",
-    "initializers.orthogonal": "linalg",
+    "permutation": "sort_key_val",
 }
 
 

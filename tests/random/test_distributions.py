@@ -157,7 +157,6 @@ def test_vmap_matches_a_loop_over_keys():
                                    rtol=1e-6)
 
 
-@pytest.mark.skipif(not hasattr(lax, "linalg"), reason="needs lax.linalg")
 @pytest.mark.parametrize("method", ["cholesky", "eigh", "svd"])
 def test_multivariate_normal_covariance(method):
     cov = np.array([[2.0, 0.6], [0.6, 1.0]])
@@ -167,7 +166,6 @@ def test_multivariate_normal_covariance(method):
     np.testing.assert_allclose(np.cov(x.T), cov, atol=0.06)
 
 
-@pytest.mark.skipif(not hasattr(lax, "linalg"), reason="needs lax.linalg")
 def test_orthogonal():
     q = np.asarray(random.orthogonal(KEY, 4, (2,)))
     np.testing.assert_allclose(q @ np.swapaxes(q, -1, -2), np.broadcast_to(np.eye(4), q.shape),

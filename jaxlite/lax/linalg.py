@@ -1,0 +1,204 @@
+"""`jaxlite.lax.linalg`: matrix decompositions and solves (mirrors `jax.lax.linalg`).
+
+The primitives live in `linalg_factorizations` (cholesky, triangular_solve, lu,
+lu_pivots_to_permutation), `linalg_spectral` (qr, eigh, svd, eig) and
+`linalg_tridiagonal` (tridiagonal_solve), each with all its rules; their numbers come from
+the numpy kernels of `linalg_kernels` (numpy's LAPACK, see there), eagerly and, compiled,
+through custom-calls. This module holds the user functions, with JAX's signatures and
+output conventions: they symmetrize inputs, order outputs and check options as JAX does.
+Every function maps over leading batch dimensions and takes float32, float64, complex64 or
+complex128 matrices.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from jaxlite.core.avals import get_aval
+from jaxlite.lax.arithmetic import add, conj, mul
+from jaxlite.lax.linalg_factorizations import (cholesky_p, lu_p, lu_pivots_to_permutation_p,
+                                               triangular_solve_p)
+from jaxlite.lax.linalg_spectral import eig_p, eigh_p, qr_p, svd_p
+from jaxlite.lax.linalg_tridiagonal import tridiagonal_solve_p
+from jaxlite.lax.linalg_util import adjoint, check_matrix, is_complex, tril
+from jaxlite.lax.shape_ops import expand_dims, squeeze
+
+__all__ = ["cholesky", "cholesky_p", "eig", "eig_p", "eigh", "eigh_p", "lu", "lu_p",
+           "lu_pivots_to_permutation", "lu_pivots_to_permutation_p", "qr", "qr_p", "svd",
+           "svd_p", "triangular_solve", "triangular_solve_p", "tridiagonal_solve",
+           "tridiagonal_solve_p"]
+
+
+def _symmetrize(name: str, x: Any) -> Any:
+    """(x + x^H) / 2: the Hermitian part, which the decompositions of Hermitian matrices
+    read (and so differentiate) whole. `name`: the function, for errors."""
+    check_matrix(name, "x", get_aval(x), square=True)
+    return mul(add(x, adjoint(x)), np.array(0.5, get_aval(x).dtype))
+
+
+def cholesky(x: Any, *, symmetrize_input: bool = True) -> Any:
+    """The lower Cholesky factor L of Hermitian positive-definite matrices, x = L L^H
+    (mirrors `jax.lax.linalg.cholesky`).
+
+    Parameters
+    ----------
+    x : a batch of square matrices (..., n, n).
+    symmetrize_input : use (x + x^H) / 2; otherwise only the lower triangle of x is read.
+
+    Returns
+    -------
+    L, lower triangular; all NaN (below the diagonal) for a matrix that is not positive
+    definite, as in JAX.
+    """
+    if symmetrize_input:
+        x = _symmetrize("cholesky", x)
+    return tril(cholesky_p.bind(x))
+
+
+def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = False,
+                     transpose_a: bool = False, conjugate_a: bool = False,
+                     unit_diagonal: bool = False) -> Any:
+    """Solve op(a) x = b (`left_side`) or x op(a) = b for triangular a (mirrors
+    `jax.lax.linalg.triangular_solve`).
+
+    Parameters
+    ----------
+    a : triangular matrices (..., k, k); only the triangle named by `lower` is read (and not
+        its diagonal with `unit_diagonal`).
+    b : right-hand sides (..., m, n), with k = m (left side) or k = n, and a's batch
+        dimensions; a vector (one dimension fewer than a) is one right-hand side.
+    transpose_a, conjugate_a : op(a) is a, a^T, conj(a) or a^H.
+    unit_diagonal : take a's diagonal to be ones.
+    """
+    if conjugate_a and not transpose_a:
+        a = conj(a) if is_complex(a) else a
+        conjugate_a = False
+    vector = len(np.shape(b)) == len(np.shape(a)) - 1
+    axis = len(np.shape(b)) if left_side else len(np.shape(b)) - 1
+    if vector:
+        b = expand_dims(b, (axis,))
+    x = triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
+                                transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a),
+                                unit_diagonal=bool(unit_diagonal))
+    return squeeze(x, (axis,)) if vector else x
+
+
+def lu(x: Any) -> tuple[Any, Any, Any]:
+    """LU decomposition with partial pivoting (mirrors `jax.lax.linalg.lu`).
+
+    Returns
+    -------
+    lu : (..., m, n): L (unit lower, diagonal not stored) below the diagonal, U on and above.
+    pivots : int32 (..., min(m, n)): row i was exchanged with row pivots[i].
+    permutation : int32 (..., m): row i of L U is row permutation[i] of x.
+    """
+    packed, pivots, permutation = lu_p.bind(x)
+    return packed, pivots, permutation
+
+
+def lu_pivots_to_permutation(pivots: Any, permutation_size: int) -> Any:
+    """The permutation of 0..permutation_size-1 made by the row exchanges `pivots` (int32,
+    applied in order) (mirrors `jax.lax.linalg.lu_pivots_to_permutation`)."""
+    return lu_pivots_to_permutation_p.bind(pivots, permutation_size=int(permutation_size))
+
+
+def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True,
+       use_magma: bool | None = None) -> tuple[Any, Any]:
+    """QR decomposition x = Q R, Q with orthonormal columns and R upper triangular (mirrors
+    `jax.lax.linalg.qr`).
+
+    With `full_matrices`, Q is (..., m, m) and R (..., m, n); otherwise (..., m, k) and
+    (..., k, n), k = min(m, n). Signs follow LAPACK (R's diagonal may be negative).
+
+    Differences from JAX: `pivoting=True` (column-pivoted QR) is not supported;
+    `use_magma` is ignored.
+    """
+    if pivoting:
+        raise NotImplementedError("lax.linalg.qr: pivoting=True (column-pivoted QR) is not "
+                                  "supported by jaxlite; use pivoting=False.")
+    q, r = qr_p.bind(x, full_matrices=bool(full_matrices))
+    return q, r
+
+
+def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True,
+         sort_eigenvalues: bool = True, subset_by_index: tuple[int, int] | None = None,
+         implementation: Any = None) -> tuple[Any, Any]:
+    """Eigen-decomposition of Hermitian matrices (mirrors `jax.lax.linalg.eigh`).
+
+    Parameters
+    ----------
+    x : a batch of square matrices.
+    lower : without `symmetrize_input`, read the lower (else the upper) triangle.
+    symmetrize_input : use (x + x^H) / 2.
+    sort_eigenvalues : eigenvalues come in ascending order (always the case here).
+
+    Returns
+    -------
+    (v, w): eigenvectors as the columns of v, and the real eigenvalues w, x v = v diag(w).
+
+    Differences from JAX: `implementation` is ignored; `subset_by_index` must be None, as on
+    JAX's CPU backend.
+    """
+    if subset_by_index is not None:
+        raise NotImplementedError("lax.linalg.eigh: subset_by_index is not supported (nor is "
+                                  "it by JAX on CPU); slice the full result instead.")
+    if symmetrize_input:
+        x = _symmetrize("eigh", x)
+    v, w = eigh_p.bind(x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues))
+    return v, w
+
+
+def svd(x: Any, *, full_matrices: bool = True, compute_uv: bool = True,
+        subset_by_index: tuple[int, int] | None = None, algorithm: Any = None) -> Any:
+    """Singular value decomposition x = U diag(s) V^H (mirrors `jax.lax.linalg.svd`).
+
+    Returns
+    -------
+    (u, s, vh) with `compute_uv`, else s: singular values in descending order; u is
+    (..., m, m) and vh (..., n, n) with `full_matrices`, else (..., m, k) and (..., k, n).
+
+    Differences from JAX: `algorithm` is ignored (LAPACK's divide and conquer, as JAX's
+    default on CPU); `subset_by_index` must be None.
+    """
+    if subset_by_index is not None:
+        raise NotImplementedError("lax.linalg.svd: subset_by_index is not supported by "
+                                  "jaxlite; slice the full result instead.")
+    outs = svd_p.bind(x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    if not compute_uv:
+        return outs[0]
+    s, u, vh = outs
+    return u, s, vh
+
+
+def eig(x: Any, *, compute_left_eigenvectors: bool = True,
+        compute_right_eigenvectors: bool = True, enable_eigvec_derivs: bool = False,
+        implementation: Any = None, use_magma: bool | None = None) -> list[Any]:
+    """Eigen-decomposition of general square matrices (mirrors `jax.lax.linalg.eig`).
+
+    Returns
+    -------
+    [w] + [vl] + [vr] as asked: complex eigenvalues, left eigenvectors (vl^H x = diag(w)
+    vl^H) and right eigenvectors (x vr = vr diag(w)) as unit-norm columns.
+
+    Differences from JAX: `enable_eigvec_derivs`, `implementation` and `use_magma` are
+    ignored; only eigenvalues (both eigenvector flags False) can be differentiated.
+    """
+    return list(eig_p.bind(x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                           compute_right_eigenvectors=bool(compute_right_eigenvectors)))
+
+
+def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any, *,
+                      perturb_singular: bool = False) -> Any:
+    """Solve T x = b for tridiagonal T (mirrors `jax.lax.linalg.tridiagonal_solve`).
+
+    Parameters
+    ----------
+    dl, d, du : (..., n): T's sub-diagonal (dl[..., 0] is ignored), diagonal and super-
+        diagonal (du[..., n-1] is ignored).
+    b : (..., n, k) right-hand sides.
+
+    Differences from JAX: `perturb_singular` is ignored (a singular T gives infinities or
+    NaN).
+    """
+    return tridiagonal_solve_p.bind(dl, d, du, b)

@@ -1,0 +1,313 @@
+"""The numerical kernels of `jaxlite.lax.linalg`, in numpy, over leading batch dimensions.
+
+Each kernel is both the eager `reference` rule of its primitive and the implementation of the
+custom-call target the primitive lowers to (registered in
+`jaxlite.xla.evaluator.CUSTOM_CALL_TARGETS` under `jaxlite_lapack_<name>`), so eager, the
+interpreter backend and the cpu backend (which calls back into Python for custom-calls)
+compute the same numbers.
+
+Why numpy's LAPACK: JAX's CPU backend calls LAPACK (potrf, geqrf + orgqr, syevd, gesdd,
+geev); numpy links a LAPACK and calls the same drivers (`numpy.linalg.cholesky`, `qr`,
+`eigh`, `svd`, `eig`), so the factors agree with JAX's to rounding, sign conventions
+included, without a dependency beyond numpy (scipy is not one). numpy has no triangular
+solve, no LU with its pivots and no tridiagonal solve: those are written here as LAPACK's
+unblocked algorithms (substitution; right-looking elimination with partial pivoting, the
+pivot being the first entry of largest |re| + |im|, as LAPACK's i?amax picks it), vectorized
+over the batch.
+
+Failures never raise, as in JAX: a matrix that is not positive definite gives a Cholesky
+factor of NaNs, an eigen- or singular-value solver that does not converge gives NaNs, a
+singular triangular matrix gives infinities (division by its zero diagonal).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+import numpy as np
+
+from jaxlite.xla.evaluator import CUSTOM_CALL_TARGETS
+from jaxlite.xla.ir import HloInstruction
+
+__all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eigh",
+           "svd", "eig", "tridiagonal_solve", "register_target", "target_name"]
+
+
+def _each_matrix(fn: Callable[[np.ndarray], Any], a: np.ndarray,
+                 outs: list[np.ndarray]) -> None:
+    """Run `fn` on every matrix of the batch `a`, writing its results into `outs` (filled
+    with NaN where numpy's solver fails)."""
+    for index in np.ndindex(a.shape[:-2]):
+        try:
+            results = fn(a[index])
+        except np.linalg.LinAlgError:
+            for out in outs:
+                out[index] = np.nan
+            continue
+        for out, r in zip(outs, results if isinstance(results, tuple) else (results,)):
+            out[index] = r
+
+
+def _batched(fn: Callable[[np.ndarray], Any], a: np.ndarray,
+             out_like: list[tuple[tuple[int, ...], Any]]) -> list[np.ndarray]:
+    """`fn` on the whole batch (numpy's gufuncs); when it fails for some matrix, matrix by
+    matrix with NaN for the failures. `out_like`: the outputs' shapes and dtypes."""
+    try:
+        results = fn(a)
+        return [np.asarray(r, dtype) for r, (_, dtype) in
+                zip(results if isinstance(results, tuple) else (results,), out_like)]
+    except np.linalg.LinAlgError:
+        outs = [np.empty(shape, dtype) for shape, dtype in out_like]
+        _each_matrix(fn, a, outs)
+        return outs
+
+
+def _real(dtype: Any) -> np.dtype:
+    return np.empty((), dtype).real.dtype
+
+
+# ------------------------------------------------------------------------ cholesky
+
+def cholesky(a: np.ndarray) -> np.ndarray:
+    """The lower Cholesky factor of each matrix (its lower triangle is read); NaN for a
+    matrix that is not positive definite."""
+    a = np.asarray(a)
+    return _batched(np.linalg.cholesky, a, [(a.shape, a.dtype)])[0]
+
+
+# ---------------------------------------------------------------- triangular solve
+
+def _op(a: np.ndarray, transpose_a: bool, conjugate_a: bool) -> np.ndarray:
+    if conjugate_a:
+        a = np.conj(a)
+    return np.swapaxes(a, -1, -2) if transpose_a else a
+
+
+def triangular_solve(a: np.ndarray, b: np.ndarray, *, left_side: bool, lower: bool,
+                     transpose_a: bool, conjugate_a: bool, unit_diagonal: bool) -> np.ndarray:
+    """x with op(a) x = b (`left_side`) or x op(a) = b, a triangular, by substitution."""
+    a, b = np.asarray(a), np.asarray(b)
+    n = a.shape[-1]
+    mask = np.tril(np.ones((n, n), bool), -1 if unit_diagonal else 0)
+    a = np.where(mask if lower else mask.T, a, 0)
+    if unit_diagonal:
+        a = a + np.eye(n, dtype=a.dtype)
+    op_a = _op(a, transpose_a, conjugate_a)
+    op_lower = lower != transpose_a
+    if not left_side:  # x op(a) = b  <=>  op(a)^T x^T = b^T
+        op_a, b, op_lower = np.swapaxes(op_a, -1, -2), np.swapaxes(b, -1, -2), not op_lower
+    x = np.zeros(b.shape, b.dtype)
+    rows = range(n) if op_lower else range(n - 1, -1, -1)
+    with np.errstate(all="ignore"):
+        for i in rows:
+            done = slice(0, i) if op_lower else slice(i + 1, n)
+            partial = np.einsum("...j,...jk->...k", op_a[..., i, done], x[..., done, :])
+            x[..., i, :] = (b[..., i, :] - partial) / op_a[..., i, i, None]
+    return x if left_side else np.swapaxes(x, -1, -2)
+
+
+# ------------------------------------------------------------------------------ lu
+
+def _magnitude(x: np.ndarray) -> np.ndarray:
+    """LAPACK's pivot size: |x| for reals, |re| + |im| for complex numbers."""
+    return np.abs(x.real) + np.abs(x.imag) if np.iscomplexobj(x) else np.abs(x)
+
+
+def lu(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """LU with partial pivoting of each m x n matrix: the packed factors (L unit lower
+    below the diagonal, U on and above it), the int32 pivots (row i was swapped with row
+    pivots[i]) and the int32 permutation (row i of L U is row permutation[i] of a)."""
+    lu_ = np.array(a, copy=True)
+    m, n = lu_.shape[-2:]
+    k = min(m, n)
+    batch = lu_.shape[:-2]
+    pivots = np.zeros(batch + (k,), np.int32)
+    perm = np.broadcast_to(np.arange(m, dtype=np.int32), batch + (m,)).copy()
+    with np.errstate(all="ignore"):
+        for j in range(k):
+            p = j + np.argmax(_magnitude(lu_[..., j:, j]), axis=-1)
+            pivots[..., j] = p
+            _swap_rows(lu_, j, p)
+            _swap_rows(perm[..., None], j, p)
+            pivot = lu_[..., j, j]
+            nonzero = (pivot != 0)[..., None]
+            scaled = lu_[..., j + 1:, j] / np.where(nonzero, pivot[..., None], 1)
+            lu_[..., j + 1:, j] = np.where(nonzero, scaled, lu_[..., j + 1:, j])
+            lu_[..., j + 1:, j + 1:] -= lu_[..., j + 1:, j, None] * lu_[..., j, None, j + 1:]
+    return lu_, pivots, perm
+
+
+def _swap_rows(x: np.ndarray, j: int, p: np.ndarray) -> None:
+    """Swap row j with row p[b] of each matrix b of `x`, in place."""
+    index = np.indices(x.shape[:-2])
+    row_j = x[..., j, :].copy()
+    x[..., j, :] = x[(*index, p)]
+    x[(*index, p)] = row_j
+
+
+def lu_pivots_to_permutation(pivots: np.ndarray, *, permutation_size: int) -> np.ndarray:
+    """The permutation that the row swaps `pivots` (applied in order) make of
+    0..permutation_size-1."""
+    pivots = np.asarray(pivots)
+    batch = pivots.shape[:-1]
+    perm = np.broadcast_to(np.arange(permutation_size, dtype=pivots.dtype),
+                           batch + (permutation_size,)).copy()
+    for j in range(pivots.shape[-1]):
+        _swap_rows(perm[..., None], j, pivots[..., j])
+    return perm
+
+
+# ------------------------------------------------------------------------------ qr
+
+def qr(a: np.ndarray, *, full_matrices: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Q and R of each matrix (Householder QR, LAPACK's geqrf and orgqr); Q is m x m and R
+    m x n with `full_matrices`, else m x k and k x n (k = min(m, n))."""
+    a = np.asarray(a)
+    if a.size == 0:
+        m, n = a.shape[-2:]
+        k = m if full_matrices else min(m, n)
+        eye = np.broadcast_to(np.eye(m, k, dtype=a.dtype), a.shape[:-2] + (m, k))
+        return eye.copy(), np.zeros(a.shape[:-2] + (k, n), a.dtype)
+    q, r = np.linalg.qr(a, mode="complete" if full_matrices else "reduced")
+    return q.astype(a.dtype, copy=False), r.astype(a.dtype, copy=False)
+
+
+# ---------------------------------------------------------------------------- eigh
+
+def eigh(a: np.ndarray, *, lower: bool, sort_eigenvalues: bool) -> tuple[np.ndarray,
+                                                                          np.ndarray]:
+    """Eigenvectors (columns) and ascending real eigenvalues of each Hermitian matrix, read
+    from its lower (or upper) triangle; NaN where the solver does not converge."""
+    a = np.asarray(a)
+    shape = a.shape
+    w, v = _batched(lambda x: np.linalg.eigh(x, UPLO="L" if lower else "U"), a,
+                    [(shape[:-1], _real(a.dtype)), (shape, a.dtype)])
+    return v, w
+
+
+# ----------------------------------------------------------------------------- svd
+
+def svd(a: np.ndarray, *, full_matrices: bool, compute_uv: bool) -> list[np.ndarray]:
+    """Singular values (descending), then U and V^H when `compute_uv`; NaN where the solver
+    does not converge."""
+    a = np.asarray(a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = a.shape[:-2]
+    s_like = (batch + (k,), _real(a.dtype))
+    if not compute_uv:
+        return _batched(lambda x: np.linalg.svd(x, compute_uv=False), a, [s_like])
+    cols = m if full_matrices else k
+    rows = n if full_matrices else k
+    if a.size == 0:
+        return [np.zeros(*s_like), np.broadcast_to(np.eye(m, cols, dtype=a.dtype),
+                                                   batch + (m, cols)).copy(),
+                np.broadcast_to(np.eye(rows, n, dtype=a.dtype), batch + (rows, n)).copy()]
+    u, s, vh = _batched(lambda x: np.linalg.svd(x, full_matrices=full_matrices), a,
+                        [(batch + (m, cols), a.dtype), s_like, (batch + (rows, n), a.dtype)])
+    return [s, u, vh]
+
+
+# ----------------------------------------------------------------------------- eig
+
+def _normalized_columns(v: np.ndarray) -> np.ndarray:
+    """Columns scaled to unit norm with their largest component real (LAPACK's geev)."""
+    if v.size == 0:
+        return v
+    v = v / np.linalg.norm(v, axis=-2, keepdims=True)
+    largest = np.take_along_axis(v, np.argmax(np.abs(v), axis=-2)[..., None, :], axis=-2)
+    phase = np.where(largest == 0, 1, np.conj(largest) / np.abs(largest))
+    return v * phase
+
+
+def eig(a: np.ndarray, *, compute_left_eigenvectors: bool,
+        compute_right_eigenvectors: bool) -> list[np.ndarray]:
+    """Complex eigenvalues of each square matrix, then its left eigenvectors (vl^H a = w
+    vl^H) and right eigenvectors (a vr = w vr) as asked, columns of unit norm."""
+    a = np.asarray(a)
+    complex_dtype = np.result_type(a.dtype, np.complex64)
+    shape = a.shape
+    w, vr = _batched(np.linalg.eig, a, [(shape[:-1], complex_dtype), (shape, complex_dtype)])
+    outs = [w]
+    if compute_left_eigenvectors:
+        with np.errstate(all="ignore"):
+            left = _batched(lambda v: np.conj(np.swapaxes(np.linalg.inv(v), -1, -2)), vr,
+                            [(shape, complex_dtype)])[0]
+            outs.append(_normalized_columns(left).astype(complex_dtype))
+    if compute_right_eigenvectors:
+        outs.append(_normalized_columns(vr).astype(complex_dtype))
+    return outs
+
+
+# --------------------------------------------------------------- tridiagonal solve
+
+def tridiagonal_solve(dl: np.ndarray, d: np.ndarray, du: np.ndarray,
+                      b: np.ndarray) -> np.ndarray:
+    """x with T x = b, T tridiagonal with sub-diagonal dl[1:], diagonal d and super-
+    diagonal du[:-1] (dl[0] and du[-1] are ignored), by Gaussian elimination with partial
+    pivoting (LAPACK's gtsv)."""
+    n = d.shape[-1]
+    dtype = b.dtype
+    # Rows as band coefficients: row i holds T[i, i-1 .. i+2] after pivoting may add fill.
+    sub = np.array(dl, dtype)
+    diag = np.array(d, dtype)
+    sup = np.array(du, dtype)
+    fill = np.zeros_like(diag)
+    rhs = np.array(b, dtype)
+    with np.errstate(all="ignore"):
+        for i in range(n - 1):
+            swap = _magnitude(sub[..., i + 1]) > _magnitude(diag[..., i])
+            _swap_where(swap, diag[..., i], sub[..., i + 1])
+            _swap_where(swap, sup[..., i], diag[..., i + 1])
+            if i + 1 < n - 1:
+                fill[..., i] = np.where(swap, sup[..., i + 1], 0)
+                sup[..., i + 1] = np.where(swap, 0, sup[..., i + 1])
+            _swap_where(swap[..., None], rhs[..., i, :], rhs[..., i + 1, :])
+            factor = sub[..., i + 1] / diag[..., i]
+            diag[..., i + 1] -= factor * sup[..., i]
+            if i + 1 < n - 1:
+                sup[..., i + 1] -= factor * fill[..., i]
+            rhs[..., i + 1, :] -= factor[..., None] * rhs[..., i, :]
+        x = np.zeros_like(rhs)
+        for i in range(n - 1, -1, -1):
+            acc = rhs[..., i, :]
+            if i + 1 < n:
+                acc = acc - sup[..., i, None] * x[..., i + 1, :]
+            if i + 2 < n:
+                acc = acc - fill[..., i, None] * x[..., i + 2, :]
+            x[..., i, :] = acc / diag[..., i, None]
+    return x
+
+
+def _swap_where(swap: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
+    """Exchange x and y (views) where `swap` holds, in place."""
+    old_x = x.copy()
+    x[...] = np.where(swap, y, x)
+    y[...] = np.where(swap, old_x, y)
+
+
+# -------------------------------------------------------------- custom-call targets
+
+def target_name(kernel: str) -> str:
+    """The custom-call target name the kernel `kernel` is registered under."""
+    return f"jaxlite_lapack_{kernel}"
+
+
+def register_target(kernel: str, fn: Callable[..., Any]) -> None:
+    """Register `fn(*operands, **params)` as a custom-call target whose parameters travel
+    as JSON in the instruction's backend_config."""
+    def target(inst: HloInstruction, *operands: np.ndarray) -> Any:
+        params = json.loads(inst.attr("backend_config") or "{}")
+        out = fn(*operands, **params)
+        if isinstance(out, (list, tuple)):  # one output is an array, several a tuple
+            return out[0] if len(out) == 1 else tuple(out)
+        return out
+    target.__name__ = target_name(kernel)
+    CUSTOM_CALL_TARGETS[target_name(kernel)] = target
+
+
+for _name, _fn in (("cholesky", cholesky), ("triangular_solve", triangular_solve),
+                   ("lu", lu), ("lu_pivots_to_permutation", lu_pivots_to_permutation),
+                   ("qr", qr), ("eigh", eigh), ("svd", svd), ("eig", eig),
+                   ("tridiagonal_solve", tridiagonal_solve)):
+    register_target(_name, _fn)

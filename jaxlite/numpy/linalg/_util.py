@@ -1,0 +1,121 @@
+"""What the functions of `jaxlite.numpy.linalg` share.
+
+Argument checks with JAX's wording, promotion to an inexact dtype, small matrix helpers
+(conjugate transpose, batched identities) and `custom_jvp`, a derivative rule for a library
+function. The top-level `jaxlite.custom_jvp` sits above the libraries in the import order,
+so this module binds the same `custom_jvp_call` primitive itself.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import numpy as np
+
+import jaxlite.lax as lax
+from jaxlite.core import dtypes
+from jaxlite.core.trace import EvalTrace, current_trace
+from jaxlite.lax._control_flow_util import abstractify, trace_function
+from jaxlite.lax.higher_order import custom_jvp_call_p
+from jaxlite.numpy._promotion import check_arraylike, ensure_array, promote_dtypes_inexact
+from jaxlite.tree_util import tree_flatten, tree_unflatten
+
+
+def inexact_args(fun_name: str, *args: Any) -> list[Any]:
+    """The arguments as arrays of their common inexact dtype (ints and bools become floats)."""
+    check_arraylike(fun_name, *args)
+    return promote_dtypes_inexact(*(ensure_array(a) for a in args))
+
+
+def check_square(fun_name: str, a: Any) -> None:
+    """Raise unless `a` is a stack of square matrices."""
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"Argument to {fun_name}() must have shape [..., n, n], got "
+                         f"{a.shape}.")
+
+
+def check_matrix(fun_name: str, a: Any) -> None:
+    """Raise unless `a` is a stack of matrices (at least two axes)."""
+    if a.ndim < 2:
+        raise ValueError(f"{fun_name}: the argument must have at least two dimensions "
+                         f"[..., m, n], got shape {a.shape}.")
+
+
+def real_dtype(dtype: Any) -> np.dtype:
+    """The real dtype of the same precision (complex64 -> float32)."""
+    return np.dtype(np.finfo(dtype).dtype)
+
+
+def eps(dtype: Any) -> float:
+    return float(np.finfo(dtype).eps)
+
+
+def swap_last(x: Any) -> Any:
+    """The transpose of each matrix of the stack `x`."""
+    perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
+    return lax.transpose(x, perm)
+
+
+def adjoint(x: Any) -> Any:
+    """The conjugate transpose of each matrix of the stack `x`."""
+    x = swap_last(x)
+    return lax.conj(x) if dtypes.is_complex(x.dtype) else x
+
+
+def batched_eye(shape: tuple[int, ...], dtype: Any) -> Any:
+    """Identity matrices of `shape[-2:]` (rectangular allowed) stacked to `shape`."""
+    rows = lax.broadcasted_iota(np.dtype(np.int32), shape, len(shape) - 2)
+    cols = lax.broadcasted_iota(np.dtype(np.int32), shape, len(shape) - 1)
+    return lax.convert_element_type(lax.eq(rows, cols), dtype)
+
+
+def matmul(a: Any, b: Any) -> Any:
+    """Batched matrix product of stacks with the same batch shape (one dot_general)."""
+    batch = tuple(range(a.ndim - 2))
+    dims = (((a.ndim - 1,), (b.ndim - 2,)), (batch, batch))
+    return lax.dot_general(a, b, dims, precision=lax.Precision.HIGHEST,
+                           preferred_element_type=a.dtype)
+
+
+def diag_of(x: Any) -> Any:
+    """The main diagonals of a stack of square matrices, as the last axis."""
+    n = x.shape[-1]
+    lead = x.shape[:-2]
+    flat = lax.reshape(x, lead + (n * n,))
+    if n == 0:
+        return lax.reshape(flat, lead + (0,))
+    return lax.slice(flat, (0,) * (len(lead) + 1), lead + (n * n,),
+                     (1,) * len(lead) + (n + 1,))
+
+
+def trace_of(x: Any) -> Any:
+    """The traces of a stack of square matrices."""
+    return lax.reduce_sum(diag_of(x), (x.ndim - 2,))
+
+
+def custom_jvp(fun: Callable[..., Any],
+               rule: Callable[[tuple, tuple], tuple[Any, Any]]) -> Callable[..., Any]:
+    """`fun` with the derivative `rule(primals, tangents) -> (out, tangent_out)`.
+
+    Mirrors what `jax.custom_jvp` does for JAX's linear algebra: outside transformations
+    `fun` just runs; under one it becomes a `custom_jvp_call` of the traced `fun`, so that
+    differentiation calls `rule` instead of looking inside. The rule must be linear in the
+    tangents; reverse mode transposes it.
+    """
+    @functools.wraps(fun)
+    def wrapped(*args: Any) -> Any:
+        if isinstance(current_trace(), EvalTrace):
+            return fun(*args)
+        leaves, in_tree = tree_flatten(args)
+        closed, consts, out_tree = trace_function(fun, in_tree, abstractify(leaves))
+
+        def flat_rule(primals: Any, tangents: Any) -> tuple[list, list]:
+            out, tangent_out = rule(tuple(tree_unflatten(in_tree, primals)),
+                                    tuple(tree_unflatten(in_tree, tangents)))
+            return tree_flatten(out)[0], tree_flatten(tangent_out)[0]
+        flat_rule.__name__ = f"{fun.__name__}_jvp"
+        outs = custom_jvp_call_p.bind(*consts, *leaves, jaxpr=closed, jvp=flat_rule,
+                                      num_consts=len(consts), symbolic_zeros=False,
+                                      name=fun.__name__)
+        return tree_unflatten(out_tree, outs)
+    return wrapped

@@ -1,0 +1,293 @@
+"""Test records of the linear-algebra primitives (jaxlite.lax.linalg).
+
+References are scipy's and numpy's LAPACK calls. The functions build well-conditioned
+inputs from raw normal draws inside the traced function (x x^H + n I for Cholesky, a
+dominant diagonal for the solves), so that every batch member and every finite-difference
+step stays in the domain. Decompositions whose factors are unique only up to phases
+(eigenvectors, singular vectors) are checked through gauge-invariant values: |v|^2
+elementwise.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+from records import Case, Record
+
+from jaxlite import lax
+from jaxlite.lax import linalg
+
+INEXACT = (np.float32, np.float64, np.complex64, np.complex128)
+
+
+def _batch_shape(rng: np.random.Generator) -> tuple[int, ...]:
+    return tuple(int(s) for s in rng.integers(1, 3, int(rng.integers(0, 2))))
+
+
+def _draw(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _adjoint_np(x: np.ndarray) -> np.ndarray:
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+def _adjoint(x: Any) -> Any:
+    ndim = len(np.shape(x))
+    t = lax.transpose(x, tuple(range(ndim - 2)) + (ndim - 1, ndim - 2))
+    return lax.conj(t) if np.iscomplexobj(np.zeros((), x.dtype)) else t
+
+
+def _gram(x: Any) -> Any:
+    """x x^H + n I: Hermitian positive definite, well-conditioned."""
+    n = x.shape[-1]
+    ndim = len(x.shape)
+    batch = tuple(range(ndim - 2))
+    product = lax.dot_general(x, _adjoint(x), (((ndim - 1,), (ndim - 2,)), (batch, batch)))
+    return lax.add(product, np.asarray(n * np.eye(n), x.dtype))
+
+
+def _gram_np(x: np.ndarray) -> np.ndarray:
+    n = x.shape[-1]
+    return (x @ _adjoint_np(x) + n * np.eye(n)).astype(x.dtype)
+
+
+def _abs2(x: Any) -> Any:
+    return lax.real(lax.mul(x, lax.conj(x))) if np.dtype(x.dtype).kind == "c" \
+        else lax.mul(x, x)
+
+
+def _abs2_np(x: np.ndarray) -> np.ndarray:
+    return (x * np.conj(x)).real.astype(np.abs(x).dtype)
+
+
+def _spread(m: int, n: int, dtype: Any) -> np.ndarray:
+    """A diagonal 3, 6, 9, ...: added to normal draws it keeps eigenvalues and singular
+    values apart, so that finite differences of their vectors stay accurate."""
+    return np.asarray(np.eye(m, n) * 3 * np.arange(1, n + 1), dtype)
+
+
+# ------------------------------------------------------------------------ cases
+
+def _cholesky_case(rng: np.random.Generator, dtype: Any) -> Case:
+    n = int(rng.integers(1, 5))
+    x = _draw(rng, _batch_shape(rng) + (n, n), dtype)
+    return Case(lambda x: linalg.cholesky(_gram(x)),
+                lambda x: np.linalg.cholesky(_gram_np(x)), [x], values=_draw)
+
+
+def _triangular_solve_case(rng: np.random.Generator, dtype: Any) -> Case:
+    left_side, lower, transpose_a, conjugate_a, unit_diagonal = (
+        bool(b) for b in rng.integers(0, 2, 5))
+    k, other = int(rng.integers(1, 5)), int(rng.integers(1, 4))
+    batch = _batch_shape(rng)
+    a = _draw(rng, batch + (k, k), dtype)
+    b = _draw(rng, batch + ((k, other) if left_side else (other, k)), dtype)
+    boost = np.asarray(3 * k * np.eye(k), dtype)
+    params = dict(left_side=left_side, lower=lower, transpose_a=transpose_a,
+                  conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+
+    def fun(a, b):
+        return linalg.triangular_solve(lax.add(a, boost), b, **params)
+
+    def reference(a, b):
+        t = np.tril(a + boost) if lower else np.triu(a + boost)
+        if unit_diagonal:
+            t = t * (1 - np.eye(k)) + np.eye(k)
+        op = np.conj(t) if conjugate_a else t
+        op = np.swapaxes(op, -1, -2) if transpose_a else op
+        if left_side:
+            return np.linalg.solve(op, b).astype(dtype)
+        return np.swapaxes(np.linalg.solve(np.swapaxes(op, -1, -2), np.swapaxes(b, -1, -2)),
+                           -1, -2).astype(dtype)
+    return Case(fun, reference, [a, b], values=_draw)
+
+
+def _lu_reference(x: np.ndarray) -> list[np.ndarray]:
+    m = x.shape[-2]
+    packed, pivots, perms = [], [], []
+    for matrix in x.reshape((-1,) + x.shape[-2:]):
+        lu_, piv = scipy.linalg.lu_factor(matrix)
+        perm = np.arange(m)
+        for i, p in enumerate(piv):
+            perm[[i, p]] = perm[[p, i]]
+        packed.append(lu_)
+        pivots.append(piv)
+        perms.append(perm)
+    batch = x.shape[:-2]
+    return [np.reshape(packed, x.shape).astype(x.dtype),
+            np.reshape(pivots, batch + (min(x.shape[-2:]),)).astype(np.int32),
+            np.reshape(perms, batch + (m,)).astype(np.int32)]
+
+
+def _lu_case(rng: np.random.Generator, dtype: Any) -> Case:
+    """LU of a row-shuffled matrix with a dominant diagonal: well-conditioned, and the
+    pivoting has to undo the shuffle. Pivots and permutations are compared as float32 (so
+    that the derivative checks see float outputs, of zero derivative)."""
+    m, n = (int(s) for s in rng.integers(1, 5, 2))
+    batch = _batch_shape(rng)
+    x = _draw(rng, batch + (m, n), dtype)
+    shuffle = np.asarray(np.eye(m)[rng.permutation(m)], dtype)
+    spread = _spread(m, n, dtype)
+
+    def fun(x):
+        lu_, pivots, perm = linalg.lu(_matmul(shuffle, lax.add(x, spread)))
+        return [lu_, lax.convert_element_type(pivots, np.float32),
+                lax.convert_element_type(perm, np.float32)]
+
+    def reference(x):
+        lu_, pivots, perm = _lu_reference((shuffle @ (x + spread)).astype(dtype))
+        return [lu_, pivots.astype(np.float32), perm.astype(np.float32)]
+    return Case(fun, reference, [x], values=_draw)
+
+
+def _matmul(a: np.ndarray, x: Any) -> Any:
+    """a @ x for a constant matrix a and a batch of matrices x."""
+    ndim = len(x.shape)
+    product = lax.dot_general(a, x, (((1,), (ndim - 2,)), ((), ())))
+    return lax.transpose(product, tuple(range(1, ndim - 1)) + (0, ndim - 1))
+
+
+def _pivots(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    size = shape[-1] + 2
+    low = np.arange(shape[-1])
+    return rng.integers(low, size, shape).astype(np.int32)
+
+
+def _permutation_reference(pivots: np.ndarray) -> np.ndarray:
+    size = pivots.shape[-1] + 2
+    out = np.empty(pivots.shape[:-1] + (size,), np.int32)
+    for index in np.ndindex(pivots.shape[:-1]):
+        perm = np.arange(size)
+        for i, p in enumerate(pivots[index]):
+            perm[[i, p]] = perm[[p, i]]
+        out[index] = perm
+    return out
+
+
+def _lu_pivots_case(rng: np.random.Generator, dtype: Any) -> Case:
+    pivots = _pivots(rng, _batch_shape(rng) + (int(rng.integers(1, 5)),), np.int32)
+    size = pivots.shape[-1] + 2
+    return Case(lambda p: linalg.lu_pivots_to_permutation(p, size), _permutation_reference,
+                [pivots], values=_pivots)
+
+
+def _qr_case(rng: np.random.Generator, dtype: Any) -> Case:
+    n = int(rng.integers(1, 4))
+    m = n + int(rng.integers(0, 3))
+    full = bool(rng.integers(0, 2)) and m == n
+    x = _draw(rng, _batch_shape(rng) + (m, n), dtype)
+    mode = "complete" if full else "reduced"
+    return Case(lambda x: list(linalg.qr(x, full_matrices=full)),
+                lambda x: [r.astype(x.dtype) for r in np.linalg.qr(x, mode=mode)],
+                [x], values=_draw)
+
+
+def _eigh_case(rng: np.random.Generator, dtype: Any) -> Case:
+    n = int(rng.integers(1, 5))
+    x = _draw(rng, _batch_shape(rng) + (n, n), dtype)
+    spread = _spread(n, n, dtype)
+
+    def fun(x):
+        v, w = linalg.eigh(lax.add(x, spread))
+        return [w, _abs2(v)]
+
+    def reference(x):
+        w, v = np.linalg.eigh((x + spread + _adjoint_np(x + spread)) / 2)
+        return [w, _abs2_np(v)]
+    return Case(fun, reference, [x], values=_draw)
+
+
+def _svd_case(rng: np.random.Generator, dtype: Any) -> Case:
+    m, n = (int(s) for s in rng.integers(1, 5, 2))
+    compute_uv = bool(rng.integers(0, 2))
+    x = _draw(rng, _batch_shape(rng) + (m, n), dtype)
+    spread = _spread(m, n, dtype)
+
+    def fun(x):
+        x = lax.add(x, spread)
+        if not compute_uv:
+            return linalg.svd(x, compute_uv=False)
+        u, s, vh = linalg.svd(x, full_matrices=False)
+        return [s, _abs2(u), _abs2(vh)]
+
+    def reference(x):
+        x = x + spread
+        if not compute_uv:
+            return np.linalg.svd(x, compute_uv=False)
+        u, s, vh = np.linalg.svd(x, full_matrices=False)
+        return [s, _abs2_np(u), _abs2_np(vh)]
+    return Case(fun, reference, [x], values=_draw)
+
+
+def _eig_reference(x: np.ndarray) -> list[np.ndarray]:
+    complex_dtype = np.result_type(x.dtype, np.complex64)
+    ws, lefts, rights = [], [], []
+    for matrix in x.reshape((-1,) + x.shape[-2:]):
+        w, vl, vr = scipy.linalg.eig(matrix, left=True, right=True)
+        order = np.lexsort((w.imag, w.real))
+        ws.append(w[order])
+        lefts.append(_abs2_np(vl)[:, order])
+        rights.append(_abs2_np(vr)[:, order])
+    real = np.abs(np.zeros((), complex_dtype)).dtype
+    return [np.reshape(ws, x.shape[:-1]).astype(complex_dtype),
+            np.reshape(lefts, x.shape).astype(real), np.reshape(rights, x.shape).astype(real)]
+
+
+def _eig_case(rng: np.random.Generator, dtype: Any) -> Case:
+    n = int(rng.integers(1, 5))
+    x = _draw(rng, _batch_shape(rng) + (n, n), dtype)
+
+    def fun(x):
+        # LAPACK's order of eigenvalues is not canonical: sort them (and the vectors' columns)
+        w, vl, vr = linalg.eig(x)
+        keys = lax.broadcast_in_dim(w, vl.shape, tuple(range(len(w.shape) - 1))
+                                    + (len(w.shape),))
+        keys, left, right = lax.sort((keys, _abs2(vl), _abs2(vr)), dimension=len(w.shape),
+                                     num_keys=1)
+        return [lax.index_in_dim(keys, 0, len(w.shape) - 1, keepdims=False), left, right]
+    return Case(fun, _eig_reference, [x], values=_draw)
+
+
+def _tridiagonal_case(rng: np.random.Generator, dtype: Any) -> Case:
+    n, k = int(rng.integers(1, 5)), int(rng.integers(1, 3))
+    batch = _batch_shape(rng)
+    dl, d, du = (_draw(rng, batch + (n,), dtype) for _ in range(3))
+    b = _draw(rng, batch + (n, k), dtype)
+    boost = np.asarray(4.0, dtype)
+
+    def reference(dl, d, du, b):
+        return np.linalg.solve(_dense(dl, d + boost, du), b).astype(dtype)
+    return Case(lambda dl, d, du, b: linalg.tridiagonal_solve(dl, lax.add(d, boost), du, b),
+                reference, [dl, d, du, b], values=_draw)
+
+
+def _dense(dl: np.ndarray, d: np.ndarray, du: np.ndarray) -> np.ndarray:
+    n = d.shape[-1]
+    t = np.zeros(d.shape + (n,), d.dtype)
+    i = np.arange(n)
+    t[..., i, i] = d
+    t[..., i[1:], i[:-1]] = dl[..., 1:]
+    t[..., i[:-1], i[1:]] = du[..., :-1]
+    return t
+
+
+RECORDS = [
+    Record("cholesky", _cholesky_case, dtypes=INEXACT, notes="of x x^H + n I"),
+    Record("triangular_solve", _triangular_solve_case, dtypes=INEXACT,
+           notes="every flag combination drawn; a with a dominant diagonal"),
+    Record("lu", _lu_case, dtypes=INEXACT, notes="square and rectangular, against getrf"),
+    Record("lu_pivots_to_permutation", _lu_pivots_case, dtypes=(np.int32,), grad=False),
+    Record("qr", _qr_case, dtypes=INEXACT, notes="m >= n; full matrices when square"),
+    Record("eigh", _eigh_case, dtypes=INEXACT, notes="eigenvalues and |v|^2"),
+    Record("svd", _svd_case, dtypes=INEXACT, notes="s, |u|^2, |vh|^2 or s alone"),
+    Record("eig", _eig_case, dtypes=INEXACT, grad=False,
+           notes="eigenvalues, |vl|^2, |vr|^2 against scipy (geev); eigenvector derivatives "
+                 "are not implemented, so no second-order checks"),
+    Record("tridiagonal_solve", _tridiagonal_case, dtypes=INEXACT,
+           notes="with a dominant diagonal, against a dense solve"),
+]
