@@ -240,3 +240,14 @@ def test_generated_code_stays_inside_its_buffers(program):
     for (kind, k), e in zip(leaves, expected):
         actual = outputs[k].array(fresh[k][1], fresh[k][0]).reshape(e.shape)
         assert_same(actual.copy(), e)
+
+
+def test_two_different_sorts_in_one_program():
+    # Each sort kernel uses malloc'd scratch; the module must declare malloc only once.
+    def two_sorts(x, y):
+        return jax.lax.sort(x), jax.lax.sort(y, dimension=0)
+    x = np.array([[3.0, 1.0, 2.0], [0.5, -1.0, 4.0]], np.float32)
+    y = np.array([[5, 2], [1, 7], [3, 0]], np.int32)
+    sorted_x, sorted_y = jax.jit(two_sorts, backend="cpu")(x, y)
+    np.testing.assert_array_equal(np.asarray(sorted_x), np.sort(x, axis=-1))
+    np.testing.assert_array_equal(np.asarray(sorted_y), np.sort(y, axis=0))

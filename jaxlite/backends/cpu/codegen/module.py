@@ -187,7 +187,9 @@ class _ModuleBuilder:
     def text(self, name: str) -> str:
         parts = [f"; jaxlite cpu module {name}",
                  "declare void @jl_parallel_for(ptr, ptr, i64, i64, i64)",
-                 "declare void @llvm.memmove.p0.p0.i64(ptr, ptr, i64, i1)"]
+                 "declare void @llvm.memmove.p0.p0.i64(ptr, ptr, i64, i1)",
+                 # scratch of sort kernels; declared once however many kernels use it
+                 "declare ptr @malloc(i64)", "declare void @free(ptr)"]
         parts += self.ctx.constants.texts
         parts.append(self.ctx.mathlib.definitions())
         parts += self.kernel_texts

@@ -57,8 +57,7 @@ def emit_sort(ctx: KernelContext, inst: HloInstruction, noalias: bool) -> Kernel
     loop_nest(fb, Emitters(em), others, shape.dims, 1, 1, row, vector_inner=False)
     fb.do(f"call void @free(ptr {scratch})")
     fb.ret_void()
-    text = "declare ptr @malloc(i64)\ndeclare void @free(ptr)\n" + fb.text()
-    return Kernel(text, count, count, 0, 1, shape.size * max(1, math.ceil(math.log2(n + 1))))
+    return Kernel(fb.text(), count, count, 0, 1, shape.size * max(1, math.ceil(math.log2(n + 1))))
 
 
 def _sort_row(e: Elemental, inst: HloInstruction, ins: list[str], outs: list[str],
