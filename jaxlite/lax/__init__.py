@@ -21,6 +21,7 @@ from jaxlite.lax.convert import (_convert_element_type, bitcast_convert_type,  #
                                  bitcast_convert_type_p,
                                  convert_element_type, convert_element_type_p)
 from jaxlite.lax.cumulative import *  # noqa: F401,F403
+from jaxlite.lax.fft import *  # noqa: F401,F403
 from jaxlite.lax.dot import *  # noqa: F401,F403
 from jaxlite.lax.convolution import *  # noqa: F401,F403
 from jaxlite.lax.dynamic_slicing import *  # noqa: F401,F403

@@ -28,6 +28,7 @@ nan = _np.nan
 euler_gamma = _np.euler_gamma
 newaxis = None
 
+from jaxlite.numpy import fft  # noqa: E402
 from jaxlite.numpy import linalg  # noqa: E402
 
 _operators.install()
