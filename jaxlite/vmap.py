@@ -11,6 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from jaxlite import _api_util
+from jaxlite.device import device_put
 from jaxlite.interpreters.batching import vmap_flat
 from jaxlite.tree_util import (PyTreeDef, tree_flatten, tree_structure, tree_unflatten)
 
@@ -98,6 +99,9 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name
                 f"positional arguments passed to the function, but got len(in_axes)="
                 f"{len(in_axes)}, len(args)={len(args)}")
         leaves, in_tree = tree_flatten((tuple(args), kwargs))
+        # numpy inputs become arrays first, so that x64-off narrowing applies to the values
+        # themselves (an output that is an input unchanged must not stay 64-bit).
+        leaves = [device_put(x) if isinstance(x, np.ndarray) else x for x in leaves]
         arg_axes = _axes_per_leaf(in_axes, tuple(args), "in_axes")
         arg_axes += [0] * (len(leaves) - len(arg_axes))
         names = _api_util.leaf_names(args, _api_util.parameter_names(fun, len(args)), kwargs)

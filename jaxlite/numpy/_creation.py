@@ -182,7 +182,8 @@ def _like(fun_name: str, a: Any, fill_value: Any, dtype: Any, shape: Any) -> Any
     target = None if dtype is None else user_dtype(dtype, fun_name)
     out_shape = None if shape is None else canonicalize_shape(shape, fun_name)
     if np.ndim(fill_value) == 0:
-        return lax.full_like(a, fill_value, target, out_shape)
+        # ensure_array: lax hands a numpy fill that needs no change back unconverted.
+        return ensure_array(lax.full_like(a, fill_value, target, out_shape))
     a = ensure_array(a)
     value = asarray(fill_value, dtype=a.dtype if target is None else target)
     return broadcast_to(value, a.shape if out_shape is None else out_shape)

@@ -15,12 +15,13 @@ import numpy as np
 import jaxlite.lax as lax
 from jaxlite.core import dtypes
 from jaxlite.numpy._promotion import (broadcast_shapes, canonicalize_axis, check_arraylike,
-                                      convert, ensure_array, promote_shapes, user_dtype)
+                                      convert, ensure_array, promote_dtypes, promote_shapes,
+                                      user_dtype)
 from jaxlite.numpy._reductions import sum as _sum
-from jaxlite.numpy._shape import moveaxis, ravel
+from jaxlite.numpy._shape import moveaxis, ravel, stack
 
-__all__ = ["dot", "matmul", "vdot", "vecdot", "inner", "outer", "tensordot", "diagonal",
-           "trace"]
+__all__ = ["cross", "dot", "matmul", "matvec", "vecmat", "vdot", "vecdot", "inner", "outer", "kron",
+           "tensordot", "diagonal", "trace"]
 
 
 def _promote_for_product(fun_name: str, a: Any, b: Any, preferred: Any
@@ -129,6 +130,32 @@ def matmul(a: Any, b: Any, *, precision: Any = None,
     return lax.transpose(out, [out_labels.index(label) for label in wanted])
 
 
+def matvec(x1: Any, x2: Any, /) -> Any:
+    """Matrix-vector products over broadcast batch axes: (..., m, n) by (..., n) gives
+    (..., m) (mirrors `jax.numpy.matvec`)."""
+    check_arraylike("matvec", x1, x2)
+    x2 = ensure_array(x2)
+    if x2.ndim == 0 or np.ndim(x1) < 2:
+        raise ValueError(f"matvec needs a matrix and a vector, got shapes {np.shape(x1)} "
+                         f"and {x2.shape}.")
+    out = matmul(x1, lax.expand_dims(x2, (x2.ndim,)))
+    return lax.squeeze(out, (out.ndim - 1,))
+
+
+def vecmat(x1: Any, x2: Any, /) -> Any:
+    """Conjugated vector-matrix products over broadcast batch axes: (..., n) by
+    (..., n, m) gives (..., m) (mirrors `jax.numpy.vecmat`)."""
+    check_arraylike("vecmat", x1, x2)
+    x1 = ensure_array(x1)
+    if x1.ndim == 0 or np.ndim(x2) < 2:
+        raise ValueError(f"vecmat needs a vector and a matrix, got shapes {x1.shape} and "
+                         f"{np.shape(x2)}.")
+    if dtypes.is_complex(x1.dtype):
+        x1 = lax.conj(x1)
+    out = matmul(lax.expand_dims(x1, (x1.ndim - 1,)), x2)
+    return lax.squeeze(out, (out.ndim - 2,))
+
+
 def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Dot product of the flattened arrays, conjugating `a` (mirrors `jax.numpy.vdot`)."""
     check_arraylike("vdot", a, b)
@@ -170,6 +197,26 @@ def outer(a: Any, b: Any, out: None = None) -> Any:
     a, b = ravel(a), ravel(b)
     return _scalar_product("outer", lax.expand_dims(a, (1,)), lax.expand_dims(b, (0,)),
                            dtype, weak)
+
+
+def kron(a: Any, b: Any) -> Any:
+    """Kronecker product: every entry of `a` scales a copy of `b` (`jax.numpy.kron`).
+
+    The inputs are first given the same rank by leading axes of size 1; the result's axis
+    k has length a.shape[k] * b.shape[k].
+    """
+    a, b, dtype, weak = _promote_for_product("kron", a, b, None)
+    if dtype == np.bool_:
+        raise TypeError("jnp.kron does not accept bool arrays, as in JAX (its product is "
+                        "lax.mul); convert them with .astype(int) first.")
+    ndim = max(a.ndim, b.ndim)
+    a = lax.reshape(a, (1,) * (ndim - a.ndim) + a.shape)
+    b = lax.reshape(b, (1,) * (ndim - b.ndim) + b.shape)
+    # Interleave the axes: a's axis k goes to 2k, b's to 2k + 1, then merge the pairs.
+    a = lax.reshape(a, tuple(s for n in a.shape for s in (n, 1)))
+    b = lax.reshape(b, tuple(s for n in b.shape for s in (1, n)))
+    product = _scalar_product("kron", a, b, dtype, weak)
+    return lax.reshape(product, tuple(x * y for x, y in zip(a.shape[0::2], b.shape[1::2])))
 
 
 def _axes_list(axes: Any, ndim: int) -> tuple[int, ...]:
@@ -237,3 +284,44 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.trace is not supported.")
     return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+          axis: int | None = None) -> Any:
+    """Cross products of 2- or 3-vectors (mirrors `jax.numpy.cross`).
+
+    The vectors lie along `axisa` of `a` and `axisb` of `b` (both `axis` when given); the
+    other axes broadcast. A 2-vector has a zero third component; two 2-vectors give the
+    scalar third component of their product, and otherwise the result's vectors lie along
+    `axisc`.
+    """
+    check_arraylike("cross", a, b)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = promote_dtypes(ensure_array(a), ensure_array(b))
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"cross: both arguments need at least one axis, got shapes "
+                         f"{a.shape} and {b.shape}")
+    a, b = moveaxis(a, axisa, -1), moveaxis(b, axisb, -1)
+    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ValueError(f"cross: the vectors must have 2 or 3 components (\"Dimension must "
+                         f"be either 2 or 3 for cross product\"), got {a.shape[-1]} and "
+                         f"{b.shape[-1]}")
+    a_parts = [a[..., i] for i in range(a.shape[-1])]
+    b_parts = [b[..., i] for i in range(b.shape[-1])]
+    if len(a_parts) == 2 and len(b_parts) == 2:
+        return a_parts[0] * b_parts[1] - a_parts[1] * b_parts[0]
+    a0, a1 = a_parts[:2]
+    b0, b1 = b_parts[:2]
+    z_component = a0 * b1 - a1 * b0
+    if len(a_parts) == 2:  # a's third component is zero
+        b2 = b_parts[2]
+        parts = [a1 * b2, -(a0 * b2), z_component]
+    elif len(b_parts) == 2:
+        a2 = a_parts[2]
+        parts = [-(a2 * b1), a2 * b0, z_component]
+    else:
+        a2, b2 = a_parts[2], b_parts[2]
+        parts = [a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z_component]
+    parts = promote_shapes("cross", *parts)
+    return moveaxis(stack(parts, axis=-1), -1, axisc)

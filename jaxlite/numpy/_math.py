@@ -22,7 +22,8 @@ __all__ = [
     "log10", "sqrt", "cbrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos",
     "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg",
     "radians", "degrees", "isfinite", "isnan", "isinf", "isposinf", "isneginf", "real",
-    "imag", "conj", "conjugate", "iscomplexobj", "isrealobj",
+    "imag", "conj", "conjugate", "iscomplexobj", "isrealobj", "acos", "asin", "atan", "acosh",
+    "asinh", "atanh",
 ]
 
 
@@ -174,6 +175,9 @@ tanh = _inexact_unary("tanh", lax.tanh)
 arcsinh = _inexact_unary("arcsinh", lax.asinh)
 arccosh = _inexact_unary("arccosh", lax.acosh)
 arctanh = _inexact_unary("arctanh", lax.atanh)
+# The array API's names, as jax.numpy has them.
+acos, asin, atan = arccos, arcsin, arctan
+acosh, asinh, atanh = arccosh, arcsinh, arctanh
 
 
 def _log_base(fun_name: str, base: float) -> Any:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from jaxlite.core.operators import OPERATOR_TABLE
-from jaxlite.numpy import (_at, _creation, _indexing, _linalg_basic, _math, _reductions,
-                           _shape, _ufuncs)
+from jaxlite.numpy import (_array_methods, _at, _creation, _indexing, _linalg_basic, _math,
+                           _reductions, _shape, _ufuncs)
 from jaxlite.numpy._promotion import is_arraylike
 
 __all__ = ["install"]
@@ -95,9 +95,6 @@ _METHODS = {
     "argsort": _not_yet("argsort", "a sort primitive"),
     "sort": _not_yet("sort", "a sort primitive"),
     "searchsorted": _not_yet("searchsorted", "a sort primitive"),
-    "nonzero": _not_yet("nonzero", "data-dependent shapes (size=) and gather"),
-    "choose": _not_yet("choose", "gather"),
-    "take": _not_yet("take", "gather"),
     "view": _not_yet("view", "a bitcast in the numpy layer"),
 }
 
@@ -113,3 +110,4 @@ def install() -> None:
     OPERATOR_TABLE.update(_UNARY)
     OPERATOR_TABLE.update(_METHODS)
     OPERATOR_TABLE.update(_PROPERTIES)
+    _array_methods.install()

@@ -85,7 +85,7 @@ def _sum_or_prod(fun_name: str, a: Any, axis: Any, dtype: Any, keepdims: bool, i
     x = _mask(convert(a, target), where, 0 if is_sum else 1)
     out = lax.reduce_sum(x, axes) if is_sum else lax.reduce_prod(x, axes)
     if initial is not None:
-        extra = convert(initial, target)
+        extra = _initial_value(initial, target)
         out = lax.add(out, extra) if is_sum else lax.mul(out, extra)
     return _keep(out, axes, keepdims)
 
@@ -108,6 +108,15 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
     """Product of elements over `axis` (mirrors `jax.numpy.prod`); dtype rules as `sum`."""
     _no_out("prod", out)
     return _sum_or_prod("prod", a, axis, dtype, keepdims, initial, where, promote_integers)
+
+
+def _initial_value(initial: Any, dtype: np.dtype) -> Any:
+    """`initial` in the reduction's dtype; Python ints wrap as JAX converts them
+    (`initial=-1` on uint32 is 2**32 - 1)."""
+    if isinstance(initial, int) and dtypes.is_integer(dtype):
+        with np.errstate(over="ignore"):
+            initial = np.array(initial).astype(dtype)
+    return convert(initial, dtype)
 
 
 def _no_out(fun_name: str, out: Any) -> None:
@@ -148,7 +157,7 @@ def _extremum(fun_name: str, a: Any, axis: Any, keepdims: bool, initial: Any,
     x = _mask(x, where, _lowest(x.dtype) if largest else _highest(x.dtype))
     out = lax.reduce_max(x, axes) if largest else lax.reduce_min(x, axes)
     if initial is not None:
-        extra = convert(initial, x.dtype)
+        extra = _initial_value(initial, x.dtype)
         out = lax.max(out, extra) if largest else lax.min(out, extra)
     return _keep(out, axes, keepdims)
 

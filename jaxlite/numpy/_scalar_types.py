@@ -21,7 +21,7 @@ __all__ = [
     "float_", "complex_", "single", "double", "csingle", "cdouble", "generic", "number",
     "inexact", "floating", "complexfloating", "integer", "signedinteger", "unsignedinteger",
     "character", "flexible", "object_", "dtype", "result_type", "promote_types", "finfo",
-    "iinfo", "issubdtype", "isdtype", "can_cast",
+    "iinfo", "issubdtype", "isdtype", "can_cast", "ComplexWarning",
 ]
 
 
@@ -97,6 +97,7 @@ signedinteger, unsignedinteger = np.signedinteger, np.unsignedinteger
 character, flexible, object_ = np.character, np.flexible, np.object_
 
 dtype = np.dtype
+ComplexWarning = np.exceptions.ComplexWarning  # complex values cast to a real dtype
 
 
 def result_type(*args: Any) -> np.dtype:

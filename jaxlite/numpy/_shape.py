@@ -14,6 +14,8 @@ import numpy as np
 
 import jaxlite.lax as lax
 from jaxlite.core import dtypes
+from jaxlite.core.trace import Tracer
+from jaxlite.errors import ConcretizationTypeError
 from jaxlite.numpy._promotion import (broadcast_shapes as _broadcast_shapes, broadcast_to_shape,
                                       canonicalize_axes, canonicalize_axis, check_arraylike,
                                       concrete_int, convert, ensure_array, is_jax_array,
@@ -26,6 +28,14 @@ __all__ = [
     "split", "array_split", "atleast_1d", "atleast_2d", "atleast_3d", "flip", "fliplr",
     "flipud", "repeat",
 ]
+
+
+def known_value(x: Any) -> np.ndarray | None:
+    """`x` as a host array when its value is known while tracing (numpy data, eager arrays,
+    tracers of constants), else None."""
+    if isinstance(x, Tracer):
+        return x.concrete_value()
+    return np.asarray(x)
 
 
 def shape(a: Any) -> tuple[int, ...]:
@@ -377,29 +387,67 @@ def flipud(m: Any) -> Any:
 
 
 def repeat(a: Any, repeats: Any, axis: int | None = None, *,
-           total_repeat_length: int | None = None) -> Any:
+           total_repeat_length: int | None = None, out_sharding: Any = None) -> Any:
     """Repeat each element `repeats` times along `axis` (mirrors `jax.numpy.repeat`).
 
-    Differences from JAX: `repeats` must be a static integer for now; per-element repeat
-    counts need gather and arrive with it.
+    `repeats` is an integer or one count per element. The result's length must be static:
+    under `jit`, traced counts need `total_repeat_length`, which also cuts the result or
+    pads it by repeating the last element, as in JAX.
     """
     check_arraylike("repeat", a)
+    if out_sharding is not None:
+        raise NotImplementedError("repeat: out_sharding is not supported by jaxlite (it has "
+                                  "one device); leave it None.")
     a = ensure_array(a)
-    if not (isinstance(repeats, (int, np.integer)) or
-            (np.ndim(repeats) == 0 and dtypes.is_integer(dtypes.dtype(repeats))
-             and not isinstance(repeats, bool))):
-        raise NotImplementedError("jnp.repeat with an array of repeat counts needs gather, "
-                                  "which arrives in a later release; pass an integer.")
-    count = concrete_int(repeats, "repeat: repeats")
     if axis is None:
         a, axis = ravel(a), 0
     axis = canonicalize_axis(axis, a.ndim)
+    length = None if total_repeat_length is None else concrete_int(
+        total_repeat_length, "repeat: total_repeat_length")
+    if np.ndim(repeats) == 0 and not isinstance(repeats, Tracer):
+        count = concrete_int(repeats, "repeat: repeats")
+        if count < 0:
+            raise ValueError(f"repeat: repeats must be nonnegative, got {count}.")
+        if length is None or length == a.shape[axis] * count:
+            return _repeat_uniform(a, count, axis)
+    host = known_value(repeats)
+    counts = _repeat_counts(repeats, a.shape[axis])
+    if length is None:
+        if host is None:
+            raise ConcretizationTypeError(
+                "jnp.repeat: the total number of repeats must be static under jit; pass "
+                "concrete `repeats`, or give the result length as total_repeat_length.")
+        if (host < 0).any():
+            raise ValueError(f"repeat: repeats must be nonnegative, got {host}.")
+        length = int(host.sum())
+    return _repeat_gather(a, counts, axis, length)
+
+
+def _repeat_uniform(a: Any, count: int, axis: int) -> Any:
+    """Every element `count` times: broadcast along a new axis, then merge the two."""
     expanded = lax.expand_dims(a, (axis + 1,))
     tiled_shape = a.shape[:axis + 1] + (count,) + a.shape[axis + 1:]
     tiled = lax.broadcast_in_dim(expanded, tiled_shape, tuple(range(a.ndim + 1)))
-    out_shape = a.shape[:axis] + (a.shape[axis] * count,) + a.shape[axis + 1:]
-    out = lax.reshape(tiled, out_shape)
-    if total_repeat_length is not None and total_repeat_length != out_shape[axis]:
-        raise ValueError(f"repeat: total_repeat_length={total_repeat_length} does not match "
-                         f"the repeated length {out_shape[axis]}.")
-    return out
+    return lax.reshape(tiled, a.shape[:axis] + (a.shape[axis] * count,) + a.shape[axis + 1:])
+
+
+def _repeat_counts(repeats: Any, size: int) -> Any:
+    counts = ensure_array(repeats)
+    if not dtypes.is_integer(counts.dtype):
+        raise TypeError(f"repeat: repeats must be integers, got dtype {counts.dtype}.")
+    if counts.ndim > 1 or (counts.ndim == 1 and counts.shape[0] not in (1, size)):
+        raise ValueError(f"repeat: repeats of shape {counts.shape} do not match an axis of "
+                         f"length {size}; pass one count or one per element.")
+    return broadcast_to_shape(lax.convert_element_type(counts, np.int32), (size,))
+
+
+def _repeat_gather(a: Any, counts: Any, axis: int, length: int) -> Any:
+    """Output j reads element #{i : cumsum(counts)[i] <= j}, clamped to the last element:
+    ones scattered at the running totals, then summed up."""
+    size = a.shape[axis]
+    if size == 0 or length == 0:
+        return lax.full_like(a, 0, shape=a.shape[:axis] + (length,) + a.shape[axis + 1:])
+    ends = lax.cumsum(counts, 0)
+    markers = lax.full((length,), 0, np.int32).at[ends].add(1, mode="drop")
+    source = lax.min(lax.cumsum(markers, 0), np.asarray(size - 1, np.int32))
+    return a[(slice(None),) * axis + (source,)]

@@ -14,6 +14,7 @@ import numpy as np
 import jaxlite.lax as lax
 from jaxlite.core import dtypes
 from jaxlite.core.trace import Tracer
+from jaxlite.numpy._nonzero import nonzero
 from jaxlite.numpy._promotion import (check_arraylike, convert, ensure_array, promote_args,
                                       promote_args_inexact, promote_args_numeric,
                                       promote_dtypes, promote_shapes)
@@ -24,7 +25,7 @@ __all__ = [
     "arctan2", "hypot", "equal", "not_equal", "less", "less_equal", "greater",
     "greater_equal", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "invert",
     "left_shift", "right_shift", "bitwise_left_shift", "bitwise_right_shift", "logical_and",
-    "logical_or", "logical_xor", "logical_not", "where", "clip",
+    "logical_or", "logical_xor", "logical_not", "where", "clip", "atan2", "bitwise_invert",
 ]
 
 
@@ -263,6 +264,9 @@ def arctan2(x1: Any, x2: Any, /) -> Any:
     return lax.atan2(*promote_args_inexact("arctan2", x1, x2))
 
 
+atan2 = arctan2
+
+
 def hypot(x1: Any, x2: Any, /) -> Any:
     """Elementwise `sqrt(x1**2 + x2**2)` without needless overflow (`jnp.hypot`)."""
     x, y = promote_args_inexact("hypot", x1, x2)
@@ -339,7 +343,7 @@ def bitwise_not(x: Any, /) -> Any:
     return lax.bitwise_not(ensure_array(x))
 
 
-invert = bitwise_not
+invert = bitwise_invert = bitwise_not
 
 
 def left_shift(x1: Any, x2: Any, /) -> Any:
@@ -398,16 +402,12 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
           fill_value: Any = None) -> Any:
     """`x` where `condition` holds, else `y`, broadcast together (`jax.numpy.where`).
 
-    `x` and `y` are promoted to a common dtype; a non-bool condition tests `!= 0`.
-
-    Differences from JAX: the one-argument form `where(condition)` (the indices of true
-    entries, with `size=` under jit) needs `nonzero`, which arrives in a later release.
+    `x` and `y` are promoted to a common dtype; a non-bool condition tests `!= 0`. With the
+    condition alone, gives the indices of its true entries, as `nonzero` does (pass `size=`
+    and optionally `fill_value=` under `jit`).
     """
     if x is None and y is None:
-        raise NotImplementedError(
-            "jnp.where(condition) with one argument returns the indices of the true entries; "
-            "it needs jnp.nonzero (with size= under jit), which arrives in a later release. "
-            "Use the three-argument form jnp.where(condition, x, y).")
+        return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("jnp.where: pass both x and y, or neither (the one-argument form).")
     if size is not None or fill_value is not None:

@@ -94,7 +94,9 @@ class Case:
     dtypes : input dtype codes (every array argument gets the same dtype).
     shapes : a strategy for the tuple of `nargs` shapes.
     kwargs : `kwargs(shapes)` gives a strategy for static keyword arguments, or None.
-    domain : where values are drawn: "real", "positive", "unit", "above1", "small", "int".
+    domain : where values are drawn: "real", "positive", "unit", "above1", "small", "int",
+        or "special" (floats half from NaN, +-inf, +-0 and a few exact values; integers as
+        for "real").
     example_shapes, example_kwargs : the fixed call used for the dtype table.
     grad, jit, vmap : which transformation tests apply.
     ulps : tolerance in units of the result dtype's epsilon (scaled by the values).
@@ -142,6 +144,11 @@ def draw_values(rng: np.random.Generator, shape, code: str, domain: str = "real"
         low = {"positive": 1, "unit": 0, "above1": 1}.get(domain, 0 if dtype.kind == "u" else -9)
         high = {"unit": 1}.get(domain, 9)
         return rng.integers(low, high + 1, shape).astype(dtype)
+    if domain == "special":
+        real = _special_values(rng, shape)
+        if dtype.kind == "c":
+            return (real + 1j * _special_values(rng, shape)).astype(dtype)
+        return real.astype(dtype)
     low, high = {"positive": (0.1, 4.0), "unit": (-0.9, 0.9), "above1": (1.1, 4.0),
                  "small": (-1.2, 1.2), "int": (-5, 5)}.get(domain, (-3.0, 3.0))
     real = rng.uniform(low, high, shape)
@@ -150,6 +157,17 @@ def draw_values(rng: np.random.Generator, shape, code: str, domain: str = "real"
     if dtype.kind == "c":
         return (real + 1j * rng.uniform(-1.0, 1.0, shape)).astype(dtype)
     return real.astype(dtype)
+
+
+# Values that classification and cleanup functions must get right; exactly representable in
+# every float dtype, so that the tolerances of `isclose` meet them without rounding.
+SPECIAL_VALUES = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 2.5, -3.0])
+
+
+def _special_values(rng: np.random.Generator, shape) -> np.ndarray:
+    """Half the entries from SPECIAL_VALUES, half uniform in [-3, 3]."""
+    pick = SPECIAL_VALUES[rng.integers(0, len(SPECIAL_VALUES), shape)]
+    return np.where(rng.random(shape) < 0.5, pick, rng.uniform(-3.0, 3.0, shape))
 
 
 def example_args(case: Case, code: str) -> list:

@@ -1,0 +1,91 @@
+"""Host input and output: frombuffer, fromstring, from_dlpack, load, save, savez, printing.
+
+Mirrors the `jax.numpy` functions of those names. Reading is numpy's reader followed by
+`asarray` (so 64-bit data is narrowed when x64 is off). As in JAX, `save`, `savez`,
+`array_repr`, `array_str`, `get_printoptions` and `set_printoptions` are numpy's own
+functions, since jaxlite arrays print through numpy; `fromfile` and `fromiter` are refused,
+because reading a file or consuming an iterator is a side effect that `jit` would not
+repeat.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from jaxlite.numpy._creation import asarray
+from jaxlite.numpy._promotion import user_dtype
+
+__all__ = [
+    "frombuffer", "fromstring", "fromfile", "fromiter", "from_dlpack", "load", "save",
+    "savez", "array_repr", "array_str", "printoptions", "get_printoptions",
+    "set_printoptions",
+]
+
+save = np.save
+savez = np.savez
+array_repr = np.array_repr
+array_str = np.array_str
+get_printoptions = np.get_printoptions
+set_printoptions = np.set_printoptions
+
+
+def printoptions(*args: Any, **kwargs: Any) -> Any:
+    """A context manager setting numpy's print options, which jaxlite arrays use too
+    (mirrors `jax.numpy.printoptions`)."""
+    return np.printoptions(*args, **kwargs)
+
+
+def _host_dtype(dtype: Any, fun_name: str) -> np.dtype:
+    """The dtype numpy reads the data as; the result is then narrowed as JAX would."""
+    user_dtype(dtype, fun_name)  # rejects what JAX rejects
+    return np.dtype(dtype)
+
+
+def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0) -> Any:
+    """An array read from the raw bytes of `buffer` (mirrors `jax.numpy.frombuffer`)."""
+    host = np.frombuffer(buffer, dtype=_host_dtype(dtype, "frombuffer"), count=count,
+                         offset=offset)
+    return asarray(host)
+
+
+def fromstring(string: str, dtype: Any = float, count: int = -1, *, sep: str) -> Any:
+    """An array parsed from the numbers in `string` separated by `sep` (mirrors
+    `jax.numpy.fromstring`)."""
+    host = np.fromstring(string, dtype=_host_dtype(dtype, "fromstring"), count=count,
+                         sep=sep)
+    return asarray(host)
+
+
+def fromfile(*args: Any, **kwargs: Any) -> Any:
+    """Not provided, as in JAX: use `jnp.asarray(np.fromfile(...))` outside `jit`."""
+    raise NotImplementedError(
+        "jnp.fromfile is not implemented: reading a file is a side effect that jit and the "
+        "other transformations would not repeat. Read it with numpy outside the transformed "
+        "function: jnp.asarray(np.fromfile(...)).")
+
+
+def fromiter(*args: Any, **kwargs: Any) -> Any:
+    """Not provided, as in JAX: use `jnp.asarray(np.fromiter(...))` outside `jit`."""
+    raise NotImplementedError(
+        "jnp.fromiter is not implemented: consuming an iterator is a side effect that jit "
+        "and the other transformations would not repeat. Build the array with numpy outside "
+        "the transformed function: jnp.asarray(np.fromiter(...)).")
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
+    """An array from any object with the DLPack protocol (`__dlpack__`), such as a numpy
+    array or another framework's tensor (mirrors `jax.numpy.from_dlpack`)."""
+    if device is not None:
+        raise NotImplementedError("from_dlpack: device placement is not supported; jaxlite "
+                                  "arrays live on the host.")
+    return asarray(np.from_dlpack(x, copy=copy))
+
+
+def load(file: Any, *args: Any, **kwargs: Any) -> Any:
+    """Read a `.npy` file as an array (mirrors `jax.numpy.load`); other contents (`.npz`
+    archives, pickled objects) are returned as numpy gives them."""
+    value = np.load(file, *args, **kwargs)
+    if isinstance(value, np.ndarray) and value.dtype != object:
+        return asarray(value)
+    return value
