@@ -3,6 +3,10 @@
 An Array owns a read-only numpy buffer on the host, its dtype already canonical, and the
 weak-type flag of values that came from Python scalars. Operators and numpy-style methods
 come from the operator table that `jaxlite.numpy` fills, shared with tracers.
+
+`delete()` (which donating the Array to a jitted call does) hands its memory back: the
+Array keeps its shape and dtype, and every use of its contents raises `RuntimeError`, as
+JAX's deleted arrays do.
 """
 from __future__ import annotations
 
@@ -15,6 +19,29 @@ from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.operators import ArrayOperators
 from jaxlite.core.trace import Tracer
+
+
+class _DeletedValue:
+    """What a deleted Array holds instead of its numpy buffer: its shape and dtype, and an
+    error for any use of the contents (numpy conversion, indexing, attributes)."""
+
+    __slots__ = ("shape", "dtype", "ndim", "size", "nbytes", "itemsize")
+
+    def __init__(self, value: np.ndarray) -> None:
+        self.shape, self.dtype, self.ndim = value.shape, value.dtype, value.ndim
+        self.size, self.nbytes, self.itemsize = value.size, value.nbytes, value.itemsize
+
+    def gone(self, *args: Any, **kwargs: Any) -> Any:
+        dims = ",".join(str(d) for d in self.shape)
+        raise RuntimeError(f"Array has been deleted with shape={self.dtype.name}[{dims}]. "
+                           "It was donated to a jitted call (donate_argnums) or deleted; "
+                           "use the call's result, or keep a copy before donating.")
+
+    __array__ = __getitem__ = __bool__ = __int__ = __float__ = __complex__ = gone
+    __index__ = __len__ = __iter__ = __str__ = gone
+
+    def __getattr__(self, name: str) -> Any:
+        self.gone()
 
 
 class _ArrayType(type):
@@ -79,9 +106,12 @@ class Array(ArrayOperators, metaclass=_ArrayType):
     # ------------------------------------------------------------------- host conversion
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        value = self._value
+        if type(value) is _DeletedValue:
+            value.gone()
         if dtype is None:
-            return self._value if not copy else self._value.copy()
-        return self._value.astype(dtype)
+            return value if not copy else value.copy()
+        return value.astype(dtype)
 
     def item(self, *args: Any) -> Any:
         """The value as a Python scalar (`numpy.ndarray.item`)."""
@@ -93,13 +123,23 @@ class Array(ArrayOperators, metaclass=_ArrayType):
 
     def block_until_ready(self) -> "Array":
         """Wait until the value is computed; eager values always are."""
+        if type(self._value) is _DeletedValue:
+            self._value.gone()
         return self
 
     def copy_to_host_async(self) -> None:
         """Start copying to the host; host arrays are there already."""
 
     def is_deleted(self) -> bool:
-        return False
+        """Whether `delete` ran, or the Array was donated to a jitted call
+        (`jax.Array.is_deleted`)."""
+        return type(self._value) is _DeletedValue
+
+    def delete(self) -> None:
+        """Give up the contents now (`jax.Array.delete`): later uses raise `RuntimeError`;
+        the shape and dtype stay readable."""
+        if type(self._value) is not _DeletedValue:
+            self._value = _DeletedValue(self._value)  # type: ignore[assignment]
 
     def __bool__(self) -> bool:
         if self.size != 1:

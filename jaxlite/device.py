@@ -5,9 +5,9 @@ Devices come from the backend registry (`jaxlite.backends.registry`): `devices()
 default backend's, `devices("interpreter")` a named one's, and a backend that is unknown or
 failed to start raises `RuntimeError` with the reason.
 
-Differences from JAX: until the LLVM CPU backend lands, the default backend is the HLO
-interpreter, whose platform is honestly called "interpreter": `default_backend()` returns
-"interpreter" where JAX returns "cpu", and its device prints as `InterpreterDevice(id=0)`.
+The default backend is the LLVM CPU backend ("cpu", as in JAX). Differences from JAX: on a
+host where llvmlite cannot start, the default falls back to the HLO interpreter, whose
+platform is honestly called "interpreter" (its device prints as `InterpreterDevice(id=0)`).
 `Array`s keep their values in host memory whatever the device, so `device_put` checks the
 device and makes `Array`s, and compiled calls move values into the backend's buffers
 (without a copy for the interpreter).
@@ -56,7 +56,9 @@ def local_device_count(backend: str | None = None) -> int:
 def default_backend() -> str:
     """The platform of the default backend (mirrors `jax.default_backend`).
 
-    Differences from JAX: "interpreter" until a native CPU backend exists.
+    "cpu" (the LLVM backend) unless `jax_platforms` says otherwise. Differences from JAX:
+    "interpreter" on a host where llvmlite cannot start (the reason is in
+    `jaxlite.backends.registry.backend_errors()`).
     """
     return get_backend().platform
 

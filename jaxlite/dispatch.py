@@ -15,17 +15,18 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 import threading
 import time
+import warnings
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
 from jaxlite.array import Array
-from jaxlite.backends.base import Buffer, Client, CompileOptions, Executable
+from jaxlite.backends.base import Buffer, Client, CompileOptions, Executable, HostExecutable
 from jaxlite.backends.registry import get_backend
 from jaxlite.config import config
 from jaxlite.core import dtypes
@@ -81,7 +82,6 @@ def module_name(name: str) -> str:
     return "jit_" + re.sub(r"[^A-Za-z0-9_]", "_", name.replace(">", ""))
 
 
-@dataclass(frozen=True)
 class CompiledCall:
     """A jaxpr compiled for one backend, ready to call on eager values.
 
@@ -90,23 +90,74 @@ class CompiledCall:
     const_buffers : the constant arguments, already on the device.
     in_avals, out_avals : the jaxpr's abstract inputs and outputs (outputs give the weak
         types of the results).
+    donated : the positions of the jaxpr inputs given up to the call (`donate_argnums`)
+        that a result can be returned in (see `usable_donations`): their Arrays are
+        deleted by the call, as in JAX.
+
+    A call on a `HostExecutable` hands it the arrays themselves, each donated one only when
+    nothing else holds its memory (else a copy), so that a result can be written into it.
+    Other executables get buffers (`Client.buffer_from_numpy`), whose memory is theirs.
     """
 
-    executable: Executable
-    const_buffers: tuple[Buffer, ...]
-    in_avals: tuple[ShapedArray, ...]
-    out_avals: tuple[ShapedArray, ...]
+    __slots__ = ("executable", "const_buffers", "in_avals", "out_avals", "donated", "_host",
+                 "_const_arrays", "_in_dtypes", "_out_weak", "_plain_outputs")
+
+    def __init__(self, executable: Executable, const_buffers: tuple[Buffer, ...],
+                 in_avals: tuple[ShapedArray, ...], out_avals: tuple[ShapedArray, ...],
+                 donated: tuple[int, ...] = ()) -> None:
+        self.executable = executable
+        self.const_buffers = const_buffers
+        self.in_avals = in_avals
+        self.out_avals = out_avals
+        self.donated = donated
+        self._host = isinstance(executable, HostExecutable)
+        self._const_arrays = [b.to_numpy() for b in const_buffers] if self._host else []
+        self._in_dtypes = [None if a.dtype == dtypes.float0 else a.dtype for a in in_avals]
+        self._out_weak = [a.weak_type for a in out_avals]
+        self._plain_outputs = not any(a.dtype == dtypes.float0 for a in out_avals)
 
     def __call__(self, args: Sequence[Any]) -> list[Array]:
         if len(args) != len(self.in_avals):
             raise TypeError(f"{self.executable!r} takes {len(self.in_avals)} arguments, got "
                             f"{len(args)}.")
+        if not self._host:
+            return self._call_buffers(args)
+        values = self._const_arrays + [
+            a._value if type(a) is Array and a._value.dtype == dtype
+            else _device_value(a, aval)
+            for a, dtype, aval in zip(args, self._in_dtypes, self.in_avals)]
+        if self.donated:
+            self._hand_over(args, values)
+        outs = self.executable.execute_arrays(values)  # type: ignore[attr-defined]
+        for i in self.donated:
+            if type(args[i]) is Array:
+                args[i].delete()
+        if self._plain_outputs:
+            return [Array(out, weak) for out, weak in zip(outs, self._out_weak)]
+        return [_array_of(out, aval) for out, aval in zip(outs, self.out_avals)]
+
+    def _hand_over(self, args: Sequence[Any], values: list[np.ndarray]) -> None:
+        """Make each donated argument's array one the executable may write: the Array's
+        own memory when nothing else holds it (no view, no other Array, no numpy user,
+        no other argument), else a copy."""
+        first = len(self._const_arrays)
+        for i in self.donated:
+            arg = args[i]
+            if type(arg) is Array and values[first + i] is arg._value and (
+                    values[first + i].base is not None
+                    or _holders(values[first + i]) > _SOLE_HOLDERS):
+                values[first + i] = np.array(values[first + i])
+
+    def _call_buffers(self, args: Sequence[Any]) -> list[Array]:
         client = self.executable.client
         device = self.const_buffers[0].device if self.const_buffers else None
         buffers = list(self.const_buffers)
         buffers += [client.buffer_from_numpy(_device_value(a, aval), device)
                     for a, aval in zip(args, self.in_avals)]
         outs = self.executable.execute(buffers)
+        for i in self.donated:
+            if type(args[i]) is Array:
+                args[i].delete()
         return [_array_of(out.to_numpy(), aval) for out, aval in zip(outs, self.out_avals)]
 
 
@@ -126,10 +177,42 @@ def _array_of(value: np.ndarray, aval: ShapedArray) -> Array:
     return Array(value, aval.weak_type)
 
 
+def _holders(array: np.ndarray) -> int:
+    """The reference count of `array` seen from inside a call of this function."""
+    return sys.getrefcount(array)
+
+
+def _calibrate_holders() -> int:
+    """What `_holders` says of an array held only by an Array and a list of a call's values
+    (the count depends on the interpreter's calling convention)."""
+    probe = Array(np.empty(1, np.uint8))
+    values = [probe._value]
+    return _holders(values[0])
+
+
+_SOLE_HOLDERS = _calibrate_holders()
+
+
+def usable_donations(in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray],
+                     donated: Sequence[int]) -> tuple[int, ...]:
+    """The donated inputs a result can be returned in: results matched in order with
+    donated inputs of the same shape and dtype, each input once (as XLA pairs them)."""
+    free = sorted(set(donated))
+    used = []
+    for out in out_avals:
+        match = next((i for i in free if in_avals[i].shape == out.shape
+                      and in_avals[i].dtype == out.dtype), None)
+        if match is not None:
+            used.append(match)
+            free.remove(match)
+    return tuple(sorted(used))
+
+
 def compile_lowered(lowered: LoweredModule, closed: ClosedJaxpr, name: str, client: Client,
                     donated_invars: Sequence[int] = (),
                     lowering_seconds: float | None = None) -> CompiledCall:
-    """Compile a lowered jaxpr with `client`; `donated_invars` index the jaxpr's inputs.
+    """Compile a lowered jaxpr with `client`; `donated_invars` index the jaxpr's inputs
+    (those no result can be returned in are not donated, with a warning, as in JAX).
 
     The executable is shared with every earlier compilation of the same module text for the
     same client and options (see `EXECUTABLES`). Each real compilation is logged (logger
@@ -137,8 +220,15 @@ def compile_lowered(lowered: LoweredModule, closed: ClosedJaxpr, name: str, clie
     backend and time.
     """
     num_consts = len(lowered.const_args)
+    usable = usable_donations(closed.in_avals, closed.out_avals, donated_invars)
+    if len(usable) < len(set(donated_invars)):
+        unused = ", ".join(closed.in_avals[i].str_short() for i in sorted(set(donated_invars))
+                           if i not in usable)
+        warnings.warn(f"Some donated buffers were not usable: {unused}. jit of {name}: no "
+                      "result has their shape and dtype, so they are not donated.",
+                      stacklevel=2)
     options = CompileOptions(
-        donated_parameters=tuple(num_consts + i for i in donated_invars),
+        donated_parameters=tuple(num_consts + i for i in usable),
         dump_dir=config.read("jaxlite_dump_dir"), verify=config.read("jaxlite_verify_hlo"),
         name=lowered.module.name)
 
@@ -152,7 +242,7 @@ def compile_lowered(lowered: LoweredModule, closed: ClosedJaxpr, name: str, clie
     const_buffers = tuple(client.buffer_from_numpy(np.asarray(c), device)
                           for c in lowered.const_args)
     return CompiledCall(executable, const_buffers, tuple(closed.in_avals),
-                        tuple(closed.out_avals))
+                        tuple(closed.out_avals), usable)
 
 
 def _log_compile(name: str, client: Client, closed: ClosedJaxpr, seconds: float,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from jaxlite import _api_util, dispatch
+from jaxlite.array import Array
 from jaxlite.backends import analysis
 from jaxlite.backends.base import Client, Device, Executable, MemoryAnalysis
 from jaxlite.backends.registry import get_backend
@@ -62,6 +63,11 @@ class JitFunction:
         self._device = device
         self._backend = backend
         self._cache: dict[Any, _Traced] = {}
+        # Calls whose arguments are all Arrays, passed by position, skip flattening and the
+        # caches above: (client, x64 flag, then shape, dtype, weak type of each argument)
+        # -> the compiled call and the output tree, as the general path found them.
+        self._plans: dict[tuple, tuple[dispatch.CompiledCall, PyTreeDef]] = {}
+        self._plain = not static_argnums and not static_argnames
 
     def _client(self) -> Client:
         """The backend to compile for: the jit's device's, its named backend, or the
@@ -172,12 +178,20 @@ class JitFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if config.read("jax_disable_jit"):
             return self._fun(*args, **kwargs)
+        key = None
+        if self._plain and not kwargs and type(current_trace()) is EvalTrace:
+            key = _plan_key(self._client(), args)
+            plan = self._plans.get(key) if key is not None else None
+            if plan is not None:
+                return tree_unflatten(plan[1], plan[0](args))
         traced, leaves = self._trace(args, kwargs)
         name = _api_util.function_name(self._fun)
         if _runs_eagerly(traced.consts, leaves):
             compiled = dispatch.compiled_call(traced.jaxpr, name, self._client(),
                                               traced.donated_invars)
             outs = compiled(leaves)
+            if key is not None and not traced.consts:
+                self._plans[key] = (compiled, traced.out_tree)
         else:
             outs = jit_p.bind(*traced.consts, *leaves, jaxpr=traced.jaxpr, name=name)
         return tree_unflatten(traced.out_tree, outs)
@@ -210,10 +224,23 @@ class JitFunction:
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._plans.clear()
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         # Decorated methods bind `self` like plain functions do.
         return self if obj is None else functools.partial(self, obj)
+
+
+def _plan_key(client: Client, args: tuple) -> tuple | None:
+    """The key of a call plan: the client, the x64 flag and each argument's shape, dtype and
+    weak type, when every argument is an Array (each one leaf); else None."""
+    key: list[Any] = [client, config.read("jax_enable_x64")]
+    for a in args:
+        if type(a) is not Array:
+            return None
+        value = a._value
+        key += (value.shape, value.dtype, a.weak_type)
+    return tuple(key)
 
 
 def _runs_eagerly(consts: Sequence[Any], leaves: Sequence[Any]) -> bool:
@@ -311,9 +338,15 @@ class Compiled:
         """The backend's executable."""
         return self._call.executable
 
-    def as_text(self) -> str:
-        """The HLO text of the module after the pass pipeline."""
-        return self._call.executable.text("optimized_hlo")
+    def as_text(self, stage: str = "optimized_hlo") -> str:
+        """The program after compilation as text (mirrors `jax.stages.Compiled.as_text`).
+
+        `stage` goes beyond JAX: "optimized_hlo" (the default, the HLO after the pass
+        pipeline), "hlo" (before it), and what the backend generates, e.g. "llvm" (LLVM IR)
+        and "asm" (host assembly) on the cpu backend. An unknown stage raises `ValueError`
+        naming the stages the backend has.
+        """
+        return self._call.executable.text(stage)
 
     def cost_analysis(self) -> dict[str, float]:
         """Estimated 'flops', 'transcendentals' and 'bytes accessed' of the optimized module."""
@@ -426,8 +459,10 @@ def jit(fun: Callable[..., Any] | None = None, *, static_argnums: Any = None,
     fun : the function to compile; its array arguments may be pytrees.
     static_argnums, static_argnames : arguments treated as compile-time constants; they must
         be hashable, and each distinct value traces anew.
-    donate_argnums, donate_argnames : arguments whose buffers the call gives up; recorded in
-        the compile options (the backend may write results into them).
+    donate_argnums, donate_argnames : arguments whose buffers the call gives up: a result
+        of the same shape and dtype may be written into a donated Array's memory, and the
+        Array is deleted by the call (later uses raise `RuntimeError`). Donated arguments
+        no result matches are kept, with a warning.
     device, backend : where to compile and run (a `Device`, or a backend name); the default
         backend when both are None.
 
@@ -436,9 +471,9 @@ def jit(fun: Callable[..., Any] | None = None, *, static_argnums: Any = None,
     A callable with the same signature; `.trace(*args)` gives the traced jaxpr,
     `.lower(*args)` the `Lowered` HLO, and `.lower(*args).compile()` the `Compiled` program.
 
-    Differences from JAX: donated arguments stay readable (`Array`s keep their values in
-    host memory; the backend's buffers for the call are the ones deleted). `keep_unused`
-    and `inline` are accepted and ignored.
+    Differences from JAX: a donated Array whose memory something else holds (a numpy
+    view, another Array, the same Array passed twice) is copied for the call, not refused.
+    `keep_unused` and `inline` are accepted and ignored.
     """
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,

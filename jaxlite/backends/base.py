@@ -197,6 +197,20 @@ class Executable(abc.ABC):
         """The module after the pass pipeline (or as given, with `optimized=False`)."""
 
 
+class HostExecutable(Executable):
+    """An executable whose buffers are host numpy arrays: it also runs on the arrays
+    themselves (`execute_arrays`), which spares `jit` calls wrapping every argument and
+    result in a buffer."""
+
+    @abc.abstractmethod
+    def execute_arrays(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """`execute` on host arrays, one per entry parameter; returns the results' arrays.
+
+        The arrays of donated parameters may hold results afterwards (they are written
+        over): the caller hands over memory nobody else reads. Raises as `execute` does.
+        """
+
+
 class Client(abc.ABC):
     """A backend: the devices of one platform and a compiler for them (`PjRtClient`).
 
@@ -232,14 +246,15 @@ class Client(abc.ABC):
         return f"<{type(self).__name__} platform={self.platform!r}>"
 
 
-def check_arguments(executable: Executable, buffers: Sequence[Buffer]) -> None:
-    """Raise the errors `Executable.execute` promises for ill-fitting argument buffers."""
+def check_arguments(executable: Executable, buffers: Sequence[Buffer | np.ndarray]) -> None:
+    """Raise the errors `Executable.execute` promises for ill-fitting argument buffers (or
+    arrays, for `HostExecutable.execute_arrays`)."""
     params = executable.hlo_module().entry.parameters
     if len(buffers) != len(params):
         raise ValueError(f"execute: the program takes {len(params)} arguments, got "
                          f"{len(buffers)} buffers.")
     for i, (buffer, param) in enumerate(zip(buffers, params)):
-        if buffer.is_deleted():
+        if isinstance(buffer, Buffer) and buffer.is_deleted():
             raise RuntimeError(f"execute: argument {i} is a deleted buffer (deleted or "
                                "donated to an earlier call); pass a live buffer.")
         if tuple(buffer.shape) != param.shape.dims or np.dtype(buffer.dtype) != \

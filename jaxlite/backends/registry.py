@@ -41,8 +41,9 @@ from jaxlite.config import config
 
 PLUGIN_GROUP = "jaxlite.backends"
 
-# Higher wins the default. The LLVM CPU backend will sit above the interpreter, the GPU
-# backend above both; a plugin that only returns a factory beats them all, as in JAX.
+# Higher wins the default. The LLVM CPU backend (`cpu.PRIORITY`) sits above the interpreter,
+# which stays registered as the fallback for hosts where llvmlite cannot start; a GPU backend
+# would sit above both, and a plugin that only returns a factory beats them all, as in JAX.
 INTERPRETER_PRIORITY = 0
 PLUGIN_PRIORITY = 400
 
@@ -76,8 +77,8 @@ class BackendRegistry:
 
     Parameters
     ----------
-    builtins : register jaxlite's own backends (the interpreter; the LLVM cpu backend, below it
-        in priority until it is the default).
+    builtins : register jaxlite's own backends (the LLVM cpu backend, the default; the
+        interpreter below it).
     plugin_group : the entry point group searched for plugins.
     """
 
@@ -89,6 +90,9 @@ class BackendRegistry:
         self._loaded_plugins: set[str] = set()
         self._discovered = False
         self._lock = threading.RLock()
+        # The default client per `jax_platforms` setting; valid until a registration changes
+        # (started clients and recorded failures never change), so `jit` calls skip the search.
+        self._defaults: dict[str | None, Client] = {}
         if builtins:
             self.register(interpreter.PLATFORM, interpreter.make_client,
                           priority=INTERPRETER_PRIORITY)
@@ -112,6 +116,7 @@ class BackendRegistry:
                                  "register backends before using them.")
             self._registrations[key] = _Registration(key, factory, int(priority),
                                                      len(self._registrations))
+            self._defaults.clear()
 
     def discover_plugins(self) -> list[str]:
         """Load the entry points of `plugin_group` not loaded yet; returns their names."""
@@ -209,12 +214,19 @@ class BackendRegistry:
                                    f"jax_platforms={setting!r} allows; add it there (or to "
                                    "JAXLITE_PLATFORMS) to use it.")
             return self.client(name)
+        known = self._defaults.get(setting)
+        if known is not None:
+            return known
         reasons = []
-        for name in self.allowed():
-            try:
-                return self.client(name)
-            except RuntimeError as error:
-                reasons.append(str(error))
+        with self._lock:  # so that no registration slips between the search and the memo
+            for name in self.allowed():
+                try:
+                    client = self.client(name)
+                except RuntimeError as error:
+                    reasons.append(str(error))
+                    continue
+                self._defaults[setting] = client
+                return client
         where = f" (jax_platforms={setting!r})" if setting else ""
         raise RuntimeError(f"No backend could be initialized{where}: " + " ".join(reasons))
 

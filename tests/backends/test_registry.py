@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import jaxlite as jax
-from jaxlite.backends import registry
+from jaxlite.backends import cpu, registry
 from jaxlite.backends.interpreter import InterpreterClient
 from jaxlite.backends.registry import PLUGIN_GROUP, BackendRegistry, parse_platforms
 from jaxlite.config import config
@@ -26,15 +26,19 @@ def fresh(**factories):
     return reg
 
 
-def test_the_default_backend_is_the_interpreter():
-    assert jax.default_backend() == "interpreter"
+def test_the_default_backend_is_the_llvm_cpu_backend():
+    assert jax.default_backend() == "cpu"
     devices = jax.devices()
-    assert devices == jax.devices("interpreter") == jax.local_devices()
-    assert repr(devices[0]) == "InterpreterDevice(id=0)"
-    assert devices[0].platform == "interpreter" and devices[0].id == 0
+    assert devices == jax.devices("cpu") == jax.local_devices()
+    assert repr(devices[0]) == "CpuDevice(id=0)"
+    assert devices[0].platform == "cpu" and devices[0].id == 0
     assert devices[0].client is registry.get_backend()
     assert jax.device_count() == jax.local_device_count() == 1
-    assert "interpreter" in registry.backends()
+    # The interpreter stays registered and selectable by name (other tests may have added
+    # low-priority backends to the default registry).
+    names = list(registry.backends())
+    assert names[0] == "cpu" and "interpreter" in names
+    assert jax.devices("interpreter")[0].platform == "interpreter"
 
 
 def test_unknown_backend_says_so():
@@ -47,16 +51,20 @@ def test_unknown_backend_says_so():
 def test_priority_chooses_the_default():
     reg = fresh(fast=(10, lambda: InterpreterClient("fast")),
                 slow=(-5, lambda: InterpreterClient("slow")))
-    # The LLVM cpu backend is built in, below the interpreter until it becomes the default.
-    assert reg.registered() == ["fast", "interpreter", "slow", "cpu"]
+    # The LLVM cpu backend is built in, above the interpreter.
+    assert reg.registered() == ["cpu", "fast", "interpreter", "slow"]
+    assert reg.get_backend().platform == "cpu"
+    reg = fresh(fast=(200, lambda: InterpreterClient("fast")),
+                slow=(-5, lambda: InterpreterClient("slow")))
+    assert reg.registered() == ["fast", "cpu", "interpreter", "slow"]
     assert reg.get_backend().platform == "fast"
     assert reg.get_backend("slow").platform == "slow"
-    assert list(reg.backends()) == ["fast", "interpreter", "slow", "cpu"]
+    assert list(reg.backends()) == ["fast", "cpu", "interpreter", "slow"]
 
 
 def test_equal_priorities_keep_registration_order():
     reg = fresh(first=(0, lambda: InterpreterClient("first")))
-    assert reg.registered() == ["interpreter", "first", "cpu"]
+    assert reg.registered() == ["cpu", "interpreter", "first"]
 
 
 def test_jax_platforms_chooses_in_order_of_preference():
@@ -92,9 +100,11 @@ def test_config_update_changes_the_default_backend_of_jaxlite():
             jax.devices()
         config.update("jax_platforms", "cpu")
         assert jax.default_backend() == "cpu"
+        config.update("jax_platforms", "interpreter")
+        assert jax.default_backend() == "interpreter"
     finally:
         config.update("jax_platforms", previous)
-    assert jax.default_backend() == "interpreter"
+    assert jax.default_backend() == "cpu"
 
 
 def test_a_failing_backend_is_recorded_with_its_reason():
@@ -105,7 +115,7 @@ def test_a_failing_backend_is_recorded_with_its_reason():
         raise ImportError("cupy is not installed")
     reg = fresh(gpu=(200, no_cupy))
     # The default falls through to the next backend by priority...
-    assert reg.get_backend().platform == "interpreter"
+    assert reg.get_backend().platform == "cpu"
     # ... and asking for the failed one explains why, without trying again.
     for _ in range(2):
         with pytest.raises(RuntimeError, match="'gpu' failed to initialize: ImportError: "
@@ -113,7 +123,20 @@ def test_a_failing_backend_is_recorded_with_its_reason():
             reg.get_backend("gpu")
     assert len(calls) == 1
     assert reg.errors() == {"gpu": "ImportError: cupy is not installed"}
-    assert list(reg.backends()) == ["interpreter", "cpu"]
+    assert list(reg.backends()) == ["cpu", "interpreter"]
+
+
+def test_the_interpreter_is_the_fallback_when_llvm_cannot_start():
+    def no_llvm():
+        raise OSError("libllvmlite.so: cannot open shared object file")
+    reg = BackendRegistry(builtins=False, plugin_group="jaxlite.backends.none")
+    reg.register("interpreter", InterpreterClient, priority=registry.INTERPRETER_PRIORITY)
+    reg.register("cpu", no_llvm, priority=cpu.PRIORITY)
+    assert reg.registered() == ["cpu", "interpreter"]
+    assert reg.get_backend().platform == "interpreter"
+    assert reg.errors() == {"cpu": "OSError: libllvmlite.so: cannot open shared object file"}
+    with pytest.raises(RuntimeError, match="'cpu' failed to initialize: OSError"):
+        reg.get_backend("cpu")
 
 
 def test_a_factory_must_return_a_client():
@@ -166,3 +189,20 @@ def test_environment_variable_chooses_the_platforms():
                 JAXLITE_PLATFORMS="nosuch")
     assert done.returncode == 0, done.stderr
     assert "error: No backend could be initialized (jax_platforms='nosuch')" in done.stdout
+
+
+def test_a_host_without_llvmlite_falls_back_to_the_interpreter():
+    # llvmlite made unimportable in a fresh process: jaxlite still imports and jit still
+    # works, on the interpreter, and the registry says why the cpu backend is missing.
+    done = _run("import sys; sys.modules['llvmlite'] = None\n"
+                "import numpy as np\n"
+                "import jaxlite as jax\n"
+                "from jaxlite.backends import registry\n"
+                "print(jax.default_backend(), jax.devices()[0].platform)\n"
+                "print(jax.jit(lambda x: x * 2 + 1)(np.arange(3.0)).tolist())\n"
+                "print(registry.backend_errors()['cpu'])\n")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "interpreter interpreter"
+    assert lines[1] == "[1.0, 3.0, 5.0]"
+    assert lines[2].startswith("ModuleNotFoundError") and "llvmlite" in lines[2]

@@ -186,6 +186,45 @@ def test_no_write_over_an_operand_read_elsewhere(body, why):
     assert "b" not in a.in_place, why
 
 
+def test_updates_write_over_the_array_they_update():
+    # A scan stacks its outputs with one dynamic-update-slice per iteration: written in
+    # place, it moves one slice, not the whole stack.
+    a = chain("""
+  %p = f32[16,8]{1,0} parameter(0)
+  %u = f32[1,8]{1,0} parameter(1)
+  %i = s32[] parameter(2)
+  %z = s32[] constant(0)
+  %a = f32[16,8]{1,0} exponential(%p)
+  %d = f32[16,8]{1,0} dynamic-update-slice(%a, %u, %i, %z)
+  %idx = s32[2,1]{1,0} constant({{1},{3}})
+  %top = f32[2,8]{1,0} slice(%d), slice={[0:2], [0:8]}
+  %v = f32[2,8]{1,0} exponential(%top)
+  ROOT %s = f32[16,8]{1,0} scatter(%d, %idx, %v), update_window_dims={1}, """
+              """inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, """
+              """to_apply=%add""", "p: f32[16,8], u: f32[1,8], i: s32[]", "f32[16,8]")
+    assert a.in_place == {"d": "a", "v": "top", "s": "d"}
+    assert a.slices["a"] == a.slices["d"] == a.slices["s"]
+    kept = chain("""
+  %p = f32[16,8]{1,0} parameter(0)
+  %u = f32[1,8]{1,0} parameter(1)
+  %i = s32[] parameter(2)
+  %z = s32[] constant(0)
+  %a = f32[16,8]{1,0} exponential(%p)
+  %d = f32[16,8]{1,0} dynamic-update-slice(%a, %u, %i, %z)
+  ROOT %r = f32[16,8]{1,0} add(%d, %a)""", "p: f32[16,8], u: f32[1,8], i: s32[]",
+                 "f32[16,8]")
+    assert "d" not in kept.in_place            # %a is read after the update
+    donated = assign_buffers(module("""
+ENTRY %main (p: f32[16,8], u: f32[1,8], i: s32[]) -> f32[16,8] {
+  %p = f32[16,8]{1,0} parameter(0)
+  %u = f32[1,8]{1,0} parameter(1)
+  %i = s32[] parameter(2)
+  %z = s32[] constant(0)
+  ROOT %d = f32[16,8]{1,0} dynamic-update-slice(%p, %u, %i, %z)
+}"""), donated_parameters=(0,))
+    assert donated.in_place == {"d": "p"}      # the update of a donated loop state
+
+
 LOOP = """
 %loop (x1: f32[8,8], y1: f32[8,8]) -> f32[8,8] {
   %x1 = f32[8,8]{1,0} parameter(0)

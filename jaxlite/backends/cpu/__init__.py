@@ -3,9 +3,10 @@ XLA's CPU compiler and PJRT's CPU client.
 
 Its platform is "cpu". Importing this package is cheap (llvmlite loads only when the client
 starts): `make_client` is the registry's factory, `register(registry)` adds the backend to
-a registry (idempotent), below the interpreter's priority (`PRIORITY`) until it compiles
-every opcode the test suite produces; select it with `jaxlite.config.update("jax_platforms",
-"cpu")` or `jit(f, backend="cpu")` once registered.
+a registry (idempotent) above the interpreter's priority (`PRIORITY`): it is the default
+backend wherever llvmlite starts (elsewhere the registry records why and the interpreter
+takes over). Select it explicitly with `jaxlite.config.update("jax_platforms", "cpu")` or
+`jit(f, backend="cpu")`.
 
 The pieces: `codegen/` (HLO to LLVM IR text: kernels per fusion, program functions running
 the schedule), `native` (IR to object code to a callable), `runtime` (the thread pool
@@ -18,8 +19,9 @@ import importlib
 from typing import Any
 
 PLATFORM = "cpu"
-# Below the interpreter (0): chosen only when asked for, until it covers every opcode.
-PRIORITY = -10
+# Above the interpreter (0), so that `jit` compiles to native code by default; below a GPU
+# backend and plugins.
+PRIORITY = 100
 
 __all__ = ["PLATFORM", "PRIORITY", "make_client", "register"]
 

@@ -16,6 +16,7 @@ import numpy as np
 from jaxlite.backends.base import Client, CompileOptions, Device
 from jaxlite.backends.cpu import compile_cache, llvm_target
 from jaxlite.backends.cpu.buffer import CpuBuffer, CpuDevice
+from jaxlite.backends.cpu.codegen.custom_call import install_custom_calls
 from jaxlite.backends.cpu.codegen.module import ENTRY, emit_module, module_info
 from jaxlite.backends.cpu.executable import CpuExecutable
 from jaxlite.backends.cpu.native import compile_objects, load_objects
@@ -57,9 +58,10 @@ class CpuClient(Client):
             raise ValueError(f"compile: donated parameters {bad} of {module.name} are out of "
                              f"range; the entry has {num_params} parameters.")
         optimized = optimize(module, options)
-        # Donated parameters are not written: jaxlite keeps a donated Array readable (its
-        # buffer wraps the Array's own memory), so results get memory of their own.
-        donated: tuple[int, ...] = ()
+        install_custom_calls(optimized)  # their symbols must exist before linking
+        # Results may be returned in donated parameters' memory (`jit` deletes a donated
+        # Array and hands the executable memory nobody else reads).
+        donated = tuple(sorted(set(options.donated_parameters)))
         # The most threads a kernel with scratch memory (a GEMM) may use in this executable.
         threads = config.read("jaxlite_cpu_threads")
         key = compile_cache.cache_key(print_module(optimized), (donated, threads))

@@ -1,11 +1,17 @@
 """The cpu backend's executable: machine code for the whole module, run by one foreign call
 (mirrors PJRT's CPU `LoadedExecutable`).
 
-`execute` hands the entry function tables of pointers (parameters, result destinations,
-constants), the temporary arena and the thread count; the call releases the GIL. The only
-Python work per call is checking the arguments, allocating the result arrays and wrapping
-them as buffers. The arena is kept between calls and reused (a concurrent call on another
-thread gets a fresh one).
+A run hands the entry function tables of pointers (parameters, result destinations,
+constants), the temporary arena and the thread count, through the runtime's `jl_invoke` and
+a frame of those words kept per executable (`runtime.invoke_frame`); the call releases the
+GIL. The only Python work per call is checking the arguments, allocating the result arrays,
+writing their addresses into the frame, and (`execute`, not `execute_arrays`) wrapping
+arrays as buffers. The arena and the frame are kept between calls and reused (a concurrent
+call on another thread gets fresh ones).
+
+Donated parameters: buffer assignment may return a result in a donated parameter's memory
+(and place temporaries there after its last read); that result's array is then the
+parameter's array, written in place.
 """
 from __future__ import annotations
 
@@ -16,9 +22,12 @@ from typing import Sequence
 import numpy as np
 
 from jaxlite.backends import analysis
-from jaxlite.backends.base import (Buffer, Client, CompileOptions, Executable, MemoryAnalysis,
-                                   check_arguments, entry_result_shapes, unknown_stage)
+from jaxlite.backends.base import (Buffer, Client, CompileOptions, HostExecutable,
+                                   MemoryAnalysis, check_arguments, entry_result_shapes,
+                                   unknown_stage)
+from jaxlite.backends.cpu import runtime
 from jaxlite.backends.cpu.buffer import CpuBuffer, CpuDevice
+from jaxlite.backends.cpu.codegen.custom_call import raise_pending_error
 from jaxlite.backends.cpu.codegen.module import ModuleInfo, emit_module
 from jaxlite.backends.cpu.native import NativeModule, assembly
 from jaxlite.config import config
@@ -31,7 +40,7 @@ STAGES = ("hlo", "optimized_hlo", "llvm", "asm")
 _ARENA_ALIGNMENT = 64
 
 
-class CpuExecutable(Executable):
+class CpuExecutable(HostExecutable):
     """A module compiled to machine code.
 
     Parameters
@@ -84,12 +93,17 @@ class CpuExecutable(Executable):
             *[c.ctypes.data for c in info.constants])
         self._temp_bytes = -(-info.arena_bytes // _ARENA_ALIGNMENT) * _ARENA_ALIGNMENT
         self._arena_bytes = self._temp_bytes + info.extra_bytes
-        self._arena: np.ndarray | None = None
         self._param_table = ctypes.c_void_p * max(1, len(optimized.entry.parameters))
         self._out_table = ctypes.c_void_p * max(1, len(self._leaves))
-        self._arena_lock = threading.Lock()
-        self._num_params = len(optimized.entry.parameters)
         self._param_specs = [(p.shape.dims, p.shape.dtype) for p in optimized.entry.parameters]
+        # The frame (and arena) calls use when no other thread is running this executable.
+        self._lock = threading.Lock()
+        count = len(self._param_specs) + len(self._leaves)
+        self._by_object = bool(runtime.ARRAY_DATA_OFFSET)
+        first = runtime.FRAME_HEADER + (0 if self._by_object else count)
+        self._words = slice(first, first + count)
+        self._frame, self._frame_address, self._arena = self._new_frame()
+        self._invoke = runtime.invoker()
         # Whether some result leaf shares its array with another of other dimensions.
         self._reshaped = any(shapes[leaf].dims != self._fresh[k][0]
                              for leaf, (kind, k) in enumerate(self._leaves) if kind == "new")
@@ -102,10 +116,20 @@ class CpuExecutable(Executable):
         return self._optimized if optimized else self._module
 
     # ------------------------------------------------------------------ running
-    def _new_arena(self) -> tuple[np.ndarray, int]:
-        raw = np.empty(self._arena_bytes + _ARENA_ALIGNMENT, np.uint8)
-        address = raw.ctypes.data
-        return raw, address + (-address % _ARENA_ALIGNMENT)
+    def _new_frame(self) -> tuple[ctypes.Array, int, np.ndarray | None]:
+        """A `jl_invoke` frame for this executable, with an arena of its own (kept alive
+        by the array returned with it)."""
+        count = len(self._param_specs) + len(self._leaves)
+        frame = runtime.invoke_frame(self._native.address, ctypes.addressof(self._const_table),
+                                     len(self._param_specs), len(self._leaves))
+        frame[7] = count if runtime.ARRAY_DATA_OFFSET else 0
+        arena = None
+        if self._arena_bytes:
+            arena = np.empty(self._arena_bytes + _ARENA_ALIGNMENT, np.uint8)
+            start = arena.ctypes.data
+            start += -start % _ARENA_ALIGNMENT
+            frame[3], frame[5] = start, start + self._temp_bytes
+        return frame, ctypes.addressof(frame), arena
 
     @property
     def arena_bytes(self) -> int:
@@ -127,50 +151,65 @@ class CpuExecutable(Executable):
         self._entry(param_table, out_table, arena or None, self._const_table,
                     (arena + self._temp_bytes) if arena else None,
                     config.read("jaxlite_cpu_threads"))
+        raise_pending_error()  # what a custom-call target raised inside the call
 
     def _arrays(self, buffers: Sequence[Buffer]) -> list[np.ndarray]:
-        """The arguments' arrays, checked (the common case without building messages)."""
+        """The arguments' arrays (deleted buffers raise)."""
         if len(buffers) != len(self._param_specs):
             check_arguments(self, buffers)
         arrays = []
-        for buffer, (dims, dtype) in zip(buffers, self._param_specs):
+        for buffer in buffers:
             if buffer.is_deleted():
                 check_arguments(self, buffers)
-            array = buffer.to_numpy()
-            if array.shape != dims or array.dtype != dtype or not array.flags.c_contiguous:
-                check_arguments(self, buffers)
-                array = np.ascontiguousarray(array)
-            arrays.append(array)
+            arrays.append(buffer.to_numpy())
         return arrays
 
-    def execute(self, buffers: Sequence[Buffer]) -> list[Buffer]:
-        arrays = self._arrays(buffers)
+    def _checked(self, arrays: Sequence[np.ndarray]) -> Sequence[np.ndarray]:
+        """The arguments, checked (the common case without building messages), made
+        C-contiguous."""
+        if len(arrays) != len(self._param_specs):
+            check_arguments(self, arrays)
+        for k, (array, (dims, dtype)) in enumerate(zip(arrays, self._param_specs)):
+            if array.shape != dims or array.dtype != dtype or not array.flags.c_contiguous:
+                check_arguments(self, arrays)
+                arrays = list(arrays)
+                arrays[k] = np.ascontiguousarray(array)
+        return arrays
+
+    def execute_arrays(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        arrays = self._checked(arrays)
         fresh = [np.empty(dims, dtype) for dims, dtype in self._fresh]
         results = [fresh[k] if kind == "new" else arrays[k] for kind, k in self._leaves]
         if self._reshaped:
             results = [r if r.shape == dims else r.reshape(dims)
                        for r, dims in zip(results, self._dims)]
-        params = [a.ctypes.data for a in arrays]
-        outs = [r.ctypes.data for r in results]
-        owned = self._arena_bytes and self._arena_lock.acquire(blocking=False)
-        try:
-            if not self._arena_bytes:
-                arena = 0
-            elif owned:
-                if self._arena is None:
-                    self._arena = self._new_arena()  # type: ignore[assignment]
-                arena = self._arena[1]  # type: ignore[index]
-            else:
-                keep = self._new_arena()
-                arena = keep[1]
-            self.run_raw(params, outs, arena)
-        finally:
-            if owned:
-                self._arena_lock.release()
-        outputs = [CpuBuffer(r, self._device) for r in results]
+        if self._by_object:  # the arrays' objects, whose data pointers jl_invoke reads
+            words = list(map(id, arrays))
+            words += map(id, results)
+        else:
+            words = [a.ctypes.data for a in arrays]
+            words += [r.ctypes.data for r in results]
+        threads = config.read("jaxlite_cpu_threads")
+        if self._lock.acquire(blocking=False):
+            try:
+                self._frame[6] = threads
+                self._frame[self._words] = words
+                self._invoke(self._frame_address)
+            finally:
+                self._lock.release()
+        else:  # another thread is running this executable: a frame and arena of its own
+            frame, address, arena = self._new_frame()
+            frame[6] = threads
+            frame[self._words] = words
+            self._invoke(address)
+        raise_pending_error()  # what a custom-call target raised inside the call
+        return results  # `arrays` and `results` lived until here: the code used their memory
+
+    def execute(self, buffers: Sequence[Buffer]) -> list[Buffer]:
+        results = self.execute_arrays(self._arrays(buffers))
         for i in self._donated:
             buffers[i].delete()
-        return outputs
+        return [CpuBuffer(r, self._device) for r in results]
 
     # ------------------------------------------------------------------- reports
     def text(self, stage: str = "optimized_hlo") -> str:

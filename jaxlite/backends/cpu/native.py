@@ -5,7 +5,8 @@ backend's counterpart of XLA's `SimpleOrcJIT` and its object-code cache hooks).
 generates the library modules it calls (GEMMs, compiled once per process) and returns the
 object files' bytes: what the persistent compilation cache stores. `load_objects(objs)`
 links them into the process (resolving the runtime's symbols and the C math library by
-address, and each other's) and returns the entry point as a ctypes function. `assembly(ir)`
+address, and each other's) and returns the entry point as a ctypes function and as an
+address (which the runtime's `jl_invoke` calls with the arguments in a frame). `assembly(ir)`
 compiles again to assembly, for `Executable.text("asm")` only.
 """
 from __future__ import annotations
@@ -137,6 +138,7 @@ class NativeModule:
     engine: llvm.ExecutionEngine
     entry: ctypes._CFuncPtr
     code_size: int
+    address: int = 0     # of the entry function, for `runtime.invoke_frame`
 
 
 def link(object_code: bytes | Sequence[bytes]) -> llvm.ExecutionEngine:
@@ -157,4 +159,4 @@ def load_objects(objects: Sequence[bytes], entry: str) -> NativeModule:
     if not address:
         raise RuntimeError(f"the compiled module has no function {entry!r}")
     function = ctypes.CFUNCTYPE(None, *ENTRY_ARGTYPES)(address)
-    return NativeModule(engine, function, sum(len(o) for o in objects))
+    return NativeModule(engine, function, sum(len(o) for o in objects), address)

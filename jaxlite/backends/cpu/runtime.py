@@ -8,6 +8,13 @@ reduced to what jaxlite's generated code calls).
 returns when all are done. The generated entry function calls it from inside one foreign
 call, so a parallel kernel costs no Python at all; with one thread it is a plain call.
 
+`jl_invoke(frame)` calls an entry function with the arguments stored in `frame` (see
+`invoke_frame`), first filling its tables of parameter and result addresses from the numpy
+arrays' objects. Python calls executables through it: a foreign call with one integer
+argument costs a fraction of one with six converted arguments, and reading an array's data
+pointer from its object in native code costs nothing, where `ndarray.ctypes.data` costs
+about a microsecond.
+
 `install()` compiles the runtime once per process and makes its symbols, and the C library
 functions generated code calls, known to LLVM's JIT linker by address, so that modules (and
 object files loaded from the compilation cache) resolve them.
@@ -19,10 +26,14 @@ import threading
 from typing import Callable
 
 import llvmlite.binding as llvm
+import numpy as np
 
-__all__ = ["install", "RUNTIME_IR", "MAX_THREADS"]
+__all__ = ["install", "invoker", "invoke_frame", "RUNTIME_IR", "MAX_THREADS", "FRAME_HEADER",
+           "ARRAY_DATA_OFFSET"]
 
 MAX_THREADS = 64
+# The words of an invoke frame before its array objects (see `invoke_frame`).
+FRAME_HEADER = 9
 
 RUNTIME_IR = f"""
 declare i32 @pthread_create(ptr, ptr, ptr, ptr)
@@ -120,6 +131,45 @@ join.next:
 done:
   ret void
 }}
+
+define void @jl_invoke(ptr %frame) {{
+entry:
+  %count.p = getelementptr inbounds ptr, ptr %frame, i64 7
+  %count = load i64, ptr %count.p, align 8
+  %offset.p = getelementptr inbounds ptr, ptr %frame, i64 8
+  %offset = load i64, ptr %offset.p, align 8
+  %objects = getelementptr inbounds ptr, ptr %frame, i64 {FRAME_HEADER}
+  %params.p = getelementptr inbounds ptr, ptr %frame, i64 1
+  %params = load ptr, ptr %params.p, align 8
+  br label %data.head
+data.head:
+  %k = phi i64 [0, %entry], [%k.next, %data.body]
+  %more = icmp ult i64 %k, %count
+  br i1 %more, label %data.body, label %run
+data.body:
+  %object.p = getelementptr inbounds ptr, ptr %objects, i64 %k
+  %object = load ptr, ptr %object.p, align 8
+  %data.p = getelementptr inbounds i8, ptr %object, i64 %offset
+  %data = load ptr, ptr %data.p, align 8
+  %slot = getelementptr inbounds ptr, ptr %params, i64 %k
+  store ptr %data, ptr %slot, align 8
+  %k.next = add i64 %k, 1
+  br label %data.head
+run:
+  %fn = load ptr, ptr %frame, align 8
+  %outs.p = getelementptr inbounds ptr, ptr %frame, i64 2
+  %outs = load ptr, ptr %outs.p, align 8
+  %arena.p = getelementptr inbounds ptr, ptr %frame, i64 3
+  %arena = load ptr, ptr %arena.p, align 8
+  %consts.p = getelementptr inbounds ptr, ptr %frame, i64 4
+  %consts = load ptr, ptr %consts.p, align 8
+  %extra.p = getelementptr inbounds ptr, ptr %frame, i64 5
+  %extra = load ptr, ptr %extra.p, align 8
+  %threads.p = getelementptr inbounds ptr, ptr %frame, i64 6
+  %threads = load i64, ptr %threads.p, align 8
+  call void %fn(ptr %params, ptr %outs, ptr %arena, ptr %consts, ptr %extra, i64 %threads)
+  ret void
+}}
 """
 
 _LOCK = threading.Lock()
@@ -130,6 +180,7 @@ _LIBC = ("pthread_create", "pthread_join", "memcpy", "memmove", "memset", "mallo
 
 
 _INSTALLED: list[llvm.ExecutionEngine] = []
+_INVOKER: list[Callable[[int], None]] = []
 
 
 def install(compile_object: Callable[[str], bytes],
@@ -145,3 +196,46 @@ def install(compile_object: Callable[[str], bytes],
         engine = link(compile_object(RUNTIME_IR))
         llvm.add_symbol("jl_parallel_for", engine.get_function_address("jl_parallel_for"))
         _INSTALLED.append(engine)  # the code lives as long as its engine
+        # A CFUNCTYPE releases the GIL during the call, so other threads run meanwhile.
+        _INVOKER.append(ctypes.CFUNCTYPE(None, ctypes.c_void_p)(
+            engine.get_function_address("jl_invoke")))
+
+
+def invoker() -> Callable[[int], None]:
+    """`jl_invoke` as a ctypes function of the frame's address (after `install`)."""
+    return _INVOKER[0]
+
+
+def invoke_frame(entry: int, consts: int, params: int, results: int) -> ctypes.Array:
+    """A frame for `jl_invoke` calling the entry function at address `entry`.
+
+    Words: 0 the function; 1, 2 the tables of parameter and result addresses; 3 the arena;
+    4 the constant table `consts`; 5 the extra area; 6 the thread count; 7 how many array
+    objects to read data pointers from (0: the caller writes the tables itself); 8 the
+    offset of the data pointer in an array object (`ARRAY_DATA_OFFSET`); then
+    `params + results` array objects (their `id`s), then the two tables, contiguous. The
+    caller sets words 3, 5, 6 and 7 and the objects (or the tables).
+    """
+    count = params + results
+    frame = (ctypes.c_void_p * (FRAME_HEADER + 2 * count))()
+    word = ctypes.sizeof(ctypes.c_void_p)
+    tables = ctypes.addressof(frame) + (FRAME_HEADER + count) * word
+    frame[0], frame[1], frame[2], frame[4] = entry, tables, tables + params * word, consts
+    frame[8] = ARRAY_DATA_OFFSET
+    return frame
+
+
+def _array_data_offset() -> int:
+    """Where a numpy array object holds its data pointer (right after the object header in
+    CPython's layout of `PyArrayObject`), checked on two arrays; 0 when not found, and then
+    callers write the addresses themselves."""
+    probes = [np.empty(3, np.float32), np.zeros((2, 2), np.int8)]
+    word = ctypes.sizeof(ctypes.c_void_p)
+    for offset in range(word, 8 * word, word):
+        if all(ctypes.c_void_p.from_address(id(p) + offset).value == p.ctypes.data
+               for p in probes):
+            return offset
+    return 0
+
+
+ARRAY_DATA_OFFSET = _array_data_offset()

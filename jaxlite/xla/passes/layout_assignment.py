@@ -122,11 +122,16 @@ def reads_only_at_written_offset(inst: HloInstruction, operand_index: int) -> bo
     """Whether `inst` reads operand `operand_index` only at the memory offset where it then
     writes the result element computed from it, so that it may write over that operand.
 
-    True for an instruction that `preserves_memory_order`, and for a kLoop or kInput fusion
-    with an array root whose parameter (stored as the operand is) reaches the root only
-    through such instructions; a reduction fusion may so write over an operand it reads
-    elementwise, never over the one it reduces.
+    True for an instruction that `preserves_memory_order`; for the array a
+    dynamic-update-slice or a scatter updates (its result is that array with some elements
+    replaced, so it may be updated where it lies, as XLA does: a scan then writes one slice
+    of its stacked outputs per iteration instead of copying them all); and for a kLoop or
+    kInput fusion with an array root whose parameter (stored as the operand is) reaches
+    the root only through such instructions; a reduction fusion may so write over an
+    operand it reads elementwise, never over the one it reduces.
     """
+    if _updates_in_place(inst, operand_index):
+        return True
     if inst.opcode is not Opcode.FUSION:
         return inst.opcode.is_elementwise and preserves_memory_order(inst, operand_index)
     fused = inst.called[0]
@@ -147,6 +152,23 @@ def reads_only_at_written_offset(inst: HloInstruction, operand_index: int) -> bo
                     return False
                 stack.append(user)
     return True
+
+
+def _updates_in_place(inst: HloInstruction, operand_index: int) -> bool:
+    """Whether operand `operand_index` is an array `inst` updates: operand 0 of a
+    dynamic-update-slice, one of the first n of an n-array scatter, stored in the result's
+    layout. Their kernels copy it into the result first, a copy skipped when both are the
+    same memory, and then read the result (not the operand) where they write it."""
+    if inst.opcode is Opcode.DYNAMIC_UPDATE_SLICE:
+        updated = operand_index == 0
+    elif inst.opcode is Opcode.SCATTER:
+        updated = operand_index < (len(inst.operands) - 1) // 2
+    else:
+        return False
+    operand, result = inst.operands[operand_index].shape, inst.shape
+    if result.is_tuple:
+        result = (result.tuple_shapes or ())[operand_index]
+    return updated and not operand.is_tuple and operand == result
 
 
 # ---------------------------------------------------------------------------- the pass

@@ -19,6 +19,7 @@ from jaxlite.backends.cpu.codegen.input_kernel import emit_input_fusion
 from jaxlite.backends.cpu.codegen.kernel import PLACEHOLDER, Kernel, KernelContext
 from jaxlite.backends.cpu.codegen.loop_kernel import emit_loop_fusion
 from jaxlite.backends.cpu.codegen.conv_kernel import conv_plan, emit_convolution
+from jaxlite.backends.cpu.codegen.custom_call import emit_custom_call
 from jaxlite.backends.cpu.codegen.dot_kernel import (dot_of, epilogue_fusion, gemm_call,
                                                      gemm_kernel)
 from jaxlite.backends.cpu.codegen.program import (Call, ComputationPlan, ProgramEmitter,
@@ -166,6 +167,8 @@ class _ModuleBuilder:
             return emit_sort(self.ctx, inst, noalias)
         if inst.opcode is _O.SELECT_AND_SCATTER:
             return emit_select_and_scatter(self.ctx, inst, noalias)
+        if inst.opcode is _O.CUSTOM_CALL:
+            return emit_custom_call(inst)
         if inst.opcode.is_elementwise or inst.opcode in _ELEMENTAL_ALONE:
             return self.make_kernel(as_fusion(inst), noalias)
         raise NotImplementedError(f"the cpu backend cannot compile {inst.opcode.text} "

@@ -179,7 +179,7 @@ class ProgramState:
             self.emitter.control_flow(self, inst)
             return
         if inst.shape.is_tuple and inst.opcode not in (_O.FUSION, _O.SCATTER, _O.REDUCE_WINDOW,
-                                                        _O.REDUCE, _O.SORT):
+                                                        _O.REDUCE, _O.SORT, _O.CUSTOM_CALL):
             raise NotImplementedError(f"the cpu backend cannot compile the tuple-shaped "
                                       f"{inst.opcode.text} ({inst.name}) yet")
         outputs = list(self.slices(inst))
