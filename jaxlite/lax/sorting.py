@@ -88,7 +88,10 @@ def _sort_reference(*operands: np.ndarray, dimension: int, is_stable: bool,
 
 def _take_along(x: Any, perm: Any, dimension: int) -> Any:
     """`x` reordered along `dimension` by the int32 permutation `perm` (of x's shape)."""
-    ndim = len(get_aval(x).shape)
+    shape = get_aval(x).shape
+    if 0 in shape:  # an empty array has nothing to reorder (and no slice of size 1)
+        return x
+    ndim = len(shape)
     others = tuple(d for d in range(ndim) if d != dimension)
     dnums = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(dimension,),
                                    start_index_map=(dimension,),

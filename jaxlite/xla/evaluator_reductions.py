@@ -178,7 +178,7 @@ def _merge_sort(keys: list[np.ndarray], comp: HloComputation, apply: Apply) -> n
 
 def _sort(inst: HloInstruction, ops: list[Any], apply: Apply) -> Any:
     dim = int(inst.attr("dimension"))
-    if ops[0].ndim == 0:
+    if ops[0].ndim == 0 or ops[0].size == 0:  # nothing to reorder
         return _single([o.copy() for o in ops])
     moved = [np.moveaxis(o, dim, -1) for o in ops]
     shape = moved[0].shape

@@ -61,3 +61,13 @@ def test_top_k_gradient_goes_to_the_chosen_entries():
 def test_sort_rejects_bad_num_keys():
     with pytest.raises(ValueError, match="num_keys"):
         lax.sort((np.ones(3), np.ones(3)), num_keys=3)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "cpu"])
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (3, 0)])
+def test_sorting_empty_arrays_under_jit_and_jvp(backend, shape):
+    x = np.zeros(shape, np.float32)
+    out = jax.jit(lambda v: lax.sort(v), backend=backend)(x)
+    assert np.asarray(out).shape == shape
+    primal, tangent = jax.jvp(lambda v: lax.sort(v), (x,), (x,))
+    assert np.asarray(primal).shape == shape and np.asarray(tangent).shape == shape
