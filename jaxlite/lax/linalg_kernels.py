@@ -9,11 +9,10 @@ compute the same numbers.
 Why numpy's LAPACK: JAX's CPU backend calls LAPACK (potrf, geqrf + orgqr, syevd, gesdd,
 geev); numpy links a LAPACK and calls the same drivers (`numpy.linalg.cholesky`, `qr`,
 `eigh`, `svd`, `eig`), so the factors agree with JAX's to rounding, sign conventions
-included, without a dependency beyond numpy (scipy is not one). numpy has no triangular
-solve, no LU with its pivots and no tridiagonal solve: those are written here as LAPACK's
-unblocked algorithms (substitution; right-looking elimination with partial pivoting, the
-pivot being the first entry of largest |re| + |im|, as LAPACK's i?amax picks it), vectorized
-over the batch.
+included. Why scipy too: numpy exposes neither LAPACK's getrf (LU with its pivots) nor
+BLAS's trsm (triangular solve), which JAX calls, so those two come from `scipy.linalg`.
+The tridiagonal solve is written here as LAPACK's gtsv (elimination with partial
+pivoting, the pivot being the entry of larger |re| + |im|), vectorized over the batch.
 
 Failures never raise, as in JAX: a matrix that is not positive definite gives a Cholesky
 factor of NaNs, an eigen- or singular-value solver that does not converge gives NaNs, a
@@ -25,6 +24,7 @@ import json
 from typing import Any, Callable
 
 import numpy as np
+import scipy.linalg
 
 from jaxlite.xla.evaluator import CUSTOM_CALL_TARGETS
 from jaxlite.xla.ir import HloInstruction
@@ -62,6 +62,11 @@ def _batched(fn: Callable[[np.ndarray], Any], a: np.ndarray,
         return outs
 
 
+def _magnitude(x: np.ndarray) -> np.ndarray:
+    """LAPACK's pivot size: |x| for reals, |re| + |im| for complex numbers."""
+    return np.abs(x.real) + np.abs(x.imag) if np.iscomplexobj(x) else np.abs(x)
+
+
 def _real(dtype: Any) -> np.dtype:
     return np.empty((), dtype).real.dtype
 
@@ -77,64 +82,42 @@ def cholesky(a: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------- triangular solve
 
-def _op(a: np.ndarray, transpose_a: bool, conjugate_a: bool) -> np.ndarray:
-    if conjugate_a:
-        a = np.conj(a)
-    return np.swapaxes(a, -1, -2) if transpose_a else a
-
-
 def triangular_solve(a: np.ndarray, b: np.ndarray, *, left_side: bool, lower: bool,
                      transpose_a: bool, conjugate_a: bool, unit_diagonal: bool) -> np.ndarray:
-    """x with op(a) x = b (`left_side`) or x op(a) = b, a triangular, by substitution."""
+    """x with op(a) x = b (`left_side`) or x op(a) = b, a triangular (only its `lower` or
+    upper triangle is read, and not its diagonal if `unit_diagonal`), by BLAS's trsm. A
+    zero on the diagonal gives infinities or NaNs, as in JAX."""
     a, b = np.asarray(a), np.asarray(b)
-    n = a.shape[-1]
-    mask = np.tril(np.ones((n, n), bool), -1 if unit_diagonal else 0)
-    a = np.where(mask if lower else mask.T, a, 0)
-    if unit_diagonal:
-        a = a + np.eye(n, dtype=a.dtype)
-    op_a = _op(a, transpose_a, conjugate_a)
-    op_lower = lower != transpose_a
-    if not left_side:  # x op(a) = b  <=>  op(a)^T x^T = b^T
-        op_a, b, op_lower = np.swapaxes(op_a, -1, -2), np.swapaxes(b, -1, -2), not op_lower
     x = np.zeros(b.shape, b.dtype)
-    rows = range(n) if op_lower else range(n - 1, -1, -1)
-    with np.errstate(all="ignore"):
-        for i in rows:
-            done = slice(0, i) if op_lower else slice(i + 1, n)
-            partial = np.einsum("...j,...jk->...k", op_a[..., i, done], x[..., done, :])
-            x[..., i, :] = (b[..., i, :] - partial) / op_a[..., i, i, None]
-    return x if left_side else np.swapaxes(x, -1, -2)
+    if b.size == 0:  # BLAS rejects empty operands
+        return x
+    if conjugate_a and not transpose_a:  # trsm conjugates only with the transpose
+        a = np.conj(a)
+    trans = (2 if conjugate_a else 1) if transpose_a else 0
+    trsm = scipy.linalg.get_blas_funcs("trsm", (a, b))
+    for index in np.ndindex(a.shape[:-2]):
+        x[index] = trsm(1.0, a[index], b[index], side=0 if left_side else 1,
+                        lower=int(lower), trans_a=trans, diag=int(unit_diagonal))
+    return x
 
 
 # ------------------------------------------------------------------------------ lu
 
-def _magnitude(x: np.ndarray) -> np.ndarray:
-    """LAPACK's pivot size: |x| for reals, |re| + |im| for complex numbers."""
-    return np.abs(x.real) + np.abs(x.imag) if np.iscomplexobj(x) else np.abs(x)
-
-
 def lu(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """LU with partial pivoting of each m x n matrix: the packed factors (L unit lower
-    below the diagonal, U on and above it), the int32 pivots (row i was swapped with row
-    pivots[i]) and the int32 permutation (row i of L U is row permutation[i] of a)."""
-    lu_ = np.array(a, copy=True)
-    m, n = lu_.shape[-2:]
-    k = min(m, n)
-    batch = lu_.shape[:-2]
-    pivots = np.zeros(batch + (k,), np.int32)
-    perm = np.broadcast_to(np.arange(m, dtype=np.int32), batch + (m,)).copy()
-    with np.errstate(all="ignore"):
-        for j in range(k):
-            p = j + np.argmax(_magnitude(lu_[..., j:, j]), axis=-1)
-            pivots[..., j] = p
-            _swap_rows(lu_, j, p)
-            _swap_rows(perm[..., None], j, p)
-            pivot = lu_[..., j, j]
-            nonzero = (pivot != 0)[..., None]
-            scaled = lu_[..., j + 1:, j] / np.where(nonzero, pivot[..., None], 1)
-            lu_[..., j + 1:, j] = np.where(nonzero, scaled, lu_[..., j + 1:, j])
-            lu_[..., j + 1:, j + 1:] -= lu_[..., j + 1:, j, None] * lu_[..., j, None, j + 1:]
-    return lu_, pivots, perm
+    """LU with partial pivoting of each m x n matrix, by LAPACK's getrf: the packed factors
+    (L unit lower below the diagonal, U on and above it), the int32 pivots (row i was
+    swapped with row pivots[i]) and the int32 permutation (row i of L U is row
+    permutation[i] of a). A singular matrix gives a U with zeros on its diagonal."""
+    a = np.asarray(a)
+    m, n = a.shape[-2:]
+    packed = np.array(a, copy=True)
+    pivots = np.zeros(a.shape[:-2] + (min(m, n),), np.int32)
+    if min(m, n) > 0:  # LAPACK rejects empty matrices
+        getrf = scipy.linalg.get_lapack_funcs("getrf", (a,))
+        for index in np.ndindex(a.shape[:-2]):
+            # info > 0 (an exact zero pivot) is no error: the factors are still complete.
+            packed[index], pivots[index], _ = getrf(a[index])
+    return packed, pivots, lu_pivots_to_permutation(pivots, permutation_size=m)
 
 
 def _swap_rows(x: np.ndarray, j: int, p: np.ndarray) -> None:

@@ -16,7 +16,7 @@ from jaxlite.numpy._creation import astype, linspace
 from jaxlite.numpy._math import abs as _abs, log10
 from jaxlite.numpy._promotion import (canonicalize_axis, canonicalize_shape, check_arraylike,
                                       ensure_array, promote_dtypes_inexact, user_dtype)
-from jaxlite.numpy._shape import expand_dims
+from jaxlite.numpy._shape import broadcast_arrays, expand_dims
 from jaxlite.numpy._ufuncs import power, true_divide
 
 __all__ = ["logspace", "geomspace", "meshgrid", "indices", "ix_", "fromfunction"]
@@ -55,7 +55,8 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
     check_arraylike("geomspace", start, stop)
     target, compute = _spacing_dtypes("geomspace", dtype, start, stop)
     start, stop = promote_dtypes_inexact(start, stop)
-    start, stop = astype(start, compute), astype(stop, compute)
+    # the phase is applied per sample, so it needs the shape start and stop broadcast to
+    start, stop = broadcast_arrays(astype(start, compute), astype(stop, compute))
     phase = true_divide(start, _abs(start)) if dtypes.is_complex(compute) else lax.sign(start)
     exponents = linspace(log10(true_divide(start, phase)), log10(true_divide(stop, phase)),
                          num, endpoint=endpoint, dtype=compute, axis=axis)

@@ -16,6 +16,8 @@ from hypothesis import given, strategies as st
 import jaxlite
 import jaxlite.numpy as jnp
 
+import np_cases
+
 # ------------------------------------------------------------------------ helpers
 
 DTYPES = {
@@ -51,26 +53,8 @@ def assert_close(actual, expected, ulps: float = 4.0) -> None:
 
 
 def draw_values(rng: np.random.Generator, shape, dtype, domain: str = "real") -> np.ndarray:
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.integers(0, 2, shape).astype(bool)
-    if dtype.kind in "iu":
-        low = {"positive": 1, "unit": 0, "above1": 1}.get(domain, 0 if dtype.kind == "u" else -9)
-        high = {"unit": 1}.get(domain, 9)
-        return rng.integers(low, high + 1, shape).astype(dtype)
-    if domain == "positive":
-        real = rng.uniform(0.1, 4.0, shape)
-    elif domain == "unit":
-        real = rng.uniform(-0.9, 0.9, shape)
-    elif domain == "above1":
-        real = rng.uniform(1.1, 4.0, shape)
-    elif domain == "small":
-        real = rng.uniform(-1.2, 1.2, shape)
-    else:
-        real = rng.uniform(-3.0, 3.0, shape)
-    if dtype.kind == "c":
-        return (real + 1j * rng.uniform(-1.0, 1.0, shape)).astype(dtype)
-    return real.astype(dtype)
+    """`np_cases.draw_values` for a dtype rather than a dtype code."""
+    return np_cases.draw_values(rng, shape, np_cases.CODE_OF_DTYPE[np.dtype(dtype)], domain)
 
 
 shapes = st.lists(st.integers(0, 4), min_size=0, max_size=3).map(tuple)

@@ -93,6 +93,13 @@ def _refused_by_jax(case: Case, code: str) -> bool:
     return DTYPE_TABLES.get(case.key, {}).get(code) == "-"
 
 
+def _draw_allowed_call(case: Case, data, seed: int) -> tuple[str, list, dict]:
+    """A drawn call, on a dtype JAX accepts for this case (refusals are checked elsewhere)."""
+    code, args, kwargs = _draw_call(case, data, seed)
+    assume(not _refused_by_jax(case, code))
+    return code, args, kwargs
+
+
 @pytest.mark.parametrize("key", KEYS)
 def test_result_dtypes_match_jax(key):
     case = CASES_BY_KEY[key]
@@ -116,8 +123,7 @@ def test_result_dtypes_match_jax(key):
 @given(seed=SEEDS, data=st.data())
 def test_values_against_numpy(key, seed, data):
     case = CASES_BY_KEY[key]
-    code, args, kwargs = _draw_call(case, data, seed)
-    assume(not _refused_by_jax(case, code))
+    code, args, kwargs = _draw_allowed_call(case, data, seed)
     expected = _expected_or_reject(case, args, kwargs)
     actual = case.fn(jnp, *args, **kwargs)
     actual_leaves, expected_leaves = output_leaves(actual), output_leaves(expected)
@@ -131,8 +137,7 @@ def test_values_against_numpy(key, seed, data):
 @given(seed=SEEDS, data=st.data())
 def test_jit_matches_eager(key, seed, data):
     case = CASES_BY_KEY[key]
-    code, args, kwargs = _draw_call(case, data, seed)
-    assume(not _refused_by_jax(case, code))
+    code, args, kwargs = _draw_allowed_call(case, data, seed)
     eager = case.fn(jnp, *args, **kwargs)
     jitted = jaxlite.jit(lambda *a: case.fn(jnp, *a, **kwargs))(*args)
     for a, e in zip(output_leaves(jitted), output_leaves(eager)):
@@ -145,8 +150,7 @@ def test_jit_matches_eager(key, seed, data):
 @given(seed=SEEDS, data=st.data())
 def test_vmap_matches_loop(key, seed, data):
     case = CASES_BY_KEY[key]
-    code, first, kwargs = _draw_call(case, data, seed)
-    assume(not _refused_by_jax(case, code))
+    code, first, kwargs = _draw_allowed_call(case, data, seed)
     rng = np.random.default_rng(seed + 1)
     second = [draw_values(rng, a.shape, code, case.domain) for a in first]
     stacked = [np.stack([a, b]) for a, b in zip(first, second)]
