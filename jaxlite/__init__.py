@@ -11,7 +11,7 @@ from jaxlite.api import grad, jvp, linearize, value_and_grad, vjp
 from jaxlite.array import Array
 from jaxlite.config import config, disable_jit, enable_x64
 from jaxlite.core import dtypes
-from jaxlite.custom_derivatives import custom_jvp, custom_vjp
+from jaxlite.lax.custom_derivatives import custom_jvp, custom_vjp
 from jaxlite.device import (block_until_ready, default_backend, device_count, device_get,
                             device_put, devices, local_device_count, local_devices)
 from jaxlite.errors import ConcretizationTypeError, UnexpectedTracerError

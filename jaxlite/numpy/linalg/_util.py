@@ -2,23 +2,18 @@
 
 Argument checks with JAX's wording, promotion to an inexact dtype, small matrix helpers
 (conjugate transpose, batched identities) and `custom_jvp`, a derivative rule for a library
-function. The top-level `jaxlite.custom_jvp` sits above the libraries in the import order,
-so this module binds the same `custom_jvp_call` primitive itself.
+function through `jaxlite.custom_jvp` (declared in the lax layer, so libraries can use it).
 """
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable
 
 import numpy as np
 
 import jaxlite.lax as lax
 from jaxlite.core import dtypes
-from jaxlite.core.trace import EvalTrace, current_trace
-from jaxlite.lax._control_flow_util import abstractify, trace_function
-from jaxlite.lax.higher_order import custom_jvp_call_p
+from jaxlite.lax.custom_derivatives import custom_jvp as lax_custom_jvp
 from jaxlite.numpy._promotion import check_arraylike, ensure_array, promote_dtypes_inexact
-from jaxlite.tree_util import tree_flatten, tree_unflatten
 
 
 def inexact_args(fun_name: str, *args: Any) -> list[Any]:
@@ -95,27 +90,8 @@ def trace_of(x: Any) -> Any:
 
 def custom_jvp(fun: Callable[..., Any],
                rule: Callable[[tuple, tuple], tuple[Any, Any]]) -> Callable[..., Any]:
-    """`fun` with the derivative `rule(primals, tangents) -> (out, tangent_out)`.
-
-    Mirrors what `jax.custom_jvp` does for JAX's linear algebra: outside transformations
-    `fun` just runs; under one it becomes a `custom_jvp_call` of the traced `fun`, so that
-    differentiation calls `rule` instead of looking inside. The rule must be linear in the
-    tangents; reverse mode transposes it.
-    """
-    @functools.wraps(fun)
-    def wrapped(*args: Any) -> Any:
-        if isinstance(current_trace(), EvalTrace):
-            return fun(*args)
-        leaves, in_tree = tree_flatten(args)
-        closed, consts, out_tree = trace_function(fun, in_tree, abstractify(leaves))
-
-        def flat_rule(primals: Any, tangents: Any) -> tuple[list, list]:
-            out, tangent_out = rule(tuple(tree_unflatten(in_tree, primals)),
-                                    tuple(tree_unflatten(in_tree, tangents)))
-            return tree_flatten(out)[0], tree_flatten(tangent_out)[0]
-        flat_rule.__name__ = f"{fun.__name__}_jvp"
-        outs = custom_jvp_call_p.bind(*consts, *leaves, jaxpr=closed, jvp=flat_rule,
-                                      num_consts=len(consts), symbolic_zeros=False,
-                                      name=fun.__name__)
-        return tree_unflatten(out_tree, outs)
+    """`fun` with the derivative `rule(primals, tangents) -> (out, tangent_out)`, as
+    `jaxlite.custom_jvp(fun)` with `defjvp(rule)` (what JAX does for its linear algebra)."""
+    wrapped = lax_custom_jvp(fun)
+    wrapped.defjvp(rule)
     return wrapped
