@@ -3,25 +3,27 @@
 `import jaxlite as jax` gives the transformations (`jit`, `grad`, `vmap`, `jvp`, `vjp`, ...),
 `jaxlite.numpy`, `jaxlite.lax` and `jaxlite.tree_util`, with JAX's semantics.
 """
-from jaxlite import dispatch as _dispatch  # noqa: F401  (installs eager execution)
+from jaxlite.runtime import dispatch as _dispatch  # noqa: F401  (installs eager execution)
 from jaxlite import lax, tree_util
 from jaxlite import numpy  # noqa: F401  (fills the operator table of arrays and tracers)
 from jaxlite import nn, random, scipy  # noqa: F401
-from jaxlite.api import grad, jvp, linearize, value_and_grad, vjp
-from jaxlite.array import Array
+from jaxlite.transforms.autodiff import grad, jvp, linearize, value_and_grad, vjp
+from jaxlite.runtime.array import Array
 from jaxlite.config import config, disable_jit, enable_x64
 from jaxlite.core import dtypes
 from jaxlite.lax.custom_derivatives import custom_jvp, custom_vjp
-from jaxlite.device import (block_until_ready, default_backend, device_count, device_get,
-                            device_put, devices, local_device_count, local_devices)
+from jaxlite.runtime.device import (block_until_ready, default_backend, device_count,
+                                    device_get, device_put, devices, local_device_count,
+                                    local_devices)
 from jaxlite.errors import ConcretizationTypeError, UnexpectedTracerError
-from jaxlite.jacobians import hessian, jacfwd, jacobian, jacrev
-from jaxlite.jit import jit
+from jaxlite.transforms.jacobians import hessian, jacfwd, jacobian, jacrev
+from jaxlite.transforms.jit import jit
 from jaxlite.lax.ad_util import stop_gradient
-from jaxlite.staging_api import ShapeDtypeStruct, checkpoint, eval_shape, make_jaxpr, remat
+from jaxlite.transforms.tracing import (ShapeDtypeStruct, checkpoint, eval_shape, make_jaxpr,
+                                       remat)
 from jaxlite.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, \
     tree_unflatten
-from jaxlite.vmap import vmap
+from jaxlite.transforms.vmap import vmap
 
 float0 = dtypes.float0
 numpy.ndarray = Array  # jnp.ndarray is jax.Array, as in JAX

@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from jaxlite.api import jvp, vjp
+from jaxlite.transforms.autodiff import jvp, vjp
 from jaxlite.core import dtypes
 from jaxlite.core.avals import get_aval
 from jaxlite.tree_util import tree_flatten, tree_map

@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1] / "jaxlite"
 
 LEAF = {"jaxlite.config", "jaxlite.errors", "jaxlite.tree_util", "jaxlite._treedef",
         "jaxlite._tree_registry", "jaxlite._tree_paths"}
-LIBRARIES = ("numpy", "random", "nn", "scipy")
+LIBRARIES = ("numpy", "random", "nn", "scipy", "ops", "image", "example_libraries")
+PACKAGES = ("core", "interpreters", "lax", "xla", "backends", "runtime", "transforms")
 
 # layer -> layers it may import from (itself included)
 ALLOWED = {
@@ -22,10 +23,14 @@ ALLOWED = {
     "core": {"leaf", "core"},
     "interpreters": {"leaf", "core", "interpreters", "xla"},
     "lax": {"leaf", "core", "interpreters", "lax", "xla"},
-    "library": {"leaf", "core", "lax", "library"},
     "xla": {"leaf", "core.dtypes", "xla"},
     "backends": {"leaf", "core.dtypes", "xla", "backends"},
-    "top": {"leaf", "core", "interpreters", "lax", "library", "xla", "backends", "top"},
+    "runtime": {"leaf", "core", "interpreters", "lax", "xla", "backends", "runtime"},
+    "transforms": {"leaf", "core", "interpreters", "lax", "xla", "backends", "runtime",
+                   "transforms"},
+    "library": {"leaf", "core", "lax", "library", "runtime", "transforms"},
+    "top": {"leaf", "core", "interpreters", "lax", "library", "xla", "backends", "runtime",
+            "transforms", "top"},
 }
 
 
@@ -38,7 +43,7 @@ def layer_of(module: str) -> str:
     package = parts[1]
     if module == "jaxlite.core.dtypes":
         return "core.dtypes"
-    if package in ("core", "interpreters", "lax", "xla", "backends"):
+    if package in PACKAGES:
         return package
     if package in LIBRARIES:
         return "library"
@@ -110,5 +115,7 @@ def test_layers_cover_known_packages():
     assert _allowed("xla", "jaxlite.core.dtypes")
     assert not _allowed("xla", "jaxlite.core.trace")
     assert not _allowed("core", "jaxlite.lax")
-    assert not _allowed("lax", "jaxlite.dispatch")
+    assert not _allowed("lax", "jaxlite.runtime.dispatch")
+    assert not _allowed("transforms", "jaxlite.numpy")
+    assert _allowed("library", "jaxlite.transforms.autodiff")
     assert _allowed("top", "jaxlite.lax")

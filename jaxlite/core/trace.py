@@ -172,7 +172,7 @@ class Tracer(ArrayOperators):
         return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
 
 
-# The eager executor, installed by jaxlite.dispatch: ("apply_primitive", fn(prim, args, params)).
+# The eager executor, installed by jaxlite.runtime.dispatch: ("apply_primitive", fn(prim, args, params)).
 EVAL_HOOKS: dict[str, Any] = {}
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxlite.array import Array
+from jaxlite.runtime.array import Array
 from jaxlite.backends.base import Device
 from jaxlite.backends.registry import get_backend
 from jaxlite.core.avals import get_aval, is_array_like

@@ -11,14 +11,15 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from jaxlite import _api_util
-from jaxlite.api import _check_grad_input, check_real_or_holomorphic, jvp, vjp
+from jaxlite.transforms import api_util as _api_util
+from jaxlite.transforms.autodiff import (_check_grad_input, check_real_or_holomorphic, jvp,
+                                         vjp)
 from jaxlite.core.avals import get_aval
 from jaxlite import lax
 from jaxlite.lax.broadcast import reshape
 from jaxlite.tree_util import tree_flatten, tree_map, tree_transpose, tree_structure, \
     tree_unflatten
-from jaxlite.vmap import vmap
+from jaxlite.transforms.vmap import vmap
 
 
 def _std_basis(leaves: Sequence[Any]) -> list[np.ndarray]:

@@ -17,8 +17,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from jaxlite import _api_util, dispatch
-from jaxlite.array import Array
+from jaxlite.runtime import dispatch
+from jaxlite.transforms import api_util as _api_util
+from jaxlite.runtime.array import Array
 from jaxlite.backends import analysis
 from jaxlite.backends.base import Client, Device, Executable, MemoryAnalysis
 from jaxlite.backends.registry import get_backend

@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from jaxlite import _api_util
+from jaxlite.transforms import api_util as _api_util
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import ClosedJaxpr

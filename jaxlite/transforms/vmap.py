@@ -10,8 +10,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from jaxlite import _api_util
-from jaxlite.device import device_put
+from jaxlite.transforms import api_util as _api_util
+from jaxlite.runtime.device import device_put
 from jaxlite.interpreters.batching import vmap_flat
 from jaxlite.tree_util import (PyTreeDef, tree_flatten, tree_structure, tree_unflatten)
 

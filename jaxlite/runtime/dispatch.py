@@ -25,7 +25,7 @@ from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
-from jaxlite.array import Array
+from jaxlite.runtime.array import Array
 from jaxlite.backends.base import Buffer, Client, CompileOptions, Executable, HostExecutable
 from jaxlite.backends.registry import get_backend
 from jaxlite.config import config
