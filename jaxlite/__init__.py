@@ -29,11 +29,14 @@ float0 = dtypes.float0
 numpy.ndarray = Array  # jnp.ndarray is jax.Array, as in JAX
 __version__ = "0.1.0"
 
+# Last: the hook module reads the finished namespace.
+from jaxlite.compat import install_as_jax  # noqa: E402
+
 __all__ = [
     "Array", "ConcretizationTypeError", "ShapeDtypeStruct", "UnexpectedTracerError",
     "block_until_ready", "checkpoint", "config", "custom_jvp", "custom_vjp", "default_backend",
     "device_count", "device_get", "device_put", "devices", "disable_jit", "dtypes", "enable_x64",
-    "eval_shape", "float0", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "jit", "jvp",
+    "eval_shape", "float0", "grad", "hessian", "install_as_jax", "jacfwd", "jacobian", "jacrev", "jit", "jvp",
     "lax", "linearize", "local_device_count", "local_devices", "make_jaxpr", "nn", "numpy",
     "random", "remat", "scipy", "stop_gradient", "tree_flatten", "tree_leaves", "tree_map",
     "tree_structure", "tree_unflatten", "tree_util", "value_and_grad", "vjp", "vmap",

@@ -1,0 +1,121 @@
+"""Write the lists of JAX's public modules and names that `tests/test_api_surface.py` checks.
+
+Run with a Python that has jax 0.10.2 (never jaxlite's own environment):
+
+    /tmp/jaxvenv/bin/python tools/gen_public_api.py
+
+Each public module gets `tests/data/api/public/<module>.txt`: one line per name that `dir()`
+shows without a leading underscore, with its kind (function, class, module, const) and, for
+functions and classes, the call signature where Python can read one. The modules are JAX's
+documented public API (the `jax` package page of its documentation) plus the experimental
+modules that libraries and users reach for; `SKIPPED` lists the ones left out and why.
+"""
+import importlib
+import inspect
+import pkgutil
+import sys
+import types
+import warnings
+from pathlib import Path
+
+import jax
+
+OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "api" / "public"
+
+MODULES = """
+jax jax.ad_checkpoint jax.api_util jax.core jax.custom_batching jax.custom_derivatives
+jax.debug jax.distributed jax.dlpack jax.dtypes jax.errors
+jax.example_libraries jax.example_libraries.optimizers jax.example_libraries.stax
+jax.experimental jax.experimental.checkify jax.experimental.sparse jax.experimental.ode
+jax.experimental.jet jax.experimental.shard_map jax.experimental.mesh_utils
+jax.experimental.compilation_cache jax.experimental.custom_partitioning
+jax.export jax.extend jax.extend.backend jax.extend.core jax.extend.linear_util jax.extend.mlir
+jax.extend.random jax.extend.source_info_util jax.extend.sharding
+jax.ffi jax.flatten_util jax.image jax.interpreters jax.interpreters.ad jax.interpreters.batching
+jax.interpreters.mlir jax.interpreters.partial_eval jax.interpreters.pxla jax.interpreters.xla
+jax.lax jax.lax.linalg jax.monitoring jax.nn jax.nn.initializers jax.numpy jax.numpy.fft
+jax.numpy.linalg jax.ops jax.profiler jax.random jax.ref
+jax.scipy jax.scipy.cluster jax.scipy.cluster.vq jax.scipy.fft jax.scipy.integrate
+jax.scipy.interpolate jax.scipy.linalg jax.scipy.ndimage jax.scipy.optimize jax.scipy.signal
+jax.scipy.sparse jax.scipy.sparse.linalg jax.scipy.spatial jax.scipy.spatial.transform
+jax.scipy.special jax.scipy.stats
+jax.sharding jax.stages jax.test_util jax.tree jax.tree_util jax.typing jax.version
+""".split()
+
+# Public modules of jax 0.10.2 left out of the lists, with the reason.
+SKIPPED = {
+    "jax.experimental.pallas": "a kernel language for TPU/GPU backends jaxlite does not have",
+    "jax.experimental.mosaic": "TPU/GPU kernel compiler internals",
+    "jax.experimental.jax2tf": "TensorFlow interop",
+    "jax.experimental.colocated_python": "Pathways/IFRT multi-host runtime",
+    "jax.experimental.array_serialization": "tensorstore checkpointing of sharded arrays",
+    "jax.experimental.multihost_utils": "multi-host utilities (the scale-out issue)",
+    "jax.extend.ifrt_programs": "IFRT runtime internals",
+    "jax.extend.pallas": "Pallas internals",
+    "jax.extend.xla": "XLA client internals",
+    "jax.extend.lowering": "MLIR lowering internals",
+    "jax.lib": "jaxlib's C++ extension (empty namespace)",
+    "jax.tools": "command-line tools around jaxlib",
+}
+
+
+def stats_modules():
+    import jax.scipy.stats as stats
+    return sorted(m.name for m in pkgutil.iter_modules(stats.__path__, "jax.scipy.stats.")
+                  if not m.name.rsplit(".", 1)[1].startswith("_"))
+
+
+def kind_of(value):
+    if isinstance(value, types.ModuleType):
+        return "module"
+    if isinstance(value, type):
+        return "class"
+    if callable(value):
+        return "function"
+    return "const"
+
+
+def signature_of(value):
+    try:
+        return str(inspect.signature(value))
+    except (TypeError, ValueError):
+        return ""
+
+
+def incidental(module_name, name, value, kind, public):
+    """Whether a name is an import that happens to sit in the namespace (`os`, `typing.Any`,
+    `jnp` in a module that uses it) rather than part of the module's API."""
+    if kind == "module":
+        return f"{module_name}.{name}" not in public
+    origin = getattr(value, "__module__", None) or ""
+    return origin.split(".")[0] in sys.stdlib_module_names
+
+
+def write(module_name, public):
+    module = importlib.import_module(module_name)
+    lines = [f"# {module_name} public names, jax {jax.__version__} (dir(), no leading underscore,"
+             " imports of stdlib names and of non-public modules left out)"]
+    for name in sorted(n for n in dir(module) if not n.startswith("_")):
+        value = getattr(module, name)
+        kind = kind_of(value)
+        if incidental(module_name, name, value, kind, public):
+            continue
+        sig = signature_of(value) if kind in ("function", "class") else ""
+        lines.append(f"{name}\t{kind}\t{sig}".rstrip())
+    (OUT / f"{module_name}.txt").write_text("\n".join(lines) + "\n")
+    return len(lines) - 1
+
+
+def main():
+    OUT.mkdir(parents=True, exist_ok=True)
+    warnings.simplefilter("ignore")
+    total = 0
+    public = set(MODULES + stats_modules()) | set(SKIPPED)
+    for name in MODULES + stats_modules():
+        total += write(name, public)
+    print(f"{total} names in {len(MODULES) + len(stats_modules())} modules -> {OUT}",
+          file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
