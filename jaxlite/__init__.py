@@ -8,7 +8,7 @@ from jaxlite import lax, tree_util
 from jaxlite import numpy  # noqa: F401  (fills the operator table of arrays and tracers)
 from jaxlite import nn, random, scipy  # noqa: F401
 from jaxlite.transforms.autodiff import grad, jvp, linearize, value_and_grad, vjp
-from jaxlite.runtime.array import Array
+from jaxlite.core.basearray import Array
 from jaxlite.config import config, disable_jit, enable_x64
 from jaxlite.core import dtypes
 from jaxlite.lax.custom_derivatives import custom_jvp, custom_vjp

@@ -19,7 +19,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from jaxlite.core.avals import ShapedArray
-from jaxlite.core.operators import ArrayOperators
+from jaxlite.core.basearray import Array
 from jaxlite.errors import (ConcretizationTypeError, TracerArrayConversionError,
                             TracerBoolConversionError, TracerIntegerConversionError,
                             UnexpectedTracerError)
@@ -85,7 +85,7 @@ def _leaked_tracer_error(trace: Trace) -> UnexpectedTracerError:
         "function instead of storing it.")
 
 
-class Tracer(ArrayOperators):
+class Tracer(Array):
     """A stand-in for an array inside a transformation (mirrors `jax.core.Tracer`)."""
 
     __slots__ = ("_trace",)

@@ -1,4 +1,4 @@
-"""`jaxlite.Array`: the immutable array that users hold (mirrors `jax.Array`).
+"""`ArrayImpl`: the immutable concrete array that users hold (a `jax.Array`).
 
 An Array owns a read-only numpy buffer on the host, its dtype already canonical, and the
 weak-type flag of values that came from Python scalars. Operators and numpy-style methods
@@ -17,8 +17,7 @@ import numpy as np
 from jaxlite.backends.registry import get_backend
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray
-from jaxlite.core.operators import ArrayOperators
-from jaxlite.core.trace import Tracer
+from jaxlite.core.basearray import Array
 
 
 class _DeletedValue:
@@ -44,15 +43,8 @@ class _DeletedValue:
         self.gone()
 
 
-class _ArrayType(type):
-    """Makes `isinstance(tracer, Array)` true, as `isinstance(x, jax.Array)` is under jit."""
-
-    def __instancecheck__(cls, instance: Any) -> bool:
-        return type.__instancecheck__(cls, instance) or isinstance(instance, Tracer)
-
-
-class Array(ArrayOperators, metaclass=_ArrayType):
-    """A concrete array (mirrors `jax.Array`).
+class ArrayImpl(Array):
+    """A concrete array (mirrors JAX's `ArrayImpl`, the class of values `jax.Array` covers).
 
     Parameters
     ----------
@@ -121,7 +113,7 @@ class Array(ArrayOperators, metaclass=_ArrayType):
         """The value as nested Python lists (`numpy.ndarray.tolist`)."""
         return self._value.tolist()
 
-    def block_until_ready(self) -> "Array":
+    def block_until_ready(self) -> "ArrayImpl":
         """Wait until the value is computed; eager values always are."""
         if type(self._value) is _DeletedValue:
             self._value.gone()
@@ -189,12 +181,12 @@ class Array(ArrayOperators, metaclass=_ArrayType):
     # ----------------------------------------------------------------- Python protocols
 
     def __reduce__(self) -> tuple:
-        return (Array, (np.array(self._value), self.weak_type))
+        return (ArrayImpl, (np.array(self._value), self.weak_type))
 
-    def __copy__(self) -> "Array":
+    def __copy__(self) -> "ArrayImpl":
         return self
 
-    def __deepcopy__(self, memo: Any) -> "Array":
+    def __deepcopy__(self, memo: Any) -> "ArrayImpl":
         return self
 
     @property

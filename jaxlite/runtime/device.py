@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from jaxlite.runtime.array import Array
+from jaxlite.runtime.array import ArrayImpl
 from jaxlite.backends.base import Device
 from jaxlite.backends.registry import get_backend
 from jaxlite.core.avals import get_aval, is_array_like
-from jaxlite.core.trace import Tracer
+from jaxlite.core.basearray import Array
 from jaxlite.tree_util import tree_map
 
 __all__ = ["Device", "block_until_ready", "default_backend", "device_count", "device_get",
@@ -76,11 +76,11 @@ def _check_device(device: Any) -> None:
 
 
 def _put_leaf(x: Any) -> Any:
-    if isinstance(x, (Array, Tracer)) or not is_array_like(x):
+    if isinstance(x, Array) or not is_array_like(x):
         # Arrays are already placed; tracers are on the device as far as tracing goes.
         return x
     aval = get_aval(x)
-    return Array(np.array(x, dtype=aval.dtype), aval.weak_type)
+    return ArrayImpl(np.array(x, dtype=aval.dtype), aval.weak_type)
 
 
 def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = False,
@@ -96,9 +96,9 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
 
 def device_get(x: Any) -> Any:
     """A pytree of arrays as numpy arrays on the host (mirrors `jax.device_get`)."""
-    return tree_map(lambda a: np.asarray(a) if type(a) is Array else a, x)
+    return tree_map(lambda a: np.asarray(a) if type(a) is ArrayImpl else a, x)
 
 
 def block_until_ready(x: Any) -> Any:
     """Wait for every array in a pytree (mirrors `jax.block_until_ready`)."""
-    return tree_map(lambda a: a.block_until_ready() if type(a) is Array else a, x)
+    return tree_map(lambda a: a.block_until_ready() if type(a) is ArrayImpl else a, x)

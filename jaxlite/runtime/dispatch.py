@@ -25,7 +25,7 @@ from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
-from jaxlite.runtime.array import Array
+from jaxlite.runtime.array import ArrayImpl
 from jaxlite.backends.base import Buffer, Client, CompileOptions, Executable, HostExecutable
 from jaxlite.backends.registry import get_backend
 from jaxlite.config import config
@@ -41,7 +41,7 @@ from jaxlite.xla.text import print_module
 
 def to_numpy(value: Any, aval: ShapedArray) -> np.ndarray:
     """The numpy value behind an eager argument, in its canonical dtype."""
-    if type(value) is Array:
+    if type(value) is ArrayImpl:
         return value._value
     # A copy, so that an output which is a view of a user's numpy array stays immutable.
     return np.array(value, dtype=aval.dtype)
@@ -53,7 +53,7 @@ def wrap_output(value: Any, aval: ShapedArray) -> Array:
         array = array.astype(aval.dtype)
     if array.shape != aval.shape:
         raise AssertionError(f"reference produced shape {array.shape}, expected {aval.shape}")
-    return Array(array, aval.weak_type)
+    return ArrayImpl(array, aval.weak_type)
 
 
 def apply_primitive(primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
@@ -116,24 +116,24 @@ class CompiledCall:
         self._out_weak = [a.weak_type for a in out_avals]
         self._plain_outputs = not any(a.dtype == dtypes.float0 for a in out_avals)
 
-    def __call__(self, args: Sequence[Any]) -> list[Array]:
+    def __call__(self, args: Sequence[Any]) -> list[ArrayImpl]:
         if len(args) != len(self.in_avals):
             raise TypeError(f"{self.executable!r} takes {len(self.in_avals)} arguments, got "
                             f"{len(args)}.")
         if not self._host:
             return self._call_buffers(args)
         values = self._const_arrays + [
-            a._value if type(a) is Array and a._value.dtype == dtype
+            a._value if type(a) is ArrayImpl and a._value.dtype == dtype
             else _device_value(a, aval)
             for a, dtype, aval in zip(args, self._in_dtypes, self.in_avals)]
         if self.donated:
             self._hand_over(args, values)
         outs = self.executable.execute_arrays(values)  # type: ignore[attr-defined]
         for i in self.donated:
-            if type(args[i]) is Array:
+            if type(args[i]) is ArrayImpl:
                 args[i].delete()
         if self._plain_outputs:
-            return [Array(out, weak) for out, weak in zip(outs, self._out_weak)]
+            return [ArrayImpl(out, weak) for out, weak in zip(outs, self._out_weak)]
         return [_array_of(out, aval) for out, aval in zip(outs, self.out_avals)]
 
     def _hand_over(self, args: Sequence[Any], values: list[np.ndarray]) -> None:
@@ -143,12 +143,12 @@ class CompiledCall:
         first = len(self._const_arrays)
         for i in self.donated:
             arg = args[i]
-            if type(arg) is Array and values[first + i] is arg._value and (
+            if type(arg) is ArrayImpl and values[first + i] is arg._value and (
                     values[first + i].base is not None
                     or _holders(values[first + i]) > _SOLE_HOLDERS):
                 values[first + i] = np.array(values[first + i])
 
-    def _call_buffers(self, args: Sequence[Any]) -> list[Array]:
+    def _call_buffers(self, args: Sequence[Any]) -> list[ArrayImpl]:
         client = self.executable.client
         device = self.const_buffers[0].device if self.const_buffers else None
         buffers = list(self.const_buffers)
@@ -156,7 +156,7 @@ class CompiledCall:
                     for a, aval in zip(args, self.in_avals)]
         outs = self.executable.execute(buffers)
         for i in self.donated:
-            if type(args[i]) is Array:
+            if type(args[i]) is ArrayImpl:
                 args[i].delete()
         return [_array_of(out.to_numpy(), aval) for out, aval in zip(outs, self.out_avals)]
 
@@ -166,15 +166,15 @@ def _device_value(value: Any, aval: ShapedArray) -> np.ndarray:
     which the buffer would make read-only)."""
     if aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, np.bool_)  # float0 has no storage; HLO passes it as pred
-    if type(value) is Array and value.dtype == aval.dtype:
+    if type(value) is ArrayImpl and value.dtype == aval.dtype:
         return value._value
     return np.array(value, dtype=aval.dtype)
 
 
 def _array_of(value: np.ndarray, aval: ShapedArray) -> Array:
     if aval.dtype == dtypes.float0:
-        return Array(np.zeros(aval.shape, dtypes.float0), aval.weak_type)
-    return Array(value, aval.weak_type)
+        return ArrayImpl(np.zeros(aval.shape, dtypes.float0), aval.weak_type)
+    return ArrayImpl(value, aval.weak_type)
 
 
 def _holders(array: np.ndarray) -> int:
@@ -185,7 +185,7 @@ def _holders(array: np.ndarray) -> int:
 def _calibrate_holders() -> int:
     """What `_holders` says of an array held only by an Array and a list of a call's values
     (the count depends on the interpreter's calling convention)."""
-    probe = Array(np.empty(1, np.uint8))
+    probe = ArrayImpl(np.empty(1, np.uint8))
     values = [probe._value]
     return _holders(values[0])
 
@@ -343,7 +343,7 @@ def compiled_call(closed: ClosedJaxpr, name: str, client: Client,
     return COMPILE_CACHE.get(closed, name, client, donated_invars)
 
 
-def _jit_impl(*args: Any, jaxpr: ClosedJaxpr, name: str) -> list[Array]:
+def _jit_impl(*args: Any, jaxpr: ClosedJaxpr, name: str) -> list[ArrayImpl]:
     """Eager execution of the `jit` primitive: compile with the default backend and run."""
     return compiled_call(jaxpr, name, get_backend())(args)
 

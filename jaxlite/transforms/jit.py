@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 from jaxlite.runtime import dispatch
 from jaxlite.transforms import api_util as _api_util
-from jaxlite.runtime.array import Array
+from jaxlite.runtime.array import ArrayImpl
 from jaxlite.backends import analysis
 from jaxlite.backends.base import Client, Device, Executable, MemoryAnalysis
 from jaxlite.backends.registry import get_backend
@@ -237,7 +237,7 @@ def _plan_key(client: Client, args: tuple) -> tuple | None:
     weak type, when every argument is an Array (each one leaf); else None."""
     key: list[Any] = [client, config.read("jax_enable_x64")]
     for a in args:
-        if type(a) is not Array:
+        if type(a) is not ArrayImpl:
             return None
         value = a._value
         key += (value.shape, value.dtype, a.weak_type)

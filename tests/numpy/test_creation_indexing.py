@@ -162,10 +162,10 @@ def test_buffers_strings_and_files(tmp_path):
 
 def test_printing_follows_numpy_options():
     x = jnp.array([1.23456, 2.0])
-    # As in JAX (these are numpy's functions there too): JAX 0.10.2 prints
-    # '[1.23456001 2.     ]' and 'ArrayImpl([1.23456001, 2.     ], dtype=float32)'.
+    # As in JAX (these are numpy's functions there too, naming the concrete class): JAX
+    # 0.10.2 prints '[1.23456001 2.     ]' and 'ArrayImpl([1.23456001, 2.     ], dtype=float32)'.
     assert jnp.array_str(x) == "[1.23456001 2.     ]"
-    assert jnp.array_repr(x) == "Array([1.23456001, 2.     ], dtype=float32)"
+    assert jnp.array_repr(x) == "ArrayImpl([1.23456001, 2.     ], dtype=float32)"
     with jnp.printoptions(precision=2):
         assert "1.23" in repr(x) and "1.235" not in repr(x)
         assert jnp.get_printoptions()["precision"] == 2
