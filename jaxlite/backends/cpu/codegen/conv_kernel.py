@@ -168,10 +168,11 @@ def emit_convolution(ctx: KernelContext, inst: HloInstruction, plan: ConvPlan,
                 fb.do(f'call void @"{names[1]}"(ptr %scratch, ptr {ins[1]}, ptr {target}, '
                       f"ptr {gemm_scratch})")
     fb.ret_void()
-    declarations = "".join(f'declare void @"{n}"(ptr, ptr, ptr, ptr)\n' for n in set(names))
+    declarations = tuple(f'declare void @"{n}"(ptr, ptr, ptr, ptr)'
+                         for n in dict.fromkeys(names))
     work = plan.pixels * plan.taps * plan.features
     modules = tuple(dict.fromkeys(t for s in specs for t in _gemm_texts(s)))
-    return Kernel(declarations + fb.text(), 2, 1, plan.blocks, 1, work, plan.scratch, modules)
+    return Kernel(fb.text(), 2, 1, plan.blocks, 1, work, plan.scratch, modules, declarations)
 
 
 def _patch_row(em: Elemental, plan: ConvPlan, lhs: HloInstruction, batch: Lin,

@@ -87,8 +87,8 @@ def emit_custom_call(inst: HloInstruction) -> Kernel:
     symbol = symbol_name(inst)
     fb.do(f"call void @\"{symbol}\"(ptr {tables[0]}, ptr {tables[1]})")
     fb.ret_void()
-    declaration = f"declare void @\"{symbol}\"(ptr, ptr)\n"
-    return Kernel(declaration + fb.text(), n_in, n_out, units=1)
+    declaration = f"declare void @\"{symbol}\"(ptr, ptr)"
+    return Kernel(fb.text(), n_in, n_out, units=1, declarations=(declaration,))
 
 
 # ---------------------------------------------------------------------- trampolines

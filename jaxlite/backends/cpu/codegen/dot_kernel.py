@@ -124,22 +124,25 @@ def gemm_call(dot: HloInstruction, out: Shape) -> GemmCall | None:
 
 
 def gemm_kernel(call: GemmCall) -> Kernel:
-    """A kernel `(ptr lhs, ptr rhs, ptr out, ptr scratch, i64 lo, i64 hi)` running work items
-    [lo, hi) of the GEMM."""
+    """A kernel `(ptr lhs, ptr rhs, ptr out, [ptr scratch,] i64 lo, i64 hi)` running work
+    items [lo, hi) of the GEMM; without a scratch parameter when the GEMM needs none (a dot
+    form, an empty product), as the kernel convention says, and then it passes null."""
     plan = plan_gemm(call.spec)
     a, b = ("%in1", "%in0") if call.swapped else ("%in0", "%in1")
+    scratch_param, scratch = ("ptr %scratch, ", "%scratch") if call.scratch else ("", "null")
     text = "\n".join([
-        f"define internal void @{PLACEHOLDER}(ptr %in0, ptr %in1, ptr %out0, ptr %scratch, "
+        f"define internal void @{PLACEHOLDER}(ptr %in0, ptr %in1, ptr %out0, {scratch_param}"
         "i64 %lo, i64 %hi) nounwind {",
         "entry:",
-        f"  call void @\"{plan.range_name}\"(ptr {a}, ptr {b}, ptr %out0, ptr %scratch, "
+        f"  call void @\"{plan.range_name}\"(ptr {a}, ptr {b}, ptr %out0, ptr {scratch}, "
         "i64 %lo, i64 %hi)",
         "  ret void",
         "}"]) + "\n"
-    header = f'declare void @"{plan.range_name}"(ptr, ptr, ptr, ptr, i64, i64)\n'
+    declaration = f'declare void @"{plan.range_name}"(ptr, ptr, ptr, ptr, i64, i64)'
     spec = call.spec
     work = spec.batch * spec.m * spec.n * max(spec.k, 1)
-    return Kernel(header + text, 2, 1, plan.items, 1, work, call.scratch, _gemm_texts(spec))
+    return Kernel(text, 2, 1, plan.items, 1, work, call.scratch, _gemm_texts(spec),
+                  (declaration,))
 
 
 @functools.lru_cache(maxsize=256)

@@ -45,6 +45,9 @@ class Kernel:
     scratch : bytes of scratch memory each thread running the kernel needs (0: none, and
         no scratch parameter).
     modules : LLVM modules (text) the kernel calls into, linked with the executable's.
+    declarations : `declare` lines of the external functions the text calls (a GEMM's range
+        function, a custom-call's trampoline). Kept out of `text`: several kernels may call
+        the same function, and LLVM rejects a module that declares it twice.
     """
 
     text: str
@@ -55,6 +58,12 @@ class Kernel:
     work: int = 0
     scratch: int = 0
     modules: tuple[str, ...] = ()
+    declarations: tuple[str, ...] = ()
+
+    @property
+    def num_params(self) -> int:
+        """Parameters of the kernel's function: buffers, scratch (if any), `lo`, `hi`."""
+        return self.num_inputs + self.num_outputs + (1 if self.scratch else 0) + 2
 
 
 class KernelContext:

@@ -79,6 +79,8 @@ class _ModuleBuilder:
         self.constants: list[np.ndarray] = []
         self._constant_ids: dict[int, int] = {}
         self.modules: list[str] = []
+        # External functions the kernels call, each declared once (an ordered set).
+        self.declarations: dict[str, None] = {}
         self.program = ProgramEmitter(self.kernel_name, self.task_name, self.constant_index,
                                       self.make_calls, self.control_flow, threads)
         self._counter = 0
@@ -87,9 +89,12 @@ class _ModuleBuilder:
 
     def kernel_name(self, kernel: Kernel) -> str:
         if kernel.text not in self._kernels:
+            _check_signature(kernel)
             name = f"kernel.{len(self._kernels)}"
             self._kernels[kernel.text] = name
             self.kernel_texts.append(kernel.text.replace(f"@{PLACEHOLDER}(", f"@{name}(", 1))
+            for line in kernel.declarations:
+                self.declarations.setdefault(line, None)
             for text in kernel.modules:
                 if text not in self.modules:
                     self.modules.append(text)
@@ -195,10 +200,27 @@ class _ModuleBuilder:
                  "declare ptr @malloc(i64)", "declare void @free(ptr)"]
         parts += self.ctx.constants.texts
         parts.append(self.ctx.mathlib.definitions())
+        parts += self.declarations
         parts += self.kernel_texts
         parts += self.task_texts
         parts += self.program.functions
         return "\n".join(parts) + "\n"
+
+
+def _check_signature(kernel: Kernel) -> None:
+    """The kernel's function takes the parameters its callers will pass.
+
+    LLVM accepts a call with the wrong number of arguments (with opaque pointers a call
+    names its own function type), so a kernel whose text disagrees with its `Kernel` record
+    would silently read `lo`/`hi` from the wrong registers and compute garbage.
+    """
+    head = kernel.text.split(f"@{PLACEHOLDER}(", 1)[1].split(")", 1)[0]
+    count = len([p for p in head.split(",") if p.strip()])
+    if count != kernel.num_params:
+        raise AssertionError(
+            f"internal error: a cpu kernel's function has {count} parameters but is called "
+            f"with {kernel.num_params} ({kernel.num_inputs} inputs, {kernel.num_outputs} "
+            f"outputs, scratch={kernel.scratch}, lo, hi)")
 
 
 def _ident(text: str) -> str:
