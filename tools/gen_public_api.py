@@ -13,6 +13,7 @@ modules that libraries and users reach for; `SKIPPED` lists the ones left out an
 import importlib
 import inspect
 import pkgutil
+import re
 import sys
 import types
 import warnings
@@ -77,9 +78,10 @@ def kind_of(value):
 
 def signature_of(value):
     try:
-        return str(inspect.signature(value))
+        text = str(inspect.signature(value))
     except (TypeError, ValueError):
         return ""
+    return re.sub(r" at 0x[0-9a-f]+", "", text)  # default values' addresses change every run
 
 
 def incidental(module_name, name, value, kind, public):
@@ -87,8 +89,13 @@ def incidental(module_name, name, value, kind, public):
     `jnp` in a module that uses it) rather than part of the module's API."""
     if kind == "module":
         return f"{module_name}.{name}" not in public
+    if type(value).__module__ == "__future__":
+        return True  # `from __future__ import annotations`
     origin = getattr(value, "__module__", None) or ""
-    return origin.split(".")[0] in sys.stdlib_module_names
+    own_name = getattr(value, "__name__", None) or getattr(value, "_name", None)
+    # `typing.Any` imported as `Any` is incidental; `ArrayLike = Union[...]` is an alias the
+    # module defines, though its __module__ says typing.
+    return origin.split(".")[0] in sys.stdlib_module_names and own_name == name
 
 
 def write(module_name, public):
