@@ -6,22 +6,23 @@ leaf. `tree_flatten` turns a tree into its leaves and a `PyTreeDef`, the hashabl
 of its shape that `jit` uses in its cache key. Dict children come in sorted key order, and
 `None` is a node with no children, not a leaf, as in JAX.
 
-The implementation is split over private modules to keep each small: `_treedef` (registry,
-walkers, `PyTreeDef`), `_tree_registry` (the `register_*` functions, `Partial`) and
-`_tree_paths` (key-path entries, `keystr`).
+The implementation lives in the package `jaxlite.pytree`: `treedef` (registry, walkers,
+`PyTreeDef`), `registry` (the `register_*` functions, `Partial`) and `paths` (key-path
+entries, `keystr`).
 """
 from __future__ import annotations
 
 import functools
 from typing import Any, Callable, Hashable, Iterable, TypeVar
 
-from jaxlite._tree_paths import (DictKey, FlattenedIndexKey, GetAttrKey, KeyEntry, KeyPath,
-                                 SequenceKey, keystr)
-from jaxlite._tree_registry import (Partial, register_dataclass, register_pytree_node,
-                                    register_pytree_node_class, register_pytree_with_keys,
-                                    register_pytree_with_keys_class, register_static)
-from jaxlite._treedef import (PyTreeDef, PyTreeRegistry, _flatten, _flatten_keyed,
-                              _one_level, _one_level_keyed, _StructureError, default_registry)
+from jaxlite.pytree.paths import (DictKey, FlattenedIndexKey, GetAttrKey, KeyEntry, KeyPath,
+                                  SequenceKey, keystr)
+from jaxlite.pytree.registry import (Partial, register_dataclass, register_pytree_node,
+                                     register_pytree_node_class, register_pytree_with_keys,
+                                     register_pytree_with_keys_class, register_static)
+from jaxlite.pytree.treedef import (PyTreeDef, PyTreeRegistry, _flatten, _flatten_keyed,
+                                    _one_level, _one_level_keyed, _StructureError,
+                                    default_registry)
 
 __all__ = [
     "DictKey", "FlattenedIndexKey", "GetAttrKey", "KeyEntry", "KeyPath", "Partial", "PyTreeDef",

@@ -12,8 +12,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "jaxlite"
 
-LEAF = {"jaxlite.config", "jaxlite.errors", "jaxlite.tree_util", "jaxlite._treedef",
-        "jaxlite._tree_registry", "jaxlite._tree_paths"}
+LEAF = {"jaxlite.config", "jaxlite._jax_options", "jaxlite.errors", "jaxlite.tree_util",
+        "jaxlite.pytree", "jaxlite.pytree.treedef", "jaxlite.pytree.registry",
+        "jaxlite.pytree.paths"}
 LIBRARIES = ("numpy", "random", "nn", "scipy", "ops", "image", "example_libraries")
 PACKAGES = ("core", "interpreters", "lax", "xla", "backends", "runtime", "transforms")
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, NamedTuple
 
-from jaxlite._tree_paths import (DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey,
-                                 keystr)
+from jaxlite.pytree.paths import (DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey,
+                                  keystr)
 
 _NoneType = type(None)
 # `None` (not a fresh object) marks a leaf so that treedef hashes are stable across processes.

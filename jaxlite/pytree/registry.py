@@ -10,8 +10,8 @@ import functools
 import operator
 from typing import Any, Callable, Hashable, Iterable, Sequence, TypeVar
 
-from jaxlite._tree_paths import DictKey, GetAttrKey
-from jaxlite._treedef import _sorted_keys, default_registry
+from jaxlite.pytree.paths import DictKey, GetAttrKey
+from jaxlite.pytree.treedef import _sorted_keys, default_registry
 
 Typ = TypeVar("Typ", bound=type)
 
