@@ -104,10 +104,6 @@ def gemm_call(dot: HloInstruction, out: Shape) -> GemmCall | None:
         groups  # type: ignore[misc]
     if 2 * batch * m * n * k < MIN_GEMM_FLOPS:
         return None
-    if n == 1 and m > 1:
-        # A matrix-vector product: the GEMM gives wrong values for one column and several
-        # rows (not yet understood), and the loop kernels' row reduction suits it anyway.
-        return None
     if n == 1 or no == 1:
         fields = dict(m=m, n=n, k=k, a_strides=(bl, ml, kl), b_strides=(br, kr, nr),
                       c_strides=(bo, mo, 1))
