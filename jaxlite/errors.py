@@ -35,5 +35,10 @@ class UnexpectedTracerError(Exception):
     """
 
 
+class JaxRuntimeError(RuntimeError):
+    """A program failed while it ran: a host callback raised, or returned values of the
+    wrong shape or dtype (mirrors `jax.errors.JaxRuntimeError`)."""
+
+
 class NonConcreteBooleanIndexError(IndexError):
     """Boolean-mask indexing of a traced array: the result shape would depend on values."""
