@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -38,6 +39,22 @@ def _as_optional_str(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+def _as_promotion_mode(value: Any) -> str:
+    mode = str(getattr(value, "value", value))
+    if mode not in ("standard", "strict"):
+        raise ValueError(f"jax_numpy_dtype_promotion must be 'standard' or 'strict', got "
+                         f"{value!r}")
+    return mode
+
+
+def _as_rank_promotion(value: Any) -> str:
+    mode = str(value)
+    if mode not in ("allow", "warn", "raise"):
+        raise ValueError(f"new enum value must be in ['allow', 'warn', 'raise'], got {value} "
+                         f"of type {type(value)}.")
+    return mode
+
+
 class Config:
     """The set of named options (mirrors `jax.config`).
 
@@ -48,11 +65,29 @@ class Config:
     def __init__(self) -> None:
         self._options: dict[str, _Option] = {}
         self._values: dict[str, contextvars.ContextVar] = {}
+        # The options that change what tracing produces, and their values as one tuple in
+        # one variable: caches of traced functions key on it with a single read.
+        self._trace_options: tuple[str, ...] = ()
+        self._trace_context = contextvars.ContextVar("trace_context", default=())
 
     def define(self, name: str, default: Any, help: str,
-               validate: Callable[[Any], Any] = lambda v: v) -> None:
+               validate: Callable[[Any], Any] = lambda v: v,
+               affects_tracing: bool = False) -> None:
+        """Declare an option; `affects_tracing` marks one whose value changes the jaxpr a
+        function traces to (dtypes, promotion, checks), so it joins `trace_context()`."""
         self._options[name] = _Option(name, default, help, validate)
         self._values[name] = contextvars.ContextVar(name, default=validate(default))
+        if affects_tracing:
+            self._trace_options += (name,)
+            self._trace_context = contextvars.ContextVar(
+                "trace_context", default=self._current_trace_context())
+
+    def _current_trace_context(self) -> tuple:
+        return tuple(self._values[n].get() for n in self._trace_options)
+
+    def trace_context(self) -> tuple:
+        """The values of every option that changes tracing, as one hashable tuple."""
+        return self._trace_context.get()
 
     def _var(self, name: str) -> contextvars.ContextVar:
         try:
@@ -60,7 +95,8 @@ class Config:
         except KeyError:
             known = ", ".join(sorted(self._options))
             raise AttributeError(
-                f"jaxlite.config has no option {name!r}; known options: {known}") from None
+                f"Unrecognized config option: {name} (jaxlite.config knows: {known})"
+            ) from None
 
     def read(self, name: str) -> Any:
         return self._var(name).get()
@@ -69,6 +105,8 @@ class Config:
         """Set option `name` to `value` for the rest of the program (like `jax.config.update`)."""
         var = self._var(name)
         var.set(self._options[name].validate(value))
+        if name in self._trace_options:
+            self._trace_context.set(self._current_trace_context())
         for listener in _listeners:
             listener(name)
 
@@ -77,9 +115,13 @@ class Config:
         """Set option `name` to `value` inside a `with` block only."""
         var = self._var(name)
         token = var.set(self._options[name].validate(value))
+        context_token = (self._trace_context.set(self._current_trace_context())
+                         if name in self._trace_options else None)
         try:
             yield
         finally:
+            if context_token is not None:
+                self._trace_context.reset(context_token)
             var.reset(token)
 
     def __getattr__(self, name: str) -> Any:
@@ -87,8 +129,29 @@ class Config:
             raise AttributeError(name)
         return self.read(name)
 
+    @property
     def values(self) -> dict[str, Any]:
+        """Every option's current value, by name (mirrors `jax.config.values`)."""
         return {name: var.get() for name, var in self._values.items()}
+
+    def parse_flags_with_absl(self) -> None:
+        """Set options from `--jax_name=value`, `--jax_name` and `--nojax_name` arguments in
+        `sys.argv` (mirrors `jax.config.parse_flags_with_absl`, which reads only JAX's flags
+        before absl parses the rest); the arguments stay for absl or argparse."""
+        for argument in sys.argv[1:]:
+            if not argument.startswith("--"):
+                continue
+            name, has_value, raw = argument[2:].partition("=")
+            negated = not has_value and name.startswith("no") and name[2:] in self._options
+            if negated:
+                self.update(name[2:], False)
+            elif name in self._options:
+                self.update(name, raw if has_value else True)
+
+    def config_with_absl(self) -> None:
+        """Read options from the command line as absl flags would (mirrors
+        `jax.config.config_with_absl`); jaxlite parses `sys.argv` itself."""
+        self.parse_flags_with_absl()
 
 
 # Called with an option's name after `update`; caches that depend on options register here.
@@ -96,7 +159,8 @@ _listeners: list[Callable[[str], None]] = []
 
 config = Config()
 config.define("jax_enable_x64", _env_bool("JAX_ENABLE_X64", False),
-              "Allow 64-bit dtypes; when off, 64-bit inputs become 32-bit.", _as_bool)
+              "Allow 64-bit dtypes; when off, 64-bit inputs become 32-bit.", _as_bool,
+              affects_tracing=True)
 config.define("jax_disable_jit", _env_bool("JAX_DISABLE_JIT", False),
               "Run jit-decorated functions eagerly, op by op.", _as_bool)
 # Only JAXLITE_PLATFORMS: a JAX_PLATFORMS=cpu meant for JAX would name a backend jaxlite may
@@ -105,10 +169,23 @@ config.define("jax_platforms", os.environ.get("JAXLITE_PLATFORMS"),
               "Comma-separated backends in order of preference (e.g. 'interpreter,cpu'): the "
               "first that starts is the default, and only listed ones may be used.",
               _as_optional_str)
-config.define("jax_numpy_rank_promotion", "allow",
-              "Whether implicit rank promotion is 'allow'ed, 'warn'ed about or 'raise'd.", str)
+config.define("jax_numpy_rank_promotion",
+              os.environ.get("JAX_NUMPY_RANK_PROMOTION", "allow"),
+              "Whether implicit rank promotion is 'allow'ed, 'warn'ed about or 'raise'd.",
+              _as_rank_promotion, affects_tracing=True)
+config.define("jax_numpy_dtype_promotion",
+              os.environ.get("JAX_NUMPY_DTYPE_PROMOTION", "standard"),
+              "Implicit dtype promotion: 'standard' (JAX's lattice) or 'strict' (only Python "
+              "scalars promote; mixing two different dtypes raises TypePromotionError).",
+              _as_promotion_mode, affects_tracing=True)
 config.define("jax_default_matmul_precision", None,
-              "Default precision of dot products.", _as_optional_str)
+              "Default precision of dot products.", _as_optional_str, affects_tracing=True)
+config.define("jax_debug_nans", _env_bool("JAX_DEBUG_NANS", False),
+              "Raise FloatingPointError when an operation produces a NaN (a jitted function's "
+              "NaN output is traced back to its operation by re-running it op by op).",
+              _as_bool, affects_tracing=True)
+config.define("jax_debug_infs", _env_bool("JAX_DEBUG_INFS", False),
+              "As jax_debug_nans, for infinities.", _as_bool, affects_tracing=True)
 config.define("jax_compilation_cache_dir", os.environ.get("JAXLITE_COMPILATION_CACHE_DIR"),
               "Folder for the persistent cache of compiled code.", _as_optional_str)
 config.define("jax_log_compiles", _env_bool("JAX_LOG_COMPILES", False),

@@ -29,6 +29,52 @@ bfloat16: type = ml_dtypes.bfloat16
 float0: np.dtype = np.dtype([("float0", np.void, 0)])
 
 
+class extended(np.generic):
+    """Scalar class of the extended dtypes, which numpy has no type for (mirrors
+    ``jax.dtypes.extended``): ``issubdtype(key.dtype, extended)`` holds for typed PRNG keys."""
+
+
+class prng_key(extended):
+    """Scalar class of the dtypes of typed PRNG keys (mirrors ``jax.dtypes.prng_key``)."""
+
+
+class ExtendedDType:
+    """A dtype numpy has no type for, such as ``key<fry>`` of typed PRNG keys (mirrors
+    ``jax.dtypes.ExtendedDType``).
+
+    A value of an extended dtype and shape S is stored as its *physical data*: an array of
+    dtype `physical_dtype` and shape S + `physical_shape`. Only a few primitives of the
+    library defining the dtype see such values; structural primitives are applied to the
+    physical data (`Primitive.extended_rule`), and lowering and the backends see only
+    physical arrays (`jaxlite.core.avals.physical_aval`). Subclasses set `type` (a subclass
+    of `extended`), `name`, the physical layout, and the conversions of concrete values.
+    """
+
+    type: type = extended
+    name: str = "extended"
+    itemsize: int = 0
+    physical_dtype: np.dtype = np.dtype(np.uint32)
+    physical_shape: tuple[int, ...] = ()
+
+    def to_physical(self, value: Any) -> Any:
+        """The physical data (an array) of a concrete value of this dtype."""
+        raise NotImplementedError
+
+    def from_physical(self, data: Any) -> Any:
+        """The concrete value of this dtype stored as `data` (a concrete array)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+
+def is_extended(dtype_: Any) -> bool:
+    """Whether `dtype_` is an extended dtype (a typed PRNG key's, for instance)."""
+    return isinstance(dtype_, ExtendedDType)
+
+
 class TypePromotionError(ValueError):
     """Raised when dtypes have no common type on the lattice (mirrors ``jax.dtypes``)."""
 
@@ -75,6 +121,10 @@ def _x64() -> bool:
     return bool(config.read("jax_enable_x64"))
 
 
+def _strict() -> bool:
+    return config.read("jax_numpy_dtype_promotion") == "strict"
+
+
 # ----------------------------------------------------------------------------- canonicalization
 
 def _to_np_dtype(x: DTypeLike) -> np.dtype:
@@ -97,6 +147,8 @@ def canonicalize_dtype(dtype: DTypeLike) -> np.dtype:
     counterparts. Python types map to the default type of their kind, ``None`` to the
     default float type.
     """
+    if isinstance(dtype, ExtendedDType):
+        return dtype  # type: ignore[return-value]
     try:
         return _canonicalize_cached(dtype, _x64())
     except TypeError:
@@ -199,6 +251,8 @@ def dtype(x: Any, canonicalize: bool = True) -> np.dtype:
         dt = _PYTHON_TYPE_DTYPE[_python_kind_type(x)]
     elif isinstance(x, (type, str, np.dtype)):
         dt = _to_np_dtype(x)
+    elif isinstance(x, ExtendedDType) or isinstance(getattr(x, "dtype", None), ExtendedDType):
+        return x if isinstance(x, ExtendedDType) else x.dtype
     elif hasattr(x, "dtype"):
         dt = np.dtype(x.dtype)
         if not _is_array_dtype(dt):
@@ -243,8 +297,20 @@ _WEAK_OF_TYPE: dict[type, _WeakKind] = {int: _I_WEAK, float: _F_WEAK, complex: _
 _Node = Union[np.dtype, _WeakKind]
 
 
-def _lattice_edges(x64: bool) -> dict[_Node, tuple[_Node, ...]]:
-    """Each node's immediate successors on JAX's documented promotion lattice."""
+def _lattice_edges(x64: bool, strict: bool = False) -> dict[_Node, tuple[_Node, ...]]:
+    """Each node's immediate successors on JAX's documented promotion lattice.
+
+    Under `jax_numpy_dtype_promotion='strict'` only the weak kinds move: a Python scalar
+    still joins any type of its kind or above (i* below f* below c*), but two different
+    concrete dtypes have no join.
+    """
+    if strict:
+        concrete = [n for n in _lattice_edges(x64) if not isinstance(n, _WeakKind)]
+        ints = [d for d in concrete if issubdtype(d, np.integer)]
+        floats = [d for d in concrete if issubdtype(d, np.floating)]
+        complexes = [d for d in concrete if issubdtype(d, np.complexfloating)]
+        return {_I_WEAK: (*ints, _F_WEAK), _F_WEAK: (*floats, _C_WEAK),
+                _C_WEAK: tuple(complexes), **{d: () for d in concrete}}
     return {
         _b1: (_I_WEAK,),
         # Narrow ints hang off i* with no successor: they join only bool and weak ints.
@@ -263,9 +329,9 @@ def _lattice_edges(x64: bool) -> dict[_Node, tuple[_Node, ...]]:
 
 
 @functools.lru_cache(maxsize=None)
-def _upper_bounds(x64: bool) -> dict[_Node, frozenset]:
+def _upper_bounds(x64: bool, strict: bool = False) -> dict[_Node, frozenset]:
     """Maps each node to the set of nodes at or above it (reflexive-transitive closure)."""
-    edges = _lattice_edges(x64)
+    edges = _lattice_edges(x64, strict)
     bounds: dict[_Node, frozenset] = {}
 
     def visit(node: _Node) -> frozenset:
@@ -282,9 +348,9 @@ def _upper_bounds(x64: bool) -> dict[_Node, frozenset]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _join(nodes: frozenset, x64: bool) -> _Node:
+def _join(nodes: frozenset, x64: bool, strict: bool = False) -> _Node:
     """Least upper bound of `nodes`: the common upper bound that lies below all the others."""
-    bounds = _upper_bounds(x64)
+    bounds = _upper_bounds(x64, strict)
     for n in nodes:
         if n not in bounds:
             raise ValueError(f"dtype={n!r} is not a valid dtype for JAX type promotion.")
@@ -293,6 +359,11 @@ def _join(nodes: frozenset, x64: bool) -> _Node:
         if bounds[candidate] == common:
             return candidate
     names = ", ".join(sorted(str(n) for n in nodes))
+    if strict:
+        raise TypePromotionError(
+            f"Input dtypes ({names}) have no available implicit dtype promotion path when "
+            "jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired "
+            "output type, or set jax_numpy_dtype_promotion=standard.")
     raise TypePromotionError(
         f"Dtypes ({names}) have no implicit promotion path. Narrow types such as 8-bit "
         "floats and 4-bit ints promote only with bool and weak Python scalars, to keep "
@@ -311,7 +382,7 @@ def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype:
     The result is not canonicalized: with x64 off, int64 with uint64 still gives float64.
     The Python types int, float and complex act as the weak kinds and widen to 64 bits.
     """
-    joined = _join(frozenset((_promote_node(a), _promote_node(b))), _x64())
+    joined = _join(frozenset((_promote_node(a), _promote_node(b))), _x64(), _strict())
     return joined.wide if isinstance(joined, _WeakKind) else joined
 
 
@@ -356,7 +427,7 @@ def result_type(*args: Any, return_weak_type_flag: bool = False
     if len(nodes) == 1 and only not in _upper_bounds(x64):
         joined: _Node = only  # e.g. float0 with float0: nothing to promote
     else:
-        joined = _join(nodes, x64)
+        joined = _join(nodes, x64, _strict())
     weak = isinstance(joined, _WeakKind)
     out = canonicalize_dtype(joined.wide if isinstance(joined, _WeakKind) else joined)
     return (out, weak) if return_weak_type_flag else out
@@ -491,14 +562,19 @@ def itemsize_bits(dtype_: DTypeLike) -> int:
     return dt.itemsize * 8
 
 
-def finfo(dtype_: DTypeLike) -> ml_dtypes.finfo:
+class finfo(ml_dtypes.finfo):
     """Machine limits of a floating type, bfloat16 included (mirrors ``jax.numpy.finfo``).
 
-    A complex type gives the limits of its real part.
+    Takes a dtype, a scalar type, an array or a value; a complex type gives the limits of
+    its real part.
     """
-    return ml_dtypes.finfo(_spec(dtype_))
+
+    def __new__(cls, dtype_: DTypeLike) -> ml_dtypes.finfo:
+        return ml_dtypes.finfo(_spec(dtype_))
 
 
-def iinfo(dtype_: DTypeLike) -> ml_dtypes.iinfo:
+class iinfo(ml_dtypes.iinfo):
     """Machine limits of an integer type, int4 included (mirrors ``jax.numpy.iinfo``)."""
-    return ml_dtypes.iinfo(_spec(dtype_))
+
+    def __new__(cls, int_type: DTypeLike) -> ml_dtypes.iinfo:
+        return ml_dtypes.iinfo(_spec(int_type))

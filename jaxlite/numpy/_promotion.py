@@ -10,11 +10,13 @@ staged constant under tracing.
 from __future__ import annotations
 
 import operator
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
 
 import jaxlite.lax as lax
+from jaxlite.config import config
 from jaxlite.core import dtypes
 from jaxlite.core.avals import get_aval
 from jaxlite.core.operators import ArrayOperators
@@ -143,8 +145,26 @@ def promote_shapes(fun_name: str, *args: Any) -> list[Any]:
     shapes = [tuple(np.shape(a)) for a in args]
     if all(s == shapes[0] for s in shapes):
         return list(args)
+    if len({len(s) for s in shapes if s}) > 1:
+        _rank_promotion(fun_name, shapes)
     shape = broadcast_shapes(fun_name, *shapes)
     return [broadcast_to_shape(a, shape) for a in args]
+
+
+def _rank_promotion(fun_name: str, shapes: list[tuple[int, ...]]) -> None:
+    """Apply `jax_numpy_rank_promotion` to an implicit broadcast between different ranks
+    (scalars aside): allow it, warn, or raise ValueError, as JAX does."""
+    mode = config.read("jax_numpy_rank_promotion")
+    if mode == "allow":
+        return
+    listed = " ".join(str(s) for s in shapes)
+    message = (f"Operands could not be broadcast together for {fun_name} on shapes {listed} "
+               f"and with the config option jax_numpy_rank_promotion='{mode}': their ranks "
+               "differ. Add the missing leading axes explicitly (x[None], jnp.expand_dims, "
+               "jnp.broadcast_to), or set jax_numpy_rank_promotion='allow'.")
+    if mode == "raise":
+        raise ValueError(message)
+    warnings.warn(message, stacklevel=4)
 
 
 def promote_args(fun_name: str, *args: Any) -> list[Any]:

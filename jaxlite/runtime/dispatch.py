@@ -31,7 +31,7 @@ from jaxlite.backends.registry import get_backend
 from jaxlite.config import config
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
-from jaxlite.core.jaxpr import ClosedJaxpr
+from jaxlite.core.jaxpr import ClosedJaxpr, eval_jaxpr
 from jaxlite.core.trace import EVAL_HOOKS
 from jaxlite.interpreters.lowering import LoweredModule, lower_jaxpr
 from jaxlite.lax.higher_order import jit_p
@@ -43,11 +43,17 @@ def to_numpy(value: Any, aval: ShapedArray) -> np.ndarray:
     """The numpy value behind an eager argument, in its canonical dtype."""
     if type(value) is ArrayImpl:
         return value._value
+    if dtypes.is_extended(aval.dtype):  # typed keys: references see their physical data
+        return np.asarray(aval.dtype.to_physical(value))
     # A copy, so that an output which is a view of a user's numpy array stays immutable.
     return np.array(value, dtype=aval.dtype)
 
 
 def wrap_output(value: Any, aval: ShapedArray) -> Array:
+    if dtypes.is_extended(aval.dtype):  # a typed key already, or its physical data
+        if getattr(value, "dtype", None) == aval.dtype:
+            return value
+        return aval.dtype.from_physical(ArrayImpl(np.asarray(value)))
     array = np.asarray(value)
     if array.dtype != aval.dtype:
         array = array.astype(aval.dtype)
@@ -64,8 +70,39 @@ def apply_primitive(primitive: Any, args: Sequence[Any], params: dict[str, Any])
     with np.errstate(all="ignore"):
         outs = primitive.reference(*np_args, **params)
     if primitive.multiple_results:
-        return [wrap_output(o, aval) for o, aval in zip(outs, out_avals)]
-    return wrap_output(outs, out_avals)
+        results = [wrap_output(o, aval) for o, aval in zip(outs, out_avals)]
+    else:
+        results = wrap_output(outs, out_avals)
+    if _checking_values():
+        check_values(results if primitive.multiple_results else [results], primitive.name)
+    return results
+
+
+def _checking_values() -> bool:
+    return config.read("jax_debug_nans") or config.read("jax_debug_infs")
+
+
+def _invalid_kind(values: Sequence[Any]) -> str | None:
+    """'nan' or 'inf' if a value holds one that `jax_debug_nans` / `jax_debug_infs` asks to
+    catch, else None."""
+    nans, infs = config.read("jax_debug_nans"), config.read("jax_debug_infs")
+    for value in values:
+        array = np.asarray(value)
+        if not dtypes.issubdtype(array.dtype, np.inexact):
+            continue
+        if nans and np.isnan(array).any():
+            return "nan"
+        if infs and np.isinf(array).any():
+            return "inf"
+    return None
+
+
+def check_values(values: Sequence[Any], where: str) -> None:
+    """Raise FloatingPointError, as JAX does under `jax_debug_nans` / `jax_debug_infs`, if
+    `values` (the outputs of `where`) hold a NaN or an infinity."""
+    kind = _invalid_kind(values)
+    if kind is not None:
+        raise FloatingPointError(f"invalid value ({kind}) encountered in {where}")
 
 
 EVAL_HOOKS["apply_primitive"] = apply_primitive
@@ -100,11 +137,12 @@ class CompiledCall:
     """
 
     __slots__ = ("executable", "const_buffers", "in_avals", "out_avals", "donated", "_host",
-                 "_const_arrays", "_in_dtypes", "_out_weak", "_plain_outputs")
+                 "_const_arrays", "_in_dtypes", "_out_weak", "_plain_outputs", "checked")
 
     def __init__(self, executable: Executable, const_buffers: tuple[Buffer, ...],
                  in_avals: tuple[ShapedArray, ...], out_avals: tuple[ShapedArray, ...],
-                 donated: tuple[int, ...] = ()) -> None:
+                 donated: tuple[int, ...] = (), checked: tuple[ClosedJaxpr, str] | None = None
+                 ) -> None:
         self.executable = executable
         self.const_buffers = const_buffers
         self.in_avals = in_avals
@@ -112,11 +150,31 @@ class CompiledCall:
         self.donated = donated
         self._host = isinstance(executable, HostExecutable)
         self._const_arrays = [b.to_numpy() for b in const_buffers] if self._host else []
-        self._in_dtypes = [None if a.dtype == dtypes.float0 else a.dtype for a in in_avals]
+        self._in_dtypes = [None if _special(a) else a.dtype for a in in_avals]
         self._out_weak = [a.weak_type for a in out_avals]
-        self._plain_outputs = not any(a.dtype == dtypes.float0 for a in out_avals)
+        self._plain_outputs = not any(map(_special, out_avals))
+        # (jaxpr, name) when compiled under jax_debug_nans / jax_debug_infs: outputs are
+        # checked, and a bad one is traced to its operation by running the jaxpr op by op.
+        self.checked = checked
 
     def __call__(self, args: Sequence[Any]) -> list[ArrayImpl]:
+        if self.checked is None:
+            return self._call(args)
+        inputs = list(args)  # before donation deletes any
+        outs = self._call(args)
+        kind = _invalid_kind(outs)
+        if kind is not None:
+            jaxpr, name = self.checked
+            logger.warning("Invalid %s value encountered in the output of jit(%s). Calling "
+                           "the de-optimized version.", kind, name)
+            eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *inputs)
+            raise FloatingPointError(
+                f"invalid value ({kind}) encountered in jit({name}); the "
+                "de-optimized function (run op by op, as if without jit) produced none, so "
+                "the compiled code's different rounding or operation order made it.")
+        return outs
+
+    def _call(self, args: Sequence[Any]) -> list[ArrayImpl]:
         if len(args) != len(self.in_avals):
             raise TypeError(f"{self.executable!r} takes {len(self.in_avals)} arguments, got "
                             f"{len(args)}.")
@@ -166,14 +224,24 @@ def _device_value(value: Any, aval: ShapedArray) -> np.ndarray:
     which the buffer would make read-only)."""
     if aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, np.bool_)  # float0 has no storage; HLO passes it as pred
+    if dtypes.is_extended(aval.dtype):
+        return np.asarray(aval.dtype.to_physical(value))
     if type(value) is ArrayImpl and value.dtype == aval.dtype:
         return value._value
     return np.array(value, dtype=aval.dtype)
 
 
+def _special(aval: ShapedArray) -> bool:
+    """Whether values of `aval` are not stored as they are: float0, and typed keys (stored
+    as their physical data)."""
+    return aval.dtype == dtypes.float0 or dtypes.is_extended(aval.dtype)
+
+
 def _array_of(value: np.ndarray, aval: ShapedArray) -> Array:
     if aval.dtype == dtypes.float0:
         return ArrayImpl(np.zeros(aval.shape, dtypes.float0), aval.weak_type)
+    if dtypes.is_extended(aval.dtype):
+        return aval.dtype.from_physical(ArrayImpl(value))
     return ArrayImpl(value, aval.weak_type)
 
 
@@ -242,7 +310,8 @@ def compile_lowered(lowered: LoweredModule, closed: ClosedJaxpr, name: str, clie
     const_buffers = tuple(client.buffer_from_numpy(np.asarray(c), device)
                           for c in lowered.const_args)
     return CompiledCall(executable, const_buffers, tuple(closed.in_avals),
-                        tuple(closed.out_avals), usable)
+                        tuple(closed.out_avals), usable,
+                        (closed, name) if _checking_values() else None)
 
 
 def _log_compile(name: str, client: Client, closed: ClosedJaxpr, seconds: float,

@@ -120,7 +120,7 @@ class JitFunction:
             _api_util.check_array_leaves(leaves, self._leaf_names(args, dynamic_kwargs),
                                          f"jit of {self.__name__}")
         avals = tuple(_api_util.abstractify(x) for x in leaves)
-        key = (in_tree, avals, statics, config.read("jax_enable_x64"))
+        key = (in_tree, avals, statics, config.trace_context())
         traced = self._cache.get(key)
         if traced is None:
             names = self._leaf_names(args, dynamic_kwargs)
@@ -233,9 +233,10 @@ class JitFunction:
 
 
 def _plan_key(client: Client, args: tuple) -> tuple | None:
-    """The key of a call plan: the client, the x64 flag and each argument's shape, dtype and
-    weak type, when every argument is an Array (each one leaf); else None."""
-    key: list[Any] = [client, config.read("jax_enable_x64")]
+    """The key of a call plan: the client, the options that change tracing, and each
+    argument's shape, dtype and weak type, when every argument is an Array (each one leaf);
+    else None."""
+    key: list[Any] = [client, config.trace_context()]
     for a in args:
         if type(a) is not ArrayImpl:
             return None

@@ -1,0 +1,145 @@
+"""JAX's configuration options: every one exists, the implemented ones change behaviour as
+in JAX 0.10.2, and an unimplemented non-default value raises instead of being ignored."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+import jaxlite as jax
+import jaxlite.numpy as jnp
+from jaxlite import dtypes
+from jaxlite._jax_options import DEFAULT_ONLY, NO_EFFECT
+
+# Names of JAX 0.10.2's options (`sorted(jax.config.values)`), recorded from real JAX.
+JAX_OPTION_COUNT = 133
+
+
+def test_every_jax_option_exists_with_jax_default():
+    values = jax.config.values
+    jax_options = [n for n in values if not n.startswith("jaxlite_")]
+    assert len(jax_options) == JAX_OPTION_COUNT
+    assert values["jax_threefry_partitionable"] is True
+    assert values["jax_default_prng_impl"] == "threefry2x32"
+    assert values["jax_numpy_dtype_promotion"] == "standard"
+    assert values["jax_numpy_rank_promotion"] == "allow"
+    assert values["jax_debug_nans"] is False
+
+
+def test_unknown_option_is_attribute_error_like_jax():
+    with pytest.raises(AttributeError, match="Unrecognized config option: jax_nonexistent"):
+        jax.config.update("jax_nonexistent", 1)
+
+
+@pytest.mark.parametrize("name", sorted(DEFAULT_ONLY))
+def test_default_only_options_refuse_other_values(name):
+    default, _ = DEFAULT_ONLY[name]
+    other = {True: False, False: True, 0: 3, -1: 4, None: "disallow"}.get(default, "other")
+    with pytest.raises(NotImplementedError, match=name):
+        jax.config.update(name, other)
+    jax.config.update(name, default)
+    assert jax.config.read(name) == default
+
+
+def test_no_effect_options_take_any_value():
+    for name in ("jax_pprint_use_color", "jax_traceback_filtering", "jax_enable_checks"):
+        with jax.config.override(name, NO_EFFECT[name]):
+            assert jax.config.read(name) == NO_EFFECT[name]
+
+
+def test_state_functions_are_context_managers():
+    assert jax.debug_nans.value is False
+    with jax.debug_nans(True):
+        assert jax.config.jax_debug_nans is True
+    with jax.debug_nans():  # no value means True, as in JAX
+        assert jax.config.jax_debug_nans is True
+    assert jax.config.jax_debug_nans is False
+    with jax.checking_leaks():
+        assert jax.config.jax_check_tracer_leaks is True
+
+
+# (a, b) -> JAX 0.10.2's strict result as (dtype, weak), or None where it raises
+# TypePromotionError; recorded with jax.numpy_dtype_promotion('strict').
+STRICT = [
+    ("float32", "float16", None), ("float32", "float32", ("float32", False)),
+    ("int32", "int8", None), ("bool", "int32", None), ("float32", float, ("float32", False)),
+    ("int32", float, None), ("int32", int, ("int32", False)), ("bool", int, None),
+    ("float32", complex, None), (int, float, ("float32", True)),
+    ("bfloat16", float, ("bfloat16", False)), ("uint8", "int8", None),
+    ("float32", "int32", None), ("float32", int, ("float32", False)),
+    ("complex64", int, ("complex64", False)), ("complex64", float, ("complex64", False)),
+    ("uint8", int, ("uint8", False)), (int, complex, ("complex64", True)),
+    (float, complex, ("complex64", True)), ("float16", int, ("float16", False)),
+    ("int8", int, ("int8", False)), ("bool", bool, ("bool", False)), ("bool", float, None),
+]
+
+
+@pytest.mark.parametrize("a,b,expected", STRICT)
+def test_strict_dtype_promotion_matches_jax(a, b, expected):
+    with jax.numpy_dtype_promotion("strict"):
+        if expected is None:
+            with pytest.raises(dtypes.TypePromotionError, match="strict"):
+                dtypes.result_type(a, b)
+        else:
+            dt, weak = dtypes.result_type(a, b, return_weak_type_flag=True)
+            assert (str(dt), weak) == expected
+
+
+def test_strict_promotion_reaches_operators_and_jit_retraces():
+    x, i = jnp.ones(2, jnp.float32), jnp.ones(2, jnp.int32)
+    f = jax.jit(lambda a, b: a + b)
+    assert f(x, i).dtype == np.float32
+    with jax.numpy_dtype_promotion("strict"):
+        with pytest.raises(dtypes.TypePromotionError):
+            x + i
+        with pytest.raises(dtypes.TypePromotionError):
+            f(x, i)  # a cached trace from standard mode must not be reused
+        assert (i + 1).dtype == np.int32
+    assert f(x, i).dtype == np.float32
+
+
+def test_rank_promotion_modes():
+    a, b = jnp.ones((2, 3)), jnp.ones(3)
+    with jax.numpy_rank_promotion("raise"):
+        with pytest.raises(ValueError, match="Operands could not be broadcast together for add"):
+            a + b
+        assert (a + 1.0).shape == (2, 3) and (a + jnp.ones((1, 3))).shape == (2, 3)
+    with jax.numpy_rank_promotion("warn"):
+        with pytest.warns(UserWarning, match="jax_numpy_rank_promotion='warn'"):
+            a * b
+    with pytest.raises(ValueError, match="must be in"):
+        jax.config.update("jax_numpy_rank_promotion", "sometimes")
+
+
+@pytest.mark.parametrize("fn,kind,prim", [
+    (lambda x: jnp.log(x), "inf", "log"),
+    (lambda x: 0.0 / x, "nan", "div"),
+    (lambda x: 1.0 / x, "inf", "div"),
+])
+def test_debug_nans_and_infs_name_the_primitive(fn, kind, prim):
+    zero = jnp.float32(0.0)
+    with jax.debug_nans(True), jax.debug_infs(True):
+        for f in (fn, jax.jit(fn)):
+            with pytest.raises(FloatingPointError,
+                               match=rf"invalid value \({kind}\) encountered in {prim}"):
+                f(zero)
+    assert np.isnan(jax.jit(lambda x: 0.0 / x)(zero))  # off again: no check
+
+
+def test_debug_nans_ignores_infs_and_integers():
+    with jax.debug_nans(True):
+        assert np.isinf(jnp.float32(1.0) / jnp.float32(0.0))
+        assert jax.jit(lambda x: x // 1)(jnp.int32(3)) == 3
+
+
+def test_parse_flags_reads_jax_flags_from_argv(monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["prog", "--jax_debug_nans", "--other=1",
+                                      "--jax_numpy_rank_promotion=raise"])
+    try:
+        jax.config.parse_flags_with_absl()
+        assert jax.config.jax_debug_nans is True
+        assert jax.config.jax_numpy_rank_promotion == "raise"
+    finally:
+        jax.config.update("jax_debug_nans", False)
+        jax.config.update("jax_numpy_rank_promotion", "allow")
