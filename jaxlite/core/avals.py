@@ -6,7 +6,7 @@ value jaxlite accepts (arrays, tracers, numpy values, Python scalars).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -23,22 +23,43 @@ _SHORT_DTYPE_NAMES = {
 
 def short_dtype_name(dtype: np.dtype) -> str:
     """The dtype as jaxprs print it: f32, i32, bool, bf16, ..."""
+    if isinstance(dtype, dtypes.ExtendedDType):
+        return dtype.name
     if dtype == dtypes.float0:
         return "float0"
     return _SHORT_DTYPE_NAMES.get(np.dtype(dtype).name, np.dtype(dtype).name)
 
 
+class AbstractValue:
+    """The base class of abstract values (mirrors `jax.core.AbstractValue`)."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
-class ShapedArray:
+class ShapedArray(AbstractValue):
     """An array known only by its shape and dtype (mirrors `jax.core.ShapedArray`).
 
     `weak_type` marks values that came from Python scalars: they take the dtype of the
-    other operand in type promotion instead of forcing their own.
+    other operand in type promotion instead of forcing their own. `sharding` is accepted
+    for JAX's signature; jaxlite has one device, so it takes no part in comparisons.
     """
 
     shape: tuple[int, ...]
     dtype: np.dtype
     weak_type: bool = False
+    sharding: Any = field(default=None, compare=False, repr=False, kw_only=True)
+
+    def __post_init__(self) -> None:
+        # Users write ShapedArray(shape, jnp.float32) or pass a list shape: store what
+        # every rule expects, a tuple and a numpy dtype (extended dtypes stay as given).
+        if not isinstance(self.shape, tuple):
+            object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+        if not isinstance(self.dtype, np.dtype):
+            try:
+                object.__setattr__(self, "dtype", np.dtype(self.dtype))
+            except TypeError:
+                pass
 
     @property
     def ndim(self) -> int:
@@ -50,9 +71,17 @@ class ShapedArray:
 
     def update(self, shape: tuple[int, ...] | None = None, dtype: Any = None,
                weak_type: bool | None = None) -> "ShapedArray":
+        if dtype is not None and not isinstance(dtype, dtypes.ExtendedDType):
+            dtype = np.dtype(dtype)
         return ShapedArray(self.shape if shape is None else tuple(shape),
-                           self.dtype if dtype is None else np.dtype(dtype),
+                           self.dtype if dtype is None else dtype,
                            self.weak_type if weak_type is None else weak_type)
+
+    def to_tangent_aval(self) -> "ShapedArray":
+        """The aval of this value's tangents: float0 for non-inexact dtypes (JAX's method)."""
+        if dtypes.is_inexact(self.dtype):
+            return self
+        return ShapedArray(self.shape, dtypes.float0, self.weak_type)
 
     def strip_weak_type(self) -> "ShapedArray":
         return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
@@ -64,6 +93,22 @@ class ShapedArray:
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short()}{weak})"
+
+
+def physical_aval(aval: ShapedArray) -> ShapedArray:
+    """The aval of the data that stores `aval`'s values: `aval` itself, or for an extended
+    dtype (typed PRNG keys) its physical dtype, with the physical dimensions appended."""
+    dtype = aval.dtype
+    if not isinstance(dtype, dtypes.ExtendedDType):
+        return aval
+    return ShapedArray(tuple(aval.shape) + tuple(dtype.physical_shape), dtype.physical_dtype)
+
+
+def physical_value(value: Any, aval: ShapedArray) -> Any:
+    """A concrete value of `aval` as its physical data (`value` itself but for typed keys)."""
+    if isinstance(aval.dtype, dtypes.ExtendedDType):
+        return aval.dtype.to_physical(value)
+    return value
 
 
 def get_aval(value: Any) -> ShapedArray:

@@ -40,6 +40,11 @@ class Trace:
                           params: dict[str, Any]) -> Any:
         raise NotImplementedError
 
+    @property
+    def main(self) -> "Trace":
+        """The identity of this transformation (JAX's trace tag); a trace is its own."""
+        return self
+
     def is_own(self, value: Any) -> bool:
         """Whether `value` is a tracer of this trace (after checking it is not stale)."""
         if not isinstance(value, Tracer):
@@ -192,6 +197,11 @@ class EvalTrace(Trace):
 _ROOT_TRACE = EvalTrace(None)
 _current: contextvars.ContextVar[Trace] = contextvars.ContextVar(
     "jaxlite_current_trace", default=_ROOT_TRACE)
+
+
+def root_trace() -> Trace:
+    """The eager `EvalTrace` at the bottom of every chain of traces."""
+    return _ROOT_TRACE
 
 
 def current_trace() -> Trace:

@@ -18,13 +18,17 @@ import numpy as np
 from jaxlite.core import dtypes
 from jaxlite.core.array_ops import array_op
 from jaxlite.core.avals import ShapedArray, get_aval
-from jaxlite.core.jaxpr import ClosedJaxpr, eval_jaxpr
+from jaxlite.core.jaxpr import ClosedJaxpr, Jaxpr, Var, eval_jaxpr
+from jaxlite.core.primitive import registry as primitive_registry
 from jaxlite.core.trace import Trace, Tracer, current_trace, new_transformation, set_current_trace
+from jaxlite.interpreters.rule_tables import RuleTable
 from jaxlite.interpreters.staging import StagingTrace, trace_to_jaxpr
+from jaxlite.tree_util import register_pytree_node, tree_flatten
 
 
 class Zero:
-    """A tangent known to be zero, kept symbolic so that no zeros are computed."""
+    """A tangent known to be zero, kept symbolic so that no zeros are computed
+    (mirrors `jax.interpreters.ad.Zero`)."""
 
     __slots__ = ("aval",)
 
@@ -33,6 +37,37 @@ class Zero:
 
     def __repr__(self) -> str:
         return f"Zero({self.aval.str_short()})"
+
+    @staticmethod
+    def from_primal_value(value: Any) -> "Zero":
+        """The zero tangent of a primal value."""
+        return Zero(tangent_aval(get_aval(value)))
+
+    def instantiate(self) -> Any:
+        """Zeros of this tangent's shape and dtype."""
+        return zeros_like_aval(self.aval)
+
+
+class UndefinedPrimal:
+    """Marks a linear input of a transpose rule: its value is what we solve for
+    (mirrors `jax.interpreters.ad.UndefinedPrimal`)."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"UndefinedPrimal({self.aval.str_short()})"
+
+
+# As in JAX, an undefined primal is a pytree node without leaves.
+register_pytree_node(UndefinedPrimal, lambda u: ((), u.aval), lambda aval, _: UndefinedPrimal(aval))
+
+
+def is_undefined_primal(x: Any) -> bool:
+    """Whether `x` is an `UndefinedPrimal` (mirrors `jax.interpreters.ad.is_undefined_primal`)."""
+    return type(x) is UndefinedPrimal
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
@@ -151,9 +186,16 @@ def defjvp_zero(primitive: Any) -> None:
     primitive.jvp = jvp
 
 
-def deflinear(primitive: Any) -> None:
-    """A primitive linear in all its arguments: the tangent is the primitive on tangents."""
+def deflinear(primitive: Any, transpose_rule: Callable[..., Any] | None = None) -> None:
+    """A primitive linear in all its arguments: the tangent is the primitive on tangents
+    (mirrors `jax.interpreters.ad.deflinear`).
+
+    With `transpose_rule(ct, **params)` (JAX's form) it also becomes the transpose, which
+    returns one cotangent per argument; jaxlite's own primitives set `transpose` apart.
+    """
     primitive.is_linear = True
+    if transpose_rule is not None:
+        primitive.transpose = _linear_transpose(transpose_rule, with_args=False)
     def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple:
         primal_out = primitive.bind(*primals, **params)
         if all(isinstance(t, Zero) for t in tangents):
@@ -229,3 +271,164 @@ def jvp_jaxpr(closed: ClosedJaxpr, nonzero: Sequence[bool]) -> ClosedJaxpr:
 
 def _closed_call(closed: ClosedJaxpr) -> Callable[..., list[Any]]:
     return lambda *args: eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+# ------------------------------------------------- JAX's extension API (jax.interpreters.ad)
+#
+# Libraries define differentiation rules by assigning into `primitive_jvps` and
+# `primitive_transposes`; both are views of the primitives' own `jvp` and `transpose` slots,
+# whose calling conventions are JAX's: `jvp(primals, tangents, **params) -> (out, t_out)`
+# with `Zero` tangents, `transpose(ct, *args, **params) -> [ct_arg or None, ...]` with
+# `UndefinedPrimal` for the linear arguments.
+
+def _transpose_from_jax(prim: Any, rule: Callable[..., Any]) -> Callable[..., Any]:
+    def transpose(ct: Any, *args: Any, **params: Any) -> Any:
+        return rule(ct, *args, **params)
+    transpose.takes_symbolic_zeros = True  # type: ignore[attr-defined]
+    return transpose
+
+
+def _transpose_to_jax(prim: Any, rule: Callable[..., Any]) -> Callable[..., Any]:
+    if getattr(rule, "takes_symbolic_zeros", False):
+        return rule
+
+    def transpose(ct: Any, *args: Any, **params: Any) -> Any:
+        # jaxlite's own rules never see symbolic zeros; JAX's callers may pass them.
+        if prim.multiple_results:
+            ct = [instantiate(c) for c in ct]
+        elif isinstance(ct, Zero):
+            return [Zero(a.aval) if is_undefined_primal(a) else None for a in args]
+        return rule(ct, *args, **params)
+    return transpose
+
+
+primitive_jvps = RuleTable("jvp")
+primitive_transposes = RuleTable("transpose", _transpose_from_jax, _transpose_to_jax)
+
+
+def get_primitive_transpose(p: Any) -> Callable[..., Any]:
+    """The transpose rule of `p` (mirrors `jax.interpreters.ad.get_primitive_transpose`)."""
+    try:
+        return primitive_transposes[p]
+    except KeyError as error:
+        raise NotImplementedError(
+            f"Transpose rule (for reverse-mode differentiation) for '{p}' not implemented"
+        ) from error
+
+
+def instantiate_zeros(tangent: Any) -> Any:
+    """A symbolic zero as an array of zeros; other tangents unchanged (JAX's)."""
+    return instantiate(tangent)
+
+
+def add_jaxvals(x: Any, y: Any) -> Any:
+    """The sum of two tangents (mirrors `jax.interpreters.ad.add_jaxvals`)."""
+    return array_op("add_any")(x, y)
+
+
+def __getattr__(name: str) -> Any:
+    # `add_jaxvals_p` is lax's `add_any`, declared above this module in the import order.
+    if name == "add_jaxvals_p":
+        return primitive_registry["add_any"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _linear_transpose(rule: Callable[..., Any], with_args: bool) -> Callable[..., Any]:
+    def transpose(ct: Any, *args: Any, **params: Any) -> Any:
+        if isinstance(ct, Zero):
+            return [Zero(a.aval) if is_undefined_primal(a) else None for a in args]
+        return rule(ct, *args, **params) if with_args else rule(ct, **params)
+    transpose.takes_symbolic_zeros = True  # type: ignore[attr-defined]
+    return transpose
+
+
+def deflinear2(primitive: Any, transpose_rule: Callable[..., Any]) -> None:
+    """A linear primitive whose transpose is `transpose_rule(ct, *args, **params)`
+    (mirrors `jax.interpreters.ad.deflinear2`)."""
+    deflinear(primitive)
+    primitive.transpose = _linear_transpose(transpose_rule, with_args=True)
+
+
+def defjvp2(primitive: Any, *jvprules: Callable[..., Any] | None) -> None:
+    """Like `defjvp`, with rules `rule(tangent, out, *primals, **params)` that also see the
+    primal output (mirrors `jax.interpreters.ad.defjvp2`)."""
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple:
+        primal_out = primitive.bind(*primals, **params)
+        tangent_out: Any = Zero(tangent_aval(get_aval(primal_out)))
+        for rule, t in zip(jvprules, tangents):
+            if rule is not None and not isinstance(t, Zero):
+                tangent_out = add_tangents(tangent_out, rule(t, primal_out, *primals, **params))
+        return primal_out, tangent_out
+    primitive.jvp = jvp
+
+
+def defbilinear(prim: Any, lhs_rule: Callable[..., Any], rhs_rule: Callable[..., Any]) -> None:
+    """A primitive linear in each of its two arguments separately; `lhs_rule(ct, x, y,
+    **params)` gives x's cotangent when x is the undefined one, `rhs_rule` y's (mirrors
+    `jax.interpreters.ad.defbilinear`)."""
+    defjvp(prim, lambda g, x, y, **kw: prim.bind(g, y, **kw),
+           lambda g, x, y, **kw: prim.bind(x, g, **kw))
+
+    def transpose(ct: Any, x: Any, y: Any, **params: Any) -> Any:
+        if is_undefined_primal(x) == is_undefined_primal(y):
+            raise ValueError(f"transposing the bilinear primitive '{prim.name}' needs exactly "
+                             "one undefined (linear) argument.")
+        if is_undefined_primal(x):
+            return (Zero(x.aval) if isinstance(ct, Zero) else lhs_rule(ct, x, y, **params)), None
+        return None, (Zero(y.aval) if isinstance(ct, Zero) else rhs_rule(ct, x, y, **params))
+    transpose.takes_symbolic_zeros = True  # type: ignore[attr-defined]
+    prim.transpose = transpose
+
+
+def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool = False, instantiate: bool | Sequence[bool] = True,
+        transform_stack: bool = True) -> tuple:
+    """Flat forward-mode differentiation of `fun(*primals)` (mirrors JAX's internal
+    `ad.jvp`; primals and tangents are flat sequences, `None` or `Zero` for zero tangents).
+
+    Returns `(out_primals, out_tangents)` as flat lists of the output's leaves, plus the
+    auxiliary output with `has_aux`.
+    """
+    tangents = [Zero(tangent_aval(get_aval(p))) if t is None or (
+        not isinstance(t, Zero) and get_aval(t).dtype == dtypes.float0) else t
+        for p, t in zip(primals, tangents)]
+    out_store: list = []
+
+    def flat(*xs: Any) -> list[Any]:
+        out = fun(*xs)
+        if has_aux:
+            out, aux = out
+            out_store.append(aux)
+        leaves, tree = tree_flatten(out)
+        out_store.insert(0, tree)
+        return leaves
+    outs, out_tangents = jvp_flat(flat, primals, tangents)
+    if isinstance(instantiate, bool):
+        instantiate = [instantiate] * len(out_tangents)
+    out_tangents = [instantiate_zeros(t) if inst else t
+                    for t, inst in zip(out_tangents, instantiate)]
+    return (outs, out_tangents, *out_store[1:])
+
+
+def linearize(traceable: Callable[..., Any], primals_ft: Sequence[Any], has_aux: bool = False,
+              is_vjp: bool = False) -> tuple:
+    """Flat linearization of `traceable(*primals)` (mirrors JAX's internal `ad.linearize`).
+
+    Returns `(out_primals, out_zeros, jaxpr, consts[, aux])`: the jaxpr takes the
+    residuals `consts` as constants and one tangent per primal, and returns one tangent
+    per output leaf (`out_zeros` is all False: jaxlite instantiates output tangents).
+    """
+    aux_store: list = []
+
+    def flat(*xs: Any) -> list[Any]:
+        out = traceable(*xs)
+        if has_aux:
+            out, aux = out
+            aux_store.append(aux)
+        return tree_flatten(out)[0]
+    outs, linear, differentiable = linearize_flat(flat, primals_ft)
+    given = iter(linear.jaxpr.invars)
+    invars = [next(given) if d else Var(tangent_aval(get_aval(p)))
+              for p, d in zip(primals_ft, differentiable)]
+    jaxpr = Jaxpr(linear.jaxpr.constvars, invars, linear.jaxpr.outvars, linear.jaxpr.eqns)
+    return (outs, [False] * len(outs), jaxpr, list(linear.consts), *aux_store)

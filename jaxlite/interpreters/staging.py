@@ -17,6 +17,7 @@ import numpy as np
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from jaxlite.core.trace import Trace, Tracer, current_trace, new_transformation, set_current_trace
+from jaxlite.core.trace_state import eager_constant_folding
 from jaxlite.errors import ConcretizationTypeError
 
 
@@ -85,6 +86,10 @@ class StagingTrace(Trace):
     def process_primitive(self, primitive: Any, args: Sequence[Any],
                           params: dict[str, Any]) -> Any:
         if self.forward_known and not any(self.is_own(a) for a in args):
+            with set_current_trace(self.parent):
+                return primitive.bind(*args, **params)
+        if eager_constant_folding() and not any(isinstance(a, Tracer) for a in args):
+            # Inside `ensure_compile_time_eval`, concrete work runs now.
             with set_current_trace(self.parent):
                 return primitive.bind(*args, **params)
         in_avals = [get_aval(a) for a in args]

@@ -9,21 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from jaxlite.core.avals import ShapedArray
 from jaxlite.core.jaxpr import Jaxpr, Literal, Var
-from jaxlite.interpreters.ad import Zero, add_tangents, instantiate
+from jaxlite.interpreters.ad import UndefinedPrimal, Zero, add_tangents, instantiate
 
-
-class UndefinedPrimal:
-    """Marks a linear input of a transpose rule: its value is what we solve for."""
-
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray) -> None:
-        self.aval = aval
-
-    def __repr__(self) -> str:
-        return f"UndefinedPrimal({self.aval.str_short()})"
+__all__ = ["UndefinedPrimal", "backward_pass", "is_undefined"]
 
 
 def is_undefined(value: Any) -> bool:
@@ -75,7 +64,9 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
         if all(isinstance(ct, Zero) for ct in cts):
             continue
         if eqn.primitive.multiple_results:
-            ct_arg: Any = [instantiate(ct) for ct in cts]
+            # Rules written for JAX (and custom_vjp's) take symbolic zeros as they are.
+            keep = getattr(eqn.primitive.transpose, "takes_symbolic_zeros", False)
+            ct_arg: Any = list(cts) if keep else [instantiate(ct) for ct in cts]
         else:
             ct_arg = cts[0]
         in_cts = eqn.primitive.transpose(ct_arg, *map(read, eqn.invars), **eqn.params)
