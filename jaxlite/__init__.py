@@ -10,7 +10,7 @@ from jaxlite import nn, random, scipy  # noqa: F401
 from jaxlite.transforms.autodiff import grad, jvp, linearize, value_and_grad, vjp
 from jaxlite.core.basearray import Array
 from jaxlite.config import config, disable_jit, enable_x64
-from jaxlite.core import dtypes
+from jaxlite import dtypes, flatten_util, tree, typing  # noqa: F401  (public modules)
 from jaxlite.lax.custom_derivatives import custom_jvp, custom_vjp
 from jaxlite.runtime.device import (block_until_ready, default_backend, device_count,
                                     device_get, device_put, devices, local_device_count,
@@ -24,6 +24,17 @@ from jaxlite.transforms.tracing import (ShapeDtypeStruct, checkpoint, eval_shape
 from jaxlite.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, \
     tree_unflatten
 from jaxlite.transforms.vmap import vmap
+
+# Options as functions: `with jax.debug_nans(True): ...` (JAX's `State` objects).
+from jaxlite._jax_options import (  # noqa: E402
+    allow_f16_reductions, array_garbage_collection_guard, auto_pcast, check_tracer_leaks,
+    checking_leaks, debug_infs, debug_key_reuse, debug_nans, default_device,
+    default_matmul_precision, default_prng_impl, enable_checks, enable_custom_prng,
+    explain_cache_misses, jax2tf_associative_scan_reductions, legacy_prng_key, log_compiles,
+    no_execution, no_tracing, numpy_dtype_promotion, numpy_rank_promotion,
+    remove_size_one_mesh_axis_from_type, softmax_custom_jvp, thread_guard,
+    threefry_partitionable, transfer_guard, transfer_guard_device_to_device,
+    transfer_guard_device_to_host, transfer_guard_host_to_device)
 
 float0 = dtypes.float0
 numpy.ndarray = Array  # jnp.ndarray is jax.Array, as in JAX
