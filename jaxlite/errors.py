@@ -1,12 +1,18 @@
-"""Exceptions a user can act on (mirrors `jax.errors`)."""
+"""Exceptions a user can act on (mirrors `jax.errors`), in JAX's class hierarchy, so that
+code catching `TypeError`, `IndexError` or JAX's own classes catches the same errors."""
 from __future__ import annotations
 
 
-class JaxliteTypeError(TypeError):
-    """Base of jaxlite's type errors."""
+class JAXTypeError(TypeError):
+    """Base of the type errors jaxlite raises about traced values (mirrors
+    `jax.errors.JAXTypeError`)."""
 
 
-class ConcretizationTypeError(JaxliteTypeError):
+class JAXIndexError(IndexError):
+    """Base of the indexing errors about traced values (mirrors `jax.errors.JAXIndexError`)."""
+
+
+class ConcretizationTypeError(JAXTypeError):
     """A traced value was used where a concrete Python value is needed.
 
     Raised, for example, by `bool(x)`, `int(x)` or `x.item()` on a value that `jit` traces.
@@ -19,15 +25,15 @@ class TracerBoolConversionError(ConcretizationTypeError):
     """`bool()` of a traced value (an `if` or `while` on a traced value)."""
 
 
-class TracerIntegerConversionError(ConcretizationTypeError):
+class TracerIntegerConversionError(JAXTypeError):
     """`int()` or `__index__` of a traced value."""
 
 
-class TracerArrayConversionError(JaxliteTypeError):
+class TracerArrayConversionError(JAXTypeError):
     """`numpy.asarray` of a traced value."""
 
 
-class UnexpectedTracerError(Exception):
+class UnexpectedTracerError(JAXTypeError):
     """A tracer escaped the transformation that made it and was used afterwards.
 
     Usually a traced value was stored in a global or an object attribute inside `jit`,
@@ -35,10 +41,25 @@ class UnexpectedTracerError(Exception):
     """
 
 
+class KeyReuseError(JAXTypeError):
+    """A PRNG key was used twice under `jax_debug_key_reuse` (mirrors
+    `jax.errors.KeyReuseError`)."""
+
+
+class NonConcreteBooleanIndexError(JAXIndexError):
+    """Boolean-mask indexing of a traced array: the result shape would depend on values."""
+
+
 class JaxRuntimeError(RuntimeError):
     """A program failed while it ran: a host callback raised, or returned values of the
     wrong shape or dtype (mirrors `jax.errors.JaxRuntimeError`)."""
 
 
-class NonConcreteBooleanIndexError(IndexError):
-    """Boolean-mask indexing of a traced array: the result shape would depend on values."""
+class JaxprTypeError(TypeError):
+    """A jaxpr is ill-typed: an equation's inputs do not have the types its primitive needs
+    (mirrors `jax.errors.JaxprTypeError`)."""
+
+
+class InconclusiveDimensionOperation(Exception):
+    """A comparison of symbolic dimensions has no definite answer (mirrors
+    `jax.errors.InconclusiveDimensionOperation`; jaxlite has no symbolic shapes yet)."""
