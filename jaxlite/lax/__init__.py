@@ -36,6 +36,7 @@ from jaxlite.lax.slicing import *  # noqa: F401,F403
 from jaxlite.lax.sorting import *  # noqa: F401,F403
 from jaxlite.lax.windows import *  # noqa: F401,F403
 from jaxlite.lax.joining import *  # noqa: F401,F403
+from jaxlite.lax.identities import *  # noqa: F401,F403
 from jaxlite.lax.shape_utils import *  # noqa: F401,F403
 from jaxlite.lax.special_functions import *  # noqa: F401,F403
 from jaxlite.lax import linalg  # noqa: F401  (the namespace jaxlite.lax.linalg)
@@ -46,4 +47,5 @@ ARRAY_OPS.update(
     moveaxis=moveaxis,
     broadcast_axis=broadcast_axis,
     convert=convert_element_type,
+    reduce_sum=reduce_sum,
 )
