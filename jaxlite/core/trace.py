@@ -146,7 +146,7 @@ class Tracer(Array):
         return bool(self._concrete("the bool function", TracerBoolConversionError))
 
     def __int__(self) -> int:
-        return int(self._concrete("the int function", TracerIntegerConversionError))
+        return int(self._concrete("the int function", ConcretizationTypeError))
 
     def __index__(self) -> int:
         value = self._concrete("the __index__ method", TracerIntegerConversionError)
