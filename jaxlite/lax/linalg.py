@@ -1,33 +1,71 @@
 """`jaxlite.lax.linalg`: matrix decompositions and solves (mirrors `jax.lax.linalg`).
 
 The primitives live in `linalg_factorizations` (cholesky, triangular_solve, lu,
-lu_pivots_to_permutation), `linalg_spectral` (qr, eigh, svd, eig) and
-`linalg_tridiagonal` (tridiagonal_solve), each with all its rules; their numbers come from
-the numpy kernels of `linalg_kernels` (numpy's LAPACK, see there), eagerly and, compiled,
-through custom-calls. This module holds the user functions, with JAX's signatures and
+lu_pivots_to_permutation), `linalg_spectral` (qr, eigh, svd, eig), `linalg_tridiagonal`
+(tridiagonal_solve) and `linalg_reductions` (hessenberg, tridiagonal, schur,
+householder_product, ormqr, cholesky_update, symmetric_product), each with all its rules;
+their numbers come from the numpy kernels of `linalg_kernels` and
+`linalg_kernels_reductions` (LAPACK through numpy and scipy, see there), eagerly and,
+compiled, through custom-calls. `qdwh` (`linalg_qdwh`) is written with lax. This module holds the user functions, with JAX's signatures and
 output conventions: they symmetrize inputs, order outputs and check options as JAX does.
 Every function maps over leading batch dimensions and takes float32, float64, complex64 or
 complex128 matrices.
 """
 from __future__ import annotations
 
-from typing import Any
+import enum
+from typing import Any, Callable
 
 import numpy as np
 
 from jaxlite.core.avals import get_aval
-from jaxlite.lax.arithmetic import add, conj, mul
+from jaxlite.lax.ad_util import stop_gradient
+from jaxlite.lax.arithmetic import add, conj, mul, sub
 from jaxlite.lax.linalg_factorizations import (cholesky_p, lu_p, lu_pivots_to_permutation_p,
-                                               triangular_solve_p)
+                                               permute_rows, triangular_solve_p)
+from jaxlite.lax.linalg_qdwh import qdwh
+from jaxlite.lax.linalg_reductions import (cholesky_update_p, geqp3_p, geqrf_p, hessenberg_p,
+                                           householder_product_p, ormqr_p, schur_p,
+                                           symmetric_product_p, tridiagonal_p)
 from jaxlite.lax.linalg_spectral import eig_p, eigh_p, qr_p, svd_p
 from jaxlite.lax.linalg_tridiagonal import tridiagonal_solve_p
-from jaxlite.lax.linalg_util import adjoint, check_matrix, is_complex, tril
+from jaxlite.lax.linalg_util import adjoint, check_matrix, is_complex, mT, tril
 from jaxlite.lax.shape_ops import expand_dims, squeeze
 
-__all__ = ["cholesky", "cholesky_p", "eig", "eig_p", "eigh", "eigh_p", "lu", "lu_p",
-           "lu_pivots_to_permutation", "lu_pivots_to_permutation_p", "qr", "qr_p", "svd",
-           "svd_p", "triangular_solve", "triangular_solve_p", "tridiagonal_solve",
-           "tridiagonal_solve_p"]
+__all__ = ["EigImplementation", "EighImplementation", "SvdAlgorithm", "cholesky",
+           "cholesky_p", "cholesky_update", "cholesky_update_p", "eig", "eig_p", "eigh",
+           "eigh_p", "hessenberg", "hessenberg_p", "householder_product",
+           "householder_product_p", "lu", "lu_p", "lu_pivots_to_permutation",
+           "lu_pivots_to_permutation_p", "ormqr", "ormqr_p", "qdwh", "qr", "qr_p", "schur",
+           "schur_p", "svd", "svd_p", "symmetric_product", "symmetric_product_p",
+           "triangular_solve", "triangular_solve_p", "tridiagonal", "tridiagonal_p",
+           "tridiagonal_solve", "tridiagonal_solve_p"]
+
+
+class EigImplementation(enum.Enum):
+    """Which eig solver to use (mirrors `jax.lax.linalg.EigImplementation`); jaxlite always
+    uses LAPACK."""
+    CUSOLVER = "cusolver"
+    MAGMA = "magma"
+    LAPACK = "lapack"
+
+
+class EighImplementation(enum.Enum):
+    """Which eigh solver to use (mirrors `jax.lax.linalg.EighImplementation`); jaxlite
+    always uses LAPACK's syevd."""
+    QR = "qr"
+    JACOBI = "jacobi"
+    QDWH = "qdwh"
+
+
+class SvdAlgorithm(enum.Enum):
+    """Which SVD algorithm to use (mirrors `jax.lax.linalg.SvdAlgorithm`); jaxlite always
+    uses LAPACK's gesdd (divide and conquer)."""
+    DEFAULT = "default"
+    QR = "QR"
+    JACOBI = "Jacobi"
+    POLAR = "polar"
+    DIVIDE_AND_CONQUER = "divide_and_conquer"
 
 
 def _symmetrize(name: str, x: Any) -> Any:
@@ -104,21 +142,25 @@ def lu_pivots_to_permutation(pivots: Any, permutation_size: int) -> Any:
 
 
 def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True,
-       use_magma: bool | None = None) -> tuple[Any, Any]:
+       use_magma: bool | None = None) -> tuple[Any, ...]:
     """QR decomposition x = Q R, Q with orthonormal columns and R upper triangular (mirrors
     `jax.lax.linalg.qr`).
 
     With `full_matrices`, Q is (..., m, m) and R (..., m, n); otherwise (..., m, k) and
-    (..., k, n), k = min(m, n). Signs follow LAPACK (R's diagonal may be negative).
-
-    Differences from JAX: `pivoting=True` (column-pivoted QR) is not supported;
-    `use_magma` is ignored.
+    (..., k, n), k = min(m, n). Signs follow LAPACK (R's diagonal may be negative). With
+    `pivoting`, returns (Q, R, P): the QR decomposition of x[..., P], P (int32, (..., n))
+    the column order LAPACK's geqp3 chooses (|diag R| non-increasing); derivatives flow
+    through Q and R as for x[..., P]. `use_magma` is ignored (a GPU option).
     """
-    if pivoting:
-        raise NotImplementedError("lax.linalg.qr: pivoting=True (column-pivoted QR) is not "
-                                  "supported by jaxlite; use pivoting=False.")
-    q, r = qr_p.bind(x, full_matrices=bool(full_matrices))
-    return q, r
+    if not pivoting:
+        q, r = qr_p.bind(x, full_matrices=bool(full_matrices))
+        return q, r
+    check_matrix("qr", "x", get_aval(x))
+    _, jpvt, _ = geqp3_p.bind(stop_gradient(x))
+    perm = sub(jpvt, np.int32(1))  # LAPACK's pivots are 1-based
+    permuted = mT(permute_rows(mT(x), perm))
+    q, r = qr_p.bind(permuted, full_matrices=bool(full_matrices))
+    return q, r, perm
 
 
 def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True,
@@ -202,3 +244,97 @@ def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any, *,
     NaN).
     """
     return tridiagonal_solve_p.bind(dl, d, du, b)
+
+
+def _exact_rank(name: str, x: Any, rank: int, position: int) -> None:
+    shape = np.shape(x)
+    if len(shape) != rank:
+        raise TypeError(f"Input {position} to {name} must have a rank of exactly {rank}, but "
+                        f"got shape={shape}")
+
+
+def cholesky_update(r_matrix: Any, w_vector: Any) -> Any:
+    """The upper Cholesky factor of R^T R + w w^T from the upper factor R of R^T R, in
+    O(n^2) (mirrors `jax.lax.linalg.cholesky_update`). Real float matrices only."""
+    _exact_rank("cholesky_update", r_matrix, 2, 0)
+    _exact_rank("cholesky_update", w_vector, 1, 1)
+    return cholesky_update_p.bind(r_matrix, w_vector)
+
+
+def hessenberg(a: Any) -> list[Any]:
+    """Reduction of square matrices to upper Hessenberg form (mirrors
+    `jax.lax.linalg.hessenberg`).
+
+    Returns
+    -------
+    [a, taus]: the Hessenberg matrix on and above the first subdiagonal of `a`, the
+    Householder vectors below it, and taus (..., n - 1), their scalar factors (LAPACK's
+    gehrd convention).
+    """
+    return list(hessenberg_p.bind(a))
+
+
+def householder_product(a: Any, taus: Any) -> Any:
+    """The product of the elementary Householder reflectors stored below the diagonal of
+    `a` (..., m, n), m >= n, with scalar factors `taus` (..., k), k <= n: an (..., m, n)
+    matrix with orthonormal columns (mirrors `jax.lax.linalg.householder_product`)."""
+    return householder_product_p.bind(a, taus)
+
+
+def ormqr(a: Any, taus: Any, c: Any, *, left: bool = True, transpose: bool = False) -> Any:
+    """Q c, Q^T c, c Q or c Q^T (`left`, `transpose`; Q^H for complex) without forming the
+    Q of the Householder reflectors (a, taus), as geqrf stores them (mirrors
+    `jax.lax.linalg.ormqr`)."""
+    return ormqr_p.bind(a, taus, c, left=bool(left), transpose=bool(transpose))
+
+
+def schur(x: Any, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
+          select_callable: Callable[..., Any] | None = None) -> list[Any]:
+    """Schur decomposition x = Q T Q^H (mirrors `jax.lax.linalg.schur`).
+
+    Returns
+    -------
+    [T, Q], or [T] without `compute_schur_vectors`: T upper quasi-triangular (real x: 2 x 2
+    blocks for complex eigenvalue pairs) or triangular (complex x), Q unitary.
+    `select_callable` is unused, as in JAX; `sort_eig_vals=True` is not implemented, as in
+    JAX.
+    """
+    del select_callable  # unused, as in JAX
+    if sort_eig_vals:
+        raise NotImplementedError("The sort feature of LAPACK's gees routine is not "
+                                  "implemented.")
+    return list(schur_p.bind(x, compute_schur_vectors=bool(compute_schur_vectors)))
+
+
+def symmetric_product(a_matrix: Any, c_matrix: Any, *, alpha: float = 1.0, beta: float = 0.0,
+                      symmetrize_output: bool = False) -> Any:
+    """alpha A A^T + beta C for A (..., m, n) and symmetric C (..., m, m) (mirrors
+    `jax.lax.linalg.symmetric_product`). The whole product is computed, so the result is
+    symmetric whether or not `symmetrize_output` copies its lower triangle up."""
+    result = symmetric_product_p.bind(a_matrix, c_matrix, alpha=float(alpha),
+                                      beta=float(beta))
+    if symmetrize_output:
+        result = add(tril(result), mT(tril(result, -1)))
+    return result
+
+
+def tridiagonal(a: Any, *, lower: bool = True) -> list[Any]:
+    """Reduction of Hermitian matrices to real symmetric tridiagonal form (mirrors
+    `jax.lax.linalg.tridiagonal`).
+
+    Returns
+    -------
+    [a, d, e, taus]: the tridiagonal matrix and the Householder vectors packed in `a` (in
+    its lower or upper triangle, as `lower` says), the real diagonal d (..., n), the real
+    off-diagonal e (..., n - 1) and the reflectors' scalar factors taus (..., n - 1)
+    (LAPACK's sytrd/hetrd convention).
+    """
+    return list(tridiagonal_p.bind(a, lower=bool(lower)))
+
+
+def geqrf(a: Any) -> tuple[Any, Any]:
+    """Householder QR in LAPACK's packed form (mirrors JAX's internal `lax.linalg.geqrf`,
+    which `jax.scipy.linalg.qr_multiply` uses): (a, taus), R on and above the diagonal of
+    `a`, the reflectors below it, taus (..., min(m, n)) their scalar factors."""
+    packed, taus = geqrf_p.bind(a)
+    return packed, taus

@@ -34,7 +34,8 @@ from jaxlite.lax.linalg_util import (adjoint, check_matrix, diag_embed, diagonal
 from jaxlite.lax.shape_ops import broadcasted_iota, expand_dims
 from jaxlite.lax.slicing import concatenate, slice_in_dim
 
-__all__ = ["cholesky_p", "triangular_solve_p", "lu_p", "lu_pivots_to_permutation_p"]
+__all__ = ["cholesky_p", "triangular_solve_p", "lu_p", "lu_pivots_to_permutation_p",
+           "permute_rows"]
 
 
 def _like(aval: ShapedArray, shape: Sequence[int] | None = None,
@@ -154,7 +155,7 @@ def _lu_abstract_eval(a: ShapedArray) -> list[ShapedArray]:
             _like(a, batch + (m,), np.int32)]
 
 
-def _permute_rows(x: Any, perm: Any) -> Any:
+def permute_rows(x: Any, perm: Any) -> Any:
     """Row i of the result is row perm[i] of x (a product with a permutation matrix, so
     that it stays linear in x for transposition)."""
     m = get_aval(perm).shape[-1]
@@ -175,7 +176,7 @@ def _lu_tangent(packed: Any, perm: Any, da: Any) -> Any:
     m, n = get_aval(packed).shape[-2:]
     k = min(m, n)
     rows, cols = len(get_aval(packed).shape) - 2, len(get_aval(packed).shape) - 1
-    pda = _permute_rows(da, perm)
+    pda = permute_rows(da, perm)
     block = slice_in_dim(slice_in_dim(packed, 0, k, 1, rows), 0, k, 1, cols)
     pda_block = slice_in_dim(slice_in_dim(pda, 0, k, 1, rows), 0, k, 1, cols)
     # L1 and U1 are the unit-lower and upper triangles of `block`, which the solves read.

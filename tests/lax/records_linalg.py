@@ -16,7 +16,9 @@ import scipy.linalg
 from records import Case, Record
 
 from jaxlite import lax
+from jaxlite.core.dtypes import canonicalize_dtype
 from jaxlite.lax import linalg
+from jaxlite.lax.linalg_reductions import geqp3_p
 
 INEXACT = (np.float32, np.float64, np.complex64, np.complex128)
 
@@ -276,7 +278,7 @@ def _dense(dl: np.ndarray, d: np.ndarray, du: np.ndarray) -> np.ndarray:
     return t
 
 
-RECORDS = [
+BASE_RECORDS = [
     Record("cholesky", _cholesky_case, dtypes=INEXACT, notes="of x x^H + n I"),
     Record("triangular_solve", _triangular_solve_case, dtypes=INEXACT,
            notes="every flag combination drawn; a with a dominant diagonal"),
@@ -290,4 +292,200 @@ RECORDS = [
                  "are not implemented, so no second-order checks"),
     Record("tridiagonal_solve", _tridiagonal_case, dtypes=INEXACT,
            notes="with a dominant diagonal, against a dense solve"),
+]
+
+
+# ------------------------------------------------ orthogonal reductions and updates
+
+def _lapack_each(name: str, x: np.ndarray, *args: Any, **kwargs: Any) -> list[list[Any]]:
+    """scipy's LAPACK routine `name` (sy/or spellings; he/un for complex) on each matrix of
+    x, its outputs per matrix."""
+    if np.iscomplexobj(x):
+        name = {"sy": "he", "or": "un"}.get(name[:2], name[:2]) + name[2:]
+    routine = scipy.linalg.get_lapack_funcs(name, (x,))
+    return [routine(matrix, *args, **kwargs) for matrix in x.reshape((-1,) + x.shape[-2:])]
+
+
+def _stack_outputs(results: list[list[Any]], picks: list[int], shapes: list[tuple],
+                   dtypes: list[Any]) -> list[np.ndarray]:
+    """Output picks[j] of every matrix, stacked to shapes[j] as dtypes[j]."""
+    return [np.reshape([r[i] for r in results], shape).astype(dtype)
+            for i, shape, dtype in zip(picks, shapes, dtypes)]
+
+
+def _real_of(dtype: Any) -> np.dtype:
+    return np.abs(np.zeros((), dtype)).dtype
+
+
+def _geqrf_case(rng: np.random.Generator, dtype: Any) -> Case:
+    m, n = (int(s) for s in rng.integers(1, 5, 2))
+    x = _draw(rng, _batch_shape(rng) + (m, n), dtype)
+
+    def reference(x):
+        batch = x.shape[:-2]
+        return _stack_outputs(_lapack_each("geqrf", x), [0, 1],
+                              [x.shape, batch + (min(m, n),)], [dtype, dtype])
+    return Case(lambda x: list(linalg.geqrf(x)), reference, [x], values=_draw)
+
+
+def _geqp3_case(rng: np.random.Generator, dtype: Any) -> Case:
+    m, n = (int(s) for s in rng.integers(1, 5, 2))
+    x = _draw(rng, _batch_shape(rng) + (m, n), dtype)
+
+    def fun(x):
+        packed, jpvt, taus = geqp3_p.bind(x)
+        return [packed, lax.convert_element_type(jpvt, np.float32), taus]
+
+    def reference(x):
+        batch = x.shape[:-2]
+        return _stack_outputs(_lapack_each("geqp3", x), [0, 1, 2],
+                              [x.shape, batch + (n,), batch + (min(m, n),)],
+                              [dtype, np.float32, dtype])
+    return Case(fun, reference, [x], values=_draw)
+
+
+def _hessenberg_case(rng: np.random.Generator, dtype: Any) -> Case:
+    n = int(rng.integers(1, 5))
+    x = _draw(rng, _batch_shape(rng) + (n, n), dtype)
+
+    def reference(x):
+        results = _lapack_each("gehrd", x)
+        packed = np.reshape([r[0] for r in results], x.shape).astype(dtype)
+        taus = np.reshape([r[1][:n - 1] for r in results], x.shape[:-2] + (n - 1,))
+        return [packed, taus.astype(dtype)]
+    return Case(lambda x: linalg.hessenberg(x), reference, [x], values=_draw)
+
+
+def _tridiagonal_case(rng: np.random.Generator, dtype: Any) -> Case:
+    n = int(rng.integers(1, 5))
+    lower = bool(rng.integers(0, 2))
+    x = _draw(rng, _batch_shape(rng) + (n, n), dtype)
+
+    def reference(x):
+        batch = x.shape[:-2]
+        results = _lapack_each("sytrd", x, lower=int(lower))
+        real = _real_of(dtype)
+        packed, d = _stack_outputs(results, [0, 1], [x.shape, batch + (n,)], [dtype, real])
+        e = np.reshape([r[2][:n - 1] for r in results], batch + (n - 1,)).astype(real)
+        taus = np.reshape([r[3][:n - 1] for r in results], batch + (n - 1,)).astype(dtype)
+        return [packed, d, e, taus]
+    return Case(lambda x: linalg.tridiagonal(x, lower=lower), reference, [x], values=_draw)
+
+
+def _schur_case(rng: np.random.Generator, dtype: Any) -> Case:
+    n = int(rng.integers(1, 5))
+    vectors = bool(rng.integers(0, 2))
+    x = _draw(rng, _batch_shape(rng) + (n, n), dtype)
+    output = "complex" if np.dtype(dtype).kind == "c" else "real"
+
+    def reference(x):
+        # in the dtype jaxlite computes in: the signs of Schur vectors follow rounding
+        x = x.astype(canonicalize_dtype(x.dtype))
+        pairs = [scipy.linalg.schur(m, output=output) for m in x.reshape((-1, n, n))]
+        outs = [np.reshape([p[i] for p in pairs], x.shape).astype(dtype) for i in (0, 1)]
+        return outs if vectors else outs[:1]
+    return Case(lambda x: linalg.schur(x, compute_schur_vectors=vectors), reference, [x],
+                values=_draw)
+
+
+def _reflectors_np(a: np.ndarray, taus: np.ndarray) -> np.ndarray:
+    """The m x m product H_1 ... H_k, H_i = I - tau_i v_i v_i^H, v_i the unit-led column i
+    of a's strict lower triangle."""
+    m = a.shape[0]
+    wide = np.result_type(a.dtype, np.float64)
+    q = np.eye(m, dtype=wide)
+    for i, tau in enumerate(taus):
+        v = np.zeros(m, wide)
+        v[i] = 1
+        v[i + 1:] = a[i + 1:, i]
+        q = q @ (np.eye(m) - tau * np.outer(v, np.conj(v)))
+    return q
+
+
+def _householder_product_case(rng: np.random.Generator, dtype: Any) -> Case:
+    n = int(rng.integers(1, 4))
+    m = n + int(rng.integers(0, 3))
+    k = int(rng.integers(0, n + 1))
+    batch = _batch_shape(rng)
+    a = _draw(rng, batch + (m, n), dtype)
+    taus = _draw(rng, batch + (k,), dtype)
+
+    def reference(a, taus):
+        out = [_reflectors_np(x, t)[:, :n] for x, t in
+               zip(a.reshape((-1, m, n)), taus.reshape((a.size // (m * n), k)))]
+        return np.reshape(out, a.shape).astype(dtype)
+    return Case(linalg.householder_product, reference, [a, taus], values=_draw)
+
+
+def _ormqr_case(rng: np.random.Generator, dtype: Any) -> Case:
+    m, n = (int(s) for s in rng.integers(1, 5, 2))
+    k = int(rng.integers(0, min(m, n) + 1))
+    left, transpose = (bool(b) for b in rng.integers(0, 2, 2))
+    other = int(rng.integers(1, 4))
+    batch = _batch_shape(rng)
+    a = _draw(rng, batch + (m, n), dtype)
+    taus = _draw(rng, batch + (k,), dtype)
+    c = _draw(rng, batch + ((m, other) if left else (other, m)), dtype)
+
+    def reference(a, taus, c):
+        out = []
+        for x, t, y in zip(a.reshape((-1, m, n)), taus.reshape((a.size // (m * n), k)),
+                           c.reshape((-1,) + c.shape[-2:])):
+            q = _reflectors_np(x, t)
+            q = np.conj(q.T) if transpose else q
+            out.append(q @ y if left else y @ q)
+        return np.reshape(out, c.shape).astype(dtype)
+    return Case(lambda a, t, c: linalg.ormqr(a, t, c, left=left, transpose=transpose),
+                reference, [a, taus, c], values=_draw)
+
+
+def _cholesky_update_case(rng: np.random.Generator, dtype: Any) -> Case:
+    """An upper triangular R with a dominant diagonal (either sign: the rotations keep
+    R^T R + w w^T whatever R's signs) against the Cholesky factor of R^T R + w w^T."""
+    n = int(rng.integers(1, 5))
+    r = _draw(rng, (n, n), dtype)
+    w = _draw(rng, (n,), dtype)
+    boost = np.asarray(3 * n * np.eye(n), dtype)
+
+    def reference(r, w):
+        upper = np.triu(r + boost).astype(np.float64)
+        product = upper.T @ upper + np.outer(w, w)
+        return np.linalg.cholesky(product).T.astype(dtype)
+    mask = np.triu(np.ones((n, n), dtype))
+
+    def fun(r, w):
+        return linalg.cholesky_update(lax.add(lax.mul(r, mask), boost), w)
+    return Case(fun, reference, [r, w], values=_draw)
+
+
+def _symmetric_product_case(rng: np.random.Generator, dtype: Any) -> Case:
+    m, n = (int(s) for s in rng.integers(1, 5, 2))
+    alpha, beta = (float(v) for v in rng.standard_normal(2))
+    batch = _batch_shape(rng)
+    a = _draw(rng, batch + (m, n), dtype)
+    c = _draw(rng, batch + (m, m), dtype)
+
+    def reference(a, c):
+        return (alpha * a @ np.swapaxes(a, -1, -2) + beta * c).astype(dtype)
+    return Case(lambda a, c: linalg.symmetric_product(a, c, alpha=alpha, beta=beta),
+                reference, [a, c], values=_draw)
+
+
+NO_DERIVATIVE = "JAX defines no derivative, so neither does jaxlite"
+RECORDS = BASE_RECORDS + [
+    Record("geqrf", _geqrf_case, dtypes=INEXACT, grad=False, notes=NO_DERIVATIVE),
+    Record("geqp3", _geqp3_case, dtypes=INEXACT, grad=False, notes=NO_DERIVATIVE),
+    Record("hessenberg", _hessenberg_case, dtypes=INEXACT, grad=False, notes=NO_DERIVATIVE),
+    Record("tridiagonal", _tridiagonal_case, dtypes=INEXACT, grad=False,
+           notes=NO_DERIVATIVE),
+    Record("schur", _schur_case, dtypes=INEXACT, grad=False,
+           notes="against scipy.linalg.schur (gees); " + NO_DERIVATIVE),
+    Record("householder_product", _householder_product_case, dtypes=INEXACT, grad=False,
+           notes="against the explicit product of the reflectors; " + NO_DERIVATIVE),
+    Record("ormqr", _ormqr_case, dtypes=INEXACT, grad=False,
+           notes="against the explicit Q times c; " + NO_DERIVATIVE),
+    Record("cholesky_update", _cholesky_update_case, dtypes=(np.float32, np.float64),
+           grad=False, notes="batched here (JAX's primitive is not); " + NO_DERIVATIVE),
+    Record("symmetric_product", _symmetric_product_case, dtypes=(np.float32, np.float64),
+           grad=False, notes=NO_DERIVATIVE),
 ]
