@@ -108,8 +108,9 @@ def test_tracer_attributes_and_repr():
                         repr="Traced<f32[2,3]>with<StagingTrace>", len=2)
 
 
+# The classes JAX 0.10.2 raises for each conversion under jit.
 @pytest.mark.parametrize("convert, error", [
-    (bool, TracerBoolConversionError), (int, TracerIntegerConversionError),
+    (bool, TracerBoolConversionError), (int, ConcretizationTypeError),
     (float, ConcretizationTypeError), (complex, ConcretizationTypeError),
     (lambda x: x.item(), ConcretizationTypeError), (lambda x: x.tolist(),
                                                    ConcretizationTypeError),
