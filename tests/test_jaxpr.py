@@ -138,7 +138,7 @@ def test_eval_shape():
 
 def test_a_hand_built_jaxpr_prints_and_evaluates():
     a, b = Var(ShapedArray((2,), np.dtype(f32))), Var(ShapedArray((2,), np.dtype(f32)))
-    eqn = JaxprEqn(lax.mul_p, [a, a], [b], {})
+    eqn = JaxprEqn([a, a], [b], lax.mul_p, {})
     jaxpr = Jaxpr([], [a], [b, Literal(1.0, ShapedArray((), np.dtype(f32), True))], [eqn])
     assert str(jaxpr) == "{ lambda ; a:f32[2]. let b:f32[2] = mul a a in (b, 1.0:f32[]) }"
     out, one = eval_jaxpr(jaxpr, [], np.array([2.0, 3.0], f32))

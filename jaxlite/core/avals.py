@@ -147,3 +147,14 @@ def is_array_like(value: Any) -> bool:
     if hasattr(value, "aval"):
         return True
     return isinstance(value, (bool, int, float, complex, np.ndarray, np.generic))
+
+
+def max_dim(d1: int, d2: int) -> int:
+    """The larger of two dimension sizes (mirrors `jax.core.max_dim`; jaxlite's shapes are
+    concrete integers, so this is `max`)."""
+    return max(int(d1), int(d2))
+
+
+def min_dim(d1: int, d2: int) -> int:
+    """The smaller of two dimension sizes (mirrors `jax.core.min_dim`)."""
+    return min(int(d1), int(d2))

@@ -7,6 +7,7 @@ evaluating a jaxpr under a trace transforms it.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -23,12 +24,22 @@ class Var:
 
     __slots__ = ("aval", "id")
 
-    def __init__(self, aval: ShapedArray) -> None:
+    def __init__(self, aval: ShapedArray, initial_qdd: Any = None,
+                 final_qdd: Any = None) -> None:
         self.aval = aval
         self.id = next(_var_ids)
 
     def __repr__(self) -> str:
         return f"Var{self.id}:{self.aval.str_short()}"
+
+
+class DropVar(Var):
+    """An output variable nothing reads (mirrors `jax.extend.core.DropVar`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "_"
 
 
 class Literal:
@@ -44,6 +55,11 @@ class Literal:
     def __init__(self, value: Any, aval: ShapedArray) -> None:
         self.value = value
         self.aval = aval
+
+    @property
+    def val(self) -> Any:
+        """The value (JAX's name for it)."""
+        return self.value
 
     def __repr__(self) -> str:
         value = np.asarray(self.value).item()
@@ -61,12 +77,19 @@ Atom = Var | Literal
 
 @dataclass
 class JaxprEqn:
-    """One equation: `outvars = primitive[params] invars`."""
+    """One equation: `outvars = primitive[params] invars` (mirrors `jax.extend.core.JaxprEqn`,
+    fields in JAX's order; jaxlite records no effects, source information or context)."""
 
-    primitive: Any
     invars: list[Atom]
     outvars: list[Var]
+    primitive: Any
     params: dict[str, Any]
+    effects: Any = frozenset()
+    source_info: Any = None
+    ctx: Any = None
+
+    def replace(self, **changes: Any) -> "JaxprEqn":
+        return dataclasses.replace(self, **changes)
 
 
 @dataclass
@@ -77,6 +100,12 @@ class Jaxpr:
     invars: list[Var]
     outvars: list[Atom]
     eqns: list[JaxprEqn] = field(default_factory=list)
+    effects: Any = frozenset()
+    debug_info: Any = None
+    is_high: bool = False
+
+    def replace(self, **changes: Any) -> "Jaxpr":
+        return dataclasses.replace(self, **changes)
 
     @property
     def in_avals(self) -> list[ShapedArray]:
@@ -111,13 +140,25 @@ class ClosedJaxpr:
     def eqns(self) -> list[JaxprEqn]:
         return self.jaxpr.eqns
 
+    @property
+    def literals(self) -> list[Any]:
+        return self.consts
+
+    @property
+    def effects(self) -> Any:
+        return self.jaxpr.effects
+
+    def replace(self, **changes: Any) -> "ClosedJaxpr":
+        return dataclasses.replace(self, **changes)
+
     def __str__(self) -> str:
         return pretty_print(self.jaxpr)
 
     __repr__ = __str__
 
 
-def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
+def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any,
+               propagate_source_info: bool = True) -> list[Any]:
     """Run a jaxpr by binding each equation under the current trace (`jax.core.eval_jaxpr`)."""
     env: dict[Var, Any] = {}
 

@@ -103,7 +103,7 @@ class StagingTrace(Trace):
             return StagingTracer(self, Literal(literal, out_avals[0]))
         invars = [self.atom(a) for a in args]
         outvars = [Var(aval) for aval in out_avals]
-        self.eqns.append(JaxprEqn(primitive, invars, outvars, dict(params)))
+        self.eqns.append(JaxprEqn(invars, outvars, primitive, dict(params)))
         outs = [StagingTracer(self, v) for v in outvars]
         return outs if primitive.multiple_results else outs[0]
 
