@@ -19,8 +19,8 @@ from jaxlite.core.trace import Tracer
 from jaxlite.errors import ConcretizationTypeError
 from jaxlite.numpy._promotion import (broadcast_shapes, broadcast_to_shape, canonicalize_axis,
                                       canonicalize_shape, check_arraylike, concrete_int,
-                                      convert, ensure_array, host_to_array, is_jax_array,
-                                      user_dtype)
+                                      convert, ensure_array, host_to_array, is_arraylike,
+                                      is_jax_array, user_dtype)
 from jaxlite.numpy._shape import broadcast_to, stack
 
 __all__ = [
@@ -178,15 +178,24 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
 
 
 def _like(fun_name: str, a: Any, fill_value: Any, dtype: Any, shape: Any) -> Any:
-    check_arraylike(fun_name, a)
     target = None if dtype is None else user_dtype(dtype, fun_name)
     out_shape = None if shape is None else canonicalize_shape(shape, fun_name)
+    if _is_shape_dtype_struct(a):
+        # A ShapeDtypeStruct stands for an array of its shape and (strong) dtype, as in JAX.
+        return full(a.shape if out_shape is None else out_shape, fill_value,
+                    a.dtype if target is None else target)
+    check_arraylike(fun_name, a)
     if np.ndim(fill_value) == 0:
         # ensure_array: lax hands a numpy fill that needs no change back unconverted.
         return ensure_array(lax.full_like(a, fill_value, target, out_shape))
     a = ensure_array(a)
     value = asarray(fill_value, dtype=a.dtype if target is None else target)
     return broadcast_to(value, a.shape if out_shape is None else out_shape)
+
+
+def _is_shape_dtype_struct(a: Any) -> bool:
+    return (not is_arraylike(a) and isinstance(getattr(a, "dtype", None), np.dtype)
+            and isinstance(getattr(a, "shape", None), tuple))
 
 
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:

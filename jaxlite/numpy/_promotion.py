@@ -61,6 +61,10 @@ def host_to_array(value: Any, dtype: Any = None, weak_type: bool = False) -> Any
     """
     if dtypes.is_python_scalar(value):
         source = value  # dispatch range-checks Python ints against the canonical int type
+        if dtype is not None and type(value) is int:
+            # A Python int beyond int32 (2**31 for uint32) is fine for its explicit dtype,
+            # whose range the caller checked: convert it there, not through int32.
+            source = np.array(value, dtype=dtypes.canonicalize_dtype(dtype))
     else:
         host = np.asarray(value)
         canonical = dtypes.dtype(host)  # rejects strings and objects with a clear TypeError

@@ -1,0 +1,36 @@
+"""Regression tests for the bugs issue 10 found by running JAX programs on jaxlite, each
+against JAX 0.10.2's behaviour."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import jaxlite as jax
+import jaxlite.numpy as jnp
+
+
+def test_unsigned_scalar_types_take_their_whole_range():
+    assert int(jnp.uint32(2998342421)) == 2998342421
+    assert jnp.uint32(2998342421).dtype == np.uint32
+    assert int(jnp.array(2**31, dtype=jnp.uint32)) == 2**31
+    assert int(jax.jit(lambda: jnp.uint32(2998342421))()) == 2998342421
+    for make, value in ((jnp.uint32, 2**32), (jnp.uint32, -1), (jnp.int32, 2**31),
+                        (jnp.int32, -2**31 - 1), (jnp.uint8, 300)):
+        with pytest.raises(OverflowError, match=f"Python integer {value} out of bounds"):
+            make(value)
+    with jax.enable_x64():
+        assert int(jnp.uint64(2**63 + 5)) == 2**63 + 5
+
+
+@pytest.mark.parametrize("make,fill", [
+    (jnp.zeros_like, 0), (jnp.ones_like, 1), (jnp.empty_like, 0),
+    (lambda s, **kw: jnp.full_like(s, 3, **kw), 3),
+])
+def test_like_functions_take_shape_dtype_structs(make, fill):
+    spec = jax.ShapeDtypeStruct((2, 3), jnp.float32)
+    out = make(spec)
+    assert out.shape == (2, 3) and out.dtype == np.float32 and not out.weak_type
+    np.testing.assert_array_equal(out, np.full((2, 3), fill, np.float32))
+    assert make(spec, dtype=jnp.int32).dtype == np.int32
+    assert make(spec, shape=(3, 1)).shape == (3, 1)
+    assert jax.jit(lambda: make(spec))().shape == (2, 3)
