@@ -230,6 +230,15 @@ class BackendRegistry:
         where = f" (jax_platforms={setting!r})" if setting else ""
         raise RuntimeError(f"No backend could be initialized{where}: " + " ".join(reasons))
 
+    def clear(self) -> None:
+        """Forget the started clients and the failures, so that the next use starts each
+        backend again (`jax.extend.backend.clear_backends`). Arrays made on the old clients
+        keep their data."""
+        with self._lock:
+            self._clients.clear()
+            self._errors.clear()
+            self._defaults.clear()
+
     def backends(self) -> dict[str, Client]:
         """Every allowed backend that starts, by name, in order of preference."""
         started = {}
