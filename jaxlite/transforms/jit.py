@@ -14,25 +14,24 @@ from __future__ import annotations
 import functools
 import inspect
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from jaxlite.runtime import dispatch
 from jaxlite.transforms import api_util as _api_util
 from jaxlite.runtime.array import ArrayImpl
-from jaxlite.backends import analysis
-from jaxlite.backends.base import Client, Device, Executable, MemoryAnalysis
+from jaxlite.backends.base import Client, Device
 from jaxlite.backends.registry import get_backend
 from jaxlite.config import config
 from jaxlite.core.avals import ShapedArray, is_array_like
 from jaxlite.core.jaxpr import ClosedJaxpr
 from jaxlite.core.trace import EvalTrace, Tracer, current_trace
-from jaxlite.interpreters.lowering import LoweredModule, lower_jaxpr
+from jaxlite.interpreters.lowering import lower_jaxpr
+from jaxlite.interpreters.named_axes import axis_env
 from jaxlite.interpreters.staging import DebugInfo, hoist_tracer_consts, trace_to_jaxpr
 from jaxlite.lax.higher_order import jit_p
+from jaxlite.transforms.stages import Lowered, Traced, Wrapped
 from jaxlite.tree_util import PyTreeDef, tree_flatten, tree_leaves, tree_unflatten
-from jaxlite.xla.ir import HloModule
-from jaxlite.xla.text import print_module
 
 
 @dataclass
@@ -48,7 +47,7 @@ class _Traced:
     names: tuple[str, ...] = ()
 
 
-class JitFunction:
+class JitFunction(Wrapped):
     """The callable that `jit` returns (mirrors JAX's jitted function object)."""
 
     def __init__(self, fun: Callable[..., Any], static_argnums: tuple[int, ...],
@@ -120,7 +119,8 @@ class JitFunction:
             _api_util.check_array_leaves(leaves, self._leaf_names(args, dynamic_kwargs),
                                          f"jit of {self.__name__}")
         avals = tuple(_api_util.abstractify(x) for x in leaves)
-        key = (in_tree, avals, statics, config.trace_context())
+        # The named axes in scope decide how collectives trace (all_gather's shape).
+        key = (in_tree, avals, statics, config.trace_context(), axis_env())
         traced = self._cache.get(key)
         if traced is None:
             names = self._leaf_names(args, dynamic_kwargs)
@@ -249,152 +249,6 @@ def _runs_eagerly(consts: Sequence[Any], leaves: Sequence[Any]) -> bool:
     """Whether a call runs now on concrete values, rather than being traced."""
     return isinstance(current_trace(), EvalTrace) and not any(
         isinstance(x, Tracer) for x in (*consts, *leaves))
-
-
-@dataclass
-class Traced:
-    """The result of `jit(f).trace(...)`: the jaxpr and the output structure (mirrors
-    `jax.stages.Traced`)."""
-
-    jaxpr: ClosedJaxpr
-    out_tree: PyTreeDef
-    _lower: Callable[[], "Lowered"] | None = field(default=None, repr=False)
-
-    def lower(self) -> "Lowered":
-        """Lower the traced program to HLO."""
-        if self._lower is None:
-            raise ValueError("lower: this Traced has no function to lower.")
-        return self._lower()
-
-
-class Lowered:
-    """A jitted function lowered to HLO for one signature (mirrors `jax.stages.Lowered`).
-
-    Differences from JAX: the text is jaxlite's HLO, not StableHLO; `as_text` accepts
-    `dialect="hlo"` (the default) only.
-    """
-
-    def __init__(self, lowered: LoweredModule, traced: _Traced, name: str, client: Client,
-                 donate_argnums: tuple[int, ...], lowering_seconds: float) -> None:
-        self._lowered = lowered
-        self._traced = traced
-        self._name = name
-        self._client = client
-        self.donate_argnums = donate_argnums
-        self._lowering_seconds = lowering_seconds
-
-    @property
-    def in_tree(self) -> PyTreeDef:
-        """The structure of `(args, kwargs)`, static arguments left out."""
-        return self._traced.in_tree
-
-    @property
-    def out_tree(self) -> PyTreeDef:
-        return self._traced.out_tree
-
-    @property
-    def in_avals(self) -> Any:
-        return tree_unflatten(self.in_tree, self._traced.jaxpr.in_avals)
-
-    def compiler_ir(self, dialect: str | None = None) -> HloModule:
-        """The HLO module as lowered, before any pass."""
-        _check_dialect(dialect)
-        return self._lowered.module
-
-    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
-        """The HLO text of the module before the pass pipeline."""
-        return print_module(self.compiler_ir(dialect))
-
-    def cost_analysis(self) -> dict[str, float]:
-        """Estimated work of the unoptimized module (see `jaxlite.backends.analysis`)."""
-        return analysis.cost_analysis(self._lowered.module)
-
-    def compile(self, compiler_options: dict[str, Any] | None = None) -> "Compiled":
-        """Run the backend's compiler (passes included) on the module."""
-        call = dispatch.compile_lowered(self._lowered, self._traced.jaxpr, self._name,
-                                        self._client, self._traced.donated_invars,
-                                        self._lowering_seconds)
-        return Compiled(call, self._traced, self._name, self.donate_argnums)
-
-
-class Compiled:
-    """A jitted function compiled for one signature and backend (mirrors
-    `jax.stages.Compiled`). Call it with the non-static arguments only."""
-
-    def __init__(self, call: dispatch.CompiledCall, traced: _Traced, name: str,
-                 donate_argnums: tuple[int, ...]) -> None:
-        self._call = call
-        self._traced = traced
-        self._name = name
-        self.donate_argnums = donate_argnums
-
-    @property
-    def in_tree(self) -> PyTreeDef:
-        return self._traced.in_tree
-
-    @property
-    def out_tree(self) -> PyTreeDef:
-        return self._traced.out_tree
-
-    def runtime_executable(self) -> Executable:
-        """The backend's executable."""
-        return self._call.executable
-
-    def as_text(self, stage: str = "optimized_hlo") -> str:
-        """The program after compilation as text (mirrors `jax.stages.Compiled.as_text`).
-
-        `stage` goes beyond JAX: "optimized_hlo" (the default, the HLO after the pass
-        pipeline), "hlo" (before it), and what the backend generates, e.g. "llvm" (LLVM IR)
-        and "asm" (host assembly) on the cpu backend. An unknown stage raises `ValueError`
-        naming the stages the backend has.
-        """
-        return self._call.executable.text(stage)
-
-    def cost_analysis(self) -> dict[str, float]:
-        """Estimated 'flops', 'transcendentals' and 'bytes accessed' of the optimized module."""
-        return self._call.executable.cost_analysis()
-
-    def memory_analysis(self) -> MemoryAnalysis:
-        """Argument, output, alias and temporary sizes in bytes."""
-        return self._call.executable.memory_analysis()
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        leaves, in_tree = tree_flatten((tuple(args), kwargs))
-        if in_tree != self.in_tree:
-            raise TypeError(f"Function {self._name} compiled with input pytree does not match "
-                            f"the input pytree it was called with: compiled for "
-                            f"{self.in_tree}, called with {in_tree}. Pass the non-static "
-                            "arguments only, with the same structure.")
-        if any(isinstance(x, Tracer) for x in leaves):
-            raise TypeError(f"Compiled function {self._name} cannot be called on traced "
-                            "values (inside jit, grad or vmap); call the jitted function "
-                            "instead.")
-        _api_util.check_array_leaves(leaves, self._traced.names, f"compiled {self._name}")
-        self._check_types(leaves)
-        return tree_unflatten(self.out_tree, self._call(leaves))
-
-    def _check_types(self, leaves: Sequence[Any]) -> None:
-        expected = self._traced.jaxpr.in_avals
-        mismatches = []
-        for name, leaf, aval in zip(self._traced.names, leaves, expected):
-            got = _api_util.abstractify(leaf)
-            if got.shape != aval.shape or got.dtype != aval.dtype:
-                mismatches.append(f"Argument '{name}' compiled with {_describe(aval)} and "
-                                  f"called with {_describe(got)}")
-        if mismatches:
-            raise TypeError("Argument types differ from the types for which this computation "
-                            "was compiled. The mismatches are:\n" + "\n".join(mismatches))
-
-
-def _describe(aval: ShapedArray) -> str:
-    dims = ",".join(str(d) for d in aval.shape)
-    return f"{aval.dtype.name}[{dims}]"
-
-
-def _check_dialect(dialect: str | None) -> None:
-    if dialect not in (None, "hlo"):
-        raise ValueError(f"jaxlite lowers to its own HLO only; dialect={dialect!r} is not "
-                         "available. Use dialect='hlo' (or leave it out).")
 
 
 @dataclass(frozen=True)

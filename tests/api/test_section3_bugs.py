@@ -34,3 +34,23 @@ def test_like_functions_take_shape_dtype_structs(make, fill):
     assert make(spec, dtype=jnp.int32).dtype == np.int32
     assert make(spec, shape=(3, 1)).shape == (3, 1)
     assert jax.jit(lambda: make(spec))().shape == (2, 3)
+
+
+def test_lowered_compiler_ir_has_as_hlo_text():
+    lowered = jax.jit(lambda a, b: a @ b.T).lower(jnp.ones((1, 3)), jnp.ones((2, 3)))
+    text = lowered.compiler_ir("hlo").as_hlo_text()
+    assert text == lowered.as_text() and text.startswith("HloModule jit__lambda")
+
+
+def test_stages_classes():
+    f = jax.jit(lambda x, y: x + y, donate_argnums=0)
+    assert isinstance(f, jax.stages.Wrapped)
+    lowered = f.lower(jnp.ones(2), jnp.ones(2))
+    assert isinstance(lowered, jax.stages.Lowered)
+    args, kwargs = lowered.args_info
+    assert kwargs == {} and [a.donated for a in args] == [True, False]
+    assert args[0].shape == (2,) and args[0].dtype == np.float32
+    compiled = lowered.compile()
+    assert isinstance(compiled, jax.stages.Compiled)
+    np.testing.assert_array_equal(compiled(jnp.ones(2), jnp.ones(2)), [2.0, 2.0])
+    assert isinstance(f.trace(jnp.ones(2), jnp.ones(2)), jax.stages.Traced)

@@ -99,7 +99,8 @@ def test_lower_and_compile_texts():
     text = lowered.as_text()
     assert text.startswith("HloModule jit_mlp") and "ENTRY" in text and "dot(" in text
     assert lowered.as_text(dialect="hlo") == text
-    assert isinstance(lowered.compiler_ir(), HloModule)
+    assert isinstance(lowered.compiler_ir().as_hlo_module(), HloModule)
+    assert lowered.compiler_ir("hlo").as_hlo_text() == text  # JAX's XlaComputation method
     with pytest.raises(ValueError, match="dialect='stablehlo' is not available"):
         lowered.as_text(dialect="stablehlo")
     compiled = lowered.compile()

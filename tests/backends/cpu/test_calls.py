@@ -177,7 +177,8 @@ def test_both_ways_of_filling_the_invoke_frame(monkeypatch, by_object):
     f = jax.jit(lambda x, y: (x + y, x * y, jnp.reshape(x * y, (2, 2))))
     x = np.arange(4, dtype=np.float32)
     y = np.full(4, 3.0, np.float32)
-    executable = cpu_client().compile(f.lower(x, y).compiler_ir(), CompileOptions())
+    executable = cpu_client().compile(f.lower(x, y).compiler_ir().as_hlo_module(),
+                                      CompileOptions())
     assert executable._by_object is by_object
     s, p, r = executable.execute_arrays([x, y])
     np.testing.assert_array_equal(s, x + y)

@@ -1,0 +1,240 @@
+"""The stages of ahead-of-time compilation (mirrors `jax.stages`).
+
+`jit(f).trace(*args)` gives a `Traced` (the jaxpr), `.lower()` a `Lowered` (the HLO module
+before the pass pipeline) and `.compile()` a `Compiled` (the backend's executable, callable
+with the non-static arguments). `Wrapped` is the base class of the functions `jit` returns.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from jaxlite.backends import analysis
+from jaxlite.backends.base import Client, Executable, MemoryAnalysis
+from jaxlite.core.avals import ShapedArray
+from jaxlite.core.jaxpr import ClosedJaxpr
+from jaxlite.core.trace import Tracer
+from jaxlite.interpreters.lowering import LoweredModule
+from jaxlite.runtime import dispatch
+from jaxlite.transforms import api_util as _api_util
+from jaxlite.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from jaxlite.xla.ir import HloModule
+from jaxlite.xla.text import print_module
+
+# Options for `Lowered.compile(compiler_options=...)`: XLA flag names to values.
+CompilerOptions = dict[str, Any]
+
+
+class Wrapped:
+    """The base class of the functions `jit` returns (mirrors `jax.stages.Wrapped`): call
+    it, or stage it with `.trace(*args)` and `.lower(*args)`."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    def trace(self, *args: Any, **kwargs: Any) -> "Traced":
+        raise NotImplementedError
+
+    def lower(self, *args: Any, **kwargs: Any) -> "Lowered":
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class ArgInfo:
+    """One argument of a lowered function: its abstract value and whether it is donated
+    (mirrors `jax.stages.ArgInfo`)."""
+
+    _aval: ShapedArray
+    donated: bool
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._aval.shape
+
+    @property
+    def dtype(self) -> Any:
+        return self._aval.dtype
+
+
+class HloComputation:
+    """What `Lowered.compiler_ir("hlo")` returns: the HLO module, with the methods of XLA's
+    `XlaComputation` that users call on it."""
+
+    def __init__(self, module: HloModule) -> None:
+        self._module = module
+
+    def as_hlo_text(self) -> str:
+        """The module in XLA's HLO text format."""
+        return print_module(self._module)
+
+    def as_hlo_module(self) -> HloModule:
+        """The module itself (jaxlite's HLO IR)."""
+        return self._module
+
+    def __str__(self) -> str:
+        return self.as_hlo_text()
+
+
+@dataclass
+class Traced:
+    """The result of `jit(f).trace(...)`: the jaxpr and the output structure (mirrors
+    `jax.stages.Traced`)."""
+
+    jaxpr: ClosedJaxpr
+    out_tree: PyTreeDef
+    _lower: Callable[[], "Lowered"] | None = field(default=None, repr=False)
+
+    def lower(self) -> "Lowered":
+        """Lower the traced program to HLO."""
+        if self._lower is None:
+            raise ValueError("lower: this Traced has no function to lower.")
+        return self._lower()
+
+
+class Lowered:
+    """A jitted function lowered to HLO for one signature (mirrors `jax.stages.Lowered`).
+
+    Differences from JAX: the text is jaxlite's HLO, not StableHLO; `as_text` accepts
+    `dialect="hlo"` (the default) only.
+    """
+
+    def __init__(self, lowered: LoweredModule, traced: Any, name: str, client: Client,
+                 donate_argnums: tuple[int, ...], lowering_seconds: float) -> None:
+        self._lowered = lowered
+        self._traced = traced
+        self._name = name
+        self._client = client
+        self.donate_argnums = donate_argnums
+        self._lowering_seconds = lowering_seconds
+
+    @property
+    def in_tree(self) -> PyTreeDef:
+        """The structure of `(args, kwargs)`, static arguments left out."""
+        return self._traced.in_tree
+
+    @property
+    def out_tree(self) -> PyTreeDef:
+        return self._traced.out_tree
+
+    @property
+    def in_avals(self) -> Any:
+        return tree_unflatten(self.in_tree, self._traced.jaxpr.in_avals)
+
+    @property
+    def args_info(self) -> Any:
+        """An `ArgInfo` per argument leaf, in the structure of `(args, kwargs)`."""
+        return _args_info(self._traced)
+
+    def compiler_ir(self, dialect: str | None = None) -> HloComputation:
+        """The HLO module as lowered, before any pass (`.as_hlo_text()` prints it)."""
+        _check_dialect(dialect)
+        return HloComputation(self._lowered.module)
+
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+        """The HLO text of the module before the pass pipeline."""
+        _check_dialect(dialect)
+        return print_module(self._lowered.module)
+
+    def cost_analysis(self) -> dict[str, float]:
+        """Estimated work of the unoptimized module (see `jaxlite.backends.analysis`)."""
+        return analysis.cost_analysis(self._lowered.module)
+
+    def compile(self, compiler_options: dict[str, Any] | None = None) -> "Compiled":
+        """Run the backend's compiler (passes included) on the module."""
+        call = dispatch.compile_lowered(self._lowered, self._traced.jaxpr, self._name,
+                                        self._client, self._traced.donated_invars,
+                                        self._lowering_seconds)
+        return Compiled(call, self._traced, self._name, self.donate_argnums)
+
+
+class Compiled:
+    """A jitted function compiled for one signature and backend (mirrors
+    `jax.stages.Compiled`). Call it with the non-static arguments only."""
+
+    def __init__(self, call: dispatch.CompiledCall, traced: Any, name: str,
+                 donate_argnums: tuple[int, ...]) -> None:
+        self._call = call
+        self._traced = traced
+        self._name = name
+        self.donate_argnums = donate_argnums
+
+    @property
+    def in_tree(self) -> PyTreeDef:
+        return self._traced.in_tree
+
+    @property
+    def out_tree(self) -> PyTreeDef:
+        return self._traced.out_tree
+
+    @property
+    def args_info(self) -> Any:
+        """An `ArgInfo` per argument leaf, in the structure of `(args, kwargs)`."""
+        return _args_info(self._traced)
+
+    def runtime_executable(self) -> Executable:
+        """The backend's executable."""
+        return self._call.executable
+
+    def as_text(self, stage: str = "optimized_hlo") -> str:
+        """The program after compilation as text (mirrors `jax.stages.Compiled.as_text`).
+
+        `stage` goes beyond JAX: "optimized_hlo" (the default, the HLO after the pass
+        pipeline), "hlo" (before it), and what the backend generates, e.g. "llvm" (LLVM IR)
+        and "asm" (host assembly) on the cpu backend. An unknown stage raises `ValueError`
+        naming the stages the backend has.
+        """
+        return self._call.executable.text(stage)
+
+    def cost_analysis(self) -> dict[str, float]:
+        """Estimated 'flops', 'transcendentals' and 'bytes accessed' of the optimized module."""
+        return self._call.executable.cost_analysis()
+
+    def memory_analysis(self) -> MemoryAnalysis:
+        """Argument, output, alias and temporary sizes in bytes."""
+        return self._call.executable.memory_analysis()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        leaves, in_tree = tree_flatten((tuple(args), kwargs))
+        if in_tree != self.in_tree:
+            raise TypeError(f"Function {self._name} compiled with input pytree does not match "
+                            f"the input pytree it was called with: compiled for "
+                            f"{self.in_tree}, called with {in_tree}. Pass the non-static "
+                            "arguments only, with the same structure.")
+        if any(isinstance(x, Tracer) for x in leaves):
+            raise TypeError(f"Compiled function {self._name} cannot be called on traced "
+                            "values (inside jit, grad or vmap); call the jitted function "
+                            "instead.")
+        _api_util.check_array_leaves(leaves, self._traced.names, f"compiled {self._name}")
+        self._check_types(leaves)
+        return tree_unflatten(self.out_tree, self._call(leaves))
+
+    def _check_types(self, leaves: Sequence[Any]) -> None:
+        expected = self._traced.jaxpr.in_avals
+        mismatches = []
+        for name, leaf, aval in zip(self._traced.names, leaves, expected):
+            got = _api_util.abstractify(leaf)
+            if got.shape != aval.shape or got.dtype != aval.dtype:
+                mismatches.append(f"Argument '{name}' compiled with {_describe(aval)} and "
+                                  f"called with {_describe(got)}")
+        if mismatches:
+            raise TypeError("Argument types differ from the types for which this computation "
+                            "was compiled. The mismatches are:\n" + "\n".join(mismatches))
+
+
+def _args_info(traced: Any) -> Any:
+    first = len(traced.consts)
+    donated = set(traced.donated_invars)
+    infos = [ArgInfo(aval, first + i in donated)
+             for i, aval in enumerate(traced.jaxpr.in_avals[first:])]
+    return tree_unflatten(traced.in_tree, infos)
+
+
+def _describe(aval: ShapedArray) -> str:
+    dims = ",".join(str(d) for d in aval.shape)
+    return f"{aval.dtype.name}[{dims}]"
+
+
+def _check_dialect(dialect: str | None) -> None:
+    if dialect not in (None, "hlo"):
+        raise ValueError(f"jaxlite lowers to its own HLO only; dialect={dialect!r} is not "
+                         "available. Use dialect='hlo' (or leave it out).")
