@@ -37,8 +37,10 @@ from jaxlite.lax.sorting import *  # noqa: F401,F403
 from jaxlite.lax.windows import *  # noqa: F401,F403
 from jaxlite.lax.joining import *  # noqa: F401,F403
 from jaxlite.lax.identities import *  # noqa: F401,F403
+from jaxlite.lax.bit_math import *  # noqa: F401,F403
 from jaxlite.lax.shape_utils import *  # noqa: F401,F403
 from jaxlite.lax.special_functions import *  # noqa: F401,F403
+from jaxlite.lax.parallel import *  # noqa: F401,F403
 from jaxlite.lax import linalg  # noqa: F401  (the namespace jaxlite.lax.linalg)
 
 ARRAY_OPS.update(
