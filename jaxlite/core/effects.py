@@ -7,14 +7,14 @@ lowering), so these sets only record what libraries register.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import AbstractSet, Any, Iterable
 
 
 class Effect:
     """The base class of effect types (mirrors `jax.extend.core.Effect`)."""
 
 
-Effects = frozenset
+Effects = AbstractSet[Effect]
 no_effects: frozenset = frozenset()
 
 

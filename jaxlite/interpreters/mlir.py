@@ -17,7 +17,7 @@ raise NotImplementedError saying so.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, Union
 
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.effects import lowerable_effects
@@ -41,6 +41,9 @@ SEND_TO_HOST_TYPE = 2
 RECV_FROM_HOST_TYPE = 3
 
 Value = HloInstruction  # what a lowering rule's operands and results are in jaxlite
+# JAX's type aliases.
+LoweringRule = Callable[..., Sequence[Any]]
+MeshAxisName = Any
 
 
 class Token:
@@ -321,6 +324,9 @@ class ShardingContext(_MLIROnly):
 
 class SPMDAxisContext(_MLIROnly):
     """Not available in jaxlite (mirrors `mlir.SPMDAxisContext`): one device, no SPMD."""
+
+
+AxisContext = Union[SPMDAxisContext, ShardingContext]
 
 
 class Mesh(_MLIROnly):

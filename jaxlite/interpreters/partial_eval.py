@@ -23,6 +23,8 @@ __all__ = ["PartialVal", "JaxprTracer", "DynamicJaxprTracer", "trace_to_jaxpr_no
            "dce_jaxpr_closed_call_rule", "dce_rules", "custom_partial_eval_rules",
            "partial_eval_jaxpr_custom_rules", "convert_constvars_jaxpr"]
 
+Val = Any  # JAX's alias for a value of any kind
+
 # Tables libraries register rules in. jaxlite's partial evaluation goes through each
 # primitive's jvp and staging rules, so it reads neither.
 custom_partial_eval_rules: dict[Any, Any] = {}

@@ -1,0 +1,40 @@
+"""The primitive classes of `jax.extend.core`: a library's primitive, and call primitives."""
+from __future__ import annotations
+
+from typing import Any
+
+from jaxlite.core.linear_util import WrappedFun
+from jaxlite.core.primitive import Primitive as _CorePrimitive
+
+
+class Primitive(_CorePrimitive):
+    """A library's primitive (mirrors `jax.extend.core.Primitive`).
+
+    Give it rules with `def_impl`, `def_abstract_eval`, `ad.primitive_jvps[p] = ...`,
+    `ad.primitive_transposes[p] = ...`, `batching.primitive_batchers[p] = ...` and
+    `mlir.register_lowering(p, mlir.lower_fun(impl, ...))`; set `multiple_results = True`
+    for a primitive with several outputs.
+    """
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name, register=False)
+
+
+class CallPrimitive(Primitive):
+    """A primitive that calls a function (mirrors `jax.extend.core.CallPrimitive`).
+
+    `bind(fun, *args, **params)` calls `fun` (a `WrappedFun` or a callable) on `args`
+    under the current trace, so every transformation sees through the call.
+    """
+
+    multiple_results = True
+    call_primitive = True
+
+    def bind(self, fun: Any, *args: Any, **params: Any) -> Any:  # type: ignore[override]
+        return call_impl(fun, *args, **params)
+
+
+def call_impl(f: Any, *args: Any, **params: Any) -> Any:
+    """Call `f` on `args`; the parameters belong to the call primitive (mirrors
+    `jax.extend.core.call_impl`)."""
+    return f.call_wrapped(*args) if isinstance(f, WrappedFun) else f(*args)
