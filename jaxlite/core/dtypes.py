@@ -64,6 +64,10 @@ class ExtendedDType:
         """The concrete value of this dtype stored as `data` (a concrete array)."""
         raise NotImplementedError
 
+    def full(self, shape: tuple[int, ...], fill_value: Any) -> Any:
+        """An array of `shape` of this dtype filled with `fill_value` (`lax.full`)."""
+        raise NotImplementedError
+
     def __repr__(self) -> str:
         return self.name
 
@@ -423,6 +427,10 @@ def result_type(*args: Any, return_weak_type_flag: bool = False
         raise ValueError("at least one array or dtype is required")
     x64 = _x64()
     nodes = frozenset(_result_node(a) for a in args)
+    if len(nodes) > 1 and any(isinstance(n, ExtendedDType) for n in nodes):
+        names = ", ".join(sorted(str(n) for n in nodes))
+        raise TypeError(f"Dtypes ({names}) have no promotion path: extended dtypes such as "
+                        "typed PRNG keys take part in no arithmetic.")
     only = next(iter(nodes))
     if len(nodes) == 1 and only not in _upper_bounds(x64):
         joined: _Node = only  # e.g. float0 with float0: nothing to promote

@@ -85,6 +85,9 @@ class Primitive:
     # extended dtype (typed PRNG keys): set by the library that defines the dtype, it
     # rewrites the operation on the values' physical data, so that no other rule sees them.
     extended_rule: Callable[..., Any] | None = None
+    # Whether values of extended dtypes may reach the primitive's other rules as they are
+    # (higher-order primitives pass them on to their jaxprs).
+    takes_extended = False
 
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive under the current trace."""
@@ -132,6 +135,14 @@ class Primitive:
 
 def _has_extended_dtype(value: Any) -> bool:
     return isinstance(getattr(value, "dtype", None), ExtendedDType)
+
+
+def check_extended_operands(primitive: Primitive, avals: Any) -> None:
+    """JAX's TypeError when values of an extended dtype (typed PRNG keys) reach a primitive
+    that cannot take them, such as arithmetic on keys."""
+    if not primitive.takes_extended and any(isinstance(a.dtype, ExtendedDType) for a in avals):
+        names = ", ".join(str(a.dtype) for a in avals)
+        raise TypeError(f"{primitive.name} does not accept dtypes {names}.")
 
 
 def _normalized_abstract_eval(prim: Primitive, rule: Callable[..., Any],

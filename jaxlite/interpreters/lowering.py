@@ -18,9 +18,9 @@ from typing import Any, Callable, Hashable, Sequence
 import numpy as np
 
 from jaxlite.core import dtypes
-from jaxlite.core.avals import ShapedArray
+from jaxlite.core.avals import ShapedArray, physical_aval
 from jaxlite.core.jaxpr import Atom, ClosedJaxpr, Jaxpr, Literal, Var
-from jaxlite.core.primitive import MissingRuleError
+from jaxlite.core.primitive import MissingRuleError, check_extended_operands
 from jaxlite.xla.ir import (ComputationBuilder, HloComputation, HloInstruction, HloModule,
                             NameUniquer)
 from jaxlite.xla.opcodes import Opcode
@@ -78,8 +78,8 @@ class LoweringContext:
         return self._state.names
 
     def shape(self, aval: ShapedArray) -> Shape:
-        """The HLO array shape of an abstract value."""
-        return Shape(_hlo_dtype(aval.dtype), tuple(aval.shape))
+        """The HLO array shape of an abstract value (of its physical data, for keys)."""
+        return _hlo_shape(aval)
 
     def with_builder(self, builder: ComputationBuilder,
                      avals_in: Sequence[ShapedArray] = (),
@@ -181,11 +181,14 @@ def _hlo_dtype(dtype: Any) -> np.dtype:
 
 
 def _hlo_shape(aval: ShapedArray) -> Shape:
+    aval = physical_aval(aval)
     return Shape(_hlo_dtype(aval.dtype), tuple(aval.shape))
 
 
 def _const_value(value: Any, aval: ShapedArray) -> np.ndarray:
     """A constant or literal as a numpy array of its aval's dtype (weak scalars included)."""
+    if dtypes.is_extended(aval.dtype):  # a typed key closed over: its physical data
+        value, aval = aval.dtype.to_physical(value), physical_aval(aval)
     dtype = _hlo_dtype(aval.dtype)
     if aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, dtype)
@@ -225,8 +228,10 @@ def _lower_equations(state: _ModuleState, builder: ComputationBuilder, jaxpr: Ja
         if not primitive.has_rule("lower"):
             raise MissingRuleError(f"Primitive '{primitive.name}' has no rule for lowering to "
                                    "HLO (jit).")
-        ctx = LoweringContext(state, builder, [v.aval for v in eqn.invars],
-                              [v.aval for v in eqn.outvars])
+        check_extended_operands(primitive, [v.aval for v in eqn.invars])
+        # Rules see physical avals: a typed key's is its uint32 data's.
+        ctx = LoweringContext(state, builder, [physical_aval(v.aval) for v in eqn.invars],
+                              [physical_aval(v.aval) for v in eqn.outvars])
         try:
             result = primitive.lower(ctx, *map(read, eqn.invars), **eqn.params)
         except Exception as error:

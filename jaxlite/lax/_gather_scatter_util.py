@@ -98,6 +98,8 @@ def check_mode(name: str, mode: GatherScatterMode) -> None:
 
 def default_fill_value(dtype: Any) -> Any:
     """The value a FILL_OR_DROP gather fills with by default, as JAX chooses it."""
+    if dtypes.is_extended(dtype):  # typed keys are gathered as their uint32 data
+        dtype = dtype.physical_dtype
     dtype = np.dtype(dtype)
     if dtypes.is_inexact(dtype):
         return np.nan

@@ -97,6 +97,12 @@ def zeros(aval: ShapedArray) -> Any:
     return broadcast_in_dim_p.bind(scalar, shape=tuple(aval.shape), broadcast_dimensions=())
 
 
+def is_symbolic_zero(tangent: Any) -> bool:
+    """Whether a tangent handed to a jvp rule is a symbolic zero (for rules written in the
+    libraries, which do not import the interpreters)."""
+    return isinstance(tangent, ad.Zero)
+
+
 def zeros_like_tangent(aval: ShapedArray) -> Any:
     """Concrete zeros for a tangent or cotangent (float0 for integer values, as JAX gives)."""
     if aval.dtype == dtypes.float0:

@@ -82,7 +82,7 @@ def elementwise_operands(name: str, *args: Any) -> list[Any]:
     rank, and gives Python scalars their default dtype (so `lax.add(bf16_array, 1.0)` fails
     there); jaxlite broadcasts numpy-style and lets scalars join the array operand's dtype.
     """
-    array_dtypes = {np.dtype(get_aval(a).dtype) for a in args if not _is_python_scalar(a)}
+    array_dtypes = {_operand_dtype(get_aval(a).dtype) for a in args if not _is_python_scalar(a)}
     target = next(iter(array_dtypes)) if len(array_dtypes) == 1 else None
     operands = []
     for a in args:
@@ -107,6 +107,11 @@ def elementwise_operands(name: str, *args: Any) -> list[Any]:
     return [_broadcast_to(a, s, shape) for a, s in zip(operands, shapes)]
 
 
+def _operand_dtype(dtype: Any) -> Any:
+    # Typed PRNG keys (an extended dtype) pass on to the primitive's extended rule.
+    return dtype if dtypes.is_extended(dtype) else np.dtype(dtype)
+
+
 def _broadcast_to(x: Any, x_shape: tuple[int, ...], shape: tuple[int, ...]) -> Any:
     if x_shape == shape:
         return x
@@ -128,6 +133,8 @@ def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Any:
     if dtype is None:
         weak = dtypes.is_weakly_typed(fill_value)
         value = _convert_element_type(fill_value, get_aval(fill_value).dtype, weak_type=weak)
+    elif dtypes.is_extended(dtype):  # typed keys: the dtype fills its physical data
+        return dtype.full(shape, fill_value)
     else:
         value = convert_element_type(fill_value, dtypes.canonicalize_dtype(dtype))
     return broadcast_in_dim(value, shape, ())
@@ -144,6 +151,8 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None,
     out_dtype = aval.dtype if dtype is None else dtypes.canonicalize_dtype(dtype)
     weak = aval.weak_type and dtype is None
     out_shape = aval.shape if shape is None else tuple(int(d) for d in shape)
+    if dtypes.is_extended(out_dtype):  # typed keys: the dtype fills its physical data
+        return out_dtype.full(out_shape, fill_value)
     value = _convert_element_type(fill_value, out_dtype, weak_type=weak)
     return broadcast_in_dim(value, out_shape, ())
 

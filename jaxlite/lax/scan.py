@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from jaxlite.core.avals import ShapedArray, get_aval
+from jaxlite.core.avals import ShapedArray, get_aval, physical_aval, physical_value
 from jaxlite.core.jaxpr import ClosedJaxpr
 from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters.ad import add_tangents, instantiate
@@ -93,13 +93,15 @@ def _scan_reference(*args: np.ndarray, jaxpr: ClosedJaxpr, num_consts: int, num_
         i = length - 1 - step if reverse else step
         outs = eval_closed(jaxpr, *consts, *carry, *[np.asarray(x)[i] for x in xs])
         carry = outs[:num_carry]
-        for stack, y in zip(ys, outs[num_carry:]):
-            stack.append(np.asarray(y))
+        for stack, y, aval in zip(ys, outs[num_carry:], jaxpr.out_avals[num_carry:]):
+            stack.append(np.asarray(physical_value(y, aval)))  # typed keys: their data
     stacked = []
     for stack, aval in zip(ys, jaxpr.out_avals[num_carry:]):
         if reverse:
             stack.reverse()
-        stacked.append(np.stack(stack) if stack else np.zeros((0, *aval.shape), aval.dtype))
+        physical = physical_aval(aval)
+        stacked.append(np.stack(stack) if stack else
+                       np.zeros((0, *physical.shape), physical.dtype))
     return list(carry) + stacked
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from jaxlite import lax
 from jaxlite import numpy as jnp
 from jaxlite.core import dtypes
-from jaxlite.random._keys import canonical_shape, check_prng_key, random_bits, split_data
+from jaxlite.random._keys import canonical_shape, check_prng_key, random_bits, split_keys
 
 __all__ = ["uniform", "normal", "truncated_normal", "exponential", "laplace", "logistic",
            "gumbel", "cauchy", "multivariate_normal", "orthogonal"]
@@ -100,12 +100,12 @@ def scale_unit(floats: Any, minval: Any, maxval: Any) -> Any:
     return lax.max(minval, lax.add(lax.mul(floats, lax.sub(maxval, minval)), minval))
 
 
-def uniform_raw(data: Any, minval: Any, maxval: Any, shape: tuple[int, ...],
+def uniform_raw(key: Any, minval: Any, maxval: Any, shape: tuple[int, ...],
                 dtype: np.dtype) -> Any:
-    """`uniform` on raw key data, with checked arguments."""
+    """`uniform` from a typed key, with checked arguments."""
     minval = as_dtype(minval, dtype, shape)
     maxval = as_dtype(maxval, dtype, shape)
-    floats = unit_floats(random_bits(data, uniform_bits_width(dtype), shape), dtype)
+    floats = unit_floats(random_bits(key, uniform_bits_width(dtype), shape), dtype)
     return scale_unit(floats, minval, maxval)
 
 
@@ -114,16 +114,16 @@ def normal_lower_bound(dtype: np.dtype) -> np.ndarray:
     return np.array(-1.0 + float(dtypes.finfo(dtype).epsneg), dtype)
 
 
-def normal_raw(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-    """Standard normal values on raw key data (complex: real and imaginary from two keys)."""
+def normal_raw(key: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    """Standard normal values from a typed key (complex: real and imaginary from two keys)."""
     if dtypes.issubdtype(dtype, np.complexfloating):
         real_dtype = dtypes.real_dtype(dtype)
-        key_re, key_im = split_data(data)
+        key_re, key_im = split_keys(key)
         parts = [lax.convert_element_type(normal_raw(k, shape, real_dtype), dtype)
                  for k in (key_re, key_im)]
         imaginary = lax.mul(parts[1], lax.full((), 1j, dtype))
         return lax.div(lax.add(parts[0], imaginary), lax.full((), np.sqrt(2), dtype))
-    u = uniform_raw(data, normal_lower_bound(dtype), 1.0, shape, dtype)
+    u = uniform_raw(key, normal_lower_bound(dtype), 1.0, shape, dtype)
     return lax.mul(lax.full((), np.sqrt(2), dtype), lax.erf_inv(u))
 
 
@@ -140,11 +140,11 @@ def uniform(key: Any, shape: Sequence[int] = (), dtype: Any = None, minval: Any 
     dtype : a float dtype (default: float32, float64 with x64 on).
     minval, maxval : the bounds.
     """
-    data, _ = check_prng_key("uniform", key)
+    key, _ = check_prng_key("uniform", key)
     dtype = float_dtype("uniform", dtype)
     shape = canonical_shape("uniform", shape)
     check_shape("uniform", shape, np.shape(minval), np.shape(maxval))
-    return uniform_raw(data, minval, maxval, shape, dtype)
+    return uniform_raw(key, minval, maxval, shape, dtype)
 
 
 def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
@@ -153,9 +153,9 @@ def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     `u` is uniform in (-1, 1); a complex dtype gives real and imaginary parts of variance
     1/2 each.
     """
-    data, _ = check_prng_key("normal", key)
+    key, _ = check_prng_key("normal", key)
     dtype = float_dtype("normal", dtype, np.inexact)
-    return normal_raw(data, canonical_shape("normal", shape), dtype)
+    return normal_raw(key, canonical_shape("normal", shape), dtype)
 
 
 def truncated_normal(key: Any, lower: Any, upper: Any, shape: Sequence[int] | None = None,
@@ -164,13 +164,13 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Sequence[int] | No
 
     The result lies in the open interval: it is clipped to the floats next to the bounds.
     """
-    data, _ = check_prng_key("truncated_normal", key)
+    key, _ = check_prng_key("truncated_normal", key)
     dtype = float_dtype("truncated_normal", dtype)
     shape = shape_or_broadcast("truncated_normal", shape, lower, upper)
     sqrt2 = lax.full((), np.sqrt(2), dtype)
     lower, upper = as_dtype(lower, dtype), as_dtype(upper, dtype)
     a, b = lax.erf(lax.div(lower, sqrt2)), lax.erf(lax.div(upper, sqrt2))
-    u = uniform_raw(data, a, b, shape, dtype)
+    u = uniform_raw(key, a, b, shape, dtype)
     out = lax.mul(sqrt2, lax.erf_inv(u))
     low = lax.nextafter(lax.stop_gradient(lower), lax.full_like(lower, np.inf))
     high = lax.nextafter(lax.stop_gradient(upper), lax.full_like(upper, -np.inf))
@@ -179,36 +179,36 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Sequence[int] | No
 
 def exponential(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """Exponential values of rate 1 (mirrors `jax.random.exponential`): `-log1p(-u)`."""
-    data, _ = check_prng_key("exponential", key)
+    key, _ = check_prng_key("exponential", key)
     dtype = float_dtype("exponential", dtype)
-    u = uniform_raw(data, 0.0, 1.0, canonical_shape("exponential", shape), dtype)
+    u = uniform_raw(key, 0.0, 1.0, canonical_shape("exponential", shape), dtype)
     return lax.neg(lax.log1p(lax.neg(u)))
 
 
 def laplace(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """Laplace values of scale 1 (mirrors `jax.random.laplace`)."""
-    data, _ = check_prng_key("laplace", key)
+    key, _ = check_prng_key("laplace", key)
     dtype = float_dtype("laplace", dtype)
     low = -1.0 + float(dtypes.finfo(dtype).epsneg)
-    u = uniform_raw(data, low, 1.0, canonical_shape("laplace", shape), dtype)
+    u = uniform_raw(key, low, 1.0, canonical_shape("laplace", shape), dtype)
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
 def logistic(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """Standard logistic values (mirrors `jax.random.logistic`): `log(u) - log1p(-u)`."""
-    data, _ = check_prng_key("logistic", key)
+    key, _ = check_prng_key("logistic", key)
     dtype = float_dtype("logistic", dtype)
     tiny = float(dtypes.finfo(dtype).tiny)
-    x = uniform_raw(data, tiny, 1.0, canonical_shape("logistic", shape), dtype)
+    x = uniform_raw(key, tiny, 1.0, canonical_shape("logistic", shape), dtype)
     return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
 
 
 def cauchy(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """Standard Cauchy values (mirrors `jax.random.cauchy`): `tan(pi * (u - 1/2))`."""
-    data, _ = check_prng_key("cauchy", key)
+    key, _ = check_prng_key("cauchy", key)
     dtype = float_dtype("cauchy", dtype)
     eps = float(dtypes.finfo(dtype).eps)
-    u = uniform_raw(data, eps, 1.0, canonical_shape("cauchy", shape), dtype)
+    u = uniform_raw(key, eps, 1.0, canonical_shape("cauchy", shape), dtype)
     half, pi = lax.full((), 0.5, dtype), lax.full((), np.pi, dtype)
     return lax.tan(lax.mul(pi, lax.sub(u, half)))
 
@@ -220,24 +220,24 @@ def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None,
     `mode="high"` builds each uniform value from two draws, for resolution near 0;
     the default `"low"` uses one. Differences from JAX: `mode="highest"` is not supported.
     """
-    data, _ = check_prng_key("gumbel", key)
+    key, _ = check_prng_key("gumbel", key)
     dtype = float_dtype("gumbel", dtype)
     mode = "low" if mode is None else mode
     if mode not in ("high", "low"):
         raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
-    return gumbel_raw(data, canonical_shape("gumbel", shape), dtype, mode)
+    return gumbel_raw(key, canonical_shape("gumbel", shape), dtype, mode)
 
 
-def gumbel_raw(data: Any, shape: tuple[int, ...], dtype: np.dtype, mode: str) -> Any:
+def gumbel_raw(key: Any, shape: tuple[int, ...], dtype: np.dtype, mode: str) -> Any:
     info = dtypes.finfo(dtype)
     if mode == "high":
-        both = uniform_raw(data, 0.0, 1.0, (2,) + shape, dtype)
+        both = uniform_raw(key, 0.0, 1.0, (2,) + shape, dtype)
         high, low = both[0], both[1]
         fine = lax.add(lax.add(high, lax.mul(lax.full((), 2.0 ** -info.nmant, dtype), low)),
                        lax.full((), float(info.tiny), dtype))
         x = lax.select(lax.ge(high, lax.full_like(high, 0.5)), high, fine)
         return lax.neg(lax.log(lax.neg(lax.log1p(lax.neg(x)))))
-    u = uniform_raw(data, float(info.tiny), 1.0, shape, dtype)
+    u = uniform_raw(key, float(info.tiny), 1.0, shape, dtype)
     return lax.neg(lax.log(lax.neg(lax.log(u))))
 
 
@@ -249,7 +249,7 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | No
     (default: the broadcast batch shapes of mean and cov). `method` factors `cov`: with
     "cholesky" (default), "eigh" or "svd" (the last two accept singular matrices).
     """
-    data, _ = check_prng_key("multivariate_normal", key)
+    key, _ = check_prng_key("multivariate_normal", key)
     mean, cov = jnp.asarray(mean), jnp.asarray(cov)
     common = dtypes.to_inexact_dtype(dtypes.result_type(mean, cov))
     mean, cov = mean.astype(common), cov.astype(common)
@@ -279,7 +279,7 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | No
         factor = v * jnp.sqrt(w[..., None, :])
     else:
         factor = lax.linalg.cholesky(cov)
-    samples = normal_raw(data, shape + (n,), dtype)
+    samples = normal_raw(key, shape + (n,), dtype)
     return mean + jnp.matmul(factor, samples[..., None])[..., 0]
 
 
@@ -291,12 +291,12 @@ def orthogonal(key: Any, n: int, shape: Sequence[int] = (), dtype: Any = None,
     n); it is the Q of a QR factorization of a normal matrix, with column signs fixed by R's
     diagonal.
     """
-    data, _ = check_prng_key("orthogonal", key)
+    key, _ = check_prng_key("orthogonal", key)
     dtype = float_dtype("orthogonal", dtype)
     shape = canonical_shape("orthogonal", shape)
     n = int(n)
     m = n if m is None else int(m)
-    z = normal_raw(data, shape + (max(n, m), min(n, m)), dtype)
+    z = normal_raw(key, shape + (max(n, m), min(n, m)), dtype)
     q, r = lax.linalg.qr(z, full_matrices=False)
     d = jnp.diagonal(r, axis1=-2, axis2=-1)
     x = q * jnp.expand_dims(jnp.sign(d), -2)

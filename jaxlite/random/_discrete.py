@@ -21,7 +21,7 @@ from jaxlite import numpy as jnp
 from jaxlite.core import dtypes
 from jaxlite.random._continuous import (broadcast_to, check_shape, gumbel_raw, shape_or_broadcast,
                                         uniform_raw)
-from jaxlite.random._keys import canonical_shape, check_prng_key, random_bits, split_data
+from jaxlite.random._keys import canonical_shape, check_prng_key, random_bits, split_keys
 
 __all__ = ["bernoulli", "randint", "categorical", "permutation", "choice", "poisson"]
 
@@ -41,17 +41,17 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | None = None,
     """
     if mode not in ("high", "low"):
         raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
-    data, _ = check_prng_key("bernoulli", key)
+    key, _ = check_prng_key("bernoulli", key)
     dtype = dtypes.dtype(p)
     if not dtypes.issubdtype(dtype, np.floating):
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {dtype}.")
     p = lax.convert_element_type(p, dtype)
     shape = shape_or_broadcast("bernoulli", shape, p)
     if mode == "high":
-        both = uniform_raw(data, 0.0, 1.0, (2,) + shape, dtype)
+        both = uniform_raw(key, 0.0, 1.0, (2,) + shape, dtype)
         fine = lax.mul(both[1], lax.full((), 2.0 ** -dtypes.finfo(dtype).nmant, dtype))
         return lax.lt(fine, lax.sub(p, both[0]))
-    return lax.lt(uniform_raw(data, 0.0, 1.0, shape, dtype), p)
+    return lax.lt(uniform_raw(key, 0.0, 1.0, shape, dtype), p)
 
 
 def _integer_array(value: Any) -> Any:
@@ -79,7 +79,7 @@ def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any,
     span is a power of 2); types narrower than 32 bits are sampled as int32; a `maxval` past
     the dtype's range means "up to the largest value, inclusive".
     """
-    data, _ = check_prng_key("randint", key)
+    key, _ = check_prng_key("randint", key)
     dtype = dtypes.check_and_canonicalize_user_dtype(int if dtype is None else dtype)
     if not dtypes.issubdtype(dtype, np.integer):
         raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
@@ -93,10 +93,10 @@ def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any,
             lax.clamp(lax.full((), low, np.int32), lax.convert_element_type(v, np.int32),
                       lax.full((), high, np.int32))
             for v, (low, high) in zip((minval, maxval), bounds)]
-    return lax.convert_element_type(_randint(data, minval, maxval, shape, sampling), dtype)
+    return lax.convert_element_type(_randint(key, minval, maxval, shape, sampling), dtype)
 
 
-def _randint(data: Any, minval: Any, maxval: Any, shape: tuple[int, ...],
+def _randint(key: Any, minval: Any, maxval: Any, shape: tuple[int, ...],
              dtype: np.dtype) -> Any:
     check_shape("randint", shape, np.shape(minval), np.shape(maxval))
     minval, maxval = _integer_array(minval), _integer_array(maxval)
@@ -108,7 +108,7 @@ def _randint(data: Any, minval: Any, maxval: Any, shape: tuple[int, ...],
     nbits = dtypes.iinfo(dtype).bits
     if nbits not in (8, 16, 32, 64):
         raise TypeError(f"randint only accepts 8-, 16-, 32-, or 64-bit dtypes, got {dtype}")
-    key_high, key_low = split_data(data)
+    key_high, key_low = split_keys(key)
     higher_bits = random_bits(key_high, nbits, shape)
     lower_bits = random_bits(key_low, nbits, shape)
     unsigned = np.dtype(f"uint{nbits}")
@@ -137,7 +137,7 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
     shape without `axis`, and may add leading dimensions of independent draws. Without
     replacement, the draws of one batch element are distinct (Gumbel top-k).
     """
-    data, _ = check_prng_key("categorical", key)
+    key, _ = check_prng_key("categorical", key)
     logits = jnp.asarray(logits)
     axis = _canonical_axis("categorical", axis, logits.ndim)
     batch_shape = tuple(np.delete(logits.shape, axis))
@@ -151,10 +151,10 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
     if replace:
         logits_shape = list(shape[len(shape) - len(batch_shape):])
         logits_shape.insert(axis, logits.shape[axis])
-        noise = gumbel_raw(data, (*prefix, *logits_shape), np.dtype(logits.dtype), mode)
+        noise = gumbel_raw(key, (*prefix, *logits_shape), np.dtype(logits.dtype), mode)
         expanded = lax.expand_dims(logits, tuple(range(len(prefix))))
         return jnp.argmax(noise + expanded, axis=axis + len(prefix))
-    perturbed = logits + gumbel_raw(data, tuple(logits.shape), np.dtype(logits.dtype), mode)
+    perturbed = logits + gumbel_raw(key, tuple(logits.shape), np.dtype(logits.dtype), mode)
     k = math.prod(prefix)
     if k > logits.shape[axis]:
         raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number "
@@ -166,7 +166,7 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
 
 # ---------------------------------------------------------------------------- shuffling
 
-def _shuffle(data: Any, x: Any, axis: int) -> Any:
+def _shuffle(key: Any, x: Any, axis: int) -> Any:
     """`x` sorted along `axis` by random 32-bit keys, in enough rounds that ties are unlikely.
 
     JAX's rule: ceil(3 ln(size) / ln(2**32 - 1)) rounds, each with a fresh subkey.
@@ -174,7 +174,7 @@ def _shuffle(data: Any, x: Any, axis: int) -> Any:
     size = math.prod(np.shape(x))
     rounds = int(np.ceil(3 * np.log(max(1, size)) / np.log(np.iinfo(np.uint32).max)))
     for _ in range(rounds):
-        data, subkey = split_data(data)
+        key, subkey = split_keys(key)
         sort_keys = random_bits(subkey, 32, tuple(np.shape(x)))
         _, x = lax.sort_key_val(sort_keys, x, axis)
     return x
@@ -190,16 +190,16 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
     Mirrors `jax.random.permutation`: with `independent`, each slice along `axis` is
     shuffled separately; otherwise whole slices move together.
     """
-    data, _ = check_prng_key("permutation", key)
+    key, _ = check_prng_key("permutation", key)
     if not np.ndim(x):
         if not np.issubdtype(np.dtype(dtypes.dtype(x)), np.integer):
             raise TypeError("x must be an integer or at least 1-dimensional")
-        return _shuffle(data, jnp.arange(int(x)), 0)
+        return _shuffle(key, jnp.arange(int(x)), 0)
     x = jnp.asarray(x)
     axis = _canonical_axis("permutation", axis, x.ndim)
     if independent or x.ndim == 1:
-        return _shuffle(data, x, axis)
-    order = _shuffle(data, jnp.arange(x.shape[axis]), 0)
+        return _shuffle(key, x, axis)
+    order = _shuffle(key, jnp.arange(x.shape[axis]), 0)
     return _take(x, order, axis)
 
 
@@ -216,7 +216,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True,
     Mirrors `jax.random.choice`: `shape` draws, with or without replacement, uniformly or
     with probabilities `p` (inverse CDF with replacement, Gumbel top-k without).
     """
-    data, _ = check_prng_key("choice", key)
+    key, _ = check_prng_key("choice", key)
     if not isinstance(shape, Sequence):
         raise TypeError(f"shape argument of jax.random.choice must be a sequence, got {shape}")
     shape = canonical_shape("choice", shape)
@@ -237,10 +237,10 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True,
                          f"(size {n_inputs}) when 'replace=False'")
     if p is None:
         if replace:
-            ind = randint(data, shape, 0, n_inputs)
+            ind = randint(key, shape, 0, n_inputs)
             result = ind if scalar else _take(arr, ind, axis)
         else:
-            chosen = permutation(data, n_inputs if scalar else arr, axis)
+            chosen = permutation(key, n_inputs if scalar else arr, axis)
             index = (slice(None),) * (0 if scalar else axis) + (slice(n_draws),)
             result = chosen[index]
     else:
@@ -252,11 +252,11 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True,
                              f"a.shape[axis] is {n_inputs}.")
         if replace:
             p_cuml = jnp.cumsum(p_arr)
-            u = uniform_raw(data, 0.0, 1.0, shape, np.dtype(p_cuml.dtype))
+            u = uniform_raw(key, 0.0, 1.0, shape, np.dtype(p_cuml.dtype))
             r = p_cuml[-1] * (1 - u)
             ind = _searchsorted_left(p_cuml, r).astype(int)
         else:
-            noise = gumbel_raw(data, (n_inputs,), np.dtype(p_arr.dtype),
+            noise = gumbel_raw(key, (n_inputs,), np.dtype(p_arr.dtype),
                                "low" if mode is None else mode)
             ind = lax.top_k(noise + jnp.log(p_arr), n_draws)[1].astype(int)
         result = ind if scalar else _take(arr, ind, axis)
@@ -267,7 +267,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True,
 
 # ------------------------------------------------------------------------------ poisson
 
-def _poisson_knuth(data: Any, lam: Any, shape: tuple[int, ...], dtype: np.dtype,
+def _poisson_knuth(key: Any, lam: Any, shape: tuple[int, ...], dtype: np.dtype,
                    max_iters: Any) -> Any:
     """Count uniform factors until their product falls below exp(-lam) (small rates)."""
     def cond(carry: tuple) -> Any:
@@ -276,18 +276,18 @@ def _poisson_knuth(data: Any, lam: Any, shape: tuple[int, ...], dtype: np.dtype,
 
     def body(carry: tuple) -> tuple:
         i, k, rng, log_prod = carry
-        rng, subkey = split_data(rng)
+        rng, subkey = split_keys(rng)
         k = lax.select(log_prod > -lam, k + 1, k)
         u = uniform_raw(subkey, 0.0, 1.0, shape, np.dtype(np.float32))
         return i + 1, k, rng, log_prod + jnp.log(u)
 
-    init = (lax.full((), 0, max_iters.dtype), lax.full(shape, 0, dtype), data,
+    init = (lax.full((), 0, max_iters.dtype), lax.full(shape, 0, dtype), key,
             lax.full(shape, 0.0, np.float32))
     k = lax.while_loop(cond, body, init)[1]
     return (k - 1).astype(dtype)
 
 
-def _poisson_rejection(data: Any, lam: Any, shape: tuple[int, ...], dtype: np.dtype,
+def _poisson_rejection(key: Any, lam: Any, shape: tuple[int, ...], dtype: np.dtype,
                        max_iters: Any) -> Any:
     """Hormann's transformed rejection with squeeze (PTRS), for large rates."""
     log_lam = lax.log(lam)
@@ -302,7 +302,7 @@ def _poisson_rejection(data: Any, lam: Any, shape: tuple[int, ...], dtype: np.dt
 
     def body(carry: tuple) -> tuple:
         i, k_out, accepted, rng = carry
-        keys = split_data(rng, 3)
+        keys = split_keys(rng, 3)
         rng, subkey_0, subkey_1 = keys[0], keys[1], keys[2]
         u = uniform_raw(subkey_0, 0.0, 1.0, shape, np.dtype(lam.dtype)) - 0.5
         v = uniform_raw(subkey_1, 0.0, 1.0, shape, np.dtype(lam.dtype))
@@ -316,7 +316,7 @@ def _poisson_rejection(data: Any, lam: Any, shape: tuple[int, ...], dtype: np.dt
         return i + 1, lax.select(accept, k, k_out), accepted | accept, rng
 
     init = (lax.full((), 0, max_iters.dtype), lax.full(shape, -1, lam.dtype),
-            lax.full(shape, False, np.bool_), data)
+            lax.full(shape, False, np.bool_), key)
     return lax.while_loop(cond, body, init)[1].astype(dtype)
 
 
@@ -326,7 +326,7 @@ def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any =
     Rates below 10 use Knuth's algorithm, larger ones transformed rejection; the rate is
     computed in float32 as in JAX; a rate of 0 gives 0.
     """
-    data, _ = check_prng_key("poisson", key)
+    key, _ = check_prng_key("poisson", key)
     dtype = np.dtype(dtypes.check_and_canonicalize_user_dtype(int if dtype is None else dtype))
     shape = tuple(np.shape(lam)) if shape is None else canonical_shape("poisson", shape)
     lam = broadcast_to(lax.convert_element_type(lam, np.float32), shape)
@@ -335,7 +335,7 @@ def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any =
     lam_rejection = lax.select(use_knuth, lax.full_like(lam, 1e5), lam)
     max_iters = np.array(dtypes.iinfo(dtype).max, dtype)
     result = lax.select(use_knuth,
-                        _poisson_knuth(data, lam_knuth, shape, dtype, max_iters),
-                        _poisson_rejection(data, lam_rejection, shape, dtype, max_iters))
+                        _poisson_knuth(key, lam_knuth, shape, dtype, max_iters),
+                        _poisson_rejection(key, lam_rejection, shape, dtype, max_iters))
     return lax.select(lam == 0, jnp.zeros_like(result), result)
 

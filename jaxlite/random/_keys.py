@@ -1,287 +1,107 @@
 """PRNG keys: raw uint32 keys, typed keys, and the key operations (mirrors `jax.random`).
 
 A raw key (`PRNGKey(seed)`) is a uint32 array of shape (2,), as JAX's legacy keys are. A typed
-key (`key(seed)`) is a `PRNGKeyArray`: an array of keys of dtype `key<fry>` whose shape leaves
-out the trailing 2 words of key data. Every `jaxlite.random` function accepts both; `split`
-and `fold_in` return keys of the kind they were given.
-
-Differences from JAX: a typed key is a small wrapper around its uint32 data registered as a
-pytree (the data is its one leaf), not an array of an extended dtype. It flows through `jit`
-and `vmap` (batched along its leading axes) and supports indexing, iteration, `shape`,
-`ndim`, `size`, `dtype`, `reshape` and `==`; jnp functions do not accept it (use
-`key_data`). Only the threefry2x32 implementation exists.
+key (`key(seed)`) is an array of the extended dtype `key<fry>` (`jaxlite.random._prng`):
+a pytree leaf and a `jax.Array` that flows through jit, vmap, grad, scan, cond and
+while_loop, and supports indexing, reshaping, `==`, `jnp.where`, `jnp.stack` and the other
+structural operations. Every `jaxlite.random` function accepts both kinds; `split` and
+`fold_in` return keys of the kind they were given. Internally the samplers work on typed
+keys (raw ones are wrapped as threefry2x32 keys, JAX's default implementation).
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from jaxlite import lax
 from jaxlite import numpy as jnp
 from jaxlite.core import dtypes
-from jaxlite.core.avals import get_aval
-from jaxlite.random import _threefry
-from jaxlite.tree_util import register_pytree_node
+from jaxlite.core.basearray import Array
+from jaxlite.random import _key_rules
+from jaxlite.random._prng import (KeyTy, PRNGImpl, PRNGKeyArray, is_typed_key, prngs,
+                                  random_unwrap, random_wrap, threefry_prng_impl)
+from jaxlite.transforms.vmap import vmap
 
-__all__ = ["PRNGKeyArray", "PRNGKey", "key", "key_data", "wrap_key_data", "key_impl",
-           "key_dtype", "split", "fold_in", "bits", "clone"]
+__all__ = ["PRNGKeyArray", "PRNGSpec", "PRNGKey", "key", "key_data", "wrap_key_data",
+           "key_impl", "key_dtype", "split", "fold_in", "bits", "clone", "random_seed",
+           "default_prng_impl", "resolve_prng_impl", "check_prng_key", "split_key",
+           "random_bits", "canonical_shape"]
 
-IMPL_NAME = "threefry2x32"
-KEY_SHAPE = (2,)
+_key_rules.install_key_rules()
 
 
-class PRNGKeyDType:
-    """The dtype of typed keys: `key<fry>` for threefry2x32 (mirrors JAX's `KeyTy`)."""
+class PRNGSpec:
+    """Names a PRNG implementation that is not registered (mirrors JAX's `PRNGSpec`)."""
 
-    name = "key<fry>"
-    itemsize = 8
+    __slots__ = ("_impl",)
+
+    def __init__(self, impl: PRNGImpl) -> None:
+        self._impl = impl
 
     def __repr__(self) -> str:
-        return self.name
+        return f"PRNGSpec({self._impl.name!r})"
 
-    __str__ = __repr__
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, PRNGKeyDType) or other == self.name
+    def __str__(self) -> str:
+        return str(self._impl)
 
     def __hash__(self) -> int:
-        return hash(self.name)
+        return hash(self._impl)
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, PRNGSpec) and self._impl == other._impl
 
 
-KEY_DTYPE = PRNGKeyDType()
+def default_prng_impl() -> PRNGImpl:
+    """The implementation of raw keys and of keys made without `impl`: threefry2x32."""
+    return threefry_prng_impl
 
 
-class PRNGKeyArray:
-    """An array of typed PRNG keys over uint32 key data of shape `(*shape, 2)`.
-
-    Mirrors the arrays `jax.random.key` returns (dtype `key<fry>`).
-    """
-
-    __slots__ = ("_base",)
-
-    def __init__(self, base: Any) -> None:
-        self._base = base
-
-    @property
-    def dtype(self) -> PRNGKeyDType:
-        return KEY_DTYPE
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(np.shape(self._base))[:-1]
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape))
-
-    @property
-    def itemsize(self) -> int:
-        return KEY_DTYPE.itemsize
-
-    def __len__(self) -> int:
-        if not self.shape:
-            raise TypeError("len() of unsized object (a scalar key array)")
-        return self.shape[0]
-
-    def __iter__(self) -> Iterator["PRNGKeyArray"]:
-        return (self[i] for i in range(len(self)))
-
-    def __getitem__(self, index: Any) -> "PRNGKeyArray":
-        index = index if isinstance(index, tuple) else (index,)
-        if Ellipsis in index:
-            index = index + (slice(None),)  # the key data axis stays whole
-        return PRNGKeyArray(self._base[index])
-
-    def reshape(self, *shape: Any) -> "PRNGKeyArray":
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        return PRNGKeyArray(jnp.reshape(self._base, tuple(shape) + KEY_SHAPE))
-
-    def ravel(self) -> "PRNGKeyArray":
-        return self.reshape(-1)
-
-    flatten = ravel
-
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
-        if not isinstance(other, PRNGKeyArray):
-            return NotImplemented
-        return jnp.all(self._base == other._base, axis=-1)
-
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
-        if not isinstance(other, PRNGKeyArray):
-            return NotImplemented
-        return jnp.any(self._base != other._base, axis=-1)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"Array({self.shape}, dtype={KEY_DTYPE}) overlaying:\n{self._base}"
-
-
-register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), None),
-                     lambda _, children: PRNGKeyArray(children[0]))
+def resolve_prng_impl(impl_spec: Any) -> PRNGImpl:
+    """The implementation a user named: None (the default), a name, a key dtype, a
+    `PRNGSpec` or a `PRNGImpl` (mirrors JAX's `resolve_prng_impl`)."""
+    if impl_spec is None:
+        return default_prng_impl()
+    if type(impl_spec) is PRNGImpl:
+        return impl_spec
+    if isinstance(impl_spec, (PRNGSpec, KeyTy)):
+        return impl_spec._impl
+    if type(impl_spec) is str:
+        if impl_spec in prngs:
+            return prngs[impl_spec]
+        names = ", ".join(f'"{name}"' for name in prngs)
+        raise ValueError(f'unrecognized PRNG implementation "{impl_spec}". Did you mean one '
+                         f"of: {names}?")
+    raise TypeError(f"unrecognized type {type(impl_spec)} for specifying PRNG implementation.")
 
 
 # ----------------------------------------------------------------------------- checks
 
-def _check_impl(name: str, impl: Any) -> None:
-    if impl is not None and str(impl) not in (IMPL_NAME, KEY_DTYPE.name):
-        raise ValueError(f'{name}: unrecognized PRNG implementation "{impl}". jaxlite has '
-                         f'only "{IMPL_NAME}".')
-
-
-def _check_key_data(data: Any) -> Any:
-    """`data` as a uint32 array whose shape ends in (2,), or JAX's TypeError."""
-    if not (hasattr(data, "shape") and hasattr(data, "dtype")):
-        raise TypeError(f"JAX encountered invalid PRNG key data: expected key_data to have "
-                        f"ndim, shape, and dtype attributes. Got {data!r}")
-    if np.dtype(get_aval(data).dtype) != np.uint32:
-        raise TypeError(f"JAX encountered invalid PRNG key data: expected key_data.dtype = "
-                        f"uint32; got dtype={np.dtype(get_aval(data).dtype).name}")
-    if tuple(np.shape(data))[-1:] != KEY_SHAPE:
-        raise TypeError(f"JAX encountered invalid PRNG key data: expected key_data.shape to "
-                        f"end with (2,); got shape={tuple(np.shape(data))} for impl="
-                        f"{IMPL_NAME}")
-    return data if not isinstance(data, np.ndarray) else jnp.asarray(data)
+def _is_array_like(value: Any) -> bool:
+    return isinstance(value, (np.ndarray, Array)) or np.isscalar(value)
 
 
 def check_prng_key(name: str, key: Any, *, allow_batched: bool = False) -> tuple[Any, bool]:
-    """The raw uint32 data of `key` (typed or raw) and whether it was typed.
+    """`key` as typed keys, and whether it was a raw key (mirrors JAX's `_check_prng_key`).
 
-    Raises JAX's errors for invalid key data and, unless `allow_batched`, for arrays of keys.
+    A raw uint32 key is wrapped as a threefry2x32 key (JAX's errors for invalid key data);
+    unless `allow_batched`, an array of keys raises ValueError.
     """
-    if isinstance(key, PRNGKeyArray):
-        data, typed = key._base, True
+    if is_typed_key(key):
+        typed, wrapped = key, False
+    elif _is_array_like(key):
+        typed, wrapped = random_wrap(key, impl=default_prng_impl()), True
     else:
-        data, typed = _check_key_data(key), False
-    if not allow_batched and np.ndim(data) > 1:
+        raise TypeError(f"unexpected PRNG key type {type(key)}")
+    if not allow_batched and typed.ndim:
         raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
-                         f"{tuple(np.shape(data))[:-1] if typed else tuple(np.shape(data))} "
-                         "!= (). Use jax.vmap for batching.")
-    return data, typed
+                         f"{tuple(np.shape(key))} != (). Use jax.vmap for batching.")
+    return typed, wrapped
 
 
-def _return_keys(data: Any, typed: bool) -> Any:
-    return PRNGKeyArray(data) if typed else data
-
-
-# ----------------------------------------------------------------------- construction
-
-def _seed_data(name: str, seed: Any) -> Any:
-    if isinstance(seed, PRNGKeyArray):
-        raise TypeError(f"{name} accepts a scalar seed, but was given a PRNG key.")
-    if np.ndim(seed):
-        raise TypeError(f"{name} accepts a scalar seed, but was given an array of shape "
-                        f"{np.shape(seed)} != (). Use jax.vmap for batching")
-    # A Python int goes through int64, as in JAX: with x64 off that keeps its low 32 bits
-    # (Python hashes work as seeds), and ints beyond int64 raise OverflowError.
-    if isinstance(seed, int):
-        seed = np.int64(seed)
-    return _threefry.threefry_seed(jnp.asarray(seed))
-
-
-def PRNGKey(seed: Any, *, impl: Any = None) -> Any:  # noqa: N802 (JAX's name)
-    """A raw PRNG key, uint32[2], from an integer seed (mirrors `jax.random.PRNGKey`).
-
-    The key is the seed's 64 bits as two uint32 words, high word first; with x64 off the
-    seed is first converted to a 32-bit integer, so the high word is 0.
-    """
-    _check_impl("PRNGKey", impl)
-    return _seed_data("PRNGKey", seed)
-
-
-def key(seed: Any, *, impl: Any = None, dtype: Any = None) -> PRNGKeyArray:
-    """A typed PRNG key (a scalar array of dtype `key<fry>`) from an integer seed.
-
-    Mirrors `jax.random.key`; its data is `PRNGKey(seed)`.
-    """
-    if impl is not None and dtype is not None:
-        raise ValueError("Cannot specify both `impl` and `dtype` arguments to jax.random.key")
-    _check_impl("key", impl if dtype is None else dtype)
-    return PRNGKeyArray(_seed_data("key", seed))
-
-
-def key_data(keys: Any) -> Any:
-    """The uint32 key data of typed keys, shape `(*keys.shape, 2)` (`jax.random.key_data`).
-
-    Raw keys are returned as they are.
-    """
-    data, _ = check_prng_key("key_data", keys, allow_batched=True)
-    return data
-
-
-def wrap_key_data(key_bits_array: Any, *, impl: Any = None, dtype: Any = None) -> PRNGKeyArray:
-    """Typed keys over uint32 key data of shape `(..., 2)` (`jax.random.wrap_key_data`)."""
-    if impl is not None and dtype is not None:
-        raise ValueError("Cannot specify both `impl` and `dtype` arguments to "
-                         "jax.random.wrap_key_data")
-    _check_impl("wrap_key_data", impl if dtype is None else dtype)
-    return PRNGKeyArray(_check_key_data(key_bits_array))
-
-
-def key_impl(keys: Any) -> str:
-    """The name of the keys' PRNG implementation: "threefry2x32" (`jax.random.key_impl`)."""
-    check_prng_key("key_impl", keys, allow_batched=True)
-    return IMPL_NAME
-
-
-def key_dtype(impl: Any = None) -> PRNGKeyDType:
-    """The dtype of typed keys of an implementation (`jax.random.key_dtype`)."""
-    _check_impl("key_dtype", impl)
-    return KEY_DTYPE
-
-
-def clone(key: Any) -> Any:
-    """The key itself (`jax.random.clone`; keys are immutable values here)."""
-    return key
-
-
-# ------------------------------------------------------------------------- operations
-
-def split_data(data: Any, num: int | Sequence[int] = 2) -> Any:
-    """Split raw key data (uint32[2]) into raw keys of shape `(*num, 2)`."""
-    shape = tuple(int(n) for n in num) if isinstance(num, Sequence) else (int(num),)
-    return _threefry.threefry_split(data, shape)
-
-
-def split(key: Any, num: int | Sequence[int] = 2) -> Any:
-    """New keys from one, along new leading axes (mirrors `jax.random.split`).
-
-    Parameters
-    ----------
-    key : a single key, raw or typed.
-    num : the number (or shape) of keys to make; default 2.
-
-    Returns
-    -------
-    Keys of the kind given: raw ones of shape `(*num, 2)`, or typed ones of shape `num`.
-    """
-    data, typed = check_prng_key("split", key)
-    return _return_keys(split_data(data, num), typed)
-
-
-def fold_in(key: Any, data: Any) -> Any:
-    """A new key that depends on `key` and a 32-bit integer (mirrors `jax.random.fold_in`)."""
-    base, typed = check_prng_key("fold_in", key)
-    if np.ndim(data):
-        raise TypeError(f"fold_in accepts a scalar, but was given an array of shape "
-                        f"{np.shape(data)} != (). Use jax.vmap for batching.")
-    if isinstance(data, int) and not isinstance(data, bool):
-        if not 0 <= data < 2**32:
-            raise OverflowError(f"Python integer {data} out of bounds for uint32")
-        data = np.uint32(data)
-    message = lax.convert_element_type(jnp.asarray(data), np.uint32)
-    return _return_keys(_threefry.threefry_fold_in(base, message), typed)
-
-
-def random_bits(data: Any, bit_width: int, shape: tuple[int, ...]) -> Any:
-    """Unsigned random integers of `bit_width` bits from raw key data (uint32[2])."""
-    return _threefry.threefry_random_bits(data, bit_width, tuple(shape))
+def _return_keys(wrapped: bool, keys: Any) -> Any:
+    """Raw keys back for a raw key given, else the typed keys."""
+    return random_unwrap(keys) if wrapped else keys
 
 
 def canonical_shape(name: str, shape: Any) -> tuple[int, ...]:
@@ -305,14 +125,164 @@ def _dimension(value: Any) -> int:
     return int(value)
 
 
+# ------------------------------------------------------------------ internal operations
+
+def split_key(key: Any, num: int | Sequence[int] = 2) -> Any:
+    """New typed keys of shape `num` from one typed key."""
+    impl = key.dtype.impl
+    shape = tuple(int(n) for n in num) if isinstance(num, Sequence) else (int(num),)
+    return random_wrap(impl.split(random_unwrap(key), shape), impl=impl)
+
+
+def split_keys(key: Any, num: int = 2) -> list[Any]:
+    """`num` new typed keys from one, as a list (`split` then unpacked, without indexing
+    typed keys)."""
+    impl = key.dtype.impl
+    data = impl.split(random_unwrap(key), (num,))
+    return [random_wrap(data[i], impl=impl) for i in range(num)]
+
+
+def random_bits(key: Any, bit_width: int, shape: Sequence[int]) -> Any:
+    """Unsigned random integers of `bit_width` bits and `shape` from one typed key."""
+    return key.dtype.impl.random_bits(random_unwrap(key), bit_width, tuple(shape))
+
+
+# ----------------------------------------------------------------------- construction
+
+def random_seed(seeds: Any, impl: PRNGImpl) -> Any:
+    """Typed keys of `impl`, one per integer of `seeds` (mirrors
+    `jax.extend.random.random_seed`)."""
+    if is_typed_key(seeds):
+        raise TypeError("random_seed accepts integer seeds, but was given a PRNG key.")
+    # A Python int goes through int64, as in JAX: with x64 off that keeps its low 32 bits
+    # (Python hashes work as seeds), and ints beyond int64 raise OverflowError.
+    seeds = jnp.asarray(np.int64(seeds)) if isinstance(seeds, int) else jnp.asarray(seeds)
+    if not dtypes.issubdtype(seeds.dtype, np.integer):
+        raise TypeError(f"PRNG key seed must be an integer; got a seed of dtype "
+                        f"{seeds.dtype}.")
+    seed = impl.seed
+    for _ in range(seeds.ndim):
+        seed = vmap(seed)
+    return random_wrap(seed(seeds), impl=impl)
+
+
+def _key(name: str, seed: Any, impl_spec: Any) -> Any:
+    impl = resolve_prng_impl(impl_spec)
+    if is_typed_key(seed):
+        raise TypeError(f"{name} accepts a scalar seed, but was given a PRNG key.")
+    if np.ndim(seed):
+        raise TypeError(f"{name} accepts a scalar seed, but was given an array of shape "
+                        f"{np.shape(seed)} != (). Use jax.vmap for batching")
+    return random_seed(seed, impl)
+
+
+def PRNGKey(seed: Any, *, impl: Any = None) -> Any:  # noqa: N802 (JAX's name)
+    """A raw PRNG key, uint32[2], from an integer seed (mirrors `jax.random.PRNGKey`).
+
+    The key is the seed's 64 bits as two uint32 words, high word first; with x64 off the
+    seed is first converted to a 32-bit integer, so the high word is 0.
+    """
+    return random_unwrap(_key("PRNGKey", seed, impl))
+
+
+def key(seed: Any, *, impl: Any = None, dtype: Any = None) -> Any:
+    """A typed PRNG key (a scalar array of dtype `key<fry>`) from an integer seed.
+
+    Mirrors `jax.random.key`; its data is `PRNGKey(seed)`. `impl` or `dtype` name another
+    implementation.
+    """
+    if dtype is not None:
+        if impl is not None:
+            raise ValueError("Cannot specify both `impl` and `dtype` arguments to "
+                             "jax.random.key")
+        impl = dtype
+    return _key("key", seed, impl)
+
+
+def key_data(keys: Any) -> Any:
+    """The uint32 data of keys, shape `(*keys.shape, 2)` (mirrors `jax.random.key_data`).
+
+    Raw keys are returned as they are.
+    """
+    typed, _ = check_prng_key("key_data", keys, allow_batched=True)
+    return random_unwrap(typed)
+
+
+def wrap_key_data(key_bits_array: Any, *, impl: Any = None, dtype: Any = None) -> Any:
+    """Typed keys over uint32 key data of shape `(..., 2)` (`jax.random.wrap_key_data`)."""
+    if dtype is not None:
+        if impl is not None:
+            raise ValueError("Cannot specify both `impl` and `dtype` arguments to "
+                             "jax.random.wrap_key_data")
+        impl = dtype
+    if not (hasattr(key_bits_array, "shape") and hasattr(key_bits_array, "dtype")):
+        raise TypeError(f"JAX encountered invalid PRNG key data: expected key_data to have "
+                        f"ndim, shape, and dtype attributes. Got {key_bits_array!r}")
+    if isinstance(key_bits_array, np.ndarray):
+        key_bits_array = jnp.asarray(key_bits_array)
+    return random_wrap(key_bits_array, impl=resolve_prng_impl(impl))
+
+
+def key_impl(keys: Any) -> str | PRNGSpec:
+    """The keys' PRNG implementation: its name when registered (`jax.random.key_impl`)."""
+    typed, _ = check_prng_key("key_impl", keys, allow_batched=True)
+    impl = typed.dtype.impl
+    return impl.name if prngs.get(impl.name) is impl else PRNGSpec(impl)
+
+
+def key_dtype(impl_spec: Any = None) -> KeyTy:
+    """The dtype of typed keys of an implementation (`jax.random.key_dtype`)."""
+    return KeyTy(resolve_prng_impl(impl_spec))
+
+
+def clone(key: Any) -> Any:
+    """The key itself (`jax.random.clone`; keys are immutable values here)."""
+    return key
+
+
+# ------------------------------------------------------------------------- operations
+
+def split(key: Any, num: int | Sequence[int] = 2) -> Any:
+    """New keys from one, along new leading axes (mirrors `jax.random.split`).
+
+    Parameters
+    ----------
+    key : a single key, raw or typed.
+    num : the number (or shape) of keys to make; default 2.
+
+    Returns
+    -------
+    Keys of the kind given: raw ones of shape `(*num, 2)`, or typed ones of shape `num`.
+    """
+    typed, wrapped = check_prng_key("split", key)
+    return _return_keys(wrapped, split_key(typed, num))
+
+
+def fold_in(key: Any, data: Any) -> Any:
+    """A new key that depends on `key` and a 32-bit integer (mirrors `jax.random.fold_in`)."""
+    typed, wrapped = check_prng_key("fold_in", key)
+    if np.ndim(data):
+        raise TypeError(f"fold_in accepts a scalar, but was given an array of shape "
+                        f"{np.shape(data)} != (). Use jax.vmap for batching.")
+    if isinstance(data, int) and not isinstance(data, bool):
+        if not 0 <= data < 2**32:
+            raise OverflowError(f"Python integer {data} out of bounds for uint32")
+        data = np.uint32(data)
+    message = lax.convert_element_type(jnp.asarray(data), np.uint32)
+    impl = typed.dtype.impl
+    out = random_wrap(impl.fold_in(random_unwrap(typed), message), impl=impl)
+    return _return_keys(wrapped, out)
+
+
 def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """Uniformly random unsigned integers of `shape` (mirrors `jax.random.bits`).
 
     `dtype` is an unsigned integer type (default uint32, uint64 with x64 on).
     """
-    data, _ = check_prng_key("bits", key)
+    typed, _ = check_prng_key("bits", key)
     dtype = dtypes.default_uint_dtype() if dtype is None else \
         dtypes.check_and_canonicalize_user_dtype(dtype)
     if not np.issubdtype(dtype, np.unsignedinteger):
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
-    return random_bits(data, np.dtype(dtype).itemsize * 8, canonical_shape("bits", shape))
+    return random_bits(typed, np.dtype(dtype).itemsize * 8, canonical_shape("bits", shape))
+

@@ -32,6 +32,7 @@ from jaxlite.config import config
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import ClosedJaxpr, eval_jaxpr
+from jaxlite.core.primitive import check_extended_operands
 from jaxlite.core.trace import EVAL_HOOKS
 from jaxlite.interpreters.lowering import LoweredModule, lower_jaxpr
 from jaxlite.lax.higher_order import jit_p
@@ -65,6 +66,7 @@ def wrap_output(value: Any, aval: ShapedArray) -> Array:
 def apply_primitive(primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
     """Run one primitive eagerly with its numpy reference rule."""
     in_avals = [get_aval(a) for a in args]
+    check_extended_operands(primitive, in_avals)
     out_avals = primitive.abstract_eval(*in_avals, **params)
     np_args = [to_numpy(a, aval) for a, aval in zip(args, in_avals)]
     with np.errstate(all="ignore"):
