@@ -62,12 +62,23 @@ def users(comp: HloComputation) -> dict[HloInstruction, list[HloInstruction]]:
     return result
 
 
-def has_side_effects(inst: HloInstruction) -> bool:
-    """Whether removing or merging `inst` could change what the program does.
+_CONTROL_OPCODES = (Opcode.WHILE, Opcode.CONDITIONAL, Opcode.CALL)
 
-    Our IR marks no custom-call as pure, so every custom-call counts as side-effecting.
+
+def has_side_effects(inst: HloInstruction) -> bool:
+    """Whether removing, merging or reordering `inst` could change what the program does.
+
+    A custom-call counts as side-effecting unless it says otherwise with
+    `custom_call_has_side_effect=false` (XLA's attribute, whose absence XLA reads as pure;
+    ours reads it as side-effecting, the safe side for targets written before it existed).
+    Control flow counts when a computation it runs holds a side effect (a debug print in a
+    loop body).
     """
-    return inst.opcode is Opcode.CUSTOM_CALL
+    if inst.opcode is Opcode.CUSTOM_CALL:
+        return bool(inst.attrs.get("custom_call_has_side_effect", True))
+    if inst.opcode in _CONTROL_OPCODES:
+        return any(has_side_effects(i) for comp in inst.called for i in comp.instructions)
+    return False
 
 
 def live_instructions(comp: HloComputation) -> list[HloInstruction]:

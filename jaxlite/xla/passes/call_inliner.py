@@ -2,7 +2,8 @@
 
 Contract: every `call` in every computation is replaced by a copy of the called computation's
 instructions, its parameters bound to the call's operands, and the copy's root takes the
-call's place. Names of the copies are fresh. Calls nested in the called computation are
+call's place; a call with side effects (a host callback inside) stays, since the copy would
+hold only what the root needs. Names of the copies are fresh. Calls nested in the called computation are
 inlined too (callees are rewritten first). Computations that are no longer called stay in
 the module until dead-code elimination drops them. Returns the same module when there is no
 call. Nested `jit`, `checkpoint` and custom-derivative calls lower to `call`, so this pass is
@@ -10,13 +11,16 @@ what lets fusion see through them.
 """
 from __future__ import annotations
 
+from jaxlite.xla.analysis import has_side_effects
 from jaxlite.xla.ir import HloInstruction, HloModule
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.rewriting import RewriteContext, rewrite_module
 
 
 def _inline(inst: HloInstruction, context: RewriteContext) -> HloInstruction | None:
-    if inst.opcode is not Opcode.CALL:
+    # A call with side effects (a host callback) stays a call: the copy would keep only
+    # what the callee's root needs, and a callback with no results would be lost.
+    if inst.opcode is not Opcode.CALL or has_side_effects(inst):
         return None
     (callee,) = inst.called
     copy_of: dict[int, HloInstruction] = {}

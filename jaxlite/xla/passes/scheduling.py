@@ -7,7 +7,9 @@ call, conditional) hold the same instructions in an order that is still topologi
 computations, reduction combiners and comparators keep their order (it is the kernel's
 business). For each computation it builds candidate orders and keeps the one with the
 lowest `peak_live_bytes`, the original order included, so scheduling never raises the peak;
-on a tie the original order stays. The module comes back unchanged (the same object) when
+on a tie the original order stays. A candidate that would change the order of side effects
+(host callbacks, control flow that runs them) is not taken, so that callbacks run in program
+order. The module comes back unchanged (the same object) when
 every computation keeps its order.
 
 The candidates:
@@ -25,6 +27,7 @@ views and in-place rule; parameters and constants take no memory of the computat
 from __future__ import annotations
 
 from jaxlite.xla.buffer_assignment import BufferModel, buffer_model, liveness
+from jaxlite.xla.analysis import has_side_effects
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.rewriting import callees_first, rewrite_computation
@@ -82,11 +85,15 @@ def _scheduled_computations(module: HloModule) -> set[int]:
 
 
 def _best_order(comp: HloComputation) -> HloComputation:
-    """`comp` in the candidate order with the lowest peak (itself on a tie)."""
+    """`comp` in the candidate order with the lowest peak (itself on a tie). Candidates
+    that would run side effects (host callbacks) in another order are not taken."""
     model = buffer_model(comp)
     best, best_peak = comp, peak_live_bytes(comp, model)
+    effects = [i for i in comp.instructions if has_side_effects(i)]
     for order in (list_schedule(comp, model), dfs_schedule(comp, model)):
         if all(a is b for a, b in zip(order, comp.instructions)):
+            continue
+        if len(effects) > 1 and [i for i in order if has_side_effects(i)] != effects:
             continue
         candidate = HloComputation(comp.name, tuple(order), comp.root)
         peak = peak_live_bytes(candidate)

@@ -183,7 +183,8 @@ class ProgramState:
             raise NotImplementedError(f"the cpu backend cannot compile the tuple-shaped "
                                       f"{inst.opcode.text} ({inst.name}) yet")
         outputs = list(self.slices(inst))
-        if all(s.size == 0 for s in outputs):
+        # Nothing to compute, but a custom-call may act (a host callback without results).
+        if all(s.size == 0 for s in outputs) and inst.opcode is not _O.CUSTOM_CALL:
             return
         inputs = [s for o in inst.operands for s in self.slices(o)]
         for kernel, slices in self.emitter.make_calls(inst, inputs, outputs):
