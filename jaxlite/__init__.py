@@ -24,6 +24,8 @@ from jaxlite.transforms.tracing import (ShapeDtypeStruct, checkpoint, eval_shape
 from jaxlite.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, \
     tree_unflatten
 from jaxlite.transforms.vmap import vmap
+from jaxlite._callback import effects_barrier, pure_callback
+from jaxlite import debug, experimental  # noqa: F401  (public modules)
 
 # Options as functions: `with jax.debug_nans(True): ...` (JAX's `State` objects).
 from jaxlite._jax_options import (  # noqa: E402
@@ -45,10 +47,10 @@ from jaxlite.compat import install_as_jax  # noqa: E402
 
 __all__ = [
     "Array", "ConcretizationTypeError", "ShapeDtypeStruct", "UnexpectedTracerError",
-    "block_until_ready", "checkpoint", "config", "custom_jvp", "custom_vjp", "default_backend",
-    "device_count", "device_get", "device_put", "devices", "disable_jit", "dtypes", "enable_x64",
-    "eval_shape", "float0", "grad", "hessian", "install_as_jax", "jacfwd", "jacobian", "jacrev", "jit", "jvp",
-    "lax", "linearize", "local_device_count", "local_devices", "make_jaxpr", "nn", "numpy",
+    "block_until_ready", "checkpoint", "config", "custom_jvp", "custom_vjp", "debug", "default_backend",
+    "device_count", "device_get", "device_put", "devices", "disable_jit", "dtypes", "effects_barrier", "enable_x64",
+    "eval_shape", "experimental", "float0", "grad", "hessian", "install_as_jax", "jacfwd", "jacobian", "jacrev", "jit", "jvp",
+    "lax", "linearize", "local_device_count", "local_devices", "make_jaxpr", "nn", "numpy", "pure_callback",
     "random", "remat", "scipy", "stop_gradient", "tree_flatten", "tree_leaves", "tree_map",
     "tree_structure", "tree_unflatten", "tree_util", "value_and_grad", "vjp", "vmap",
 ]
