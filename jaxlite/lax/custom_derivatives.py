@@ -4,20 +4,85 @@ Calling a decorated function outside every transformation just runs it. Under a
 transformation it becomes one `custom_jvp_call` / `custom_vjp_call` equation carrying the
 traced function and the user's rule, flattened to lists of leaves; the rules of those
 primitives (in `lax.higher_order`) call the user's rule when differentiating.
+
+With `symbolic_zeros=True` a rule sees which tangents (or cotangents) are zero: they come
+as `SymbolicZero` leaves, a `custom_vjp` forward rule gets each input leaf as a
+`CustomVJPPrimal(value, perturbed)`, and rules may return `SymbolicZero` (or `None`).
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from typing import Any, Callable, Sequence
 
-from jaxlite.core.avals import get_aval
+from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.trace import EvalTrace, current_trace
+from jaxlite.interpreters.ad import Zero, add_tangents, tangent_aval
 from jaxlite.interpreters.staging import hoist_tracer_consts, trace_to_jaxpr
 from jaxlite.lax.ad_util import zeros_like_tangent
 from jaxlite.lax.higher_order import custom_jvp_call_p, custom_vjp_call_p
-from jaxlite.interpreters.ad import add_tangents, tangent_aval
 from jaxlite.tree_util import tree_flatten, tree_map, tree_unflatten
+
+
+class SymbolicZero:
+    """A zero tangent or cotangent passed to a rule defined with `symbolic_zeros=True`
+    (mirrors `jax.custom_derivatives.SymbolicZero`); `shape`, `dtype` and the other
+    attributes come from its abstract value."""
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return "SymbolicZero"
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "aval":  # not set yet (during unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self.aval, name)
+
+    @staticmethod
+    def from_primal_value(val: Any) -> "SymbolicZero":
+        return SymbolicZero(tangent_aval(get_aval(val)))
+
+
+@dataclasses.dataclass(slots=True)
+class CustomVJPPrimal:
+    """An input of a `custom_vjp` forward rule defined with `symbolic_zeros=True`: its
+    value, and whether it is perturbed (has a nonzero tangent) (mirrors JAX's)."""
+
+    value: Any
+    perturbed: bool
+
+
+def zero_from_primal(val: Any, symbolic_zeros: bool = False) -> Any:
+    """Zero tangents for the pytree `val`: arrays of zeros (float0 for non-float leaves), or
+    `SymbolicZero`s (mirrors `jax.custom_derivatives.zero_from_primal`)."""
+    def zero(x: Any) -> Any:
+        aval = get_aval(x).to_tangent_aval()
+        return SymbolicZero(aval) if symbolic_zeros else zeros_like_tangent(aval)
+    return tree_map(zero, val)
+
+
+def custom_vjp_primal_tree_values(tree: Any) -> Any:
+    """`tree` with each `CustomVJPPrimal` leaf replaced by its value (mirrors JAX's)."""
+    def value(leaf: Any) -> Any:
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"unexpected leaf type {type(leaf)}")
+        return leaf.value
+    return tree_map(value, tree)
+
+
+def _to_internal_zero(t: Any) -> Any:
+    return Zero(t.aval) if isinstance(t, SymbolicZero) else t
+
+
+def _to_symbolic_zero(t: Any) -> Any:
+    return SymbolicZero(t.aval) if isinstance(t, Zero) else t
+
+
+def _instantiate(t: Any) -> Any:
+    return zeros_like_tangent(t.aval) if isinstance(t, (Zero, SymbolicZero)) else t
 
 
 def _resolve_args(fun: Callable[..., Any], args: tuple, kwargs: dict) -> tuple:
@@ -29,6 +94,20 @@ def _resolve_args(fun: Callable[..., Any], args: tuple, kwargs: dict) -> tuple:
         raise TypeError(f"{getattr(fun, '__name__', fun)}: {error}") from None
     bound.apply_defaults()
     return bound.args + tuple(bound.kwargs.values())
+
+
+def _nondiff_positions(fun: Callable[..., Any], nondiff_argnums: Sequence[int],
+                       nondiff_argnames: Sequence[str]) -> tuple[int, ...]:
+    """`nondiff_argnums` with the positions of the parameters named in `nondiff_argnames`."""
+    positions = set(nondiff_argnums)
+    if nondiff_argnames:
+        params = list(inspect.signature(fun).parameters)
+        for name in nondiff_argnames:
+            if name not in params:
+                raise TypeError(f"nondiff_argnames: {getattr(fun, '__name__', fun)} has no "
+                                f"parameter named {name!r}")
+            positions.add(params.index(name))
+    return tuple(sorted(positions))
 
 
 def _split_nondiff(args: tuple, nondiff_argnums: tuple[int, ...]) -> tuple[list, list]:
@@ -49,18 +128,23 @@ class custom_jvp:
     """A function with a custom forward-mode derivative (mirrors `jax.custom_jvp`).
 
     Define the rule with `@f.defjvp` on `jvp(primals, tangents) -> (out, tangent_out)`
-    (with `nondiff_argnums`, those arguments come first: `jvp(*nondiff, primals, tangents)`).
-    Reverse mode works by transposing the rule, which must be linear in the tangents.
+    (with `nondiff_argnums` / `nondiff_argnames`, those arguments come first:
+    `jvp(*nondiff, primals, tangents)`). Reverse mode works by transposing the rule, which
+    must be linear in the tangents.
     """
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = (),
+                 nondiff_argnames: Sequence[str] = ()) -> None:
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = _nondiff_positions(fun, nondiff_argnums, nondiff_argnames)
         self.jvp: Callable[..., Any] | None = None
+        self.symbolic_zeros = False
 
     def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable:
+        """Set the rule; with `symbolic_zeros`, zero tangents reach it as `SymbolicZero`."""
         self.jvp = jvp
+        self.symbolic_zeros = symbolic_zeros
         return jvp
 
     def defjvps(self, *tangent_fns: Callable[..., Any] | None) -> None:
@@ -91,6 +175,7 @@ class custom_jvp:
         static, diff = _split_nondiff(args, self.nondiff_argnums)
         leaves, in_tree = tree_flatten(tuple(diff))
         out_trees: list = []
+        symbolic = self.symbolic_zeros
 
         def flat_fun(*xs: Any) -> list[Any]:
             out = self.fun(*_merge(static, tree_unflatten(in_tree, xs), self.nondiff_argnums))
@@ -100,7 +185,7 @@ class custom_jvp:
 
         def flat_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list, list]:
             p = tuple(tree_unflatten(in_tree, primals))
-            t = tuple(tree_unflatten(in_tree, tangents))
+            t = tuple(tree_unflatten(in_tree, [_to_symbolic_zero(x) for x in tangents]))
             out, tangent_out = self.jvp(*static, p, t)
             out_leaves, out_tree = tree_flatten(out)
             t_leaves, t_tree = tree_flatten(tangent_out)
@@ -109,13 +194,14 @@ class custom_jvp:
                     "Custom JVP rule must produce primal and tangent outputs with the same "
                     f"container (pytree) structure as the function's output {out_trees[0]}; "
                     f"got primal output {out_tree} and tangent output {t_tree}.")
-            return out_leaves, t_leaves
+            convert = _to_internal_zero if symbolic else _instantiate
+            return out_leaves, [convert(x) for x in t_leaves]
 
         flat_jvp.__name__ = getattr(self.jvp, "__name__", "jvp")
         closed = trace_to_jaxpr(flat_fun, [get_aval(x) for x in leaves])
         opened, consts = hoist_tracer_consts(closed)
         outs = custom_jvp_call_p.bind(*consts, *leaves, jaxpr=opened, jvp=flat_jvp,
-                                      num_consts=len(consts), symbolic_zeros=False,
+                                      num_consts=len(consts), symbolic_zeros=symbolic,
                                       name=self.__name__)
         return tree_unflatten(out_trees[0], outs)
 
@@ -125,20 +211,27 @@ class custom_vjp:
 
     Define it with `f.defvjp(fwd, bwd)`: `fwd(*args) -> (out, residuals)` and
     `bwd(residuals, ct_out) -> tuple of cotangents, one per argument` (with
-    `nondiff_argnums`, those arguments come first in `bwd`).
+    `nondiff_argnums` / `nondiff_argnames`, those arguments come first in `bwd`; `None`
+    stands for a zero cotangent). `optimize_remat` is accepted for JAX's signature: it
+    changes only what JAX keeps in memory, never values.
     """
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = (),
+                 nondiff_argnames: Sequence[str] = ()) -> None:
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = _nondiff_positions(fun, nondiff_argnums, nondiff_argnames)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
+        self.symbolic_zeros = False
+        self.optimize_remat = False
 
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any],
                symbolic_zeros: bool = False, optimize_remat: bool = False) -> None:
         self.fwd = fwd
         self.bwd = bwd
+        self.symbolic_zeros = symbolic_zeros
+        self.optimize_remat = optimize_remat
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else functools.partial(self, obj)
@@ -154,6 +247,7 @@ class custom_vjp:
         leaves, in_tree = tree_flatten(tuple(diff))
         out_trees: list = []
         res_trees: list = []
+        symbolic = self.symbolic_zeros
 
         def flat_fun(*xs: Any) -> list[Any]:
             out = self.fun(*_merge(static, tree_unflatten(in_tree, xs), self.nondiff_argnums))
@@ -161,7 +255,9 @@ class custom_vjp:
             out_trees.append(out_tree)
             return out_leaves
 
-        def flat_fwd(*xs: Any) -> tuple[list, list]:
+        def flat_fwd(*xs: Any, perturbed: Sequence[bool]) -> tuple[list, list]:
+            if symbolic:
+                xs = tuple(CustomVJPPrimal(x, p) for x, p in zip(xs, perturbed))
             merged = _merge(static, tree_unflatten(in_tree, xs), self.nondiff_argnums)
             result = self.fwd(*merged)
             if not (isinstance(result, (tuple, list)) and len(result) == 2):
@@ -177,13 +273,14 @@ class custom_vjp:
 
         def flat_bwd(residuals: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
             res = tree_unflatten(res_trees[0], residuals)
-            ct = tree_unflatten(out_trees[0], cts)
+            convert = _to_symbolic_zero if symbolic else _instantiate
+            ct = tree_unflatten(out_trees[0], [convert(c) for c in cts])
             cts_in = self.bwd(*static, res, ct)
             if not isinstance(cts_in, (tuple, list)) or len(cts_in) != len(diff):
                 raise TypeError(
                     "Custom VJP bwd rule must produce a tuple with one cotangent per "
                     f"differentiable argument ({len(diff)}), got {cts_in!r:.200}.")
-            filled = [tree_map_none(c, d) for c, d in zip(cts_in, diff)]
+            filled = [fill_zero_cotangents(c, d) for c, d in zip(cts_in, diff)]
             return tree_flatten(tuple(filled))[0]
 
         flat_fwd.__name__ = getattr(self.fwd, "__name__", "fwd")
@@ -196,10 +293,15 @@ class custom_vjp:
         return tree_unflatten(out_trees[0], outs)
 
 
-def tree_map_none(ct: Any, primal: Any) -> Any:
-    """A cotangent with `None` entries replaced by zeros shaped like the primal."""
-    if ct is None:
-        leaves, tree = tree_flatten(primal)
-        return tree_unflatten(tree, [zeros_like_tangent(tangent_aval(get_aval(x)))
-                                     for x in leaves])
-    return ct
+def fill_zero_cotangents(ct: Any, primal: Any) -> Any:
+    """A bwd rule's cotangent for `primal` with `None` (for any subtree) and `SymbolicZero`
+    leaves replaced by zeros shaped like the primal."""
+    def fill(c: Any, p: Any) -> Any:
+        if c is None:
+            leaves, tree = tree_flatten(p)
+            return tree_unflatten(tree, [zeros_like_tangent(tangent_aval(get_aval(x)))
+                                         for x in leaves])
+        return _instantiate(c)
+    return tree_map(fill, ct, primal,
+                    is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
+

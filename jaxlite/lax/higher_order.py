@@ -239,7 +239,9 @@ def _custom_jvp_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
             "A custom_jvp function closes over a value that is being differentiated; the "
             "custom rule cannot see its tangent. Pass the value as an argument instead.")
     args = primals[num_consts:]
-    arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
+    # With symbolic_zeros the rule sees which tangents are zero (as SymbolicZero).
+    arg_tangents = list(tangents[num_consts:]) if symbolic_zeros else \
+        [instantiate(t) for t in tangents[num_consts:]]
     primal_out, tangent_out = jvp(args, arg_tangents)
     return list(primal_out), list(tangent_out)
 
@@ -255,12 +257,17 @@ def _custom_jvp_call_batch(axis_size: int, args: Sequence[Any], dims: Sequence[A
     this_vmap = rule_trace()
 
     def batched_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list, list]:
+        # Symbolic zero tangents stay symbolic inside, with one example's type.
+        given = [not isinstance(t, Zero) for t in tangents]
+
         def flat(*a: Any) -> list[Any]:
-            primal_out, tangent_out = jvp(a[:len(primals)], a[len(primals):])
-            return list(primal_out) + list(tangent_out)
-        n_in = len(primals) + len(tangents)
-        outs = vmap_flat(flat, axis_size, list(primals) + list(tangents), [0] * n_in, 0,
-                         stands_for=this_vmap)
+            mapped = iter(a[len(primals):])
+            full = [next(mapped) if g else Zero(t.aval.update(shape=t.aval.shape[1:]))
+                    for t, g in zip(tangents, given)]
+            primal_out, tangent_out = jvp(a[:len(primals)], full)
+            return list(primal_out) + [instantiate(t) for t in tangent_out]
+        ins = list(primals) + [t for t, g in zip(tangents, given) if g]
+        outs = vmap_flat(flat, axis_size, ins, [0] * len(ins), 0, stands_for=this_vmap)
         return outs[:num_out], outs[num_out:]
     batched_jvp.__name__ = getattr(jvp, "__name__", "jvp")
     outs = custom_jvp_call_p.bind(*args, jaxpr=inner, jvp=batched_jvp, num_consts=num_consts,
@@ -309,7 +316,9 @@ def _custom_vjp_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
             "A custom_vjp function closes over a value that is being differentiated; the "
             "custom rule cannot see its cotangent. Pass the value as an argument instead.")
     args = primals[num_consts:]
-    outs, residuals = fwd(*args)
+    # `perturbed` tells a symbolic_zeros fwd rule which inputs have nonzero tangents.
+    outs, residuals = fwd(*args, perturbed=[not isinstance(t, Zero)
+                                            for t in tangents[num_consts:]])
     arg_tangents = [instantiate(t) for t in tangents[num_consts:]]
     out_avals = tuple(tangent_aval(get_aval(o)) for o in outs)
     tangent_out = custom_lin_p.bind(*residuals, *arg_tangents, num_res=len(residuals),
@@ -323,11 +332,11 @@ def _custom_vjp_call_batch(axis_size: int, args: Sequence[Any], dims: Sequence[A
     args = batch_at_front(args, dims, axis_size)
     inner = batch_jaxpr(jaxpr, axis_size, args, [0] * len(args))
 
-    def batched_fwd(*xs: Any) -> tuple[list, list]:
+    def batched_fwd(*xs: Any, perturbed: Sequence[bool]) -> tuple[list, list]:
         num_outs: list[int] = []
 
         def flat(*a: Any) -> list[Any]:
-            outs, res = fwd(*a)
+            outs, res = fwd(*a, perturbed=perturbed)
             num_outs.append(len(outs))
             return list(outs) + list(res)
         results = vmap_flat(flat, axis_size, xs, [0] * len(xs), 0)
@@ -336,7 +345,7 @@ def _custom_vjp_call_batch(axis_size: int, args: Sequence[Any], dims: Sequence[A
     def batched_bwd(residuals: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
         n_res = len(residuals)
         flat = lambda *a: list(bwd(a[:n_res], a[n_res:]))  # noqa: E731
-        return vmap_flat(flat, axis_size, list(residuals) + list(cts),
+        return vmap_flat(flat, axis_size, list(residuals) + [instantiate(c) for c in cts],
                          [0] * (n_res + len(cts)), 0)
     batched_fwd.__name__ = getattr(fwd, "__name__", "fwd")
     batched_bwd.__name__ = getattr(bwd, "__name__", "bwd")
@@ -384,8 +393,13 @@ def _custom_lin_transpose(cts: Sequence[Any], *args: Any, num_res: int, bwd: Cal
     residuals = args[:num_res]
     if any(is_undefined(r) for r in residuals):
         raise TypeError("custom_lin: residuals must be known in the backward pass")
-    cts_in = bwd(residuals, [instantiate(ct) for ct in cts])
+    # Symbolic zero cotangents go to bwd as they are; it instantiates them unless the
+    # user's rule asked for symbolic zeros.
+    cts_in = bwd(residuals, list(cts))
     return [None] * num_res + list(cts_in)
+
+
+_custom_lin_transpose.takes_symbolic_zeros = True  # type: ignore[attr-defined]
 
 
 def _custom_lin_lower(ctx: LoweringContext, *args: HloInstruction, num_res: int,
