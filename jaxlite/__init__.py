@@ -24,6 +24,7 @@ from jaxlite.transforms.tracing import (ShapeDtypeStruct, checkpoint, eval_shape
 from jaxlite.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, \
     tree_unflatten
 from jaxlite.transforms.vmap import vmap
+from jaxlite.transforms.pmap import pmap
 from jaxlite._callback import effects_barrier, pure_callback
 from jaxlite import debug, experimental  # noqa: F401  (public modules)
 
@@ -50,7 +51,7 @@ __all__ = [
     "block_until_ready", "checkpoint", "config", "custom_jvp", "custom_vjp", "debug", "default_backend",
     "device_count", "device_get", "device_put", "devices", "disable_jit", "dtypes", "effects_barrier", "enable_x64",
     "eval_shape", "experimental", "float0", "grad", "hessian", "install_as_jax", "jacfwd", "jacobian", "jacrev", "jit", "jvp",
-    "lax", "linearize", "local_device_count", "local_devices", "make_jaxpr", "nn", "numpy", "pure_callback",
+    "lax", "linearize", "local_device_count", "local_devices", "make_jaxpr", "nn", "numpy", "pmap", "pure_callback",
     "random", "remat", "scipy", "stop_gradient", "tree_flatten", "tree_leaves", "tree_map",
     "tree_structure", "tree_unflatten", "tree_util", "value_and_grad", "vjp", "vmap",
 ]

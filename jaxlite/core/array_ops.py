@@ -15,6 +15,7 @@ from typing import Any, Callable
 #   moveaxis(x, src: int, dst: int) -> x with axis src moved to position dst
 #   broadcast_axis(x, size: int, axis: int) -> x with a new axis of `size` inserted at `axis`
 #   convert(x, dtype) -> x converted to dtype
+#   reduce_sum(x, axes) -> x summed over `axes` (vmap's sum_match)
 ARRAY_OPS: dict[str, Callable[..., Any]] = {}
 
 

@@ -14,6 +14,7 @@ from jaxlite.transforms import api_util as _api_util
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import ClosedJaxpr
+from jaxlite.interpreters.named_axes import extend_axis_env
 from jaxlite.interpreters.staging import DebugInfo, hoist_tracer_consts, trace_to_jaxpr
 from jaxlite.lax.higher_order import checkpoint_p
 from jaxlite.tree_util import tree_flatten, tree_unflatten
@@ -83,13 +84,15 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
     """A function returning the jaxpr of `fun` for given arguments (`jax.make_jaxpr`).
 
     Arguments may be arrays or `ShapeDtypeStruct`s. With `return_shape=True` the function
-    also returns the output's pytree of `ShapeDtypeStruct`.
+    also returns the output's pytree of `ShapeDtypeStruct`. `axis_env` is a sequence of
+    `(name, size)` pairs that collectives in `fun` may name.
     """
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
     @functools.wraps(fun)
     def make_jaxpr_fun(*args: Any, **kwargs: Any) -> Any:
-        closed, out_tree = _trace_pytree(fun, args, kwargs, "make_jaxpr", nums)
+        with extend_axis_env(axis_env or ()):  # names that collectives in `fun` may use
+            closed, out_tree = _trace_pytree(fun, args, kwargs, "make_jaxpr", nums)
         if return_shape:
             shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
                       for a in closed.out_avals]

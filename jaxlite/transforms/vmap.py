@@ -1,7 +1,8 @@
 """`jaxlite.vmap`: vectorizing map over pytrees of arrays (mirrors `jax.vmap`).
 
 Resolves `in_axes` / `out_axes` (ints, None, negative ints, pytree prefixes) to one axis per
-leaf, checks that the mapped axes agree in size, and runs `interpreters.batching.vmap_flat`.
+leaf, checks that the mapped axes agree in size, and runs `interpreters.batching.vmap_flat`,
+which binds `axis_name` for the collectives of `jaxlite.lax` while the function runs.
 """
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import numpy as np
 
 from jaxlite.transforms import api_util as _api_util
 from jaxlite.runtime.device import device_put
-from jaxlite.interpreters.batching import vmap_flat
-from jaxlite.tree_util import (PyTreeDef, tree_flatten, tree_structure, tree_unflatten)
+from jaxlite.interpreters.batching import SpecMatchError, vmap_flat
+from jaxlite.tree_util import (PyTreeDef, keystr, tree_flatten, tree_flatten_with_path,
+                               tree_leaves, tree_structure, tree_unflatten)
 
 
 def _axes_per_leaf(axes: Any, tree: Any, what: str) -> list[Any]:
@@ -43,9 +45,6 @@ def _broadcast_prefix(prefix: Any, tree: Any) -> list[Any]:
 def _check_axis(axis: Any, leaf: Any, name: str) -> int | None:
     if axis is None:
         return None
-    if not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"vmap in_axes must be an int, None, or a (nested) container with "
-                        f"those types as leaves, but got {axis!r} for argument {name}.")
     ndim = np.ndim(leaf)
     if not -ndim <= axis < ndim:
         raise ValueError(
@@ -53,6 +52,10 @@ def _check_axis(axis: Any, leaf: Any, name: str) -> int | None:
             f"its rank should be at least {axis + 1 if axis >= 0 else -axis}, but is only "
             f"{ndim} (its shape is {np.shape(leaf)}); argument: {name}.")
     return int(axis) % ndim
+
+
+def _type_str(leaf: Any) -> str:
+    return f"{np.result_type(leaf)}{list(np.shape(leaf))}".replace(" ", "")
 
 
 def _mapped_size(leaves: list, axes: list, names: list[str], axis_size: int | None) -> int:
@@ -63,15 +66,38 @@ def _mapped_size(leaves: list, axes: list, names: list[str], axis_size: int | No
         raise ValueError("vmap must have at least one non-None value in in_axes (or be "
                          "given axis_size)")
     if len(sizes) > 1:
-        lines = [f"  * one axis had size {np.shape(x)[a]}: axis {a} of argument {n} of shape "
-                 f"{np.shape(x)};" for x, a, n in zip(leaves, axes, names) if a is not None]
+        lines = [] if axis_size is None else [f"  * the `axis_size` argument was {axis_size};"]
+        lines += [f"  * one axis had size {np.shape(x)[a]}: axis {a} of argument {n} of type "
+                  f"{_type_str(x)};" for x, a, n in zip(leaves, axes, names) if a is not None]
         raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n"
                          + "\n".join(lines))
     return sizes.pop()
 
 
+def _is_axis_spec(leaf: Any) -> bool:
+    return type(leaf) is int  # JAX accepts neither bools nor numpy integers here
+
+
+def check_axes_spec(in_axes: Any, out_axes: Any, api: str) -> Any:
+    """Validate in_axes / out_axes as JAX does when the map is created; lists become tuples."""
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    if api == "vmap" and not (in_axes is None or type(in_axes) in (int, tuple)):
+        raise TypeError(f"{api} in_axes must be an int, None, or a tuple of entries "
+                        "corresponding to the positional arguments passed to the function, "
+                        f"but got {in_axes}.")
+    if not all(map(_is_axis_spec, tree_leaves(in_axes))):
+        raise TypeError(f"{api} in_axes must be an int, None, or (nested) container with "
+                        f"those types as leaves, but got {in_axes}.")
+    if not all(map(_is_axis_spec, tree_leaves(out_axes))):
+        raise TypeError(f"{api} out_axes must be an int, None, or (nested) container with "
+                        f"those types as leaves, but got {out_axes}.")
+    return in_axes
+
+
 def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = None,
-         axis_size: int | None = None, spmd_axis_name: Any = None) -> Callable[..., Any]:
+         axis_size: int | None = None, spmd_axis_name: Any = None,
+         sum_match: bool = False) -> Callable[..., Any]:
     """Map `fun` over array axes (mirrors `jax.vmap`).
 
     Parameters
@@ -80,16 +106,17 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name
     in_axes : int, None, or a pytree prefix of the positional arguments giving the axis to
         map for each leaf (None: not mapped). Keyword arguments are mapped along axis 0.
     out_axes : the same for the outputs.
+    axis_name : a hashable name for the mapped axis, under which `fun` may use the
+        collectives of `jaxlite.lax` (`psum`, `all_gather`, `axis_index`, ...).
     axis_size : the mapped size, needed when no argument is mapped.
+    spmd_axis_name : mesh axes that would shard the mapped axis; with one device there is
+        nothing to shard, so it is checked and otherwise has no effect.
+    sum_match : sum a mapped output over the mapped axis where its out_axes entry is None
+        (instead of raising).
     """
     if not callable(fun):
-        raise TypeError(f"vmap: expected a function, got {fun!r}")
-    if isinstance(in_axes, list):
-        in_axes = tuple(in_axes)
-    if not (in_axes is None or isinstance(in_axes, (int, np.integer, tuple))):
-        raise TypeError("vmap in_axes must be an int, None, or a tuple of entries "
-                        f"corresponding to the positional arguments passed to the function, "
-                        f"but got {in_axes}.")
+        raise TypeError(f"Expected a callable value, got {fun!r}")
+    in_axes = check_axes_spec(in_axes, out_axes, "vmap")
 
     @functools.wraps(fun)
     def vmapped(*args: Any, **kwargs: Any) -> Any:
@@ -118,10 +145,31 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name
             return out_leaves
 
         def out_dims() -> list[int | None]:
-            example = tree_unflatten(out_store[0], [0] * out_store[0].num_leaves)
-            dims = _axes_per_leaf(out_axes, example, "out_axes")
-            return [None if d is None else int(d) % (ndim + 1)
-                    for d, ndim in zip(dims, outs_seen[0])]
-        results = vmap_flat(flat_fun, size, leaves, axes, out_dims, axis_name)
+            return _out_dims(out_axes, out_store[0], outs_seen[0])
+        try:
+            results = vmap_flat(flat_fun, size, leaves, axes, out_dims, axis_name,
+                                sum_match=sum_match)
+        except SpecMatchError as error:
+            raise _spec_match_error(error, out_axes, out_store[0], axis_name) from None
         return tree_unflatten(out_store[0], results)
     return vmapped
+
+
+def _out_dims(out_axes: Any, out_tree: PyTreeDef, ndims: list[int]) -> list[int | None]:
+    example = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+    dims = _axes_per_leaf(out_axes, example, "out_axes")
+    return [None if d is None else int(d) % (ndim + 1) for d, ndim in zip(dims, ndims)]
+
+
+def _spec_match_error(error: SpecMatchError, out_axes: Any, out_tree: PyTreeDef,
+                      axis_name: Any) -> ValueError:
+    """JAX's message for a mapped output whose out_axes entry is None."""
+    if axis_name is not None:
+        return ValueError(f"vmap has mapped output (axis_name={axis_name}) but out_axes is "
+                          "None")
+    example = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+    specs = tree_unflatten(out_tree, _axes_per_leaf(out_axes, example, "out_axes"))
+    paths = tree_flatten_with_path(specs, is_leaf=lambda x: x is None)[0]
+    path = paths[error.leaf_index][0]
+    return ValueError(f"at vmap out_axes{keystr(path)}, got axis spec None but output was "
+                      f"batched on axis {error.src}")
