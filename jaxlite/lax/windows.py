@@ -1,6 +1,8 @@
 """Window reductions: reduce_window_sum, reduce_window_max, reduce_window_min.
 
-Mirrors `jax.lax.reduce_window` (XLA's ReduceWindow) for the monoids add, max and min.
+The primitives behind `jax.lax.reduce_window` (XLA's ReduceWindow) for the monoids add, max
+and min; `lax.reduce_window` itself, with the general primitive for any reducer, is in
+`general_windows.py`.
 A window of `window_dimensions` (with holes of
 `window_dilation` - 1 between its elements) slides in steps of `window_strides` over the
 operand, dilated by `base_dilation` (holes filled with the identity) and padded with
@@ -20,26 +22,19 @@ from typing import Any
 
 import numpy as np
 
-from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.lax import _lowering_util as hlo
-from jaxlite.lax.arithmetic import add
 from jaxlite.lax.bitwise import bitwise_and, bitwise_not, bitwise_or
-from jaxlite.lax.broadcast import broadcast_in_dim
 from jaxlite.lax.comparisons import eq
-from jaxlite.lax.convolution import padtype_to_pads
-from jaxlite.lax.math_functions import max as lax_max
-from jaxlite.lax.math_functions import min as lax_min
 from jaxlite.lax.selection import select_n
 from jaxlite.lax.slicing import pad_p, slice
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 
 __all__ = [
-    "reduce_window",
     "reduce_window_max_p",
     "reduce_window_min_p",
     "reduce_window_sum_p",
@@ -239,71 +234,3 @@ def _chooser_jvp(primitive: Primitive, kind: str) -> Callable[..., tuple[Any, An
 
 reduce_window_max_p.jvp = _chooser_jvp(reduce_window_max_p, "max")
 reduce_window_min_p.jvp = _chooser_jvp(reduce_window_min_p, "min")
-
-
-_MONOIDS = {id(add): "sum", id(lax_max): "max", id(lax_min): "min"}
-_PRIMITIVES = {"sum": reduce_window_sum_p, "max": reduce_window_max_p,
-               "min": reduce_window_min_p}
-
-
-def reduce_window(operand: Any, init_value: Any, computation: Callable,
-                  window_dimensions: Sequence[int], window_strides: Sequence[int] | None = None,
-                  padding: str | Sequence[tuple[int, int]] = "VALID",
-                  base_dilation: Sequence[int] | None = None,
-                  window_dilation: Sequence[int] | None = None) -> Any:
-    """Reduce every window of `operand` with `computation` (mirrors `jax.lax.reduce_window`).
-
-    `padding` is (low, high) pairs or 'VALID' / 'SAME' / 'SAME_LOWER'; padded places and
-    base-dilation holes hold `init_value`.
-
-    Differences from JAX: `computation` must be `lax.add`, `lax.max` or `lax.min` and the
-    operand one array; for `lax.add` `init_value` must be 0.
-    """
-    kind = _MONOIDS.get(id(computation))
-    if kind is None:
-        raise NotImplementedError(f"lax.reduce_window: only lax.add, lax.max and lax.min are "
-                                  f"supported as computation, got {computation!r}.")
-    shape = tuple(np.shape(operand))
-    ndim = len(shape)
-    dims = tuple(int(w) for w in window_dimensions)
-    strides = (1,) * ndim if window_strides is None else tuple(int(s) for s in window_strides)
-    base = (1,) * ndim if base_dilation is None else tuple(int(b) for b in base_dilation)
-    dilation = (1,) * ndim if window_dilation is None else tuple(int(d) for d in window_dilation)
-    if isinstance(padding, str):
-        dilated_shape = [(n - 1) * b + 1 if n else 0 for n, b in zip(shape, base)]
-        dilated_window = [(w - 1) * d + 1 for w, d in zip(dims, dilation)]
-        pads = tuple(tuple(p) for p in padtype_to_pads(dilated_shape, dilated_window, strides,
-                                                       padding))
-    else:
-        pads = tuple((int(lo), int(hi)) for lo, hi in padding)
-    out = _PRIMITIVES[kind].bind(operand, window_dimensions=dims, window_strides=strides,
-                                 padding=pads, base_dilation=base, window_dilation=dilation)
-    if kind == "sum":
-        if not isinstance(init_value, (int, float)) and not hasattr(init_value, "shape"):
-            raise TypeError(f"lax.reduce_window: init_value must be a scalar, got "
-                            f"{init_value!r}.")
-        if not _is_concrete(init_value, 0):
-            raise NotImplementedError("lax.reduce_window with lax.add: init_value must be a "
-                                      "concrete 0.")
-        return out
-    # max/min are idempotent: combining init with the reduction is the generic result.
-    init = _scalar_like(init_value, out)
-    if _is_concrete(init, _identity(kind, get_aval(out).dtype)):
-        return out
-    init = broadcast_in_dim(init, get_aval(out).shape, ())
-    return (lax_max if kind == "max" else lax_min)(out, init)
-
-
-def _is_concrete(value: Any, expected: Any) -> bool:
-    try:
-        return bool(np.asarray(value) == expected)
-    except TypeError:  # a tracer cannot be checked (TracerArrayConversionError)
-        return False
-
-
-def _scalar_like(value: Any, like: Any) -> Any:
-    dtype = get_aval(like).dtype
-    if dtypes.is_python_scalar(value):
-        return np.asarray(value, dtype)
-    return value
-
