@@ -6,7 +6,9 @@ Run with a Python that has jax 0.10.2 (never jaxlite's own environment):
 
 Each public module gets `tests/data/api/public/<module>.txt`: one line per name that `dir()`
 shows without a leading underscore, with its kind (function, class, module, const) and, for
-functions and classes, the call signature where Python can read one. The modules are JAX's
+functions and classes, the call signature where Python can read one, and for functions the
+parameters in a form tests compare (`name:kind`, kind one of po/pk/vp/ko/vk, `=` marking a
+default). The modules are JAX's
 documented public API (the `jax` package page of its documentation) plus the experimental
 modules that libraries and users reach for; `SKIPPED` lists the ones left out and why.
 """
@@ -98,6 +100,21 @@ def incidental(module_name, name, value, kind, public):
     return origin.split(".")[0] in sys.stdlib_module_names and own_name == name
 
 
+_KIND_CODES = {"POSITIONAL_ONLY": "po", "POSITIONAL_OR_KEYWORD": "pk", "VAR_POSITIONAL": "vp",
+               "KEYWORD_ONLY": "ko", "VAR_KEYWORD": "vk"}
+
+
+def parameters_of(value):
+    """`name:kind[=]` per parameter (kind po/pk/vp/ko/vk, `=` when it has a default)."""
+    try:
+        params = inspect.signature(value).parameters.values()
+    except (TypeError, ValueError):
+        return ""
+    return ",".join(f"{p.name}:{_KIND_CODES[p.kind.name]}"
+                    f"{'=' if p.default is not inspect.Parameter.empty else ''}"
+                    for p in params)
+
+
 def write(module_name, public):
     module = importlib.import_module(module_name)
     lines = [f"# {module_name} public names, jax {jax.__version__} (dir(), no leading underscore,"
@@ -108,7 +125,8 @@ def write(module_name, public):
         if incidental(module_name, name, value, kind, public):
             continue
         sig = signature_of(value) if kind in ("function", "class") else ""
-        lines.append(f"{name}\t{kind}\t{sig}".rstrip())
+        params = parameters_of(value) if kind == "function" else ""
+        lines.append(f"{name}\t{kind}\t{sig}\t{params}".rstrip())
     (OUT / f"{module_name}.txt").write_text("\n".join(lines) + "\n")
     return len(lines) - 1
 
