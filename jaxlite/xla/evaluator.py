@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from jaxlite.errors import JaxRuntimeError
 from jaxlite.xla import evaluator_arrays, evaluator_reductions
 from jaxlite.xla.evaluator_elementwise import KERNELS
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
@@ -110,7 +111,7 @@ class _Evaluator:
             try:
                 env[id(inst)] = self._evaluate(inst, [env[id(o)] for o in inst.operands],
                                                args)
-            except HloEvaluationError:
+            except (HloEvaluationError, JaxRuntimeError):  # the latter: a host callback's
                 raise
             except Exception as error:
                 raise HloEvaluationError(

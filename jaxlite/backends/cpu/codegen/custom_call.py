@@ -37,6 +37,7 @@ import numpy as np
 
 from jaxlite.backends.cpu.codegen.control_flow import control_computations
 from jaxlite.backends.cpu.codegen.kernel import Kernel, kernel_function
+from jaxlite.errors import JaxRuntimeError
 from jaxlite.xla.evaluator import CUSTOM_CALL_TARGETS
 from jaxlite.xla.ir import HloInstruction, HloModule
 from jaxlite.xla.opcodes import Opcode
@@ -136,7 +137,8 @@ def _make_trampoline(inst: HloInstruction) -> Any:
                                      f"{value.shape} for a result of shape {shape}")
                 np.copyto(_view(address, shape), value, casting="unsafe")
         except BaseException as error:  # noqa: BLE001 (re-raised by the executable)
-            _PENDING.error = error
+            if getattr(_PENDING, "error", None) is None:  # the first failure is the cause
+                _PENDING.error = error
 
     return _TRAMPOLINE(run)
 
@@ -179,4 +181,6 @@ def raise_pending_error() -> None:
     error = getattr(_PENDING, "error", None)
     if error is not None:
         _PENDING.error = None
+        if isinstance(error, JaxRuntimeError):  # a host callback's report, JAX's error type
+            raise error
         raise RuntimeError(f"a custom-call target failed: {error!r}") from error
