@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, settings
 sys.path.insert(0, str(Path(__file__).parent / "lax"))
 sys.path.insert(0, str(Path(__file__).parent / "xla"))
 sys.path.insert(0, str(Path(__file__).parent / "numpy"))
+sys.path.insert(0, str(Path(__file__).parent / "scipy"))
 
 settings.register_profile(
     "ci", max_examples=12, deadline=None, derandomize=True,

@@ -240,10 +240,11 @@ def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any, *,
         diagonal (du[..., n-1] is ignored).
     b : (..., n, k) right-hand sides.
 
-    Differences from JAX: `perturb_singular` is ignored (a singular T gives infinities or
-    NaN).
+    perturb_singular : replace pivots smaller than eps * max|T| by that size, so that a
+        singular T gives a finite solution (for inverse iteration); otherwise a singular T
+        gives infinities or NaN.
     """
-    return tridiagonal_solve_p.bind(dl, d, du, b)
+    return tridiagonal_solve_p.bind(dl, d, du, b, perturb_singular=bool(perturb_singular))
 
 
 def _exact_rank(name: str, x: Any, rank: int, position: int) -> None:
@@ -338,3 +339,11 @@ def geqrf(a: Any) -> tuple[Any, Any]:
     `a`, the reflectors below it, taus (..., min(m, n)) their scalar factors."""
     packed, taus = geqrf_p.bind(a)
     return packed, taus
+
+
+def geqp3(a: Any) -> tuple[Any, Any, Any]:
+    """Column-pivoted Householder QR in LAPACK's packed form (JAX's internal
+    `lax.linalg.geqp3` with all-zero initial pivots: every column is free): (a, jpvt,
+    taus), jpvt the 1-based int32 column order, a[..., jpvt - 1] = Q R."""
+    packed, jpvt, taus = geqp3_p.bind(a)
+    return packed, jpvt, taus

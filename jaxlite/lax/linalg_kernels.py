@@ -224,11 +224,13 @@ def eig(a: np.ndarray, *, compute_left_eigenvectors: bool,
 
 # --------------------------------------------------------------- tridiagonal solve
 
-def tridiagonal_solve(dl: np.ndarray, d: np.ndarray, du: np.ndarray,
-                      b: np.ndarray) -> np.ndarray:
+def tridiagonal_solve(dl: np.ndarray, d: np.ndarray, du: np.ndarray, b: np.ndarray, *,
+                      perturb_singular: bool = False) -> np.ndarray:
     """x with T x = b, T tridiagonal with sub-diagonal dl[1:], diagonal d and super-
     diagonal du[:-1] (dl[0] and du[-1] are ignored), by Gaussian elimination with partial
-    pivoting (LAPACK's gtsv)."""
+    pivoting (LAPACK's gtsv). With `perturb_singular`, a pivot smaller in magnitude than
+    eps * max|T| is replaced by that size (keeping its sign), so that a singular T gives a
+    finite, large solution (what inverse iteration needs; LAPACK's lagts does the same)."""
     n = d.shape[-1]
     dtype = b.dtype
     # Rows as band coefficients: row i holds T[i, i-1 .. i+2] after pivoting may add fill.
@@ -237,10 +239,18 @@ def tridiagonal_solve(dl: np.ndarray, d: np.ndarray, du: np.ndarray,
     sup = np.array(du, dtype)
     fill = np.zeros_like(diag)
     rhs = np.array(b, dtype)
+    floor = None
+    if perturb_singular and n:
+        largest = np.max(np.abs(np.stack([sub[..., 1:], diag[..., :-1], sup[..., :-1]], -1)
+                                ).reshape(diag.shape[:-1] + (-1,)), axis=-1, initial=0)
+        largest = np.maximum(largest, np.abs(diag[..., -1]))
+        floor = np.finfo(dtype).eps * largest
     with np.errstate(all="ignore"):
         for i in range(n - 1):
             swap = _magnitude(sub[..., i + 1]) > _magnitude(diag[..., i])
             _swap_where(swap, diag[..., i], sub[..., i + 1])
+            if floor is not None:
+                _raise_pivot(diag[..., i], floor)
             _swap_where(swap, sup[..., i], diag[..., i + 1])
             if i + 1 < n - 1:
                 fill[..., i] = np.where(swap, sup[..., i + 1], 0)
@@ -251,6 +261,8 @@ def tridiagonal_solve(dl: np.ndarray, d: np.ndarray, du: np.ndarray,
             if i + 1 < n - 1:
                 sup[..., i + 1] -= factor * fill[..., i]
             rhs[..., i + 1, :] -= factor[..., None] * rhs[..., i, :]
+        if floor is not None and n:
+            _raise_pivot(diag[..., n - 1], floor)
         x = np.zeros_like(rhs)
         for i in range(n - 1, -1, -1):
             acc = rhs[..., i, :]
@@ -260,6 +272,15 @@ def tridiagonal_solve(dl: np.ndarray, d: np.ndarray, du: np.ndarray,
                 acc = acc - fill[..., i, None] * x[..., i + 2, :]
             x[..., i, :] = acc / diag[..., i, None]
     return x
+
+
+def _raise_pivot(pivot: np.ndarray, floor: np.ndarray) -> None:
+    """Pivots (a view) below `floor` in magnitude become `floor` times their sign, in
+    place (a zero pivot becomes +floor)."""
+    size = np.abs(pivot)
+    small = size < floor
+    sign = np.where(size == 0, 1, pivot / np.where(size == 0, 1, size))
+    pivot[...] = np.where(small, sign * floor, pivot)
 
 
 def _swap_where(swap: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:

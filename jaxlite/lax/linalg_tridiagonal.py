@@ -28,7 +28,8 @@ tridiagonal_solve_p = Primitive("tridiagonal_solve")
 
 
 def _tridiagonal_solve_abstract_eval(dl: ShapedArray, d: ShapedArray, du: ShapedArray,
-                                     b: ShapedArray) -> ShapedArray:
+                                     b: ShapedArray, *,
+                                     perturb_singular: bool = False) -> ShapedArray:
     for name, aval in (("dl", dl), ("d", d), ("du", du), ("b", b)):
         check_dtype("tridiagonal_solve", name, aval)
     if len({dl.dtype, d.dtype, du.dtype, b.dtype}) != 1:
@@ -62,27 +63,29 @@ def _tridiagonal_product(dl: Any, d: Any, du: Any, x: Any) -> Any:
     return add(add(below, mul(expand_dims(d, (column,)), x)), above)
 
 
-def _tridiagonal_solve_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+def _tridiagonal_solve_jvp(primals: Sequence[Any], tangents: Sequence[Any],
+                           **params: Any) -> tuple[Any, Any]:
     dl, d, du, b = primals
-    x = tridiagonal_solve_p.bind(dl, d, du, b)
+    x = tridiagonal_solve_p.bind(dl, d, du, b, **params)
     tdl, td, tdu, tb = tangents
     dx: Any = ad.Zero(ad.tangent_aval(get_aval(x)))
     if not isinstance(tb, ad.Zero):
-        dx = tridiagonal_solve_p.bind(dl, d, du, tb)
+        dx = tridiagonal_solve_p.bind(dl, d, du, tb, **params)
     if not all(isinstance(t, ad.Zero) for t in (tdl, td, tdu)):
         product = _tridiagonal_product(ad.instantiate(tdl), ad.instantiate(td),
                                        ad.instantiate(tdu), x)
-        dx = ad.add_tangents(dx, neg(tridiagonal_solve_p.bind(dl, d, du, product)))
+        dx = ad.add_tangents(dx, neg(tridiagonal_solve_p.bind(dl, d, du, product, **params)))
     return x, dx
 
 
-def _tridiagonal_solve_transpose(ct: Any, dl: Any, d: Any, du: Any, b: Any) -> list[Any]:
+def _tridiagonal_solve_transpose(ct: Any, dl: Any, d: Any, du: Any, b: Any,
+                                 **params: Any) -> list[Any]:
     if any(is_undefined(v) for v in (dl, d, du)):
         raise ValueError("lax.linalg.tridiagonal_solve is linear in b only: it cannot be "
                          "transposed with respect to the diagonals.")
     axis = len(get_aval(d).shape) - 1
     ct_b = tridiagonal_solve_p.bind(_shift(du, 1, axis), d, _shift(dl, -1, axis),
-                                    ad.instantiate(ct))
+                                    ad.instantiate(ct), **params)
     return [None, None, None, ct_b]
 
 
