@@ -18,6 +18,7 @@ from jaxlite.backends.registry import get_backend
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.basearray import Array
+from jaxlite.runtime.sharding import Sharding, SingleDeviceSharding
 
 
 class _DeletedValue:
@@ -43,6 +44,19 @@ class _DeletedValue:
         self.gone()
 
 
+class Shard:
+    """The part of an array on one device (mirrors `jax.Shard`)."""
+
+    def __init__(self, device: Any, sharding: Any, global_shape: tuple[int, ...],
+                 index: tuple[slice, ...], data: Any = None, replica_id: int = 0) -> None:
+        self.device, self.sharding, self.index = device, sharding, index
+        self.global_shape, self.data, self.replica_id = global_shape, data, replica_id
+
+    def __repr__(self) -> str:
+        return (f"Shard(device={self.device!r}, index={self.index}, "
+                f"replica_id={self.replica_id}, data={self.data})")
+
+
 class ArrayImpl(Array):
     """A concrete array (mirrors JAX's `ArrayImpl`, the class of values `jax.Array` covers).
 
@@ -55,7 +69,7 @@ class ArrayImpl(Array):
         Whether the value came from a Python scalar (see type promotion).
     """
 
-    __slots__ = ("_value", "weak_type", "_aval")
+    __slots__ = ("_value", "weak_type", "_aval", "_sharding")
 
     def __init__(self, value: np.ndarray, weak_type: bool = False) -> None:
         value = np.asarray(value)
@@ -64,6 +78,14 @@ class ArrayImpl(Array):
         self._value = value
         self.weak_type = bool(weak_type)
         self._aval: ShapedArray | None = None
+        # Set by device_put or jit's out_shardings (the array is then "committed").
+        self._sharding: Sharding | None = None
+
+    def with_sharding(self, sharding: Sharding) -> "ArrayImpl":
+        """The same contents, placed with `sharding` (read-only buffers are shared)."""
+        out = ArrayImpl(self._value, self.weak_type)
+        out._sharding = sharding
+        return out
 
     @property
     def aval(self) -> ShapedArray:
@@ -196,3 +218,51 @@ class ArrayImpl(Array):
 
     def devices(self) -> set[Any]:
         return {self.device}
+
+    # ---------------------------------------------------------------- placement
+
+    @property
+    def sharding(self) -> Sharding:
+        """How the array is placed (mirrors `jax.Array.sharding`): the sharding it was put
+        with, else the whole array on its device."""
+        return self._sharding or SingleDeviceSharding(self.device)
+
+    @property
+    def committed(self) -> bool:
+        """Whether the array was placed explicitly (device_put with a device or sharding)."""
+        return self._sharding is not None
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self.sharding.is_fully_replicated
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return True
+
+    @property
+    def addressable_shards(self) -> list["Shard"]:
+        """One `Shard` per device holding part of the array (one, here)."""
+        index = (slice(None),) * self.ndim
+        return [Shard(self.device, self.sharding, self.shape, index, self)]
+
+    global_shards = addressable_shards
+
+    def addressable_data(self, index: int) -> "ArrayImpl":
+        return self.addressable_shards[index].data
+
+    def is_ready(self) -> bool:
+        return True
+
+    def on_device_size_in_bytes(self) -> int:
+        return self.nbytes
+
+    def unsafe_buffer_pointer(self) -> int:
+        return self.__array__().ctypes.data
+
+    def tobytes(self, order: str = "C") -> bytes:
+        return self.__array__().tobytes(order)
+
+    @property
+    def platform(self) -> str:
+        return self.device.platform

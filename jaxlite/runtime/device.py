@@ -23,6 +23,10 @@ from jaxlite.backends.base import Device
 from jaxlite.backends.registry import get_backend
 from jaxlite.core.avals import get_aval, is_array_like
 from jaxlite.core.basearray import Array
+from jaxlite import tree_util
+from jaxlite.core.trace import Tracer
+from jaxlite.runtime.sharding import (PartitionSpec, Sharding, SingleDeviceSharding,
+                                      resolve)
 from jaxlite.tree_util import tree_map
 
 __all__ = ["Device", "block_until_ready", "default_backend", "device_count", "device_get",
@@ -63,35 +67,59 @@ def default_backend() -> str:
     return get_backend().platform
 
 
-def _check_device(device: Any) -> None:
-    if device is None:
-        return
-    if not isinstance(device, Device):
-        raise TypeError(f"device_put: device must be a jaxlite Device (from "
-                        f"jaxlite.devices()) or None, got {device!r} of type "
-                        f"{type(device).__name__}. Shardings are not supported.")
-    if device not in device.client.devices():
-        raise ValueError(f"device_put: {device!r} is not a device of its backend "
-                         f"{device.client.platform!r}.")
+def _placement(target: Any, ndim: int) -> Sharding | None:
+    """The sharding `device_put` gives a leaf for `target` (a Device, a Sharding, a
+    PartitionSpec over the current mesh, or None for "wherever it is")."""
+    if target is None:
+        return None
+    if isinstance(target, Device):
+        if target not in target.client.devices():
+            raise ValueError(f"device_put: {target!r} is not a device of its backend "
+                             f"{target.client.platform!r}.")
+        return SingleDeviceSharding(target)
+    if isinstance(target, (Sharding, PartitionSpec)):
+        sharding = resolve(target, ndim)
+        known = set(get_backend().devices())
+        if not sharding.device_set <= known:
+            raise ValueError(f"device_put: {sharding!r} uses devices jaxlite's default "
+                             f"backend does not have ({sorted(map(repr, known))}).")
+        return sharding
+    raise TypeError(f"device_put: expected a Device, a Sharding or a PartitionSpec (or a "
+                    f"pytree of them matching x), got {target!r} of type "
+                    f"{type(target).__name__}.")
 
 
-def _put_leaf(x: Any) -> Any:
-    if isinstance(x, Array) or not is_array_like(x):
-        # Arrays are already placed; tracers are on the device as far as tracing goes.
+def _put_leaf(x: Any, target: Any) -> Any:
+    if not isinstance(x, Array) and not is_array_like(x):
+        raise TypeError(f"device_put: {x!r} of type {type(x).__name__} is not a valid "
+                        "array value.")
+    if isinstance(x, Tracer):
+        _placement(target, x.ndim)  # checked; a traced value has no placement to change
         return x
-    aval = get_aval(x)
-    return ArrayImpl(np.array(x, dtype=aval.dtype), aval.weak_type)
+    if type(x) is not ArrayImpl:
+        aval = get_aval(x)
+        x = ArrayImpl(np.array(x, dtype=aval.dtype), aval.weak_type)
+    sharding = _placement(target, x.ndim)
+    return x if sharding is None else x.with_sharding(sharding)
+
+
+def _is_placement(value: Any) -> bool:
+    return value is None or isinstance(value, (Device, Sharding, PartitionSpec))
 
 
 def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = False,
                may_alias: Any = None) -> Any:
-    """Make each array leaf of a pytree an `Array` on `device` (mirrors `jax.device_put`).
+    """Put each array leaf of a pytree on `device` (mirrors `jax.device_put`).
 
-    Differences from JAX: values stay in host memory, whatever the device; only a single
-    `Device` (or None, the default backend's first device) is accepted, not a sharding.
+    `device` is a Device, a Sharding, a PartitionSpec (over the mesh `set_mesh` made
+    current), or a pytree of those that is a prefix of `x`. The result is committed to that
+    placement (`Array.committed`). Differences from JAX: values stay in host memory, and
+    every placement is the whole array on one device (see `jaxlite.sharding`).
     """
-    _check_device(device)
-    return tree_map(_put_leaf, x)
+    if _is_placement(device):
+        return tree_map(lambda leaf: _put_leaf(leaf, device), x)
+    targets = tree_util.tree_broadcast(device, x, is_leaf=_is_placement)
+    return tree_map(_put_leaf, x, targets, is_leaf=lambda v: v is None)
 
 
 def device_get(x: Any) -> Any:

@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 from jaxlite.runtime import dispatch
 from jaxlite.transforms import api_util as _api_util
 from jaxlite.runtime.array import ArrayImpl
+from jaxlite.runtime.device import device_put
 from jaxlite.backends.base import Client, Device
 from jaxlite.backends.registry import get_backend
 from jaxlite.config import config
@@ -53,8 +54,11 @@ class JitFunction(Wrapped):
     def __init__(self, fun: Callable[..., Any], static_argnums: tuple[int, ...],
                  static_argnames: tuple[str, ...], donate_argnums: tuple[int, ...],
                  donate_argnames: tuple[str, ...] = (), device: Device | None = None,
-                 backend: str | None = None) -> None:
+                 backend: str | None = None, in_shardings: Any = None,
+                 out_shardings: Any = None) -> None:
         functools.update_wrapper(self, fun)
+        self._in_shardings = in_shardings
+        self._out_shardings = out_shardings
         self._fun = fun
         self._static_argnums = static_argnums
         self._static_argnames = static_argnames
@@ -67,7 +71,8 @@ class JitFunction(Wrapped):
         # caches above: (client, x64 flag, then shape, dtype, weak type of each argument)
         # -> the compiled call and the output tree, as the general path found them.
         self._plans: dict[tuple, tuple[dispatch.CompiledCall, PyTreeDef]] = {}
-        self._plain = not static_argnums and not static_argnames
+        self._plain = not static_argnums and not static_argnames and \
+            in_shardings is None and out_shardings is None
 
     def _client(self) -> Client:
         """The backend to compile for: the jit's device's, its named backend, or the
@@ -185,6 +190,8 @@ class JitFunction(Wrapped):
             plan = self._plans.get(key) if key is not None else None
             if plan is not None:
                 return tree_unflatten(plan[1], plan[0](args))
+        if self._in_shardings is not None:
+            self._check_in_shardings(args)
         traced, leaves = self._trace(args, kwargs)
         name = _api_util.function_name(self._fun)
         if _runs_eagerly(traced.consts, leaves):
@@ -195,7 +202,22 @@ class JitFunction(Wrapped):
                 self._plans[key] = (compiled, traced.out_tree)
         else:
             outs = jit_p.bind(*traced.consts, *leaves, jaxpr=traced.jaxpr, name=name)
-        return tree_unflatten(traced.out_tree, outs)
+        result = tree_unflatten(traced.out_tree, outs)
+        if self._out_shardings is not None:
+            # One device: placing the results is all out_shardings can ask for.
+            result = device_put(result, self._out_shardings)
+        return result
+
+    def _check_in_shardings(self, args: tuple) -> None:
+        """in_shardings is a prefix of the positional arguments (static ones left out);
+        on one device it can only be checked, as device_put checks a placement."""
+        statics = self._static_indices(len(args))
+        dynamic = tuple(a for i, a in enumerate(args) if i not in statics)
+        shardings = self._in_shardings
+        if isinstance(shardings, (list, tuple)) and len(shardings) != len(dynamic):
+            raise ValueError(f"jit of {self.__name__}: in_shardings has {len(shardings)} "
+                             f"entries for {len(dynamic)} positional (non-static) arguments.")
+        device_put(dynamic, tuple(shardings) if isinstance(shardings, list) else shardings)
 
     def trace(self, *args: Any, **kwargs: Any) -> "Traced":
         """Trace without running (mirrors `jax.jit(f).trace`)."""
@@ -304,10 +326,11 @@ def _static_positions(fun: Callable[..., Any], static_argnums: Any,
     return tuple(sorted(all_nums)), tuple(sorted(all_names))
 
 
-def jit(fun: Callable[..., Any] | None = None, *, static_argnums: Any = None,
-        static_argnames: Any = None, donate_argnums: Any = None, donate_argnames: Any = None,
-        keep_unused: bool = False, device: Any = None, backend: Any = None,
-        inline: bool = False) -> Any:
+def jit(fun: Callable[..., Any] | None = None, /, *, in_shardings: Any = None,
+        out_shardings: Any = None, static_argnums: Any = None, static_argnames: Any = None,
+        donate_argnums: Any = None, donate_argnames: Any = None, keep_unused: bool = False,
+        device: Any = None, backend: Any = None, inline: bool = False,
+        compiler_options: dict[str, Any] | None = None) -> Any:
     """Compile `fun` for each abstract signature of its arguments (mirrors `jax.jit`).
 
     Parameters
@@ -321,6 +344,10 @@ def jit(fun: Callable[..., Any] | None = None, *, static_argnums: Any = None,
         no result matches are kept, with a warning.
     device, backend : where to compile and run (a `Device`, or a backend name); the default
         backend when both are None.
+    in_shardings, out_shardings : placements of the positional arguments and of the results
+        (a Sharding, a PartitionSpec over the current mesh, or a pytree prefix of them); on
+        jaxlite's single device they are checked, and the results carry out_shardings.
+    compiler_options : XLA flags; accepted, and none changes what jaxlite computes.
 
     Returns
     -------
@@ -332,11 +359,13 @@ def jit(fun: Callable[..., Any] | None = None, *, static_argnums: Any = None,
     `keep_unused` and `inline` are accepted and ignored.
     """
     if fun is None:
-        return functools.partial(jit, static_argnums=static_argnums,
+        return functools.partial(jit, in_shardings=in_shardings, out_shardings=out_shardings,
+                                 static_argnums=static_argnums,
                                  static_argnames=static_argnames,
                                  donate_argnums=donate_argnums,
                                  donate_argnames=donate_argnames, keep_unused=keep_unused,
-                                 device=device, backend=backend, inline=inline)
+                                 device=device, backend=backend, inline=inline,
+                                 compiler_options=compiler_options)
     if not callable(fun):
         raise TypeError(f"jit: expected a function, got {fun!r} of type {type(fun).__name__}")
     if device is not None and backend is not None:
@@ -346,7 +375,11 @@ def jit(fun: Callable[..., Any] | None = None, *, static_argnums: Any = None,
                         f"{device!r}.")
     nums, names = _static_positions(fun, static_argnums, static_argnames)
     donated, donated_names = _donate_positions(fun, donate_argnums, donate_argnames)
-    return JitFunction(fun, nums, names, donated, donated_names, device, backend)
+    if (in_shardings is not None or out_shardings is not None) and (
+            device is not None or backend is not None):
+        raise ValueError("jit: pass in_shardings/out_shardings or device/backend, not both.")
+    return JitFunction(fun, nums, names, donated, donated_names, device, backend,
+                       in_shardings, out_shardings)
 
 
 def _donate_positions(fun: Callable[..., Any], donate_argnums: Any,

@@ -1,0 +1,211 @@
+"""The abstract side of shardings: partition specs, abstract meshes, `NamedSharding` and
+the `Sharding` base class (mirrors those of `jax.sharding`).
+
+These types describe a placement without naming devices, so avals can carry one
+(`ShapedArray.sharding`); meshes of real devices (`Mesh`) and single-device shardings live
+in `jaxlite.runtime.sharding`, which explains the single-device semantics.
+"""
+from __future__ import annotations
+
+import collections
+import enum
+import math
+from typing import Any, Iterator, Sequence
+
+
+class AxisType(enum.Enum):
+    """How a mesh axis shards values (mirrors `jax.sharding.AxisType`)."""
+
+    Auto = enum.auto()
+    Explicit = enum.auto()
+    Manual = enum.auto()
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class PartitionSpec:
+    """Which mesh axes each array dimension is split over (mirrors
+    `jax.sharding.PartitionSpec`, also `jax.P`): one entry per dimension, each None (not
+    split), an axis name, or a tuple of axis names."""
+
+    __slots__ = ("_partitions", "unreduced", "reduced")
+
+    def __init__(self, *partitions: Any, unreduced: Any = frozenset(),
+                 reduced: Any = frozenset()) -> None:
+        self._partitions = tuple(tuple(p) if isinstance(p, list) else p for p in partitions)
+        self.unreduced = frozenset(unreduced)
+        self.reduced = frozenset(reduced)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._partitions)
+
+    def __len__(self) -> int:
+        return len(self._partitions)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._partitions[index]
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, PartitionSpec) and self._partitions == other._partitions
+                and self.unreduced == other.unreduced and self.reduced == other.reduced)
+
+    def __hash__(self) -> int:
+        return hash((self._partitions, self.unreduced, self.reduced))
+
+    def __repr__(self) -> str:
+        body = ", ".join(repr(p) for p in self._partitions)
+        if len(self._partitions) == 1:
+            body += ","
+        return f"P({body})"
+
+    def axis_names(self) -> set[str]:
+        names: set[str] = set()
+        for entry in self._partitions:
+            if isinstance(entry, tuple):
+                names.update(entry)
+            elif entry is not None:
+                names.add(entry)
+        return names
+
+
+def _axis_types(axis_types: Any, count: int, default: AxisType) -> tuple[AxisType, ...]:
+    if axis_types is None:
+        return (default,) * count
+    if isinstance(axis_types, AxisType):
+        return (axis_types,) * count
+    return tuple(axis_types)
+
+
+class AbstractMesh:
+    """A mesh's axis names, sizes and types without devices (mirrors
+    `jax.sharding.AbstractMesh`)."""
+
+    def __init__(self, axis_sizes: tuple[int, ...], axis_names: tuple[str, ...],
+                 axis_types: Any = None, *, abstract_device: Any = None) -> None:
+        self.axis_sizes = tuple(axis_sizes)
+        self.axis_names = tuple(axis_names)
+        self.axis_types = _axis_types(axis_types, len(self.axis_names), AxisType.Auto)
+
+    @property
+    def shape(self) -> collections.OrderedDict:
+        return collections.OrderedDict(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def shape_tuple(self) -> tuple[tuple[str, int], ...]:
+        return tuple(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.axis_sizes)
+
+    @property
+    def empty(self) -> bool:
+        return not self.axis_names
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AbstractMesh) and self.shape_tuple == other.shape_tuple \
+            and self.axis_types == other.axis_types
+
+    def __hash__(self) -> int:
+        return hash((self.shape_tuple, self.axis_types))
+
+    def __repr__(self) -> str:
+        if self.empty:
+            return "AbstractMesh((), axis_types=())"
+        return f"AbstractMesh({_axes_text(self)})"
+
+
+def _axes_text(mesh: AbstractMesh) -> str:
+    axes = ", ".join(f"'{n}': {s}" for n, s in mesh.shape_tuple)
+    types = ", ".join(repr(t) for t in mesh.axis_types)
+    return f"{axes}, axis_types=({types}{',' if len(mesh.axis_types) == 1 else ''})"
+
+
+class Sharding:
+    """The base class of shardings (mirrors `jax.sharding.Sharding`)."""
+
+    memory_kind = "device"
+
+    @property
+    def device_set(self) -> set[Any]:
+        raise NotImplementedError
+
+    @property
+    def num_devices(self) -> int:
+        return len(self.device_set)
+
+    @property
+    def addressable_devices(self) -> set[Any]:
+        return self.device_set
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return True
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        # Every sharding jaxlite builds puts the whole array on each of its (one) device.
+        return True
+
+    def shard_shape(self, global_shape: Sequence[int]) -> tuple[int, ...]:
+        return tuple(global_shape)
+
+    def devices_indices_map(self, global_shape: Sequence[int]) -> dict[Any, tuple]:
+        return {d: (slice(None),) * len(global_shape) for d in self.device_set}
+
+    def addressable_devices_indices_map(self, global_shape: Sequence[int]) -> dict:
+        return self.devices_indices_map(global_shape)
+
+    def is_equivalent_to(self, other: "Sharding", ndim: int) -> bool:
+        return self.device_set == other.device_set
+
+    def with_memory_kind(self, kind: str) -> "Sharding":
+        if kind != "device":
+            raise ValueError(f"jaxlite has device memory only, not memory_kind={kind!r}.")
+        return self
+
+
+class NamedSharding(Sharding):
+    """An array's dimensions split over named mesh axes (mirrors
+    `jax.sharding.NamedSharding`); on jaxlite's one-device meshes, the whole array."""
+
+    def __init__(self, mesh: AbstractMesh, spec: PartitionSpec, *,
+                 memory_kind: str | None = None) -> None:
+        if not isinstance(spec, PartitionSpec):
+            raise TypeError(f"NamedSharding expects a PartitionSpec, got {spec!r}.")
+        missing = sorted(spec.axis_names() - set(mesh.axis_names))
+        if missing:
+            raise ValueError(f"Resource axis: {missing[0]} of {spec!r} is not found in mesh: "
+                             f"{mesh.axis_names}.")
+        self.mesh = mesh
+        self.spec = spec
+
+    @property
+    def device_set(self) -> set[Any]:
+        devices = getattr(self.mesh, "devices", None)
+        if devices is None:
+            raise ValueError("A NamedSharding over an AbstractMesh has no devices.")
+        return set(devices.flat)
+
+    def check_rank(self, ndim: int) -> None:
+        if len(self.spec) > ndim:
+            raise ValueError(f"{self!r} is for arrays of rank {len(self.spec)} or more (its "
+                             f"spec has an entry per dimension), but was given an array of "
+                             f"rank {ndim}.")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, NamedSharding) and other.mesh == self.mesh and \
+            other.spec == self.spec
+
+    def __hash__(self) -> int:
+        return hash((self.mesh, self.spec))
+
+    def __repr__(self) -> str:
+        suffix = ", memory_kind=device" if hasattr(self.mesh, "devices") else ""
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}{suffix})"
+
+
+def unsharded(ndim: int) -> NamedSharding:
+    """The sharding of an aval outside any mesh: no mesh axes, nothing split."""
+    return NamedSharding(AbstractMesh((), ()), PartitionSpec(*([None] * ndim)))

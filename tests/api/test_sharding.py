@@ -1,0 +1,87 @@
+"""`jaxlite.sharding` with single-device semantics, against what JAX 0.10.2 prints and
+returns on a one-CPU machine."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import jaxlite as jax
+import jaxlite.numpy as jnp
+from jaxlite.sharding import (AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec,
+                              SingleDeviceSharding)
+
+P = PartitionSpec
+
+
+def test_default_array_placement():
+    x = jnp.ones((4, 2))
+    cpu = jax.devices()[0]
+    assert x.sharding == SingleDeviceSharding(cpu)
+    assert repr(x.sharding) == f"SingleDeviceSharding(device={cpu!r}, memory_kind=device)"
+    assert x.sharding.device_set == {cpu} and x.sharding.is_fully_replicated
+    assert not x.committed and x.is_fully_replicated and x.is_fully_addressable
+    (shard,) = x.addressable_shards
+    assert shard.device == cpu and shard.index == (slice(None), slice(None))
+    np.testing.assert_array_equal(shard.data, x)
+
+
+def test_partition_spec_as_jax():
+    assert repr(P("x")) == "P('x',)" and repr(P("x", None)) == "P('x', None)"
+    assert repr(P()) == "P()" and repr(P(("x", "y"))) == "P(('x', 'y'),)"
+    assert P("x") == P("x") and hash(P("x")) == hash(P("x")) and P(None) != P()
+    assert list(P("x", None)) == ["x", None] and len(P("x", "y")) == 2
+    assert P("x")[0] == "x" and P("x").unreduced == frozenset()
+
+
+def test_make_mesh_and_named_sharding():
+    mesh = jax.make_mesh((1,), ("x",))
+    assert repr(mesh) == "Mesh('x': 1, axis_types=(Explicit,))"
+    assert dict(mesh.shape) == {"x": 1} and mesh.axis_names == ("x",) and mesh.size == 1
+    assert mesh.axis_types == (AxisType.Explicit,)
+    assert list(mesh.devices.flat) == jax.devices()
+    with pytest.raises(ValueError, match=r"Number of devices 1 must be >= the product of "
+                                         r"mesh_shape \(2,\)"):
+        jax.make_mesh((2,), ("x",))
+    sharding = NamedSharding(mesh, P("x"))
+    assert repr(sharding) == ("NamedSharding(mesh=Mesh('x': 1, axis_types=(Explicit,)), "
+                              "spec=P('x',), memory_kind=device)")
+    assert sharding.num_devices == 1 and sharding.shard_shape((4, 2)) == (4, 2)
+    with pytest.raises(ValueError, match="Resource axis: z of P\\('z',\\) is not found"):
+        NamedSharding(mesh, P("z"))
+    assert repr(Mesh(np.array(jax.devices()), ("a",))) == "Mesh('a': 1, axis_types=(Auto,))"
+    assert repr(AbstractMesh((2,), ("x",))) == "AbstractMesh('x': 2, axis_types=(Auto,))"
+
+
+def test_device_put_with_shardings_and_specs():
+    mesh = jax.make_mesh((1,), ("x",))
+    sharding = NamedSharding(mesh, P("x"))
+    x = jnp.arange(8.0).reshape(4, 2)
+    y = jax.device_put(x, sharding)
+    assert y.sharding == sharding and y.committed
+    np.testing.assert_array_equal(y, x)
+    tree = jax.device_put({"a": x, "b": np.ones(2)}, {"a": sharding, "b": None})
+    assert tree["a"].sharding == sharding and not tree["b"].committed
+    with pytest.raises(ValueError, match="no mesh is set"):
+        jax.device_put(x, P("x"))
+    with jax.set_mesh(mesh):
+        assert jax.device_put(x, P("x", None)).sharding == NamedSharding(mesh, P("x", None))
+        assert jax.sharding.get_abstract_mesh() == mesh.abstract_mesh
+    assert jax.sharding.get_abstract_mesh().empty
+    with pytest.raises(ValueError, match="rank 2 or more"):
+        jax.device_put(jnp.ones(3), NamedSharding(mesh, P("x", None)))
+    assert jax.reshard(y, NamedSharding(mesh, P())).sharding.spec == P()
+
+
+def test_jit_in_and_out_shardings():
+    mesh = jax.make_mesh((1,), ("x",))
+    sharding = NamedSharding(mesh, P("x"))
+    x = jnp.ones((4, 2))
+    out = jax.jit(lambda a: a * 2, in_shardings=sharding, out_shardings=sharding)(x)
+    assert out.sharding == sharding
+    np.testing.assert_array_equal(out, 2 * np.ones((4, 2)))
+    single = SingleDeviceSharding(jax.devices()[0])
+    assert jax.jit(lambda a: a + 1, out_shardings=single)(x).sharding == single
+    grads = jax.grad(jax.jit(lambda a: (a * 2).sum(), in_shardings=sharding))(x)
+    np.testing.assert_array_equal(grads, 2 * np.ones((4, 2)))
+    with pytest.raises(ValueError, match="in_shardings has 1 entries for 2"):
+        jax.jit(lambda a, b: a + b, in_shardings=(sharding,))(x, x)
