@@ -25,37 +25,29 @@ from jaxlite.interpreters.ad import (Zero, instantiate, jvp_jaxpr, tangent_aval,
                                     zeros_like_aval)
 from jaxlite.interpreters.batching import batch_at_front
 from jaxlite.interpreters.staging import trace_to_jaxpr
-from jaxlite.lax._control_flow_util import eval_closed
 from jaxlite.lax._composed import lower_by_expansion
-from jaxlite.lax._reducer_util import (apply_elementwise, apply_to_numpy, flat_operands, is_identity,
-                                       reduction_jaxpr)
+from jaxlite.lax._control_flow_util import eval_closed
+from jaxlite.lax._reducer_util import (apply_elementwise, apply_to_numpy, flat_operands,
+                                       is_identity, reduction_jaxpr)
+from jaxlite.lax._window_util import (WINDOW_PARAMS, check_params, element_slices, out_shape,
+                                      pad_config)
 from jaxlite.lax.arithmetic import add
+from jaxlite.lax.broadcast import broadcast_in_dim
 from jaxlite.lax.convolution import padtype_to_pads
 from jaxlite.lax.math_functions import max as lax_max
 from jaxlite.lax.math_functions import min as lax_min
-from jaxlite.lax.broadcast import broadcast_in_dim
 from jaxlite.lax.selection import select_n
 from jaxlite.lax.slicing import pad_p, slice
-from jaxlite.lax.windows import (_out_size, _params, reduce_window_max_p,
-                                 reduce_window_min_p, reduce_window_sum_p)
+from jaxlite.lax.windows import reduce_window_max_p, reduce_window_min_p, reduce_window_sum_p
 from jaxlite.tree_util import tree_unflatten
 
 __all__ = ["reduce_window", "reduce_window_p"]
 
 reduce_window_p = Primitive("reduce_window", multiple_results=True)
 
-WINDOW_PARAMS = ("window_dimensions", "window_strides", "padding", "base_dilation",
-                 "window_dilation")
-
-
 def _split(values: Sequence[Any]) -> tuple[list[Any], list[Any]]:
     n = len(values) // 2
     return list(values[:n]), list(values[n:])
-
-
-def _out_shape(shape: Sequence[int], window: dict) -> tuple[int, ...]:
-    return tuple(_out_size(n, w, s, lo, hi, b, d) for n, w, s, (lo, hi), b, d in zip(
-        shape, *(window[k] for k in WINDOW_PARAMS)))
 
 
 def _abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, **window: Any
@@ -71,41 +63,24 @@ def _abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, **window: Any
     if len({o.shape for o in operands}) != 1:
         raise TypeError(f"reduce_window: operands must have one shape, got "
                         f"{[o.shape for o in operands]}.")
-    _params(operands[0].ndim, *(window[k] for k in WINDOW_PARAMS), "reduce_window")
-    shape = _out_shape(operands[0].shape, window)
+    check_params(operands[0].ndim, *(window[k] for k in WINDOW_PARAMS), "reduce_window")
+    shape = out_shape(operands[0].shape, window)
     return [ShapedArray(shape, o.dtype, o.weak_type and i.weak_type)
             for o, i in zip(operands, inits)]
 
 
-def _pad_config(window: dict) -> tuple:
-    return tuple((lo, hi, b - 1) for (lo, hi), b in zip(window["padding"],
-                                                        window["base_dilation"]))
-
-
-def _element_slices(out_shape: tuple, window: dict) -> list[tuple[list, list, tuple]]:
-    """(starts, limits, strides) into the padded operand of each window element's values
-    at every output position, in row-major window order."""
-    slices = []
-    for offsets in np.ndindex(*window["window_dimensions"]):
-        starts = [k * d for k, d in zip(offsets, window["window_dilation"])]
-        limits = [start + (o - 1) * s + 1 if o else start
-                  for start, o, s in zip(starts, out_shape, window["window_strides"])]
-        slices.append((starts, limits, tuple(window["window_strides"])))
-    return slices
-
-
 def _reference(*args: np.ndarray, jaxpr: ClosedJaxpr, **window: Any) -> list[np.ndarray]:
     operands, inits = _split([np.asarray(a) for a in args])
-    shape = _out_shape(operands[0].shape, window)
+    shape = out_shape(operands[0].shape, window)
     acc = [np.broadcast_to(i, shape).copy() for i in inits]
     if 0 in shape:
         return acc
-    config = _pad_config(window)
+    config = pad_config(window)
     padded = [pad_p.reference(x, i, padding_config=config) for x, i in zip(operands, inits)]
     # XLA skips padding and base-dilation holes (it does not fold the initial value in).
     real = pad_p.reference(np.ones(operands[0].shape, bool), np.bool_(False),
                            padding_config=config)
-    for starts, limits, strides in _element_slices(shape, window):
+    for starts, limits, strides in element_slices(shape, window):
         index = tuple(np.s_[lo:hi:st] for lo, hi, st in zip(starts, limits, strides))
         stepped = apply_to_numpy(jaxpr, *acc, *(p[index] for p in padded))
         acc = [np.where(real[index], new, old) for new, old in zip(stepped, acc)]
@@ -117,15 +92,15 @@ def _expansion(*args: Any, jaxpr: ClosedJaxpr, **window: Any) -> list[Any]:
     padding the initial value's meaning, which only monoids can use)."""
     operands, inits = _split(args)
     operand_shape = get_aval(operands[0]).shape
-    shape = _out_shape(operand_shape, window)
+    shape = out_shape(operand_shape, window)
     acc = [broadcast_in_dim(i, shape, ()) for i in inits]
     if 0 in shape:
         return acc
-    config = _pad_config(window)
+    config = pad_config(window)
     padded = [pad_p.bind(x, i, padding_config=config) for x, i in zip(operands, inits)]
     real = pad_p.bind(broadcast_in_dim(np.bool_(True), operand_shape, ()), np.bool_(False),
                       padding_config=config)
-    for starts, limits, strides in _element_slices(shape, window):
+    for starts, limits, strides in element_slices(shape, window):
         stepped = apply_elementwise(jaxpr, *acc, *(slice(p, starts, limits, strides)
                                                    for p in padded))
         keep = slice(real, starts, limits, strides)

@@ -10,13 +10,11 @@ operand, dilated by `base_dilation` (holes filled with the identity) and padded 
 
 The sum is linear: its transpose spreads each cotangent back over its window, which is a
 reduce_window_sum of the cotangent dilated by the strides (the window is symmetric), cut
-back to the operand's places. The derivative of max and min takes each output's tangent
-from the first window element equal to the output (the window elements are strided slices
-of the padded operand), as JAX's select-and-gather does for distinct values.
+back to the operand's places. The derivative of max and min is JAX's: `select_and_gather_add`
+of the tangents (whose transpose, `select_and_scatter_add`, is max-pooling's gradient).
 """
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -27,9 +25,9 @@ from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.lax import _lowering_util as hlo
-from jaxlite.lax.bitwise import bitwise_and, bitwise_not, bitwise_or
-from jaxlite.lax.comparisons import eq
-from jaxlite.lax.selection import select_n
+from jaxlite.lax._window_util import Pairs, check_params, out_size
+from jaxlite.lax.comparisons import ge_p, le_p
+from jaxlite.lax.select_scatter import select_and_gather_add_p
 from jaxlite.lax.slicing import pad_p, slice
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
@@ -40,38 +38,12 @@ __all__ = [
     "reduce_window_sum_p",
 ]
 
-Pairs = tuple[tuple[int, int], ...]
-
-
-def _out_size(size: int, window: int, stride: int, low: int, high: int, base: int,
-              dilation: int) -> int:
-    padded = ((size - 1) * base + 1 if size else 0) + low + high
-    extent = (window - 1) * dilation + 1
-    return 0 if padded < extent else (padded - extent) // stride + 1
-
-
-def _params(ndim: int, window_dimensions: Sequence[int], window_strides: Sequence[int],
-            padding: Pairs, base_dilation: Sequence[int], window_dilation: Sequence[int],
-            name: str) -> None:
-    for what, value in (("window_dimensions", window_dimensions),
-                        ("window_strides", window_strides), ("padding", padding),
-                        ("base_dilation", base_dilation), ("window_dilation", window_dilation)):
-        if len(value) != ndim:
-            raise TypeError(f"{name}: {what} must have one entry per operand dimension, got "
-                            f"{what}={tuple(value)} for an operand of rank {ndim}.")
-    for what, value in (("window_dimensions", window_dimensions),
-                        ("window_strides", window_strides), ("base_dilation", base_dilation),
-                        ("window_dilation", window_dilation)):
-        if any(v < 1 for v in value):
-            raise TypeError(f"{name}: {what} must be positive, got {tuple(value)}.")
-
-
 def _window_abstract_eval(name: str) -> Callable[..., ShapedArray]:
     def rule(operand: ShapedArray, *, window_dimensions: tuple, window_strides: tuple,
              padding: Pairs, base_dilation: tuple, window_dilation: tuple) -> ShapedArray:
-        _params(operand.ndim, window_dimensions, window_strides, padding, base_dilation,
+        check_params(operand.ndim, window_dimensions, window_strides, padding, base_dilation,
                 window_dilation, name)
-        shape = tuple(_out_size(*args) for args in zip(
+        shape = tuple(out_size(*args) for args in zip(
             operand.shape, window_dimensions, window_strides, (p[0] for p in padding),
             (p[1] for p in padding), base_dilation, window_dilation))
         return ShapedArray(shape, operand.dtype, operand.weak_type)
@@ -92,7 +64,7 @@ def _window_reference(kind: str) -> Callable[..., np.ndarray]:
              padding: Pairs, base_dilation: tuple, window_dilation: tuple) -> np.ndarray:
         x = np.asarray(operand)
         init = np.asarray(_identity(kind, x.dtype), x.dtype)
-        out = [_out_size(*args) for args in zip(
+        out = [out_size(*args) for args in zip(
             x.shape, window_dimensions, window_strides, (p[0] for p in padding),
             (p[1] for p in padding), base_dilation, window_dilation)]
         if 0 in out or x.ndim == 0:
@@ -167,21 +139,6 @@ reduce_window_max_p = _declare("max")
 reduce_window_min_p = _declare("min")
 
 
-def _window_slices(x: Any, fill: Any, window_dimensions: tuple, window_strides: tuple,
-                   padding: Pairs, base_dilation: tuple, window_dilation: tuple,
-                   out_shape: tuple) -> list[Any]:
-    """One array of the output's shape per window element: that element of every window."""
-    config = tuple((lo, hi, b - 1) for (lo, hi), b in zip(padding, base_dilation))
-    padded = pad_p.bind(x, np.asarray(fill, get_aval(x).dtype), padding_config=config)
-    slices = []
-    for offsets in itertools.product(*(range(w) for w in window_dimensions)):
-        starts = [k * d for k, d in zip(offsets, window_dilation)]
-        limits = [s + (o - 1) * st + 1 if o else s
-                  for s, o, st in zip(starts, out_shape, window_strides)]
-        slices.append(slice(padded, starts, limits, window_strides))
-    return slices
-
-
 def _sum_transpose(ct: Any, operand: Any, *, window_dimensions: tuple, window_strides: tuple,
                    padding: Pairs, base_dilation: tuple,
                    window_dilation: tuple) -> list[Any]:
@@ -210,27 +167,17 @@ ad.deflinear(reduce_window_sum_p)
 reduce_window_sum_p.transpose = _sum_transpose
 
 
-def _chooser_jvp(primitive: Primitive, kind: str) -> Callable[..., tuple[Any, Any]]:
+def _chooser_jvp(primitive: Primitive, select_prim: Primitive) -> Callable[..., tuple]:
+    """JAX's derivative of max and min: the tangent of the element that select-and-gather
+    chooses in each window (the first maximum or minimum in row-major window order)."""
     def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple:
         (x,), (t,) = primals, tangents
         out = primitive.bind(x, **params)
         if isinstance(t, ad.Zero):
             return out, ad.Zero(ad.tangent_aval(get_aval(out)))
-        out_shape = get_aval(out).shape
-        xs = _window_slices(x, _identity(kind, get_aval(x).dtype), out_shape=out_shape,
-                            **params)
-        ts = _window_slices(t, 0, out_shape=out_shape, **params)
-        chosen = ad.zeros_like_aval(get_aval(ts[0]))
-        taken = None
-        for xk, tk in zip(xs, ts):
-            hit = eq(xk, out)
-            if taken is not None:
-                hit = bitwise_and(hit, bitwise_not(taken))
-            chosen = select_n(hit, chosen, tk)
-            taken = hit if taken is None else bitwise_or(taken, hit)
-        return out, chosen
+        return out, select_and_gather_add_p.bind(t, x, select_prim=select_prim, **params)
     return rule
 
 
-reduce_window_max_p.jvp = _chooser_jvp(reduce_window_max_p, "max")
-reduce_window_min_p.jvp = _chooser_jvp(reduce_window_min_p, "min")
+reduce_window_max_p.jvp = _chooser_jvp(reduce_window_max_p, ge_p)
+reduce_window_min_p.jvp = _chooser_jvp(reduce_window_min_p, le_p)
