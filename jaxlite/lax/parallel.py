@@ -28,7 +28,7 @@ from jaxlite.interpreters.named_axes import (axis_size as bound_axis_size, check
 from jaxlite.lax._parallel_util import (axis_names, canonical_groups, declare_collective,
                                         group_size, other_names, resolves_here,
                                         within_own_axis)
-from jaxlite.lax.arithmetic import mul, zeros_like_array
+from jaxlite.lax.arithmetic import zeros_like_array
 from jaxlite.lax.broadcast import broadcast_in_dim, reduce_sum
 from jaxlite.lax.comparisons import eq, ge
 from jaxlite.lax.convert import convert_element_type
@@ -77,7 +77,7 @@ def _reduction_batch(primitive: Any, reduce: Callable[[Any, tuple], Any],
         if not resolves_here(axes, axis_index_groups):
             return primitive.bind(x, axes=axes, axis_index_groups=axis_index_groups), d
         if d is None:
-            y = mul(x, size) if scales else x
+            y = _constant_like(x, size) * x if scales else x  # JAX's formula, types and all
         else:
             y = reduce(x, (d,))
         rest = other_names(axes)

@@ -6,7 +6,8 @@
 Each case runs under `jax.shard_map` on a CPU mesh of the case's shape (one device per
 member: the semantics collectives have on devices) and, where JAX can batch it, under
 nested `jax.vmap` with the same axis names. Both are stored in jax_records.npz:
-`<case>/shard_map` and `<case>/vmap`, with the input as `<case>/x`.
+`<case>/shard_map` and `<case>/vmap`, with the input as `<case>/x`. The outputs of
+`programs` (whole programs with named axes) are stored as `program/<name>/<leaf index>`.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from jax import lax
 from jax.sharding import Mesh, PartitionSpec as P
 
 sys.path.insert(0, str(Path(__file__).parent))
-from collective_cases import cases, member_values  # noqa: E402
+from collective_cases import cases, member_values, programs  # noqa: E402
 
 
 def by_shard_map(case, x):
@@ -55,6 +56,11 @@ def main() -> None:
             records[f"{name}/vmap"] = by_vmap(case, x)
         except Exception as error:  # JAX cannot batch some multi-axis collectives
             print(f"{name}: vmap fails in JAX: {type(error).__name__}: {error}")
+    for name, program in programs(jax).items():
+        leaves, tree = jax.tree_util.tree_flatten(program())
+        records[f"program/{name}/tree"] = np.array(str(tree))
+        for k, leaf in enumerate(leaves):
+            records[f"program/{name}/{k}"] = np.asarray(leaf)
     out = Path(__file__).parent / "jax_records.npz"
     np.savez_compressed(out, **records)
     print(f"wrote {len(records)} arrays to {out}")
