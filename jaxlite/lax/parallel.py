@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from jaxlite.core import dtypes
-from jaxlite.core.avals import ShapedArray, get_aval
+from jaxlite.core.avals import ShapedArray
 from jaxlite.core.trace import Tracer
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.batching import move_batch_axis
@@ -36,6 +36,7 @@ from jaxlite.lax.dynamic_slicing import dynamic_index_in_dim, index_take
 from jaxlite.lax.math_functions import max as lax_max
 from jaxlite.lax.parallel_exchange import (all_gather, all_gather_p, all_to_all,  # noqa: F401
                                            all_to_all_p, axis_index, axis_index_p,
+                                           canonicalize_axis,
                                            psum_scatter, ragged_all_to_all,
                                            ragged_all_to_all_p, reduce_scatter_p)
 from jaxlite.lax.reductions import reduce_max, reduce_min
@@ -143,7 +144,8 @@ def _all_reduce(primitive: Any, reduce: Callable[[Any, tuple], Any], x: Any, axi
     named = tuple(n for n in names if not isinstance(n, int))
 
     def reduce_leaf(leaf: Any) -> Any:
-        positional = tuple(n % max(np.ndim(leaf), 1) for n in names if isinstance(n, int))
+        positional = tuple(canonicalize_axis(n, np.ndim(leaf)) for n in names
+                           if isinstance(n, int))
         if positional:
             leaf = reduce(leaf, positional)
         if not named:
@@ -172,8 +174,8 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     positional = [n for n in names if isinstance(n, int)]
 
     def constant(leaf: Any) -> Any:
-        summed = reduce_sum(leaf, [a % np.ndim(leaf) for a in positional]) if positional \
-            else leaf
+        summed = reduce_sum(leaf, [canonicalize_axis(a, np.ndim(leaf)) for a in positional]) \
+            if positional else leaf
         return _constant_like(leaf, size) * summed
     return tree_unflatten(tree, [constant(leaf) for leaf in leaves])
 

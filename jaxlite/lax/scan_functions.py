@@ -29,7 +29,8 @@ def _vmapped(f: Callable[[Any], Any], xs: Any) -> Any:
         out_leaves, out_tree = tree_flatten(f(tree_unflatten(tree, values)))
         out_trees.append(out_tree)
         return out_leaves
-    outs = vmap_flat(flat, get_aval(leaves[0]).shape[0], leaves, [0] * len(leaves), 0)
+    outs = vmap_flat(flat, get_aval(leaves[0]).shape[0], leaves, [0] * len(leaves), 0,
+                     axis_name=None)
     return tree_unflatten(out_trees[0], outs)
 
 

@@ -32,7 +32,7 @@ def map_leading_axis(fun: Callable[..., Any], args: Sequence[Any],
     """`fun` applied to slices along axis 0 of the `mapped` arguments (others passed whole),
     its outputs (a list of arrays) stacked along a new axis 0."""
     in_dims = [0 if m else None for m in mapped]
-    return vmap_flat(lambda *a: list(fun(*a)), size, list(args), in_dims, 0)
+    return vmap_flat(lambda *a: list(fun(*a)), size, list(args), in_dims, 0, axis_name=None)
 
 
 # ------------------------------------------------------------------------ signatures
