@@ -27,6 +27,12 @@ from jaxlite.transforms.vmap import vmap
 from jaxlite.transforms.pmap import pmap
 from jaxlite._callback import effects_barrier, pure_callback
 from jaxlite import debug, experimental  # noqa: F401  (public modules)
+from jaxlite import (ad_checkpoint, api_util, custom_batching,  # noqa: F401  (public modules)
+                     custom_derivatives, extend, interpreters)
+from jaxlite.core.trace_state import ensure_compile_time_eval
+from jaxlite.custom_derivatives import closure_convert, custom_gradient
+from jaxlite.lax.checkpoint_policies import checkpoint_policies
+from jaxlite.transforms.vjp_tools import fwd_and_bwd, linear_transpose
 
 # Options as functions: `with jax.debug_nans(True): ...` (JAX's `State` objects).
 from jaxlite._jax_options import (  # noqa: E402

@@ -17,6 +17,7 @@ raise NotImplementedError saying so.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Callable, Iterable, Sequence, Union
 
 from jaxlite.core.avals import ShapedArray
@@ -268,37 +269,131 @@ def register_constant_handler(type_: type, handler_fun: Any) -> None:
     _constant_handlers[type_] = handler_fun
 
 
-def _stablehlo_only(name: str) -> Callable[..., Any]:
+def _stablehlo_only(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Make `fn` (JAX's signature, no body) raise: it would build MLIR."""
+    @functools.wraps(fn)
     def unsupported(*args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
-            f"jax.interpreters.mlir.{name} builds StableHLO (MLIR); jaxlite lowers to its own "
-            "HLO IR and has no MLIR. Lower library primitives with "
+            f"jax.interpreters.mlir.{fn.__name__} builds StableHLO (MLIR); jaxlite lowers to "
+            "its own HLO IR and has no MLIR. Lower library primitives with "
             "mlir.register_lowering(prim, mlir.lower_fun(impl, multiple_results=...)).")
-    unsupported.__name__ = name
-    unsupported.__doc__ = f"Not available in jaxlite (mirrors `mlir.{name}`): needs MLIR."
     return unsupported
 
 
-aval_to_ir_type = _stablehlo_only("aval_to_ir_type")
-aval_to_ir_types = _stablehlo_only("aval_to_ir_types")
-dense_int_array = _stablehlo_only("dense_int_array")
-dense_int_elements = _stablehlo_only("dense_int_elements")
-dtype_to_ir_type = _stablehlo_only("dtype_to_ir_type")
-emit_python_callback = _stablehlo_only("emit_python_callback")
-i32_attr = _stablehlo_only("i32_attr")
-i64_attr = _stablehlo_only("i64_attr")
-ir_attribute = _stablehlo_only("ir_attribute")
-ir_constant = _stablehlo_only("ir_constant")
-ir_constants = _stablehlo_only("ir_constants")
-jaxpr_subcomp = _stablehlo_only("jaxpr_subcomp")
-lower_jaxpr_to_fun = _stablehlo_only("lower_jaxpr_to_fun")
-lower_jaxpr_to_module = _stablehlo_only("lower_jaxpr_to_module")
-make_ir_context = _stablehlo_only("make_ir_context")
-merge_mlir_modules = _stablehlo_only("merge_mlir_modules")
-module_to_bytecode = _stablehlo_only("module_to_bytecode")
-module_to_string = _stablehlo_only("module_to_string")
-shape_tensor = _stablehlo_only("shape_tensor")
-token_type = _stablehlo_only("token_type")
+@_stablehlo_only
+def aval_to_ir_type(ctx, aval):
+    """Not available in jaxlite (mirrors `mlir.aval_to_ir_type`): it builds MLIR."""
+
+
+@_stablehlo_only
+def aval_to_ir_types(ctx, aval):
+    """Not available in jaxlite (mirrors `mlir.aval_to_ir_types`): it builds MLIR."""
+
+
+@_stablehlo_only
+def dense_int_elements(xs):
+    """Not available in jaxlite (mirrors `mlir.dense_int_elements`): it builds MLIR."""
+
+
+@_stablehlo_only
+def dtype_to_ir_type(dtype):
+    """Not available in jaxlite (mirrors `mlir.dtype_to_ir_type`): it builds MLIR."""
+
+
+@_stablehlo_only
+def emit_python_callback(ctx, callback, token, operands, operand_avals, result_avals, *,
+                         has_side_effect, returns_token=True, partitioned=False,
+                         sharding=None):
+    """Not available in jaxlite (mirrors `mlir.emit_python_callback`): it builds MLIR."""
+
+
+@_stablehlo_only
+def i32_attr(i):
+    """Not available in jaxlite (mirrors `mlir.i32_attr`): it builds MLIR."""
+
+
+@_stablehlo_only
+def i64_attr(i):
+    """Not available in jaxlite (mirrors `mlir.i64_attr`): it builds MLIR."""
+
+
+@_stablehlo_only
+def ir_attribute(val):
+    """Not available in jaxlite (mirrors `mlir.ir_attribute`): it builds MLIR."""
+
+
+@_stablehlo_only
+def ir_constant(val, *, const_lowering=None, aval=None):
+    """Not available in jaxlite (mirrors `mlir.ir_constant`): it builds MLIR."""
+
+
+@_stablehlo_only
+def ir_constants(val, *, const_lowering=None, aval=None):
+    """Not available in jaxlite (mirrors `mlir.ir_constants`): it builds MLIR."""
+
+
+@_stablehlo_only
+def jaxpr_subcomp(ctx, jaxpr, name_stack, tokens, consts_for_constvars, *args,
+                  dim_var_values, const_lowering, outer_traceback):
+    """Not available in jaxlite (mirrors `mlir.jaxpr_subcomp`): it builds MLIR."""
+
+
+@_stablehlo_only
+def lower_jaxpr_to_fun(ctx, name, jaxpr, effects, *, num_const_args, main_function=False,
+                       replicated_args=None, in_avals, arg_shardings=None,
+                       result_shardings=None, use_sharding_annotations=True,
+                       input_output_aliases=None, xla_donated_args=None, arg_names=None,
+                       result_names=None, arg_memory_kinds=None, result_memory_kinds=None,
+                       arg_layouts=None, result_layouts=None,
+                       propagated_out_mem_kinds=None):
+    """Not available in jaxlite (mirrors `mlir.lower_jaxpr_to_fun`): it builds MLIR."""
+
+
+@_stablehlo_only
+def lower_jaxpr_to_module(module_name, jaxpr, *, num_const_args, in_avals, ordered_effects,
+                          platforms, backend, axis_context, donated_args,
+                          replicated_args=None, arg_shardings=None, result_shardings=None,
+                          in_layouts=None, out_layouts=None, arg_names=None,
+                          result_names=None, num_partitions=1, all_default_mem_kind=True,
+                          input_output_aliases=None, propagated_out_mem_kinds=None,
+                          lowering_parameters):
+    """Not available in jaxlite (mirrors `mlir.lower_jaxpr_to_module`): it builds MLIR."""
+
+
+@_stablehlo_only
+def make_ir_context():
+    """Not available in jaxlite (mirrors `mlir.make_ir_context`): it builds MLIR."""
+
+
+@_stablehlo_only
+def merge_mlir_modules(dst_module, sym_name, src_module, dst_symtab=None):
+    """Not available in jaxlite (mirrors `mlir.merge_mlir_modules`): it builds MLIR."""
+
+
+@_stablehlo_only
+def module_to_bytecode(module):
+    """Not available in jaxlite (mirrors `mlir.module_to_bytecode`): it builds MLIR."""
+
+
+@_stablehlo_only
+def module_to_string(module, enable_debug_info=None):
+    """Not available in jaxlite (mirrors `mlir.module_to_string`): it builds MLIR."""
+
+
+@_stablehlo_only
+def shape_tensor(ctx, sizes):
+    """Not available in jaxlite (mirrors `mlir.shape_tensor`): it builds MLIR."""
+
+
+
+@_stablehlo_only
+def dense_int_array(*args, **kwargs):
+    """Not available in jaxlite (mirrors `mlir.dense_int_array`): it builds MLIR."""
+
+
+@_stablehlo_only
+def token_type(*args, **kwargs):
+    """Not available in jaxlite (mirrors `mlir.token_type`): it builds MLIR."""
 
 
 class _MLIROnly:

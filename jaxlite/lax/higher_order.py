@@ -27,6 +27,7 @@ from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.interpreters.staging import StagingTrace, hoist_tracer_consts, trace_to_jaxpr
 from jaxlite.interpreters.transpose import UndefinedPrimal, backward_pass, is_undefined
 from jaxlite.lax import _lowering_util as hlo
+from jaxlite.lax.remat import linearize_with_policy
 from jaxlite.xla.ir import HloInstruction
 
 __all__ = ["jit_p", "checkpoint_p", "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p"]
@@ -174,6 +175,8 @@ def _checkpoint_reference(*args: Any, jaxpr: ClosedJaxpr, prevent_cse: bool,
 def _checkpoint_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, jaxpr: ClosedJaxpr,
                     prevent_cse: bool, policy: Any) -> tuple[list, list]:
     params = dict(prevent_cse=prevent_cse, policy=policy)
+    if policy is not None and _is_partial_eval():
+        return linearize_with_policy(checkpoint_p, primals, tangents, jaxpr, params)
     primal_out = checkpoint_p.bind(*primals, jaxpr=jaxpr, **params)
     # The tangent jaxpr takes the primal inputs, not the intermediates: under linearize
     # they are the only residuals, and the transpose recomputes the rest.

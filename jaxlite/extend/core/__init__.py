@@ -18,7 +18,7 @@ from jaxlite.core.avals import AbstractValue, ShapedArray, get_aval
 from jaxlite.core.effects import Effect, Effects, no_effects
 from jaxlite.core.jaxpr import (ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var,
                                 eval_jaxpr)
-from jaxlite.core.linear_util import DebugInfo, WrappedFun
+from jaxlite.core.linear_util import DebugInfo
 from jaxlite.core.trace import Trace
 from jaxlite.core.trace import set_current_trace as _set_current_trace
 from jaxlite.core.trace_state import (concrete_or_error, find_top_trace,
