@@ -109,18 +109,45 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     return tree_unflatten(out_tree, shapes)
 
 
+class _Deprecated:
+    """The default of a removed parameter: passing anything for it is an error."""
+
+    def __repr__(self) -> str:
+        return "Deprecated"
+
+
+_DEPRECATED = _Deprecated()
+
+
+def _refuse_concrete(concrete: Any) -> None:
+    if concrete is not _DEPRECATED:
+        raise NotImplementedError(
+            "The `concrete` option to `jax.checkpoint` was deprecated in JAX v0.8.2, and "
+            "removed in JAX v0.10.0. In its place please use `static_argnums`; for details "
+            "refer to https://docs.jax.dev/en/latest/jep/11830-new-remat-checkpoint.html.")
+
+
 def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool = True, policy: Any = None,
-               static_argnums: int | Sequence[int] = ()) -> Callable[..., Any]:
+               static_argnums: int | Sequence[int] = (),
+               static_argnames: str | Sequence[str] = (),
+               concrete: Any = _DEPRECATED) -> Callable[..., Any]:
     """Recompute `fun`'s intermediates in the backward pass instead of saving them.
 
-    Mirrors `jax.checkpoint` (alias `remat`). The function appears in jaxprs as one
-    `checkpoint` equation; reverse-mode differentiation saves only its inputs.
+    Mirrors `jax.checkpoint`. The function appears in jaxprs as one `checkpoint`
+    equation; reverse-mode differentiation saves its inputs and what `policy` approves
+    (see `jaxlite.lax.remat`). Arguments at `static_argnums` and keyword arguments named in
+    `static_argnames` are not traced.
     """
+    _refuse_concrete(concrete)
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
 
     @functools.wraps(fun)
     def checkpointed(*args: Any, **kwargs: Any) -> Any:
-        closed, out_tree = _trace_pytree(fun, args, kwargs, "checkpoint", nums)
+        static_kwargs = {k: v for k, v in kwargs.items() if k in names}
+        kwargs = {k: v for k, v in kwargs.items() if k not in names}
+        bound = functools.partial(fun, **static_kwargs) if static_kwargs else fun
+        closed, out_tree = _trace_pytree(bound, args, kwargs, "checkpoint", nums)
         opened, consts = hoist_tracer_consts(closed)
         dynamic = [a for i, a in enumerate(args) if i not in nums]
         leaves = tree_flatten((tuple(dynamic), kwargs))[0]
@@ -130,4 +157,10 @@ def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool = True, policy: Any
     return checkpointed
 
 
-remat = checkpoint
+def remat(fun: Callable[..., Any], *, prevent_cse: bool = True, policy: Any = None,
+          static_argnums: int | Sequence[int] = (),
+          concrete: Any = _DEPRECATED) -> Callable[..., Any]:
+    """`checkpoint` under its older name (mirrors `jax.remat`)."""
+    _refuse_concrete(concrete)
+    return checkpoint(fun, prevent_cse=prevent_cse, policy=policy,
+                      static_argnums=static_argnums)
