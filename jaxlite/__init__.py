@@ -29,6 +29,7 @@ from jaxlite._callback import effects_barrier, pure_callback
 from jaxlite import debug, experimental  # noqa: F401  (public modules)
 from jaxlite import (ad_checkpoint, api_util, custom_batching,  # noqa: F401  (public modules)
                      custom_derivatives, extend, interpreters)
+from jaxlite.core.source_info import named_call, named_scope
 from jaxlite.core.trace_state import ensure_compile_time_eval
 from jaxlite.custom_derivatives import closure_convert, custom_gradient
 from jaxlite.lax.checkpoint_policies import checkpoint_policies

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import traceback as _traceback
 from dataclasses import dataclass
 from typing import Any, Iterator, NamedTuple
@@ -185,3 +186,23 @@ def reset_name_stack() -> Iterator[None]:
     """A block traced with an empty name stack (mirrors JAX's)."""
     with set_name_stack(NameStack()):
         yield
+
+
+def named_scope(name: str) -> extend_name_stack:
+    """A block whose operations are traced under the scope `name` (mirrors
+    `jax.named_scope`)."""
+    if not isinstance(name, str):
+        raise TypeError("named_scope name argument must be a string.")
+    return extend_name_stack(name)
+
+
+def named_call(fun: Any, *, name: str | None = None) -> Any:
+    """`fun`, traced under a scope named `name` (its own name by default) (mirrors
+    `jax.named_call`)."""
+    scope = name if name is not None else getattr(fun, "__name__", "named_call")
+
+    @functools.wraps(fun)
+    def named(*args: Any, **kwargs: Any) -> Any:
+        with extend_name_stack(scope):
+            return fun(*args, **kwargs)
+    return named
