@@ -125,19 +125,20 @@ def summarize(source_info: SourceInfo, num_frames: int = 1) -> str:
     return "\n".join(f"{f.filename}:{f.lineno} ({f.name})" for f in frames)
 
 
-class _NameStackBlock:
-    """A block traced under another name stack; subclasses say which."""
+class _NameStackBlock(contextlib.ContextDecorator):
+    """A block traced under another name stack; subclasses say which. Also a decorator
+    (`@jax.named_scope("layer")`), so it may be entered again before it is left."""
 
     def new_stack(self) -> NameStack:
         raise NotImplementedError
 
     def __enter__(self) -> NameStack:
         stack = self.new_stack()
-        self._token = _name_stack.set(stack)
+        self.__dict__.setdefault("_tokens", []).append(_name_stack.set(stack))
         return stack
 
     def __exit__(self, *exc: Any) -> None:
-        _name_stack.reset(self._token)
+        _name_stack.reset(self._tokens.pop())
 
 
 class extend_name_stack(_NameStackBlock):
