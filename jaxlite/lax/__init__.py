@@ -23,6 +23,8 @@ from jaxlite.lax.convert import (_convert_element_type, bitcast_convert_type,  #
 from jaxlite.lax.cumulative import *  # noqa: F401,F403
 from jaxlite.lax.fft import *  # noqa: F401,F403
 from jaxlite.lax.dot import *  # noqa: F401,F403
+from jaxlite.lax.dot_algorithms import *  # noqa: F401,F403
+from jaxlite.lax.accuracy import *  # noqa: F401,F403
 from jaxlite.lax.convolution import *  # noqa: F401,F403
 from jaxlite.lax.dynamic_slicing import *  # noqa: F401,F403
 from jaxlite.lax.gather_scatter import *  # noqa: F401,F403

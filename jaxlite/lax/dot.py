@@ -23,6 +23,8 @@ from jaxlite.interpreters.transpose import is_undefined
 from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax.broadcast import transpose
 from jaxlite.lax.convert import _convert_element_type
+from jaxlite.lax.dot_algorithms import (DotAlgorithmPreset, algorithm_compute_types,
+                                        is_algorithm)
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 
@@ -61,21 +63,27 @@ _PRECISION_NAMES: dict[Any, Precision] = {
 }
 
 
-def canonicalize_precision(precision: Any) -> tuple[Precision, Precision] | None:
-    """One `Precision` per operand, or None (mirrors `jax.lax` precision handling)."""
+def canonicalize_precision(precision: Any) -> Any:
+    """One `Precision` per operand, a dot algorithm, or None (mirrors `jax.lax` precision
+    handling)."""
     if precision is None:
         default = config.read("jax_default_matmul_precision")
         return None if default is None else canonicalize_precision(default)
     if isinstance(precision, Precision):
         return precision, precision
+    if is_algorithm(precision):
+        return precision
     if isinstance(precision, str) and precision in _PRECISION_NAMES:
         return _PRECISION_NAMES[precision], _PRECISION_NAMES[precision]
+    if isinstance(precision, str) and precision in DotAlgorithmPreset.__members__:
+        return DotAlgorithmPreset[precision]
     if isinstance(precision, (list, tuple)) and len(precision) == 2:
         pair = [canonicalize_precision(p) if p is not None else (Precision.DEFAULT,) * 2
                 for p in precision]
         return pair[0][0], pair[1][0]  # type: ignore[index]
     raise ValueError(f"precision must be None, a lax.Precision, one of the names "
-                     f"{sorted(_PRECISION_NAMES)}, or a pair of those; got {precision!r}.")
+                     f"{sorted(_PRECISION_NAMES)}, a pair of those, a lax.DotAlgorithmPreset "
+                     f"or its name, or a lax.DotAlgorithm; got {precision!r}.")
 
 
 # ---------------------------------------------------------------------- dtype rule
@@ -204,6 +212,12 @@ def _dot_general_reference(lhs: np.ndarray, rhs: np.ndarray, *,
                            preferred_element_type: np.dtype | None) -> np.ndarray:
     (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
     out_dtype = _dot_result_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
+    if is_algorithm(precision):
+        lhs_type, rhs_type, compute = algorithm_compute_types(precision, lhs.dtype, rhs.dtype,
+                                                              out_dtype)
+        return _dot_general_reference(
+            lhs.astype(lhs_type), rhs.astype(rhs_type), dimension_numbers=dimension_numbers,
+            precision=None, preferred_element_type=compute).astype(out_dtype)
     acc = _accumulation_dtype(lhs.dtype, rhs.dtype, out_dtype)
     lhs_free = _free_dims(lhs.ndim, lhs_contract, lhs_batch)
     rhs_free = _free_dims(rhs.ndim, rhs_contract, rhs_batch)
@@ -360,12 +374,18 @@ def _dot_general_lower(ctx: LoweringContext, lhs: HloInstruction, rhs: HloInstru
                        preferred_element_type: np.dtype | None) -> HloInstruction:
     (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
     out_shape = ctx.shape(ctx.avals_out[0])
-    compute = _dot_compute_dtype(lhs.shape.dtype, rhs.shape.dtype, out_shape.dtype)
+    out_dtype = out_shape.dtype
+    if is_algorithm(precision):
+        # The algorithm's operand and result types, as JAX converts them in its lowering.
+        lhs_type, rhs_type, out_dtype = algorithm_compute_types(
+            precision, lhs.shape.dtype, rhs.shape.dtype, out_dtype)
+        lhs, rhs = hlo.convert(ctx, lhs, lhs_type), hlo.convert(ctx, rhs, rhs_type)
+    compute = _dot_compute_dtype(lhs.shape.dtype, rhs.shape.dtype, out_dtype)
     product = hlo.emit(ctx, Opcode.DOT, out_shape.with_dtype(compute),
                        (hlo.convert(ctx, lhs, compute), hlo.convert(ctx, rhs, compute)),
                        lhs_contracting=tuple(lhs_contract), rhs_contracting=tuple(rhs_contract),
                        lhs_batch=tuple(lhs_batch), rhs_batch=tuple(rhs_batch))
-    return hlo.convert(ctx, product, out_shape.dtype)
+    return hlo.convert(ctx, hlo.convert(ctx, product, out_dtype), out_shape.dtype)
 
 
 
@@ -417,7 +437,9 @@ def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = Non
     ----------
     lhs, rhs : arrays.
     dimension_numbers : ``((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``.
-    precision : None, a `Precision`, its name, or a pair of those (no effect on the CPU).
+    precision : None, a `Precision`, its name, or a pair of those (no effect on the CPU);
+        or a `DotAlgorithmPreset` (or its name), whose operand and accumulation types the
+        CPU computes with, as JAX's does (see `jaxlite.lax.dot_algorithms`).
     preferred_element_type : the output (and accumulation) dtype, e.g. int32 for int8
         operands.
 
@@ -425,8 +447,8 @@ def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = Non
     -------
     The contraction, with dimensions (batch, lhs free, rhs free).
 
-    Differences from JAX: `out_sharding` must be None; `DotAlgorithm` precisions are not
-    supported; a Python scalar operand takes the other operand's dtype (weakly typed).
+    Differences from JAX: `out_sharding` must be None; a Python scalar operand takes the
+    other operand's dtype (weakly typed).
     """
     return dot(lhs, rhs, dimension_numbers=dimension_numbers, precision=precision,
                preferred_element_type=preferred_element_type, out_sharding=out_sharding)

@@ -24,6 +24,7 @@ from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax._declare import (ANY, COMPLEX, FLOATING, INEXACT, NUMERIC, SIGNED,
                                   check_dtype_kind, check_same_shapes, elementwise,
                                   upcast_low_precision)
+from jaxlite.lax.accuracy import check_accuracy
 from jaxlite.lax.arithmetic import (_const, add, complex_abs, conj, div, elementwise_operands,
                                     full_like, integer_pow, keep_weak_type, mul, neg, real, sub)
 from jaxlite.lax.comparisons import eq, ge
@@ -306,28 +307,33 @@ log1p_p = elementwise("log1p", np.log1p, kinds=INEXACT, hlo_opcode=Opcode.LOG1P)
 ad.defjvp(log1p_p, lambda t, x: div(t, add(x, _const(x, 1))))
 
 
-def exp(x: Any) -> Any:
+def exp(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise `e ** x` (mirrors `jax.lax.exp`)."""
+    check_accuracy(accuracy)
     return exp_p.bind(*elementwise_operands("exp", x))
 
 
-def exp2(x: Any) -> Any:
+def exp2(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise `2 ** x` (mirrors `jax.lax.exp2`)."""
+    check_accuracy(accuracy)
     return exp2_p.bind(*elementwise_operands("exp2", x))
 
 
-def expm1(x: Any) -> Any:
+def expm1(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise `e ** x - 1`, accurate near 0 (mirrors `jax.lax.expm1`)."""
+    check_accuracy(accuracy)
     return expm1_p.bind(*elementwise_operands("expm1", x))
 
 
-def log(x: Any) -> Any:
+def log(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise natural logarithm (mirrors `jax.lax.log`)."""
+    check_accuracy(accuracy)
     return log_p.bind(*elementwise_operands("log", x))
 
 
-def log1p(x: Any) -> Any:
+def log1p(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise `log(1 + x)`, accurate near 0 (mirrors `jax.lax.log1p`)."""
+    check_accuracy(accuracy)
     return log1p_p.bind(*elementwise_operands("log1p", x))
 
 
@@ -343,18 +349,21 @@ ad.defjvp_with_output(cbrt_p,
                       lambda t, out, x: mul(t, mul(_const(x, 1 / 3), integer_pow(out, -2))))
 
 
-def sqrt(x: Any) -> Any:
+def sqrt(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise square root (mirrors `jax.lax.sqrt`)."""
+    check_accuracy(accuracy)
     return sqrt_p.bind(*elementwise_operands("sqrt", x))
 
 
-def rsqrt(x: Any) -> Any:
+def rsqrt(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise `1 / sqrt(x)` (mirrors `jax.lax.rsqrt`)."""
+    check_accuracy(accuracy)
     return rsqrt_p.bind(*elementwise_operands("rsqrt", x))
 
 
-def cbrt(x: Any) -> Any:
+def cbrt(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise real cube root, negative for negative `x` (mirrors `jax.lax.cbrt`)."""
+    check_accuracy(accuracy)
     return cbrt_p.bind(*elementwise_operands("cbrt", x))
 
 
@@ -377,13 +386,15 @@ logistic_p = elementwise("logistic", _logistic_reference, kinds=INEXACT, hlo_opc
 ad.defjvp_with_output(logistic_p, lambda t, out, x: mul(t, mul(out, _one_minus(out))))
 
 
-def tanh(x: Any) -> Any:
+def tanh(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise hyperbolic tangent (mirrors `jax.lax.tanh`)."""
+    check_accuracy(accuracy)
     return tanh_p.bind(*elementwise_operands("tanh", x))
 
 
-def logistic(x: Any) -> Any:
+def logistic(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise logistic sigmoid `1 / (1 + e ** -x)` (mirrors `jax.lax.logistic`)."""
+    check_accuracy(accuracy)
     return logistic_p.bind(*elementwise_operands("logistic", x))
 
 
@@ -422,18 +433,21 @@ ad.defjvp(atan2_p, lambda t, x, y: _atan2_partial(t, y, x, y),
           lambda t, x, y: _atan2_partial(t, neg(x), x, y))
 
 
-def sin(x: Any) -> Any:
+def sin(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise sine (mirrors `jax.lax.sin`)."""
+    check_accuracy(accuracy)
     return sin_p.bind(*elementwise_operands("sin", x))
 
 
-def cos(x: Any) -> Any:
+def cos(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise cosine (mirrors `jax.lax.cos`)."""
+    check_accuracy(accuracy)
     return cos_p.bind(*elementwise_operands("cos", x))
 
 
-def tan(x: Any) -> Any:
+def tan(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise tangent (mirrors `jax.lax.tan`)."""
+    check_accuracy(accuracy)
     return tan_p.bind(*elementwise_operands("tan", x))
 
 
