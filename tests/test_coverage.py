@@ -11,6 +11,9 @@ from records import all_records
 # through the user functions that make them (tests/test_transformations.py and friends).
 TESTED_THROUGH_TRANSFORMATIONS = {
     "jit": "jax.jit in tests/test_jit.py",
+    "pure_callback": "jax.pure_callback in tests/test_callbacks.py and tests/test_debug.py",
+    "io_callback": "jax.experimental.io_callback in tests/test_callbacks.py",
+    "debug_callback": "jax.debug.print/callback/breakpoint in tests/test_debug.py",
     "checkpoint": "jax.checkpoint in tests/test_transformations.py",
     "custom_jvp_call": "jax.custom_jvp in tests/test_custom_derivatives.py",
     "custom_vjp_call": "jax.custom_vjp in tests/test_custom_derivatives.py",
