@@ -1,12 +1,14 @@
-"""Regenerate expected.json: the values real JAX 0.10.2 gives for the cases below.
+"""Regenerate tests/random/data/expected.json: the values real JAX 0.10.2 gives for the
+cases below.
 
 Run with a Python that has JAX (not part of the test suite, which never imports jax):
 
-    python tests/random/data/make_expected.py            # x64 off, then x64 on (subprocess)
+    /tmp/jaxvenv/bin/python tools/gen_random_expected.py   # x64 off, then x64 on (subprocess)
 
-Each case names a function of `jax.random` (or `jax.nn.initializers.<name>(**factory)`), the
-seed of its key, and its arguments; the tests call the jaxlite function the same way.
-Arrays are written as {"array": values, "dtype": name}; the expected values in full.
+Each case names a function of `jax.random` (or `jax.nn.initializers.<name>(**factory)`, or
+`rbg.<op>` for the key data of "rbg" keys), the seed of its key, and its arguments; the tests
+call the jaxlite function the same way. Arrays are written as {"array": values, "dtype":
+name}; the expected values in full.
 """
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parent.parent / "tests" / "random" / "data"
+NAN = float("nan")
 A = lambda values, dtype="float32": {"array": values, "dtype": dtype}  # noqa: E731
 
 CASES_X32 = [
@@ -86,6 +89,36 @@ CASES_X32 = [
       "out_axis": [1, 2]}),
     ("initializers.orthogonal", 9, [[4, 3]], {"scale": 2.0}),
     ("initializers.orthogonal", 10, [[2, 5]], {}),
+    # the distributions of issue 10
+    ("pareto", 0, [2.0, [8]], {}), ("pareto", 1, [A([1.0, 3.0])], {}),
+    ("rademacher", 0, [[10]], {}), ("rademacher", 1, [[2, 3]], {"dtype": "float32"}),
+    ("rademacher", 2, [[6]], {"dtype": "int8"}),
+    ("maxwell", 0, [[8]], {}), ("maxwell", 1, [[2, 2]], {"dtype": "float16"}),
+    ("double_sided_maxwell", 0, [0.0, 1.0, [6]], {}),
+    ("double_sided_maxwell", 1, [A([1.0, -1.0]), 2.0], {}),
+    ("weibull_min", 0, [1.0, 2.0, [8]], {}), ("weibull_min", 1, [A([1.0, 2.0]), 0.5, [3, 2]], {}),
+    ("generalized_normal", 0, [1.5, [8]], {}), ("generalized_normal", 1, [0.5, [4]], {}),
+    ("ball", 0, [3], {}), ("ball", 1, [2, 1.0, [4]], {}),
+    ("rayleigh", 0, [1.0, [8]], {}), ("rayleigh", 1, [A([0.5, 2.0])], {}),
+    ("wald", 0, [1.0, [8]], {}), ("wald", 1, [A([0.5, 3.0])], {}),
+    ("geometric", 0, [0.3, [10]], {}), ("geometric", 1, [A([0.1, 0.9])], {}),
+    ("geometric", 2, [0.05, [6]], {"dtype": "int16"}),
+    ("triangular", 0, [0.0, 0.3, 1.0, [8]], {}),
+    ("triangular", 1, [A([-1.0, 0.0]), 0.5, A([2.0, 1.0])], {}),
+    ("lognormal", 0, [0.5, [8]], {}), ("lognormal", 1, [], {"shape": [4]}),
+    ("lognormal", 2, [1.0, [3]], {"dtype": "complex64"}),
+    ("binomial", 0, [10, 0.3, [8]], {}), ("binomial", 1, [100.0, 0.4, [6]], {}),
+    ("binomial", 2, [A([5.0, 50.0, 500.0, 7.5]), A([0.9, 0.5, 0.01, 0.7])], {}),
+    ("binomial", 3, [A([-1.0, NAN, 4.0, 3.0]), A([0.5, 0.5, NAN, -0.1])], {}),
+    ("binomial", 4, [A([1000.0, 20.0]), A([0.97, 0.8])], {}),
+    ("multinomial", 0, [10, A([0.2, 0.3, 0.5])], {}),
+    ("multinomial", 1, [A([10.0, 20.0]), A([[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]])], {}),
+    ("multinomial", 2, [100, A([0.25, 0.25, 0.25, 0.25])], {"shape": [3, 4]}),
+    ("chisquare", 0, [3.0, [6]], {}), ("chisquare", 1, [A([0.5, 10.0])], {}),
+    ("f", 0, [3.0, 4.0, [6]], {}), ("f", 1, [A([1.0, 20.0]), 5.0], {}),
+    # keys of the "rbg" implementation: their data (seed, split, fold_in run threefry)
+    ("rbg.seed", 0, [], {}), ("rbg.seed", 2**40 + 5, [], {}),
+    ("rbg.split", 1, [3], {}), ("rbg.split", 2, [[2, 2]], {}), ("rbg.fold_in", 3, [17], {}),
 ]
 
 CASES_X64 = [
@@ -93,6 +126,12 @@ CASES_X64 = [
     ("uniform", 0, [[6]], {}), ("normal", 0, [[6]], {}),
     ("randint", 0, [[6], -2**40, 2**40], {}), ("gamma", 0, [A([0.3, 2.5], "float64")], {}),
     ("exponential", 1, [[4]], {}), ("poisson", 1, [A([2.0, 30.0], "float64")], {}),
+    ("pareto", 0, [2.0, [4]], {}), ("rayleigh", 0, [1.5, [4]], {}), ("wald", 0, [1.0, [4]], {}),
+    ("weibull_min", 0, [1.0, 2.0, [4]], {}), ("triangular", 0, [0.0, 0.3, 1.0, [4]], {}),
+    ("lognormal", 0, [0.5, [4]], {}), ("maxwell", 0, [[4]], {}),
+    ("geometric", 0, [0.3, [6]], {}), ("rademacher", 0, [[6]], {}),
+    ("binomial", 0, [A([5.0, 50.0], "float64"), 0.3], {}),
+    ("chisquare", 0, [3.0, [4]], {}), ("generalized_normal", 0, [1.5, [4]], {}),
 ]
 
 SEEDS_X32 = [0, 1, -1, 42, 2**31, 2**32 + 7, 2**40 + 5, 2**63 - 1, -2**40]
@@ -129,6 +168,10 @@ def run(cases):
         if fn.startswith("initializers."):
             factory = getattr(jax.nn.initializers, fn.split(".")[1])
             out = factory(**call_kwargs)(key, *call_args)
+        elif fn.startswith("rbg."):
+            rbg_key = jr.key(seed, impl="rbg")
+            op = fn.split(".")[1]
+            out = jr.key_data(rbg_key if op == "seed" else getattr(jr, op)(rbg_key, *call_args))
         else:
             out = getattr(jr, fn)(key, *call_args, **call_kwargs)
         results.append({"fn": fn, "seed": seed, "args": args, "kwargs": kwargs,

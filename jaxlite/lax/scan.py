@@ -91,7 +91,7 @@ def _scan_reference(*args: np.ndarray, jaxpr: ClosedJaxpr, num_consts: int, num_
     ys: list[list[np.ndarray]] = [[] for _ in jaxpr.out_avals[num_carry:]]
     for step in range(length):
         i = length - 1 - step if reverse else step
-        outs = eval_closed(jaxpr, *consts, *carry, *[np.asarray(x)[i] for x in xs])
+        outs = eval_closed(jaxpr, *consts, *carry, *[x[i] for x in xs])  # typed keys too
         carry = outs[:num_carry]
         for stack, y, aval in zip(ys, outs[num_carry:], jaxpr.out_avals[num_carry:]):
             stack.append(np.asarray(physical_value(y, aval)))  # typed keys: their data

@@ -1,27 +1,38 @@
 """`jaxlite.random`: counter-based pseudo-random numbers (mirrors `jax.random`).
 
 Keys are explicit values: `PRNGKey(seed)` (raw uint32[2] data) or `key(seed)` (a typed key
-of dtype `key<fry>`). `split` and `fold_in` derive new keys; samplers take a key and return
-the same values as JAX's for the same key, shape and dtype, since the bits come from the
-same Threefry-2x32 hash used the same way (JAX's default, partitionable scheme). Reusing a
-key gives the same values again.
+of the extended dtype `key<fry>`, see `_prng`). `split` and `fold_in` derive new keys;
+samplers take a key and return JAX's values for the same key, shape and dtype, since the
+bits come from the same Threefry-2x32 hash used the same way (JAX's default, partitionable
+scheme) and the samplers transform them with JAX's algorithms. Reusing a key gives the
+same values again.
 
-The Threefry-2x32 hash is the primitive `threefry2x32` (`jaxlite.random._threefry`), with an
-eager numpy rule, batching, and a lowering to uint32 HLO arithmetic.
+The Threefry-2x32 hash is the primitive `threefry2x32` (`_threefry`); the gamma sampler is
+the primitive `random_gamma` (`_gamma_sampler`), differentiable with respect to its shape
+parameter. The samplers' `out_sharding` is accepted for JAX's signatures; with one device
+there is nothing to shard.
 """
+from jaxlite.random._binomial import binomial, multinomial  # noqa: F401
 from jaxlite.random._continuous import (cauchy, exponential, gumbel, laplace,  # noqa: F401
                                         logistic, multivariate_normal, normal, orthogonal,
                                         truncated_normal, uniform)
+from jaxlite.random._derived import (ball, double_sided_maxwell, generalized_normal,  # noqa: F401
+                                     geometric, lognormal, maxwell, pareto, rademacher,
+                                     rayleigh, triangular, wald, weibull_min)
 from jaxlite.random._discrete import (bernoulli, categorical, choice, permutation,  # noqa: F401
                                       poisson, randint)
-from jaxlite.random._gamma import beta, dirichlet, gamma, loggamma, t  # noqa: F401
+from jaxlite.random._gamma import beta, chisquare, dirichlet, f, gamma, loggamma, t  # noqa: F401
+from jaxlite.random._gamma_sampler import random_gamma_p  # noqa: F401
 from jaxlite.random._keys import (PRNGKey, PRNGKeyArray, bits, clone, fold_in,  # noqa: F401
                                   key, key_data, key_dtype, key_impl, split, wrap_key_data)
+from jaxlite.random import _rbg  # noqa: F401,E402  (registers the "rbg" implementations)
 
 __all__ = [
-    "PRNGKey", "PRNGKeyArray", "bernoulli", "beta", "bits", "categorical", "cauchy", "choice",
-    "clone", "dirichlet", "exponential", "fold_in", "gamma", "gumbel", "key", "key_data",
-    "key_dtype", "key_impl", "laplace", "loggamma", "logistic", "multivariate_normal",
-    "normal", "orthogonal", "permutation", "poisson", "randint", "split", "t",
-    "truncated_normal", "uniform", "wrap_key_data",
+    "PRNGKey", "PRNGKeyArray", "ball", "bernoulli", "beta", "binomial", "bits", "categorical",
+    "cauchy", "chisquare", "choice", "clone", "dirichlet", "double_sided_maxwell",
+    "exponential", "f", "fold_in", "gamma", "generalized_normal", "geometric", "gumbel", "key",
+    "key_data", "key_dtype", "key_impl", "laplace", "loggamma", "logistic", "lognormal",
+    "maxwell", "multinomial", "multivariate_normal", "normal", "orthogonal", "pareto",
+    "permutation", "poisson", "rademacher", "randint", "random_gamma_p", "rayleigh", "split",
+    "t", "triangular", "truncated_normal", "uniform", "wald", "weibull_min", "wrap_key_data",
 ]

@@ -36,6 +36,15 @@ def float_dtype(name: str, dtype: Any, kinds: Any = np.floating) -> np.dtype:
     return np.dtype(dtype)
 
 
+def check_safe_to_cast(name: str, dtype: np.dtype, *args: Any) -> None:
+    """JAX's TypePromotionError unless each argument converts to `dtype` without loss."""
+    for arg in args:
+        arg_dtype = dtypes.dtype(arg)
+        if arg_dtype != dtype and dtypes.result_type(arg, dtype) != dtype:
+            raise dtypes.TypePromotionError(f"In arguments to {name}, cannot safely cast "
+                                            f"argument of type {arg_dtype} to {dtype}")
+
+
 def check_shape(name: str, shape: tuple[int, ...], *param_shapes: Sequence[int]) -> None:
     """Parameters must broadcast to exactly `shape` (JAX's rule and message)."""
     if param_shapes:
@@ -130,7 +139,7 @@ def normal_raw(key: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
 # ----------------------------------------------------------------------------- samplers
 
 def uniform(key: Any, shape: Sequence[int] = (), dtype: Any = None, minval: Any = 0.0,
-            maxval: Any = 1.0) -> Any:
+            maxval: Any = 1.0, *, out_sharding: Any = None) -> Any:
     """Uniform floats in [minval, maxval) (mirrors `jax.random.uniform`).
 
     Parameters
@@ -147,7 +156,8 @@ def uniform(key: Any, shape: Sequence[int] = (), dtype: Any = None, minval: Any 
     return uniform_raw(key, minval, maxval, shape, dtype)
 
 
-def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None,
+           *, out_sharding: Any = None) -> Any:
     """Standard normal values (mirrors `jax.random.normal`): `sqrt(2) * erf_inv(u)`.
 
     `u` is uniform in (-1, 1); a complex dtype gives real and imaginary parts of variance
@@ -159,7 +169,7 @@ def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
 
 
 def truncated_normal(key: Any, lower: Any, upper: Any, shape: Sequence[int] | None = None,
-                     dtype: Any = None) -> Any:
+                     dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Standard normal values conditioned on (lower, upper) (`jax.random.truncated_normal`).
 
     The result lies in the open interval: it is clipped to the floats next to the bounds.
@@ -177,7 +187,8 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Sequence[int] | No
     return jnp.clip(out, low, high)
 
 
-def exponential(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+def exponential(key: Any, shape: Sequence[int] = (), dtype: Any = None,
+                *, out_sharding: Any = None) -> Any:
     """Exponential values of rate 1 (mirrors `jax.random.exponential`): `-log1p(-u)`."""
     key, _ = check_prng_key("exponential", key)
     dtype = float_dtype("exponential", dtype)
@@ -185,7 +196,8 @@ def exponential(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     return lax.neg(lax.log1p(lax.neg(u)))
 
 
-def laplace(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+def laplace(key: Any, shape: Sequence[int] = (), dtype: Any = None,
+            *, out_sharding: Any = None) -> Any:
     """Laplace values of scale 1 (mirrors `jax.random.laplace`)."""
     key, _ = check_prng_key("laplace", key)
     dtype = float_dtype("laplace", dtype)
@@ -194,7 +206,8 @@ def laplace(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
-def logistic(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+def logistic(key: Any, shape: Sequence[int] = (), dtype: Any = None,
+             *, out_sharding: Any = None) -> Any:
     """Standard logistic values (mirrors `jax.random.logistic`): `log(u) - log1p(-u)`."""
     key, _ = check_prng_key("logistic", key)
     dtype = float_dtype("logistic", dtype)
@@ -203,7 +216,8 @@ def logistic(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
 
 
-def cauchy(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+def cauchy(key: Any, shape: Sequence[int] = (), dtype: Any = None,
+           *, out_sharding: Any = None) -> Any:
     """Standard Cauchy values (mirrors `jax.random.cauchy`): `tan(pi * (u - 1/2))`."""
     key, _ = check_prng_key("cauchy", key)
     dtype = float_dtype("cauchy", dtype)
@@ -214,7 +228,7 @@ def cauchy(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
 
 
 def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None,
-           mode: str | None = None) -> Any:
+           mode: str | None = None, *, out_sharding: Any = None) -> Any:
     """Standard Gumbel values (mirrors `jax.random.gumbel`): `-log(-log(u))`.
 
     `mode="high"` builds each uniform value from two draws, for resolution near 0;
@@ -242,7 +256,8 @@ def gumbel_raw(key: Any, shape: tuple[int, ...], dtype: np.dtype, mode: str) -> 
 
 
 def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | None = None,
-                        dtype: Any = None, method: str = "cholesky") -> Any:
+                        dtype: Any = None, method: str = "cholesky",
+                        *, out_sharding: Any = None) -> Any:
     """Multivariate normal values (mirrors `jax.random.multivariate_normal`).
 
     `mean` has shape (..., n) and `cov` (..., n, n); the result has shape `shape + (n,)`
@@ -284,7 +299,7 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | No
 
 
 def orthogonal(key: Any, n: int, shape: Sequence[int] = (), dtype: Any = None,
-               m: int | None = None) -> Any:
+               m: int | None = None, *, out_sharding: Any = None) -> Any:
     """Uniformly (Haar) random matrices with orthonormal columns or rows.
 
     Mirrors `jax.random.orthogonal`: the result has shape `shape + (n, m)` (m defaults to

@@ -33,7 +33,7 @@ def _canonical_axis(name: str, axis: int, ndim: int) -> int:
 
 
 def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | None = None,
-              mode: str = "low") -> Any:
+              mode: str = "low", *, out_sharding: Any = None) -> Any:
     """Booleans that are True with probability `p` (mirrors `jax.random.bernoulli`).
 
     `p` is a float (array) broadcast to `shape` (default: p's shape). `mode="high"` compares
@@ -72,7 +72,7 @@ def _convert_and_clip(value: Any, dtype: np.dtype) -> Any:
 
 
 def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any,
-            dtype: Any = None) -> Any:
+            dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Uniform integers in [minval, maxval) (mirrors `jax.random.randint`).
 
     As JAX, two words of random bits are reduced modulo the span (slightly biased unless the
@@ -130,7 +130,7 @@ def _randint(key: Any, minval: Any, maxval: Any, shape: tuple[int, ...],
 
 
 def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | None = None,
-                replace: bool = True, mode: str | None = None) -> Any:
+                replace: bool = True, mode: str | None = None, *, out_sharding: Any = None) -> Any:
     """Category indices drawn with probabilities `softmax(logits)` along `axis`.
 
     Mirrors `jax.random.categorical` (the Gumbel-max trick): `shape` defaults to the logits'
@@ -184,7 +184,8 @@ def _take(x: Any, indices: Any, axis: int) -> Any:
     return x[(slice(None),) * axis + (indices,)]
 
 
-def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> Any:
+def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False,
+                *, out_sharding: Any = None) -> Any:
     """A random permutation of `arange(x)`, or of `x`'s entries along `axis`.
 
     Mirrors `jax.random.permutation`: with `independent`, each slice along `axis` is
@@ -320,7 +321,8 @@ def _poisson_rejection(key: Any, lam: Any, shape: tuple[int, ...], dtype: np.dty
     return lax.while_loop(cond, body, init)[1].astype(dtype)
 
 
-def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
+def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any = None,
+            *, out_sharding: Any = None) -> Any:
     """Poisson counts with rate `lam` (mirrors `jax.random.poisson`).
 
     Rates below 10 use Knuth's algorithm, larger ones transformed rejection; the rate is

@@ -31,7 +31,8 @@ def _gamma(name: str, key: Any, a: Any, shape: Any, dtype: Any, log_space: bool)
     return random_gamma(key, as_dtype(a, dtype, shape), log_space=log_space)
 
 
-def gamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
+def gamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = None,
+          *, out_sharding: Any = None) -> Any:
     """Gamma(a, 1) values (mirrors `jax.random.gamma`).
 
     `a` (> 0) broadcasts to `shape` (default: a's shape). Divide by a rate, or multiply by a
@@ -40,7 +41,8 @@ def gamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = Non
     return _gamma("gamma", key, a, shape, dtype, log_space=False)
 
 
-def loggamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
+def loggamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = None,
+             *, out_sharding: Any = None) -> Any:
     """The logarithms of Gamma(a, 1) values, computed in log space (`jax.random.loggamma`).
 
     Accurate where `gamma` underflows to 0 (small `a`).
@@ -49,7 +51,7 @@ def loggamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = 
 
 
 def beta(key: Any, a: Any, b: Any, shape: Sequence[int] | None = None,
-         dtype: Any = None) -> Any:
+         dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Beta(a, b) values (mirrors `jax.random.beta`): G_a / (G_a + G_b) from log-gammas."""
     key, _ = check_prng_key("beta", key)
     dtype = float_dtype("beta", dtype)
@@ -65,7 +67,7 @@ def beta(key: Any, a: Any, b: Any, shape: Sequence[int] | None = None,
 
 
 def dirichlet(key: Any, alpha: Any, shape: Sequence[int] | None = None,
-              dtype: Any = None) -> Any:
+              dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Dirichlet(alpha) values (mirrors `jax.random.dirichlet`): normalized gammas.
 
     `alpha` has shape (..., n); the result has shape `shape + (n,)` (default: alpha's).
@@ -88,7 +90,8 @@ def dirichlet(key: Any, alpha: Any, shape: Sequence[int] | None = None,
     return unnormalized / jnp.sum(unnormalized, axis=-1, keepdims=True)
 
 
-def t(key: Any, df: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
+def t(key: Any, df: Any, shape: Sequence[int] | None = None, dtype: Any = None,
+      *, out_sharding: Any = None) -> Any:
     """Student's t values with `df` degrees of freedom (mirrors `jax.random.t`).
 
     `normal * sqrt((df / 2) / gamma(df / 2))`, from two subkeys.
@@ -105,7 +108,8 @@ def t(key: Any, df: Any, shape: Sequence[int] | None = None, dtype: Any = None) 
 
 
 
-def chisquare(key: Any, df: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
+def chisquare(key: Any, df: Any, shape: Sequence[int] | None = None, dtype: Any = None,
+              *, out_sharding: Any = None) -> Any:
     """Chi-square values with `df` degrees of freedom (mirrors `jax.random.chisquare`):
     `2 exp(loggamma(df / 2))`."""
     key, _ = check_prng_key("chisquare", key)
@@ -122,7 +126,7 @@ def _chisquare(key: Any, df: Any, shape: tuple[int, ...], dtype: np.dtype) -> An
 
 
 def f(key: Any, dfnum: Any, dfden: Any, shape: Sequence[int] | None = None,
-      dtype: Any = None) -> Any:
+      dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """F-distributed values (mirrors `jax.random.f`): the ratio of two chi-square values,
     each divided by its degrees of freedom."""
     key, _ = check_prng_key("f", key)

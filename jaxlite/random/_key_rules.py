@@ -49,6 +49,7 @@ _KEY_OPERANDS: dict[str, Callable[[int], Sequence[int]]] = {
     "slice": _first, "rev": _first, "dynamic_slice": _first, "gather": _first,
     "dynamic_update_slice": _first_two, "pad": _first_two, "concatenate": _all,
     "select_n": _cases, "scatter": _scatter_operands, "stop_gradient": _first,
+    "split": _first, "unstack": _first, "stack": _all, "tile": _first,
     "eq": _first_two, "ne": _first_two,
 }
 
@@ -86,6 +87,8 @@ def _on_physical_data(primitive: Primitive, args: Sequence[Any], params: dict) -
 def _structural_rule(primitive: Primitive) -> Callable[..., Any]:
     def rule(*args: Any, **params: Any) -> Any:
         out, dtype = _on_physical_data(primitive, args, params)
+        if primitive.multiple_results:
+            return [random_wrap(o, impl=dtype.impl) for o in out]
         return random_wrap(out, impl=dtype.impl)
     return rule
 
@@ -106,9 +109,10 @@ def _convert_rule(operand: Any, *, new_dtype: Any, **params: Any) -> Any:
                     "typed PRNG keys are not numbers; use jax.random.key_data for their bits.")
 
 
-# Higher-order primitives pass keys on to their jaxprs unchanged.
+# Higher-order primitives pass keys on to their jaxprs unchanged, and identities pass them
+# through as their data.
 _PASSING_KEYS = ("jit", "cond", "while", "scan", "checkpoint", "custom_jvp_call",
-                 "custom_vjp_call", "custom_lin")
+                 "custom_vjp_call", "custom_lin", "copy", "device_put", "optimization_barrier")
 
 
 def install_key_rules() -> None:

@@ -274,7 +274,8 @@ def fold_in(key: Any, data: Any) -> Any:
     return _return_keys(wrapped, out)
 
 
-def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None,
+         *, out_sharding: Any = None) -> Any:
     """Uniformly random unsigned integers of `shape` (mirrors `jax.random.bits`).
 
     `dtype` is an unsigned integer type (default uint32, uint64 with x64 on).

@@ -184,6 +184,17 @@ class PRNGKeyArray(Array):
                         "Use jax.random.key_data(arr) if you wish to extract the underlying "
                         "integer array.")
 
+    def __getitem__(self, index: Any) -> "PRNGKeyArray":
+        # Concrete keys index their data directly; the key data axes stay whole.
+        index = index if isinstance(index, tuple) else (index,)
+        whole = (slice(None),) * len(self._impl.key_shape)
+        return PRNGKeyArray(self._impl, self._base[index + whole])
+
+    def __iter__(self) -> Any:
+        if not self.shape:
+            raise TypeError("iteration over a 0-d key array")
+        return (self[i] for i in range(self.shape[0]))
+
     def __repr__(self) -> str:
         return f"Array({self.shape}, dtype={self.dtype.name}) overlaying:\n{self._base}"
 

@@ -44,8 +44,9 @@ def to_numpy(value: Any, aval: ShapedArray) -> np.ndarray:
     """The numpy value behind an eager argument, in its canonical dtype."""
     if type(value) is ArrayImpl:
         return value._value
-    if dtypes.is_extended(aval.dtype):  # typed keys: references see their physical data
-        return np.asarray(aval.dtype.to_physical(value))
+    if dtypes.is_extended(aval.dtype):
+        # Typed keys reach only higher-order primitives, whose jaxprs take them as keys.
+        return aval.dtype.from_physical(aval.dtype.to_physical(value))
     # A copy, so that an output which is a view of a user's numpy array stays immutable.
     return np.array(value, dtype=aval.dtype)
 

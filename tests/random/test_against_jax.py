@@ -1,9 +1,11 @@
-"""jaxlite.random against the values real JAX 0.10.2 gives (tests/random/data/expected.json).
+"""jaxlite.random against the values real JAX 0.10.2 gives (tests/random/data/expected.json,
+written by tools/gen_random_expected.py).
 
-Each case calls a `jaxlite.random` sampler (or a `jaxlite.nn.initializers` initializer) with
-the key `PRNGKey(seed)` and JAX's arguments. Bits, keys and every integer or boolean result
-must be identical; floats that go through transcendental functions (erf_inv, log, pow, QR)
-must agree to a few ulps, since the math libraries differ; uniform floats are exact.
+Each case calls a `jaxlite.random` sampler (or a `jaxlite.nn.initializers` initializer, or an
+operation on "rbg" keys) with the key `PRNGKey(seed)` and JAX's arguments. Bits, keys and
+every integer or boolean result must be identical, and so must the floats of the samplers in
+`EXACT`; floats that go through other transcendental functions (log, exp, pow, tan, QR) must
+agree to a few ulps, since jaxlite's math functions are not yet XLA's bit for bit.
 """
 from __future__ import annotations
 
@@ -16,7 +18,6 @@ import pytest
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
-from jaxlite import lax
 from jaxlite import random
 from jaxlite.nn import initializers
 
@@ -27,24 +28,6 @@ EXACT = {"uniform", "initializers.uniform"}
 # Relative tolerance of float results by dtype (a few ulps; more where errors compound).
 RTOL = {"float16": 2e-3, "bfloat16": 1e-2, "float32": 2e-5, "float64": 1e-12,
         "complex64": 2e-5}
-# Samplers that need lax features other parts of jaxlite provide.
-NEEDS = {
-    "gamma": "while_loop", "loggamma": "while_loop", "beta": "while_loop",
-    "dirichlet": "while_loop", "t": "while_loop", "poisson": "while_loop",
-    "permutation": "sort_key_val",
-}
-
-
-def _needs(case: dict) -> str | None:
-    fn = case["fn"]
-    need = NEEDS.get(fn)
-    if fn == "choice" and (case["kwargs"].get("replace") is False):
-        need = "top_k" if "p" in case["kwargs"] else "sort_key_val"
-    if fn == "categorical" and case["kwargs"].get("replace") is False:
-        need = "top_k"
-    return need if need is not None and not hasattr(lax, need) else None
-
-
 def _decode(value):
     if isinstance(value, dict) and "array" in value:
         return jnp.asarray(np.asarray(value["array"], value["dtype"]))
@@ -59,6 +42,10 @@ def _call(case: dict, key):
     if case["fn"].startswith("initializers."):
         factory = getattr(initializers, case["fn"].split(".")[1])
         return factory(**kwargs)(key, *args)
+    if case["fn"].startswith("rbg."):
+        rbg_key = random.key(case["seed"], impl="rbg")
+        op = case["fn"].split(".")[1]
+        return random.key_data(rbg_key if op == "seed" else getattr(random, op)(rbg_key, *args))
     return getattr(random, case["fn"])(key, *args, **kwargs)
 
 
@@ -94,17 +81,11 @@ def _ids(cases):
 
 @pytest.mark.parametrize("case", DATA["x32"], ids=_ids(DATA["x32"]))
 def test_matches_jax(case):
-    missing = _needs(case)
-    if missing:
-        pytest.skip(f"needs lax.{missing} (issue 5, other parts)")
     _check(_call(case, random.PRNGKey(case["seed"])), case)
 
 
 @pytest.mark.parametrize("case", DATA["x64"], ids=_ids(DATA["x64"]))
 def test_matches_jax_with_x64(case):
-    missing = _needs(case)
-    if missing:
-        pytest.skip(f"needs lax.{missing} (issue 5, other parts)")
     with jax.enable_x64(True):
         _check(_call(case, random.PRNGKey(case["seed"])), case)
 
@@ -128,8 +109,6 @@ SAMPLED = [c for c in DATA["x32"] if c["fn"] in
 
 @pytest.mark.parametrize("case", SAMPLED, ids=_ids(SAMPLED))
 def test_typed_keys_give_the_same_values(case):
-    if _needs(case):
-        pytest.skip("needs other parts of issue 5")
     out = _call(case, random.key(case["seed"]))
     if isinstance(out, random.PRNGKeyArray):
         out = random.key_data(out)
@@ -144,7 +123,5 @@ JITTED = [c for c in DATA["x32"] if c["fn"] in
 
 @pytest.mark.parametrize("case", JITTED, ids=_ids(JITTED))
 def test_jit_gives_the_same_values(case):
-    if _needs(case):
-        pytest.skip("needs other parts of issue 5")
     out = jax.jit(lambda key: _call(case, key))(random.PRNGKey(case["seed"]))
     _check(out, case)
