@@ -10,7 +10,16 @@ from jaxlite import nn, random, scipy  # noqa: F401
 from jaxlite.transforms.autodiff import grad, jvp, linearize, value_and_grad, vjp
 from jaxlite.core.basearray import Array
 from jaxlite.config import config, disable_jit, enable_x64
-from jaxlite import dtypes, flatten_util, tree, typing  # noqa: F401  (public modules)
+from jaxlite import (dtypes, flatten_util, sharding, stages, tree,  # noqa: F401
+                     typing)
+from jaxlite.backends.base import Device
+from jaxlite.runtime.array import Shard
+from jaxlite.runtime.sharding import NamedSharding, make_mesh, set_mesh
+from jaxlite.runtime.sharding import PartitionSpec as P
+from jaxlite.sharding import reshard
+from jaxlite import ref  # noqa: F401  (public module)
+from jaxlite.core.avals import typeof
+from jaxlite.ref import Ref, ds, empty_ref, free_ref, freeze, new_ref
 from jaxlite.lax.custom_derivatives import custom_jvp, custom_vjp
 from jaxlite.runtime.device import (block_until_ready, default_backend, device_count,
                                     device_get, device_put, devices, local_device_count,

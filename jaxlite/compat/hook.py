@@ -15,9 +15,11 @@ import jaxlite
 JAX_VERSION = "0.10.2"
 JAX_VERSION_INFO = tuple(int(part) for part in JAX_VERSION.split("."))
 
-# Names under `jax` whose jaxlite module is not at the same path.
+# Names under `jax` whose jaxlite module is not at the same path (the longest prefix wins).
 _RENAMED = {
     "jax._src": "jaxlite.compat._src",
+    # chex patches its compile functions: the module dispatch calls them through.
+    "jax._src.compiler": "jaxlite.runtime.compiler",
     "jax.version": "jaxlite.compat.jax_version",
     "jaxlib": "jaxlite.compat.jaxlib",
 }
@@ -25,9 +27,9 @@ _RENAMED = {
 
 def _target_of(fullname: str) -> str | None:
     """The jaxlite module that stands for `fullname`, or None when the name is not JAX's."""
-    for prefix, target in _RENAMED.items():
+    for prefix in sorted(_RENAMED, key=len, reverse=True):
         if fullname == prefix or fullname.startswith(prefix + "."):
-            return target + fullname[len(prefix):]
+            return _RENAMED[prefix] + fullname[len(prefix):]
     if fullname.startswith("jax."):
         return "jaxlite." + fullname[len("jax."):]
     return None
@@ -100,11 +102,14 @@ class JaxAliasFinder(importlib.abc.MetaPathFinder):
         if aliased is None:
             return None
         if importlib.util.find_spec(aliased) is None:
+            private = fullname.startswith("jax._src")
             raise ModuleNotFoundError(
-                f"No module named {fullname!r}: jaxlite's import hook maps {fullname!r} to "
-                f"{aliased!r}, which does not exist (jaxlite matches JAX {JAX_VERSION}'s "
-                "public API; of JAX's private `jax._src` modules it has only the names "
-                "listed in jaxlite.compat._src)", name=fullname)
+                f"No module named {fullname!r}: under jaxlite's import hook it would be "
+                f"{aliased!r}, which does not exist. "
+                + ("Of JAX's private modules, jaxlite has only the few that libraries "
+                   "import (jaxlite.compat._src)." if private else
+                   f"jaxlite matches JAX {JAX_VERSION}'s public modules; this one is "
+                   "missing."), name=fullname)
         module = importlib.import_module(aliased)
         return importlib.machinery.ModuleSpec(fullname, _AliasLoader(aliased),
                                               is_package=hasattr(module, "__path__"))

@@ -90,9 +90,18 @@ class ShapedArray(AbstractValue):
         dims = ",".join(str(d) for d in self.shape)
         return f"{short_dtype_name(self.dtype)}[{dims}]"
 
+    def str_long(self) -> str:
+        """The type as JAX prints an aval: the full dtype name, `~` marking a weak type."""
+        dims = ",".join(str(d) for d in self.shape)
+        name = getattr(self.dtype, "name", str(self.dtype))
+        return f"{'~' if self.weak_type else ''}{name}[{dims}]"
+
+    def __str__(self) -> str:
+        return self.str_long()
+
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self.str_short()}{weak})"
+        return f"ShapedArray({self.str_long().lstrip('~')}{weak})"
 
 
 def physical_aval(aval: ShapedArray) -> ShapedArray:
@@ -158,3 +167,9 @@ def max_dim(d1: int, d2: int) -> int:
 def min_dim(d1: int, d2: int) -> int:
     """The smaller of two dimension sizes (mirrors `jax.core.min_dim`)."""
     return min(int(d1), int(d2))
+
+
+def typeof(x: Any) -> Any:
+    """The abstract value of `x` (mirrors `jax.typeof`): its shape, dtype and weak type, as
+    a `ShapedArray` (typed keys give their key aval, refs their `AbstractRef`)."""
+    return get_aval(x)

@@ -25,6 +25,7 @@ from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
+from jaxlite.runtime import compiler
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.backends.base import Buffer, Client, CompileOptions, Executable, HostExecutable
 from jaxlite.backends.registry import get_backend
@@ -305,7 +306,7 @@ def compile_lowered(lowered: LoweredModule, closed: ClosedJaxpr, name: str, clie
 
     def compile_now() -> Executable:
         start = time.perf_counter()
-        executable = client.compile(lowered.module, options)
+        executable = compiler.backend_compile_and_load(client, lowered.module, options)
         _log_compile(name, client, closed, time.perf_counter() - start, lowering_seconds)
         return executable
     executable = EXECUTABLES.get(lowered.module, client, options, compile_now)

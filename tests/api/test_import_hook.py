@@ -1,0 +1,123 @@
+"""The import hook (`jaxlite.install_as_jax`, `python -m jaxlite.run`): code written for
+`jax` runs on jaxlite, real JAX is never imported, and nothing named `jax` is touched
+without the hook. Each case runs in a fresh interpreter, with a decoy `jax` package first on
+the path that fails loudly if anything imports it."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def decoy(tmp_path):
+    """A folder holding a `jax` (and `jaxlib`) package whose import raises."""
+    for name in ("jax", "jaxlib"):
+        package = tmp_path / name
+        package.mkdir()
+        (package / "__init__.py").write_text(
+            f"raise RuntimeError('the real {name} was imported')\n")
+    return tmp_path
+
+
+def run_python(decoy: Path, *args: str, cwd: Path | None = None) -> str:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(decoy), str(ROOT)]))
+    result = subprocess.run([sys.executable, *args], capture_output=True, text=True,
+                            env=env, cwd=cwd, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_jaxlite_never_imports_jax_without_the_hook(decoy):
+    out = run_python(decoy, "-c", textwrap.dedent("""
+        import sys
+        import jaxlite, jaxlite.numpy as jnp
+        print(float(jaxlite.jit(lambda x: jnp.sin(x) * 2)(1.0)))
+        print(jaxlite.grad(lambda x: x ** 3)(2.0))
+        print(sorted(n for n in sys.modules if n == "jax" or n.startswith(("jax.", "jaxlib"))))
+    """))
+    assert out.split("\n")[2] == "[]"
+
+
+def test_the_hook_answers_every_jax_import(decoy):
+    out = run_python(decoy, "-c", textwrap.dedent("""
+        import importlib.metadata, sys
+        import jaxlite
+        jaxlite.install_as_jax()
+        import jax, jax.numpy as jnp
+        from jax import lax
+        import jax.scipy.special, jax.version
+        from jax._src import traceback_util
+        print(jax.__version__, jax.__version_info__, jaxlite.__version__)
+        print(jax.version.__version__, importlib.metadata.version("jax"))
+        print(sys.modules["jax.numpy"] is jaxlite.numpy, lax is jaxlite.lax)
+        print(float(jax.jit(lambda x: jnp.cos(x))(0.0)), jax.numpy.float32 is jnp.float32)
+        try:
+            import jax._src.not_a_module
+        except ModuleNotFoundError as e:
+            print("ModuleNotFoundError", "jaxlite" in str(e))
+        try:
+            jax.not_a_name
+        except AttributeError as e:
+            print("AttributeError", "jaxlite" in str(e))
+    """))
+    assert out.splitlines() == [
+        "0.10.2 (0, 10, 2) 0.1.0", "0.10.2 0.10.2", "True True", "1.0 True",
+        "ModuleNotFoundError True", "AttributeError True"]
+
+
+def test_install_after_real_jax_refuses(decoy):
+    out = run_python(decoy, "-c", textwrap.dedent("""
+        import sys, types
+        sys.modules["jax"] = types.ModuleType("jax")  # stands for a real JAX already loaded
+        import jaxlite
+        try:
+            jaxlite.install_as_jax()
+        except RuntimeError as e:
+            print("RuntimeError", "call it first" in str(e))
+    """))
+    assert out.strip() == "RuntimeError True"
+
+
+def test_run_module_runs_a_script_and_a_module(decoy, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent("""
+        import sys
+        import jax, jax.numpy as jnp
+        w = jnp.ones(3)
+        for _ in range(3):
+            w = w - 0.1 * jax.grad(lambda v: jnp.sum(v ** 2))(w)
+        print(__name__, sys.argv[1:], [round(float(x), 4) for x in w])
+    """))
+    out = run_python(decoy, "-m", "jaxlite.run", str(script), "--steps", "3")
+    assert out.strip() == "__main__ ['--steps', '3'] [0.512, 0.512, 0.512]"
+    (tmp_path / "mymod.py").write_text("import jax\nprint('module', jax.__version__)\n")
+    out = run_python(decoy, "-m", "jaxlite.run", "-m", "mymod", cwd=tmp_path)
+    assert out.strip() == "module 0.10.2"
+
+
+def test_compat_private_modules_hold_what_libraries_import():
+    from jaxlite.compat._src import (ad_util, core, dispatch, dtypes, flatten_util, literals,
+                                     traceback_util, tree_util, xla_bridge)
+    from jaxlite.compat._src.state import types
+    import jaxlite
+
+    traceback_util.register_exclusion("/some/library/")
+    assert "/some/library/" in traceback_util._exclude_paths
+    assert traceback_util.api_boundary(len) is len
+    assert dict in tree_util._registry and list in tree_util._registry
+    seen = []
+    jaxlite.jit(lambda x: seen.append(core.trace_state_clean()) or x)(1.0)
+    assert core.trace_state_clean() and seen == [False]
+    assert dtypes.supports_inf("float32") and not dtypes.supports_inf("float8_e4m3fn")
+    assert issubclass(dtypes.TypePromotionError, ValueError)
+    assert ad_util.stop_gradient_p.name == "stop_gradient"
+    assert flatten_util.ravel_pytree is jaxlite.flatten_util.ravel_pytree
+    assert dispatch.wait_for_tokens() is None and isinstance(xla_bridge._backends, dict)
+    assert types.AbstractRef is jaxlite.ref.AbstractRef and literals.TypedNdArray is not None
