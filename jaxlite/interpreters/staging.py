@@ -147,6 +147,19 @@ class _WeakScalar:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         return np.asarray(self.value, dtype=dtype)
 
+    # Python conversions, as JAX's literal values (TypedFloat, ...) allow.
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __int__(self) -> int:
+        return int(self.value)
+
+    def __complex__(self) -> complex:
+        return complex(self.value)
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
 
 def concretization_message(trace: StagingTrace, tracer: Tracer, context: str) -> str:
     """Explain which function and argument made a traced value abstract, and what to do."""
