@@ -291,7 +291,7 @@ def breakpoint(*, backend: str | None = None, filter_frames: bool = True,
     if token is None:
         _, tree = tree_flatten((tuple(traced), {}))
         debug_callback_p.bind(*traced, callback=HostCallback(flat_callback(on_host, tree),
-                                                             "jax.debug.breakpoint"),
+                                                             "jax.debug.callback"),
                               effect=ordered_debug_effect if ordered else debug_effect,
                               partitioned=False)
         return None

@@ -35,7 +35,7 @@ from jaxlite.tree_util import PyTreeDef, tree_flatten
 __all__ = ["callback", "print", "log", "breakpoint", "DebugEffect", "OrderedDebugEffect",
            "inspect_array_sharding", "visualize_array_sharding", "visualize_sharding"]
 
-logger = logging.getLogger("jaxlite.debug")
+logger = logging.getLogger("jax._src.debugging")  # JAX's name, which log handlers select
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -162,7 +162,7 @@ def print(fmt: str | None = None, *args: Any, ordered: bool = False,
             path, line = (frame.filename, frame.lineno) if frame else ("(unknown file)", 0)
             record = logger.makeRecord(logger.name, logging.INFO, path, line, "", (), None)
         show = _printer(fmt, placeholders, dict(np.get_printoptions()), record)
-        _stage(show, c_args, c_kwargs, ordered, partitioned, "jax.debug.print")
+        _stage(show, c_args, c_kwargs, ordered, partitioned, "jax.debug.callback")
 
     if fmt is not None:
         staged(fmt, *args, **kwargs)
@@ -175,7 +175,8 @@ def print(fmt: str | None = None, *args: Any, ordered: bool = False,
 
 def log(fmt: str | None = None, *args: Any, ordered: bool = False, partitioned: bool = False,
         skip_format_check: bool = False, **kwargs: Any) -> Callable[..., None] | None:
-    """As `print`, but the message goes to the logger "jaxlite.debug" at level INFO, as a
-    record that names the caller's file and line (mirrors `jax.debug.log`)."""
+    """As `print`, but the message goes to the logger "jax._src.debugging" (JAX's name) at
+    level INFO, as a record that names the caller's file and line (mirrors
+    `jax.debug.log`)."""
     return print(fmt, *args, ordered=ordered, partitioned=partitioned,
                  skip_format_check=skip_format_check, _use_logging=True, **kwargs)

@@ -186,6 +186,23 @@ def test_bad_results_raise_jax_runtime_error(wrap, host, last_line, caplog):
     assert text.rstrip().splitlines()[-1] == last_line
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_failure_stops_later_callbacks_and_is_logged_as_jax_logs_it(backend, caplog):
+    later = []
+
+    def fail(a):
+        raise ValueError("first")
+
+    def f(x):
+        y = jax.pure_callback(fail, x, x)
+        return io_callback(lambda a: later.append(a) or np.asarray(a), y, y)
+    with pytest.raises(JaxRuntimeError, match="ValueError: first"):
+        jax.jit(f, backend=backend)(1.0)
+    assert later == []
+    failures = [r for r in caplog.records if r.name == "jax._src.callback"]
+    assert [r.getMessage() for r in failures] == ["jax.pure_callback failed"]
+
+
 def test_argument_errors_match_jax():
     x = jnp.arange(3.0)
     with pytest.raises(ValueError, match="result_shape_dtypes cannot specify 64-bit types"):

@@ -104,10 +104,10 @@ def test_ordered_prints_keep_program_order_around_loops(capsys):
 
 
 def test_log_goes_to_the_logger_with_the_callers_line(caplog, capsys):
-    with caplog.at_level(logging.INFO, logger="jaxlite.debug"):
+    with caplog.at_level(logging.INFO, logger="jax._src.debugging"):
         jax.jit(lambda x: jax.debug.log("logged {}", x))(jnp.float32(2.5))
         jax.debug.log("eager {x}", x=1)
-    records = [r for r in caplog.records if r.name == "jaxlite.debug"]
+    records = [r for r in caplog.records if r.name == "jax._src.debugging"]
     assert [r.getMessage() for r in records] == ["logged 2.5", "eager 1"]
     assert all(r.levelno == logging.INFO and r.pathname == __file__ for r in records)
     assert capsys.readouterr().out == ""

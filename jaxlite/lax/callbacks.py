@@ -62,7 +62,10 @@ __all__ = ["HostCallback", "Effect", "DebugEffect", "OrderedDebugEffect", "debug
            "ordered_debug_effect", "pure_callback_p", "io_callback_p", "debug_callback_p",
            "VMAP_METHODS"]
 
-logger = logging.getLogger("jaxlite")
+# JAX's logger names: libraries filter these records (equinox drops "jax.pure_callback
+# failed" from "jax._src.callback" while it reports its own runtime errors).
+_CALLBACK_LOGGER = logging.getLogger("jax._src.callback")
+_DEBUG_LOGGER = logging.getLogger("jax._src.debugging")
 
 CUSTOM_CALL_TARGET = "jaxlite_host_callback"
 VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
@@ -111,7 +114,8 @@ class HostCallback:
     compiled program names it by.
 
     `function(*arrays)` returns anything whose pytree leaves are the results. `name` is
-    the public function it came through (for messages: "jax.pure_callback").
+    the public function it came through, as JAX's failure log names it
+    ("jax.pure_callback", "jax.io_callback", "jax.debug.callback").
     """
 
     __slots__ = ("function", "name", "key", "__weakref__")
@@ -172,7 +176,8 @@ def run_callback(callback: HostCallback, args: Sequence[Any],
     try:
         return _check_results(callback.function(*args), result_avals)
     except BaseException as error:  # noqa: BLE001 (re-raised, as JAX reports it)
-        logger.exception("%s failed", callback.name)
+        logger = _DEBUG_LOGGER if callback.name.startswith("jax.debug") else _CALLBACK_LOGGER
+        logger.exception(f"{callback.name} failed")
         if not wrap_errors:
             raise
         text = "".join(traceback.format_exception(error))

@@ -23,7 +23,8 @@ as long as the process: the JIT linker's symbol table is process-wide, and an ex
 code may be linked again from the cache at any time.
 
 Errors: a Python exception cannot unwind through the generated code, so the trampoline
-records it and the executable raises it when the call returns (`raise_pending_error`).
+records it, later custom-calls of the same call do nothing, and the executable raises it
+when the call returns (`raise_pending_error`).
 """
 from __future__ import annotations
 
@@ -120,6 +121,10 @@ def _make_trampoline(inst: HloInstruction) -> Any:
     target = inst.attr("target")
 
     def run(operands: int, results: int) -> None:
+        if getattr(_PENDING, "error", None) is not None:
+            # An earlier target of this call failed, and the call will raise: run no more
+            # targets (XLA stops at the failure; a later host callback could wait for input).
+            return
         try:
             views = []
             for address, shape in zip(_addresses(operands, len(operand_shapes)),
