@@ -85,15 +85,23 @@ def _instantiate(t: Any) -> Any:
     return zeros_like_tangent(t.aval) if isinstance(t, (Zero, SymbolicZero)) else t
 
 
-def _resolve_args(fun: Callable[..., Any], args: tuple, kwargs: dict) -> tuple:
+def _resolve_args(fun: Callable[..., Any], args: tuple, kwargs: dict, kind: str) -> tuple:
+    """The arguments as positional ones; keyword-only parameters cannot be (JAX's error)."""
     if not kwargs:
         return args
+    name = getattr(fun, "__name__", fun)
     try:
         bound = inspect.signature(fun).bind(*args, **kwargs)
     except TypeError as error:
-        raise TypeError(f"{getattr(fun, '__name__', fun)}: {error}") from None
+        raise TypeError(f"{name}: {error}") from None
     bound.apply_defaults()
-    return bound.args + tuple(bound.kwargs.values())
+    if bound.kwargs:
+        raise TypeError(
+            f"The input arguments to the {kind}-decorated function {name} could not be "
+            "resolved to positional-only arguments. Binding failed with the error:\nThe "
+            "following keyword arguments could not be resolved to positions: "
+            f"{', '.join(bound.kwargs)}")
+    return bound.args
 
 
 def _nondiff_positions(fun: Callable[..., Any], nondiff_argnums: Sequence[int],
@@ -169,7 +177,7 @@ class custom_jvp:
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function "
                                  f"{self.__name__} using defjvp.")
-        args = _resolve_args(self.fun, args, kwargs)
+        args = _resolve_args(self.fun, args, kwargs, "custom_jvp")
         if isinstance(current_trace(), EvalTrace):
             return self.fun(*args)
         static, diff = _split_nondiff(args, self.nondiff_argnums)
@@ -240,7 +248,7 @@ class custom_vjp:
         if self.fwd is None or self.bwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {self.__name__} "
                                  "using defvjp.")
-        args = _resolve_args(self.fun, args, kwargs)
+        args = _resolve_args(self.fun, args, kwargs, "custom_vjp")
         if isinstance(current_trace(), EvalTrace):
             return self.fun(*args)
         static, diff = _split_nondiff(args, self.nondiff_argnums)
