@@ -31,7 +31,8 @@ jax.debug jax.distributed jax.dlpack jax.dtypes jax.errors
 jax.example_libraries jax.example_libraries.optimizers jax.example_libraries.stax
 jax.experimental jax.experimental.checkify jax.experimental.sparse jax.experimental.ode
 jax.experimental.jet jax.experimental.shard_map jax.experimental.mesh_utils
-jax.experimental.compilation_cache jax.experimental.custom_partitioning
+jax.experimental.compilation_cache jax.experimental.custom_partitioning jax.experimental.layout
+jax.experimental.hijax
 jax.export jax.extend jax.extend.backend jax.extend.core jax.extend.linear_util jax.extend.mlir
 jax.extend.random jax.extend.source_info_util jax.extend.sharding
 jax.ffi jax.flatten_util jax.image jax.interpreters jax.interpreters.ad jax.interpreters.batching
