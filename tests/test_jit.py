@@ -261,7 +261,9 @@ def test_checkpoint_with_static_argnums_and_closure():
     g = jax.checkpoint(lambda x, n: lax.mul(x, float(n)), static_argnums=(1,))
     close(jax.grad(g)(3.0, 4), 4.0)
     close(jax.grad(lambda y: jax.checkpoint(lambda x: lax.mul(x, y))(y))(3.0), 6.0)
-    assert jax.remat is jax.checkpoint
+    # Distinct functions in JAX 0.10.2 (remat takes no static_argnames), alike in effect.
+    assert jax.remat is not jax.checkpoint
+    close(jax.grad(jax.remat(lambda x: lax.mul(x, x)))(3.0), 6.0)
 
 
 def test_jit_of_vmap_and_vmap_of_jit():
