@@ -1,19 +1,21 @@
 """Sorting: the sort primitive and the wrappers sort, sort_key_val and top_k.
 
 Mirrors `jax.lax.sort`, `sort_key_val` and `top_k` (XLA's Sort with a comparator
-computation). Several operands are sorted together along one dimension, ordered by the
+computation, and TopK). Several operands are sorted together along one dimension, ordered by the
 first `num_keys` of them lexicographically. Floats order as JAX sorts them: NaNs last and
 equal to each other, -0.0 equal to 0.0 (a stable sort keeps their order); complex numbers
 order by real part, then imaginary part.
 
 The derivative is a permutation of the tangents: the jvp sorts an iota alongside the
-operands and gathers each tangent at the resulting permutation. `top_k` is built on sort
-with integer keys that order floats totally (-NaN < -inf < ... < -0.0 < 0.0 < ... < NaN)
-in descending order, as XLA's TopK does.
+operands and gathers each tangent at the resulting permutation. The `top_k` primitive
+lowers to a sort with integer keys that order floats totally (-NaN < -inf < ... < -0.0 <
+0.0 < ... < NaN) in descending order, as XLA's TopK does; its derivative gathers the
+tangents at the indices it returns.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
+import operator
 from typing import Any
 
 import numpy as np
@@ -25,6 +27,7 @@ from jaxlite.interpreters import ad
 from jaxlite.interpreters.batching import batch_at_front
 from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.lax import _lowering_util as hlo
+from jaxlite.lax._composed import lower_by_expansion
 from jaxlite.lax._gather_scatter_util import GatherDimensionNumbers
 from jaxlite.lax.bitwise import (
     bitwise_and,
@@ -40,7 +43,7 @@ from jaxlite.xla.ir import HloComputation, HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
 
-__all__ = ["sort", "sort_key_val", "sort_p", "top_k"]
+__all__ = ["sort", "sort_key_val", "sort_p", "top_k", "top_k_p"]
 
 sort_p = Primitive("sort", multiple_results=True)
 
@@ -221,9 +224,6 @@ def _descending_key(x: Any) -> Any:
     if dtype == np.bool_:
         x = convert_element_type(x, np.int32)
     elif dtypes.is_inexact(dtype):
-        if dtypes.is_complex(dtype):
-            raise TypeError(f"lax.top_k: complex operands are not supported, got "
-                            f"{dtype.name}; sort their real parts instead.")
         bits = {2: np.int16, 4: np.int32, 8: np.int64}[dtype.itemsize]
         i = bitcast_convert_type(x, bits)
         sign = shift_right_arithmetic(i, np.array(8 * dtype.itemsize - 1, bits))
@@ -231,25 +231,83 @@ def _descending_key(x: Any) -> Any:
     return bitwise_not(x)
 
 
-def top_k(operand: Any, k: int, *, axis: int = -1) -> tuple[Any, Any]:
+# ----------------------------------------------------------------------------------- top_k
+
+top_k_p = Primitive("top_k", multiple_results=True)
+
+
+def _top_k_abstract_eval(operand: ShapedArray, *, k: int, axis: int) -> list[ShapedArray]:
+    if dtypes.is_complex(operand.dtype):
+        raise ValueError("top_k is not compatible with complex inputs.")
+    if k < 0:
+        raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
+    if not operand.shape or not 0 <= axis < operand.ndim:
+        raise ValueError(f"top_k: axis {axis} is not a dimension of an operand of shape "
+                         f"{operand.shape} (it needs at least one).")
+    if operand.shape[axis] < k:
+        raise ValueError("k argument to top_k must be no larger than size along axis; got "
+                         f"k={k} with shape={list(operand.shape)} and axis={axis}")
+    shape = operand.shape[:axis] + (k,) + operand.shape[axis + 1:]
+    return [operand.update(shape=shape), ShapedArray(shape, np.dtype(np.int32))]
+
+
+def _descending_key_reference(x: np.ndarray) -> np.ndarray:
+    """numpy's version of `_descending_key`: ascending order of keys = JAX's top_k order."""
+    x = np.asarray(x)
+    if x.dtype == np.bool_:
+        x = x.astype(np.int32)
+    elif dtypes.is_inexact(x.dtype):
+        i = x.view(np.dtype(f"int{8 * x.dtype.itemsize}"))
+        x = i ^ ((i >> i.dtype.type(8 * i.dtype.itemsize - 1)) & np.iinfo(i.dtype).max)
+    return ~x
+
+
+def _top_k_reference(operand: np.ndarray, *, k: int, axis: int) -> list[np.ndarray]:
+    order = np.argsort(_descending_key_reference(operand), axis=axis, kind="stable")
+    index = np.take(order, np.arange(k), axis=axis)
+    return [np.take_along_axis(operand, index, axis=axis), index.astype(np.int32)]
+
+
+def _top_k_expansion(operand: Any, *, k: int, axis: int) -> list[Any]:
+    """top_k as a sort of (descending keys, values, iota), cut to the first k."""
+    shape = get_aval(operand).shape
+    iota = broadcasted_iota(np.int32, shape, axis)
+    _, values, indices = sort_p.bind(_descending_key(operand), operand, iota, dimension=axis,
+                                     is_stable=True, num_keys=1)
+    return [slice_in_dim(values, 0, k, 1, axis), slice_in_dim(indices, 0, k, 1, axis)]
+
+
+def _top_k_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, k: int,
+               axis: int) -> tuple[list, list]:
+    values, indices = top_k_p.bind(*primals, k=k, axis=axis)
+    (tangent,) = tangents
+    index_zero = ad.Zero(ad.tangent_aval(get_aval(indices)))
+    if isinstance(tangent, ad.Zero):
+        return [values, indices], [ad.Zero(ad.tangent_aval(get_aval(values))), index_zero]
+    return [values, indices], [_take_along(tangent, indices, axis), index_zero]
+
+
+def _top_k_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *, k: int,
+                 axis: int) -> tuple[list, list]:
+    (operand,), (dim,) = args, dims
+    moved = axis + 1 if axis >= dim else axis
+    return top_k_p.bind(operand, k=k, axis=moved), [dim, dim]
+
+
+top_k_p.abstract_eval = _top_k_abstract_eval
+top_k_p.reference = _top_k_reference
+top_k_p.jvp = _top_k_jvp
+top_k_p.batch = _top_k_batch
+top_k_p.lower = lower_by_expansion(top_k_p, _top_k_expansion)
+
+
+def top_k(operand: Any, k: int, *, axis: int = -1) -> list[Any]:
     """The `k` largest entries along `axis` in descending order, and their int32 indices
     (mirrors `jax.lax.top_k`).
 
     Floats order totally (-NaN < -inf < ... < -0.0 < 0.0 < ... < NaN); of equal entries the
     one with the lower index comes first.
-
-    Differences from JAX: built on `sort` (no `top_k` primitive); complex operands are
-    rejected.
     """
-    shape = tuple(np.shape(operand))
-    if not shape:
-        raise ValueError("lax.top_k: operand must have at least one dimension.")
-    axis = int(axis) + len(shape) if axis < 0 else int(axis)
-    k = int(k)
-    if not 0 <= k <= shape[axis]:
-        raise ValueError(f"lax.top_k: k must be between 0 and the size {shape[axis]} of "
-                         f"axis {axis}, got k={k}.")
-    iota = broadcasted_iota(np.int32, shape, axis)
-    _, values, indices = sort_p.bind(_descending_key(operand), operand, iota, dimension=axis,
-                                     is_stable=True, num_keys=1)
-    return (slice_in_dim(values, 0, k, 1, axis), slice_in_dim(indices, 0, k, 1, axis))
+    ndim = np.ndim(operand)
+    axis = int(axis) + ndim if axis < 0 else int(axis)
+    return top_k_p.bind(operand, k=operator.index(k), axis=axis)
