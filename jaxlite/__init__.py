@@ -20,10 +20,20 @@ from jaxlite.sharding import reshard
 from jaxlite import ref  # noqa: F401  (public module)
 from jaxlite.core.avals import typeof
 from jaxlite.ref import Ref, ds, empty_ref, free_ref, freeze, new_ref
+from jaxlite import lib, monitoring, version  # noqa: F401  (public modules)
+from jaxlite._namespaces import ad, memory
+from jaxlite.runtime.environment import (host_count, host_id, host_ids, live_arrays,
+                                         make_array_from_callback,
+                                         make_array_from_process_local_data,
+                                         make_array_from_single_device_arrays,
+                                         print_environment_info, process_count,
+                                         process_index, process_indices)
+from jaxlite.transforms.jit import clear_caches
+from jaxlite.version import __version_info__
 from jaxlite.lax.custom_derivatives import custom_jvp, custom_vjp
-from jaxlite.runtime.device import (block_until_ready, default_backend, device_count,
-                                    device_get, device_put, devices, local_device_count,
-                                    local_devices)
+from jaxlite.runtime.device import (block_until_ready, copy_to_host_async, default_backend,
+                                    device_count, device_get, device_put, devices,
+                                    local_device_count, local_devices)
 from jaxlite.errors import ConcretizationTypeError, UnexpectedTracerError
 from jaxlite.transforms.jacobians import hessian, jacfwd, jacobian, jacrev
 from jaxlite.transforms.jit import jit
@@ -47,6 +57,7 @@ from jaxlite.transforms.vjp_tools import fwd_and_bwd, linear_transpose
 # Options as functions: `with jax.debug_nans(True): ...` (JAX's `State` objects).
 from jaxlite._jax_options import (  # noqa: E402
     allow_f16_reductions, array_garbage_collection_guard, auto_pcast, check_tracer_leaks,
+    make_user_context,
     checking_leaks, debug_infs, debug_key_reuse, debug_nans, default_device,
     default_matmul_precision, default_prng_impl, enable_checks, enable_custom_prng,
     explain_cache_misses, jax2tf_associative_scan_reductions, legacy_prng_key, log_compiles,
@@ -57,7 +68,7 @@ from jaxlite._jax_options import (  # noqa: E402
 
 float0 = dtypes.float0
 numpy.ndarray = Array  # jnp.ndarray is jax.Array, as in JAX
-__version__ = "0.1.0"
+from jaxlite.version import __version__  # noqa: E402
 
 # Last: the hook module reads the finished namespace.
 from jaxlite.compat import install_as_jax  # noqa: E402

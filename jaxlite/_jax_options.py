@@ -174,6 +174,16 @@ class State:
         return f"<jaxlite option {self.option}={self.value!r}>"
 
 
+def make_user_context(default_value: Any = None) -> State:
+    """A value that `jit`'s caches key on (mirrors `jax.make_user_context`): code run under
+    `with context(v):` traces and compiles anew for each new `v`."""
+    count = sum(option.startswith("jaxlite_user_context_") for option in config.values)
+    name = f"jaxlite_user_context_{count}"
+    config.define(name, default_value, "A jit-cache key made by make_user_context.",
+                  affects_tracing=True)
+    return State(name)
+
+
 def checking_leaks() -> contextlib.AbstractContextManager:
     """Context manager with `jax_check_tracer_leaks` on (mirrors `jax.checking_leaks`)."""
     return config.override("jax_check_tracer_leaks", True)

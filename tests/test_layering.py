@@ -13,6 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "jaxlite"
 
 LEAF = {"jaxlite.config", "jaxlite._jax_options", "jaxlite.errors", "jaxlite.tree_util",
+        "jaxlite.version", "jaxlite.monitoring",
         "jaxlite.pytree", "jaxlite.pytree.treedef", "jaxlite.pytree.registry",
         "jaxlite.pytree.paths"}
 LIBRARIES = ("numpy", "random", "nn", "scipy", "ops", "image", "example_libraries")

@@ -10,10 +10,10 @@ import types
 from typing import Any
 
 import jaxlite
+from jaxlite.version import JAX_API_VERSION, JAX_API_VERSION_INFO
 
 # The JAX release whose public API jaxlite matches; what `jax.__version__` says under the hook.
-JAX_VERSION = "0.10.2"
-JAX_VERSION_INFO = tuple(int(part) for part in JAX_VERSION.split("."))
+JAX_VERSION, JAX_VERSION_INFO = JAX_API_VERSION, JAX_API_VERSION_INFO
 
 # Names under `jax` whose jaxlite module is not at the same path (the longest prefix wins).
 _RENAMED = {
@@ -58,6 +58,7 @@ def _make_jax_module() -> types.ModuleType:
     module.__file__ = jaxlite.__file__
     module.__path__ = list(jaxlite.__path__)
     module.__jaxlite__ = True  # how code (and our tests) tell the stand-in from real JAX
+    module.version = importlib.import_module("jaxlite.compat.jax_version")
     return module
 
 

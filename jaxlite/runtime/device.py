@@ -130,3 +130,9 @@ def device_get(x: Any) -> Any:
 def block_until_ready(x: Any) -> Any:
     """Wait for every array in a pytree (mirrors `jax.block_until_ready`)."""
     return tree_map(lambda a: a.block_until_ready() if type(a) is ArrayImpl else a, x)
+
+
+def copy_to_host_async(x: Any) -> Any:
+    """Start copying every array of a pytree to the host (mirrors
+    `jax.copy_to_host_async`); jaxlite's arrays are in host memory already."""
+    return tree_map(lambda a: a.copy_to_host_async() if type(a) is ArrayImpl else None, x)

@@ -25,6 +25,7 @@ from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
+from jaxlite import monitoring
 from jaxlite.runtime import compiler
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.backends.base import Buffer, Client, CompileOptions, Executable, HostExecutable
@@ -307,7 +308,10 @@ def compile_lowered(lowered: LoweredModule, closed: ClosedJaxpr, name: str, clie
     def compile_now() -> Executable:
         start = time.perf_counter()
         executable = compiler.backend_compile_and_load(client, lowered.module, options)
-        _log_compile(name, client, closed, time.perf_counter() - start, lowering_seconds)
+        seconds = time.perf_counter() - start
+        monitoring.record_event_duration_secs("/jax/core/compile/backend_compile_duration",
+                                              seconds, fun_name=f"jit({name})")
+        _log_compile(name, client, closed, seconds, lowering_seconds)
         return executable
     executable = EXECUTABLES.get(lowered.module, client, options, compile_now)
     device = client.devices()[0]
@@ -405,6 +409,10 @@ class _CompileCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
 
 
 COMPILE_CACHE = _CompileCache()

@@ -14,12 +14,14 @@ from __future__ import annotations
 import functools
 import inspect
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from jaxlite.runtime import dispatch
 from jaxlite.transforms import api_util as _api_util
 from jaxlite.runtime.array import ArrayImpl
+from jaxlite.runtime import environment
 from jaxlite.runtime.device import device_put
 from jaxlite.backends.base import Client, Device
 from jaxlite.backends.registry import get_backend
@@ -48,6 +50,10 @@ class _Traced:
     names: tuple[str, ...] = ()
 
 
+# Every jitted function still alive, so that `clear_caches` can empty their caches.
+LIVE_JIT_FUNCTIONS: "weakref.WeakSet[JitFunction]" = weakref.WeakSet()
+
+
 class JitFunction(Wrapped):
     """The callable that `jit` returns (mirrors JAX's jitted function object)."""
 
@@ -73,6 +79,7 @@ class JitFunction(Wrapped):
         self._plans: dict[tuple, tuple[dispatch.CompiledCall, PyTreeDef]] = {}
         self._plain = not static_argnums and not static_argnames and \
             in_shardings is None and out_shardings is None
+        LIVE_JIT_FUNCTIONS.add(self)
 
     def _client(self) -> Client:
         """The backend to compile for: the jit's device's, its named backend, or the
@@ -297,6 +304,12 @@ def _hashable_static(value: Any, what: str) -> _Static:
             f"was: {error}. Pass a hashable value (a tuple instead of a list), or do not mark "
             "the argument static.") from None
     return _Static(value)
+
+
+def clear_caches() -> None:
+    """Forget every traced and compiled program, so the next calls trace and compile again
+    (mirrors `jax.clear_caches`)."""
+    environment.clear_caches(LIVE_JIT_FUNCTIONS)
 
 
 def _static_positions(fun: Callable[..., Any], static_argnums: Any,
