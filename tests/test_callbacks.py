@@ -272,3 +272,27 @@ ENTRY %main (p: f32[100000], q: f32[1]) -> s64[] {
 """)
     names = [i.name for i in schedule(module).entry.instructions]
     assert names.index("ca") < names.index("cb")
+
+
+@pytest.mark.parametrize("fun, error, message", [
+    (lambda p, x: jax.lax.cond(p, lambda v: io_callback(lambda a: np.asarray(a), v, v),
+                               lambda v: v, x), NotImplementedError,
+     "IO effect not supported in vmap-of-cond."),
+    (lambda p, x: jax.lax.while_loop(lambda c: c < 3,
+                                     lambda c: io_callback(lambda a: np.asarray(a) + 1, c, c),
+                                     x), Exception,
+     "Unordered IO effects not supported in while_loop with batched predicate"),
+    (lambda p, x: jax.lax.while_loop(
+        lambda c: c[0] < 3, lambda c: (c[0] + 1, io_callback(lambda a: np.asarray(a), c[1],
+                                                             c[1], ordered=True)), (0, x)),
+     Exception, "Ordered IO effects not supported in vmap."),
+])
+def test_io_callbacks_in_vmapped_control_flow_are_refused_as_in_jax(fun, error, message):
+    with pytest.raises(error, match=message):
+        jax.vmap(fun)(jnp.array([True, False]), jnp.arange(2.0))
+    # an unbatched trip count is fine (every member runs the same iterations)
+    out = jax.vmap(lambda x: jax.lax.while_loop(
+        lambda c: c[0] < 3, lambda c: (c[0] + 1, io_callback(lambda a: np.asarray(a) * 2,
+                                                             c[1], c[1])), (0, x)))(
+        jnp.arange(2.0))
+    np.testing.assert_array_equal(np.asarray(out[1]), [0.0, 8.0])

@@ -68,6 +68,23 @@ def eval_closed(closed: ClosedJaxpr, *args: Any) -> list[Any]:
     return eval_jaxpr(closed.jaxpr, closed.consts, *args)
 
 
+def io_callbacks_in(*jaxprs: ClosedJaxpr | Jaxpr) -> tuple[bool, bool]:
+    """Whether the jaxprs (or jaxprs nested in their equations) call `io_callback`, and
+    whether one such call is ordered: JAX's IO effects, which some vmap rules refuse."""
+    found = ordered = False
+    stack: list[Any] = list(jaxprs)
+    while stack:
+        value = stack.pop()
+        if isinstance(value, (tuple, list)):
+            stack.extend(value)
+        elif isinstance(value, (ClosedJaxpr, Jaxpr)):
+            for eqn in (value.jaxpr if isinstance(value, ClosedJaxpr) else value).eqns:
+                if eqn.primitive.name == "io_callback":
+                    found, ordered = True, ordered or bool(eqn.params.get("ordered"))
+                stack.extend(eqn.params.values())
+    return found, ordered
+
+
 def is_partial_eval() -> bool:
     """Whether a jvp rule runs under linearize (its tangent trace stages linear work)."""
     trace = current_trace()

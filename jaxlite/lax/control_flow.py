@@ -28,7 +28,8 @@ from jaxlite.interpreters.transpose import backward_pass, is_undefined
 from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax._control_flow_util import (abstractify, batch_closed, check_branch_outputs,
                                             convert_outputs, differentiable, eval_closed,
-                                            is_concrete, is_partial_eval, jvp_closed,
+                                            io_callbacks_in, is_concrete, is_partial_eval,
+                                            jvp_closed,
                                             linearize_closed, nonzero_tangents,
                                             run_in_python, same_type, symbolic_zeros,
                                             trace_function, type_str, unify_hoisted)
@@ -158,6 +159,8 @@ def _cond_transpose(cts: Sequence[Any], index: Any, *args: Any,
 
 def _cond_batch(axis_size: int, args: Sequence[Any], dims: Sequence[int | None], *,
                 branches: tuple[ClosedJaxpr, ...]) -> tuple[list, list]:
+    if io_callbacks_in(*branches)[0]:  # JAX's rule refuses IO effects in any vmapped cond
+        raise NotImplementedError("IO effect not supported in vmap-of-cond.")
     index, operands = args[0], list(args[1:])
     if dims[0] is not None:
         return _cond_batch_index(axis_size, index, dims[0], operands, dims[1:], branches)

@@ -33,7 +33,8 @@ from jaxlite.interpreters.staging import trace_to_jaxpr
 from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax._control_flow_util import (abstractify, batch_closed, check_carry,
                                             eval_closed, first_parameter_name,
-                                            is_partial_eval, jvp_closed, nonzero_tangents,
+                                            io_callbacks_in, is_partial_eval, jvp_closed,
+                                            nonzero_tangents,
                                             promote_weak_carry, run_in_python, same_type,
                                             symbolic_zeros, trace_function, type_str,
                                             with_unused_invars)
@@ -151,6 +152,11 @@ def _while_transpose(cts: Sequence[Any], *args: Any, **params: Any) -> list[Any]
 def _while_batch(axis_size: int, args: Sequence[Any], dims: Sequence[int | None], *,
                  cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, cond_nconsts: int,
                  body_nconsts: int) -> tuple[list, list]:
+    # JAX's rule: IO callbacks may be mapped only while every member runs the same trip
+    # count, and ordered ones not at all.
+    any_io, ordered_io = io_callbacks_in(cond_jaxpr, body_jaxpr)
+    if ordered_io:
+        raise Exception("Ordered IO effects not supported in vmap.")
     split = cond_nconsts + body_nconsts
     batched = [d is not None for d in dims]
     cond_b, body_b, carry_b = batched[:cond_nconsts], batched[cond_nconsts:split], \
@@ -158,6 +164,9 @@ def _while_batch(axis_size: int, args: Sequence[Any], dims: Sequence[int | None]
     while True:
         _, pred_b = batch_closed(cond_jaxpr, axis_size, cond_b + carry_b, [False])
         if pred_b[0]:
+            if any_io:
+                raise Exception("Unordered IO effects not supported in while_loop with "
+                                "batched predicate")
             carry_b = [True] * len(carry_b)
             break
         _, out_b = batch_closed(body_jaxpr, axis_size, body_b + carry_b, carry_b)
