@@ -28,7 +28,6 @@ TESTED_THROUGH_TRANSFORMATIONS = {
 NOT_NEEDED = {
     ("custom_lin", "jvp"): "it only appears in linear jaxprs, which are transposed, not "
                            "differentiated",
-    ("custom_lin", "batch"): "backward passes run under vmap call bwd directly",
     ("custom_jvp_call", "transpose"): "not linear",
     ("custom_vjp_call", "transpose"): "not linear",
 }

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import jaxlite as jax
+import jaxlite.numpy as jnp
 from jaxlite import lax
 from jaxlite.test_util import check_grads
 
@@ -287,3 +288,52 @@ def test_check_grads_fails_for_a_wrong_custom_jvp():
         return f(x), lax.mul(t, lax.mul(lax.cos(x), 1.5))  # off by a factor 1.5
     with pytest.raises(AssertionError):
         check_grads(f, (np.array([0.3, 0.7], f32),), order=2, modes=("fwd", "rev"))
+
+
+# ------------------------------------------------- custom_vjp inside control flow (issue 10)
+
+@jax.custom_vjp
+def _straight_through_round(x):
+    return jnp.round(x)
+
+
+_straight_through_round.defvjp(lambda x: (jnp.round(x), None), lambda _, g: (g,))
+
+
+def _scan_loss(w, xs):
+    def body(h, x):
+        h = jnp.tanh(_straight_through_round(w * h + x) * 0.3 + h)
+        return h, h
+    return jnp.sum(jax.lax.scan(body, jnp.zeros(3), xs)[1] ** 2)
+
+
+def _while_loss(w, x):
+    return jax.lax.fori_loop(0, 3, lambda i, v: _straight_through_round(v * w) + v, x).sum()
+
+
+def _cond_loss(w, x):
+    return jax.lax.cond(x.sum() > 0, lambda v: _straight_through_round(v * w).sum(),
+                        lambda v: (v * w).sum(), x)
+
+
+# Values from JAX 0.10.2 for the same functions and arguments.
+@pytest.mark.parametrize("loss,args,expected", [
+    (_scan_loss, (1.3, jnp.arange(12.0).reshape(4, 3) / 4), 0.37660652),
+    (_while_loss, (1.7, jnp.arange(3.0)), 64.47),
+    (_cond_loss, (1.7, jnp.arange(3.0)), 3.0),
+])
+def test_grad_through_control_flow_calling_custom_vjp(loss, args, expected):
+    for grad in (jax.grad(loss), jax.jit(jax.grad(loss))):
+        np.testing.assert_allclose(grad(*args), expected, rtol=2e-6)
+    batched = jax.vmap(jax.grad(loss), (0, None))(jnp.array([args[0], args[0]]), args[1])
+    np.testing.assert_allclose(batched, [expected, expected], rtol=2e-6)
+
+
+def test_forward_mode_of_custom_vjp_still_refused():
+    message = "can't apply forward-mode autodiff"
+    with pytest.raises(TypeError, match=message):
+        jax.jvp(_straight_through_round, (1.5,), (1.0,))
+    with pytest.raises(TypeError, match=message):
+        jax.jit(lambda x: jax.jvp(_straight_through_round, (x,), (1.0,)))(1.5)
+    with pytest.raises(TypeError, match=message):
+        jax.jvp(lambda w: _scan_loss(w, jnp.ones((2, 3))), (1.3,), (1.0,))

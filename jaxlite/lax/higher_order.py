@@ -311,9 +311,11 @@ def _custom_vjp_call_reference(*args: Any, jaxpr: ClosedJaxpr, fwd: Callable, bw
 def _custom_vjp_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
                          jaxpr: ClosedJaxpr, fwd: Callable, bwd: Callable,
                          num_consts: int, name: str) -> tuple[list, list]:
-    if not _is_partial_eval():
-        raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function. "
-                        "Use reverse mode (grad, vjp) or define a custom_jvp rule instead.")
+    # The tangents become a `custom_lin` equation, which only transposition can run: a
+    # true forward-mode use fails when custom_lin is evaluated or lowered, as JAX refuses
+    # jvp of a custom_vjp function. Not refusing here lets control flow (scan, while,
+    # cond) trace the jvp of a body that calls a custom_vjp function on its way to
+    # linearizing it.
     if any(not isinstance(t, Zero) for t in tangents[:num_consts]):
         raise TypeError(
             "A custom_vjp function closes over a value that is being differentiated; the "
@@ -391,6 +393,13 @@ def _custom_lin_reference(*args: Any, num_res: int, bwd: Callable, out_avals: tu
                     "Use reverse mode (grad, vjp) or define a custom_jvp rule instead.")
 
 
+def _custom_lin_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
+                      num_res: int, bwd: Callable, out_avals: tuple) -> tuple[list, list]:
+    # Backward passes under vmap call bwd directly; batching custom_lin itself means its
+    # tangents are being computed forwards (jacfwd of a custom_vjp function).
+    return _custom_lin_reference(num_res=num_res, bwd=bwd, out_avals=out_avals), []
+
+
 def _custom_lin_transpose(cts: Sequence[Any], *args: Any, num_res: int, bwd: Callable,
                           out_avals: tuple) -> list:
     residuals = args[:num_res]
@@ -407,13 +416,14 @@ _custom_lin_transpose.takes_symbolic_zeros = True  # type: ignore[attr-defined]
 
 def _custom_lin_lower(ctx: LoweringContext, *args: HloInstruction, num_res: int,
                       bwd: Callable, out_avals: tuple) -> list[HloInstruction]:
-    raise TypeError("custom_lin cannot be lowered to HLO: it stands for a custom_vjp "
-                    "function's backward pass inside a linear jaxpr, and only transposing that "
-                    "jaxpr (grad, vjp) runs it. A jaxpr still holding custom_lin is a forward-"
-                    "mode derivative of a custom_vjp function, which JAX rejects too.")
+    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function. "
+                    "(custom_lin, which stands for its backward pass, reached lowering: only "
+                    "transposition (grad, vjp) runs it.) Use reverse mode, or define a "
+                    "custom_jvp rule instead.")
 
 
 custom_lin_p.abstract_eval = _custom_lin_abstract_eval
 custom_lin_p.reference = _custom_lin_reference
 custom_lin_p.transpose = _custom_lin_transpose
+custom_lin_p.batch = _custom_lin_batch
 custom_lin_p.lower = _custom_lin_lower
