@@ -27,9 +27,13 @@ from jaxlite._callback import flat_callback
 from jaxlite._debugger import breakpoint
 from jaxlite._sharding_view import (inspect_array_sharding, visualize_array_sharding,
                                     visualize_sharding)
+from jaxlite.core import dtypes
 from jaxlite.core.avals import get_aval
+from jaxlite.core.trace import current_trace
+from jaxlite.interpreters.staging import StagingTrace
 from jaxlite.lax.callbacks import (DebugEffect, HostCallback, OrderedDebugEffect,
                                    debug_callback_p, debug_effect, ordered_debug_effect)
+from jaxlite.random import key_data
 from jaxlite.tree_util import PyTreeDef, tree_flatten
 
 __all__ = ["callback", "print", "log", "breakpoint", "DebugEffect", "OrderedDebugEffect",
@@ -60,6 +64,22 @@ def _stage(function: Callable[..., Any], args: tuple, kwargs: dict, ordered: boo
     host = HostCallback(flat_callback(function, tree, static), name)
     debug_callback_p.bind(*dynamic, callback=host, partitioned=bool(partitioned),
                           effect=ordered_debug_effect if ordered else debug_effect)
+
+
+def _keys_as_data(*args: Any, **params: Any) -> Any:
+    """`debug_callback`'s rule for values of extended dtypes (typed PRNG keys): a callback
+    that runs eagerly gets the keys, one in a compiled program gets their physical data
+    (as in JAX, whose compiled programs hold only physical arrays)."""
+    trace = current_trace()
+    while trace is not None and not isinstance(trace, StagingTrace):
+        trace = trace.parent
+    if trace is None:  # nothing is staged: the keys reach the eager callback as they are
+        return current_trace().process_primitive(debug_callback_p, args, params)
+    physical = [key_data(a) if dtypes.is_extended(get_aval(a).dtype) else a for a in args]
+    return debug_callback_p.bind(*physical, **params)
+
+
+debug_callback_p.extended_rule = _keys_as_data
 
 
 def callback(callback: Callable[..., None] | None = None, *args: Any, ordered: bool = False,

@@ -177,7 +177,7 @@ def run_callback(callback: HostCallback, args: Sequence[Any],
         return _check_results(callback.function(*args), result_avals)
     except BaseException as error:  # noqa: BLE001 (re-raised, as JAX reports it)
         logger = _DEBUG_LOGGER if callback.name.startswith("jax.debug") else _CALLBACK_LOGGER
-        logger.exception(f"{callback.name} failed")
+        logger.exception("%s failed", callback.name)
         if not wrap_errors:
             raise
         text = "".join(traceback.format_exception(error))

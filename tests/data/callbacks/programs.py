@@ -172,6 +172,12 @@ def debug_callbacks(jax: Any) -> None:
     jax.debug.callback(lambda x, s, n: print(repr(x), repr(s), repr(n)), np.float64(3.0),
                        "str", None)
     jax.vmap(lambda x: jax.debug.callback(lambda v: print(repr(v)), x))(jnp.arange(2.0))
+    keys = jax.random.split(jax.random.key(0), 2)  # typed keys: as they are eagerly,
+    jax.debug.print("key {}", keys[0])  # their physical data in a compiled program
+    jax.jit(lambda k: jax.debug.print("jit key {}", k))(keys[0])
+    jax.vmap(lambda k: jax.debug.print("vmap key {}", k))(keys)
+    jax.jit(lambda k: jax.debug.callback(lambda v: print(type(v).__name__, v.dtype, v.shape),
+                                         k))(keys)
 
 
 @program
