@@ -15,32 +15,10 @@ import sys
 from typing import Any, Callable, Sequence
 
 from jaxlite.runtime.device import devices
+from jaxlite.runtime.sharding import SingleDeviceSharding
 from jaxlite.tree_util import tree_leaves
 
 __all__ = ["inspect_array_sharding", "visualize_array_sharding", "visualize_sharding"]
-
-
-class _SingleDeviceSharding:
-    """The placement of an array held whole by one device (mirrors
-    `jax.sharding.SingleDeviceSharding`, for what the views need)."""
-
-    def __init__(self, device: Any, memory_kind: str = "device") -> None:
-        self._device = device
-        self.memory_kind = memory_kind
-
-    @property
-    def device_set(self) -> set[Any]:
-        return {self._device}
-
-    @property
-    def is_fully_replicated(self) -> bool:
-        return True
-
-    def devices_indices_map(self, global_shape: Sequence[int]) -> dict[Any, tuple[slice, ...]]:
-        return {self._device: tuple(slice(None) for _ in global_shape)}
-
-    def __repr__(self) -> str:
-        return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self.memory_kind})"
 
 
 def _sharding_of(value: Any) -> Any:
@@ -48,7 +26,7 @@ def _sharding_of(value: Any) -> Any:
     if sharding is not None:
         return sharding
     device = getattr(value, "device", None)  # a traced value has none: the default device
-    return _SingleDeviceSharding(device if device is not None else devices()[0])
+    return SingleDeviceSharding(device if device is not None else devices()[0])
 
 
 def inspect_array_sharding(value: Any, *, callback: Callable[[Any], None]) -> None:

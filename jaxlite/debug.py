@@ -6,10 +6,11 @@
 function runs when the program runs: eagerly at once, under `jit` every time the compiled
 program runs, under `vmap` once per batch element, under `grad` with the primal values in
 the forward pass (and again in the recomputation of a `checkpoint`), inside loops once per
-iteration. Calls run in program order. Differences from JAX: `print` is a
-`debug_callback` equation too (JAX has a separate `debug_print` primitive, so jaxprs print
-differently); `partitioned` has no effect (one device); an eager callback receives
-arguments without their weak types (as under `jit`).
+iteration. Calls run in program order (JAX promises that for `ordered=True` only).
+Arguments reach the function as `Array`s (weakly typed Python scalars stay so eagerly, as
+in JAX), other leaves as they are. Differences from JAX: `print` is a `debug_callback`
+equation too (JAX has a separate `debug_print` primitive, so jaxprs print differently);
+`partitioned` has no effect (one device).
 """
 from __future__ import annotations
 
