@@ -56,33 +56,25 @@ def pmap(fun: Callable[..., Any], axis_name: Any = None, *, in_axes: Any = 0,
     compiled: dict[Any, Any] = {}
 
     def prepare(args: tuple, kwargs: dict) -> tuple[Any, list, dict]:
-        static_at = {n % len(args) for n in statics} if args else set()
-        dyn_at = [i for i in range(len(args)) if i not in static_at]
-        static_values = tuple((i, _hashable(args[i], i, fun)) for i in sorted(static_at))
+        dyn_at, static_values = _split_statics(args, statics, fun)
         dyn_args = [args[i] for i in dyn_at]
-        dyn_in_axes = in_axes
-        if isinstance(in_axes, tuple):
-            if len(in_axes) != len(args):
-                raise ValueError(_in_axes_length_message(len(in_axes), len(args)))
-            dyn_in_axes = tuple(in_axes[i] for i in dyn_at)
+        dyn_in_axes = _dynamic_in_axes(in_axes, dyn_at, len(args))
         leaves, _ = tree_flatten((tuple(dyn_args), kwargs))
         axes = _axes_per_leaf(dyn_in_axes, tuple(dyn_args), "in_axes")
         axes += [0] * (len(leaves) - len(axes))
         axes = [None if a is None else a % max(np.ndim(x), 1) for a, x in zip(axes, leaves)]
-        size = _mapped_size(leaves, axes, axis_size)
-        mesh = _mesh_devices(devices, backend, size)
+        mesh = _mesh_devices(devices, backend, _mapped_size(leaves, axes, axis_size))
         _check_blocks(leaves, axes, len(mesh))
-        key = (static_values, dyn_in_axes if isinstance(dyn_in_axes, tuple) else
-               dyn_in_axes, len(args), mesh)
-        call = compiled.get(key)
-        if call is None:
+        axes_key = tree_flatten(dyn_in_axes, is_leaf=lambda a: a is None)
+        key = (static_values, tuple(axes_key[0]), axes_key[1], len(args), mesh)
+        if key not in compiled:
             body = functools.partial(_per_device_program, fun, name, dyn_in_axes, out_axes,
                                      static_values)
             functools.update_wrapper(body, fun)
             donate = tuple(dyn_at.index(n % len(args)) for n in donated
                            if args and n % len(args) in dyn_at)
-            call = compiled[key] = jit(body, donate_argnums=donate, device=mesh[0])
-        return call, dyn_args, kwargs
+            compiled[key] = jit(body, donate_argnums=donate, device=mesh[0])
+        return compiled[key], dyn_args, kwargs
 
     @functools.wraps(fun)
     def pmapped(*args: Any, **kwargs: Any) -> Any:
@@ -112,6 +104,24 @@ def _per_device_program(fun: Callable[..., Any], name: Any, in_axes: Any, out_ax
     moved = [index_in_dim(x, 0, 0, keepdims=False) if d is None
              else moveaxis(x, 0, d % np.ndim(x)) for x, d in zip(leaves, dests)]
     return tree_unflatten(tree, moved)
+
+
+def _split_statics(args: tuple, statics: tuple[int, ...], fun: Callable[..., Any]
+                   ) -> tuple[list[int], tuple]:
+    """Positions of the mapped (dynamic) arguments, and (position, value) of the static
+    ones."""
+    static_at = {n % len(args) for n in statics} if args else set()
+    dyn_at = [i for i in range(len(args)) if i not in static_at]
+    return dyn_at, tuple((i, _hashable(args[i], i, fun)) for i in sorted(static_at))
+
+
+def _dynamic_in_axes(in_axes: Any, dyn_at: list[int], num_args: int) -> Any:
+    """in_axes for the dynamic arguments only (a tuple gives one entry per argument)."""
+    if not isinstance(in_axes, tuple):
+        return in_axes
+    if len(in_axes) != num_args:
+        raise ValueError(_in_axes_length_message(len(in_axes), num_args))
+    return tuple(in_axes[i] for i in dyn_at)
 
 
 class _Static:
