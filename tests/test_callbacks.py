@@ -296,3 +296,13 @@ def test_io_callbacks_in_vmapped_control_flow_are_refused_as_in_jax(fun, error, 
                                                              c[1], c[1])), (0, x)))(
         jnp.arange(2.0))
     np.testing.assert_array_equal(np.asarray(out[1]), [0.0, 8.0])
+
+
+def test_pure_kernels_are_dropped_when_unused_and_side_effects_are_not():
+    # fft and linear-algebra custom-calls say they are pure; a print in a nested jit stays
+    def f(x):
+        jnp.fft.fft(x)
+        inner = jax.jit(lambda v: (jax.debug.print("inner {}", v), v * 2)[1])
+        return inner(x)
+    text = jax.jit(f).lower(jnp.arange(4.0)).compile().as_text()
+    assert "jaxlite_fft" not in text and "jaxlite_host_callback" in text

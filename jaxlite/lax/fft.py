@@ -170,7 +170,8 @@ def _backend_config(fft_type: FftType, fft_lengths: tuple[int, ...]) -> str:
 def _fft_lower(ctx: LoweringContext, x: HloInstruction, *, fft_type: FftType,
                fft_lengths: tuple[int, ...]) -> HloInstruction:
     return hlo.result(ctx, Opcode.CUSTOM_CALL, (x,), target=CUSTOM_CALL_TARGET,
-                      backend_config=_backend_config(fft_type, fft_lengths))
+                      backend_config=_backend_config(fft_type, fft_lengths),
+                      custom_call_has_side_effect=False)  # pure: may be CSE'd or dropped
 
 
 def _fft_custom_call(inst: HloInstruction, x: np.ndarray) -> np.ndarray:

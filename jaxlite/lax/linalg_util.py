@@ -81,7 +81,8 @@ def lower_kernel(kernel: str, multiple_results: bool) -> Any:
         shape = shapes[0] if len(shapes) == 1 else Shape.tuple(shapes)
         config = json.dumps(params, sort_keys=True)
         call = ctx.builder.add(Opcode.CUSTOM_CALL, shape, operands,
-                               {"target": target_name(kernel), "backend_config": config})
+                               {"target": target_name(kernel), "backend_config": config,
+                                "custom_call_has_side_effect": False})  # a pure kernel
         if len(shapes) == 1:
             return [call] if multiple_results else call
         return [hlo.get_tuple_element(ctx, call, i) for i in range(len(shapes))]

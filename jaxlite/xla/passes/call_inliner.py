@@ -19,7 +19,8 @@ from jaxlite.xla.passes.rewriting import RewriteContext, rewrite_module
 
 def _inline(inst: HloInstruction, context: RewriteContext) -> HloInstruction | None:
     # A call with side effects (a host callback) stays a call: the copy would keep only
-    # what the callee's root needs, and a callback with no results would be lost.
+    # what the callee's root needs (a callback without results would be lost), in the
+    # order of the root's operands (callbacks could change order).
     if inst.opcode is not Opcode.CALL or has_side_effects(inst):
         return None
     (callee,) = inst.called
