@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-CASE_MODULES = ["jax_cases_linalg"]
+CASE_MODULES = ["jax_cases_linalg", "jax_cases_optimize"]
 MODES = ("x64", "x32")
 
 
@@ -30,7 +30,8 @@ class JaxCase:
     call : J -> result (a pytree of arrays), or raises.
     rtol : relative tolerance per mode (default by the output dtype: 2e-5 for 32-bit
         floats, 1e-12 for 64-bit; integers and bools exactly); atol is rtol times the
-        largest magnitude of the expected output.
+        largest magnitude of the expected output, or `atol` of the mode if larger (for
+        outputs that are rounding noise around zero, as gradients at a minimum).
     gauge : numpy function of the output leaves giving the values to compare, for
         outputs defined only up to signs or phases (eigenvectors, singular vectors).
     modes : which of "x64" and "x32" to run.
@@ -40,6 +41,7 @@ class JaxCase:
     id: str
     call: Callable[[Any], Any]
     rtol: dict[str, float] = field(default_factory=dict)
+    atol: dict[str, float] = field(default_factory=dict)
     gauge: Callable[[list[np.ndarray]], list[np.ndarray]] | None = None
     modes: tuple[str, ...] = MODES
     jit: bool = False
