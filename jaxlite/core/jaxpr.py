@@ -92,9 +92,13 @@ class JaxprEqn:
         return dataclasses.replace(self, **changes)
 
 
-@dataclass
+@dataclass(eq=False)
 class Jaxpr:
-    """A program: constants, inputs, equations and outputs (mirrors `jax.core.Jaxpr`)."""
+    """A program: constants, inputs, equations and outputs (mirrors `jax.core.Jaxpr`).
+
+    Compared and hashed by identity, as JAX's, so that a jaxpr can be a static argument
+    (equinox passes closure-converted functions, which hold one, to `jit`).
+    """
 
     constvars: list[Var]
     invars: list[Var]
@@ -121,9 +125,10 @@ class Jaxpr:
     __repr__ = __str__
 
 
-@dataclass
+@dataclass(eq=False)
 class ClosedJaxpr:
-    """A `Jaxpr` with the values of its constants (mirrors `jax.core.ClosedJaxpr`)."""
+    """A `Jaxpr` with the values of its constants (mirrors `jax.core.ClosedJaxpr`); compared
+    and hashed by identity, as JAX's."""
 
     jaxpr: Jaxpr
     consts: list[Any]

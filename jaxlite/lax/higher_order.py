@@ -290,7 +290,19 @@ def _custom_jvp_call_lower(ctx: LoweringContext, *args: HloInstruction, jaxpr: C
     return hlo.call_jaxpr(ctx, jaxpr, args, hlo.computation_name(name))
 
 
+def _custom_jvp_call_transpose(cts: Sequence[Any], *args: Any, jaxpr: ClosedJaxpr,
+                               jvp: Callable, num_consts: int, symbolic_zeros: bool,
+                               name: str) -> list[Any]:
+    # A custom_jvp function applied to tangents (a jvp rule calling another custom_jvp
+    # function) lands in a linear jaxpr; its rule is about differentiation, so transposing
+    # the call transposes its function, as JAX does.
+    cts = [Zero(tangent_aval(a)) if ct is None else ct for ct, a in zip(cts, jaxpr.out_avals)]
+    results = backward_pass(jaxpr.jaxpr, jaxpr.consts, args, cts)
+    return [r if is_undefined(a) else None for r, a in zip(results, args)]
+
+
 custom_jvp_call_p.abstract_eval = _jaxpr_out_avals
+custom_jvp_call_p.transpose = _custom_jvp_call_transpose
 custom_jvp_call_p.reference = _custom_jvp_call_reference
 custom_jvp_call_p.jvp = _custom_jvp_call_jvp
 custom_jvp_call_p.batch = _custom_jvp_call_batch
