@@ -1,6 +1,8 @@
 """Matrix-vector products on the cpu backend: a dot with one result column and many rows,
 large enough for the GEMM path, once gave garbage (NaN, 1e36) there; the MLP demo's last
-layer, [256, 32] @ [32, 1], is such a dot."""
+layer, [256, 32] @ [32, 1], is such a dot. (The GEMM computes it in dot-product form, which
+needs no scratch memory; its kernel still took a scratch parameter that its caller did not
+pass, so it ran with a shifted work range and left the result unwritten.)"""
 from __future__ import annotations
 
 import numpy as np
