@@ -229,3 +229,28 @@ def test_linear_call():
         [2., 1.5, 1.25])
     with pytest.raises(TypeError, match="residual"):
         jax.grad(f, argnums=1)(6., 2.)
+
+
+def test_jvp_rule_applying_a_custom_jvp_function_to_tangents():
+    """lineax's pattern: the jvp rule of one custom_jvp function calls another on the
+    tangents, so reverse mode must transpose that call."""
+    @jax.custom_jvp
+    def double(x):
+        return 2 * x
+    double.defjvp(lambda p, t: (double(p[0]), double(t[0])))
+
+    @jax.custom_jvp
+    def f(x):
+        return jnp.sin(x)
+    f.defjvp(lambda p, t: (f(p[0]), double(jnp.cos(p[0]) * t[0])))
+    np.testing.assert_allclose(jax.grad(f)(1.), 2 * np.cos(1.), rtol=1e-6)
+    np.testing.assert_allclose(jax.jit(jax.grad(f))(1.), 2 * np.cos(1.), rtol=1e-6)
+    np.testing.assert_allclose(jax.vmap(jax.grad(f))(np.float32([0., 1.])),
+                               2 * np.cos([0., 1.]), rtol=1e-6)
+
+
+def test_a_jaxpr_can_be_a_static_argument():
+    closed = jax.make_jaxpr(lambda x: jnp.sin(x) * 3)(1.)
+    run = jax.jit(lambda x, jaxpr: jax.core.eval_jaxpr(jaxpr, [], x)[0], static_argnums=1)
+    np.testing.assert_allclose(run(1., closed.jaxpr), np.sin(1.) * 3, rtol=1e-6)
+    assert closed.jaxpr == closed.jaxpr and closed.jaxpr != jax.make_jaxpr(jnp.sin)(1.).jaxpr
