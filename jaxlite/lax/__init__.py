@@ -48,6 +48,8 @@ from jaxlite.lax.approx_top_k import *  # noqa: F401,F403
 from jaxlite.lax.composites import *  # noqa: F401,F403
 from jaxlite.lax.shape_utils import *  # noqa: F401,F403
 from jaxlite.lax.special_functions import *  # noqa: F401,F403
+from jaxlite.lax.special_functions_gamma import *  # noqa: F401,F403
+from jaxlite.lax.special_functions_bessel import *  # noqa: F401,F403
 from jaxlite.lax.parallel import *  # noqa: F401,F403
 from jaxlite.lax import linalg  # noqa: F401  (the namespace jaxlite.lax.linalg)
 
