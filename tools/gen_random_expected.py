@@ -134,6 +134,18 @@ CASES_X64 = [
     ("chisquare", 0, [3.0, [4]], {}), ("generalized_normal", 0, [1.5, [4]], {}),
 ]
 
+# Large samples, recorded as digests of their bytes (and their first values): 1e5 samples
+# from four keys each, and lax's erf_inv and erf on 1e5 points of a grid.
+BULK_SEEDS = [0, 1, 42, 2**31 - 1]
+BULK = [(fn, seed, args, kwargs) for seed in BULK_SEEDS for fn, args, kwargs in (
+    ("normal", [[25000]], {}),
+    ("truncated_normal", [-1.5, 2.0, [25000]], {}),
+    ("truncated_normal", [A([-3.0, 0.25, 1.0, -0.5, -10.0]), 3.0, [5000, 5]], {}),
+    ("uniform", [[25000]], {"minval": 0.1, "maxval": 0.7}),
+    ("initializers.glorot_normal", [[100, 250]], {}),
+)] + [("lax.erf_inv", 0, ["linspace", -1.0, 1.0, 100001], {}),
+      ("lax.erf", 0, ["linspace", -5.0, 5.0, 100001], {})]
+
 SEEDS_X32 = [0, 1, -1, 42, 2**31, 2**32 + 7, 2**40 + 5, 2**63 - 1, -2**40]
 
 
@@ -157,25 +169,46 @@ def _encode(out):
     return {"dtype": out.dtype.name, "shape": list(out.shape), "values": values}
 
 
-def run(cases):
+def _call_jax(fn, seed, args, kwargs):
+    """Real JAX's value of a case."""
     import jax
     import jax.random as jr
+    key = jr.PRNGKey(seed)
+    call_args = [_decode(a) for a in args]
+    call_kwargs = {k: _decode(v) for k, v in kwargs.items()}
+    if fn.startswith("initializers."):
+        factory = getattr(jax.nn.initializers, fn.split(".")[1])
+        return factory(**call_kwargs)(key, *call_args)
+    if fn.startswith("rbg."):
+        rbg_key = jr.key(seed, impl="rbg")
+        op = fn.split(".")[1]
+        return jr.key_data(rbg_key if op == "seed" else getattr(jr, op)(rbg_key, *call_args))
+    if fn.startswith("lax."):
+        return jax.jit(getattr(jax.lax, fn.split(".")[1]))(bulk_input(args))
+    return getattr(jr, fn)(key, *call_args, **call_kwargs)
+
+
+def run(cases):
+    return [{"fn": fn, "seed": seed, "args": args, "kwargs": kwargs,
+             "expected": _encode(_call_jax(fn, seed, args, kwargs))}
+            for fn, seed, args, kwargs in cases]
+
+
+def bulk_input(args):
+    """The float32 grid of a `lax.*` bulk case."""
+    _, lo, hi, n = args
+    return np.linspace(lo, hi, n, dtype=np.float32)
+
+
+def run_bulk(cases):
+    import hashlib
     results = []
     for fn, seed, args, kwargs in cases:
-        key = jr.PRNGKey(seed)
-        call_args = [_decode(a) for a in args]
-        call_kwargs = {k: _decode(v) for k, v in kwargs.items()}
-        if fn.startswith("initializers."):
-            factory = getattr(jax.nn.initializers, fn.split(".")[1])
-            out = factory(**call_kwargs)(key, *call_args)
-        elif fn.startswith("rbg."):
-            rbg_key = jr.key(seed, impl="rbg")
-            op = fn.split(".")[1]
-            out = jr.key_data(rbg_key if op == "seed" else getattr(jr, op)(rbg_key, *call_args))
-        else:
-            out = getattr(jr, fn)(key, *call_args, **call_kwargs)
+        out = np.ascontiguousarray(np.asarray(_call_jax(fn, seed, args, kwargs)))
         results.append({"fn": fn, "seed": seed, "args": args, "kwargs": kwargs,
-                        "expected": _encode(out)})
+                        "dtype": out.dtype.name, "shape": list(out.shape),
+                        "sha256": hashlib.sha256(out.tobytes()).hexdigest(),
+                        "first": [float(v) for v in out.reshape(-1)[:8]]})
     return results
 
 
@@ -198,6 +231,8 @@ def main():
         env=env, check=True, capture_output=True, text=True).stdout
     data["seeds_x64"] = json.loads(env_seeds)
     (HERE / "expected.json").write_text(_dump(data))
+    bulk = {"jax_version": data["jax_version"], "bulk": run_bulk(BULK)}
+    (HERE / "bulk_digests.json").write_text(_dump(bulk))
 
 
 def _dump(data):

@@ -5,7 +5,9 @@ expands into polynomial approximations) and `jax.lax.nextafter` (XLA's NextAfter
 here, with the other C math-library functions, rather than in the already long
 `math_functions`). The numpy references use only the standard library's `math` functions
 and series written here: scipy is not a dependency. They compute in float64 and round, so
-they are at least as accurate as XLA's float32 approximations.
+they are at least as accurate as XLA's float32 approximations; but float32 erf and erf_inv
+make the roundings of XLA's CPU kernels (`jaxlite.xla.cpu_f32_kernels`), so that they give
+JAX's values bit for bit.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from jaxlite.lax.arithmetic import (_const, add, div, elementwise_operands, inte
 from jaxlite.lax.comparisons import lt
 from jaxlite.lax.math_functions import RoundingMethod, exp, round, sin, square
 from jaxlite.lax.selection import select
+from jaxlite.xla.cpu_f32_kernels import erf_f32, erf_inv_f32, for_float32
 from jaxlite.xla.opcodes import Opcode
 
 __all__: list[str] = [
@@ -48,7 +51,9 @@ def _in_float64(function: Any) -> Any:
 
 # ------------------------------------------------------------------------------ erf, erfc
 
-erf_p = elementwise("erf", _in_float64(math.erf), kinds=(FLOATING,), hlo_opcode=Opcode.ERF)
+# float32 erf and erf_inv compute XLA's CPU kernels bit for bit (JAX's values).
+erf_p = elementwise("erf", for_float32(erf_f32, _in_float64(math.erf)), kinds=(FLOATING,),
+                    hlo_opcode=Opcode.ERF)
 ad.defjvp(erf_p, lambda t, x: mul(t, mul(_const(x, _TWO_OVER_SQRT_PI), exp(neg(square(x))))))
 erfc_p = elementwise("erfc", _in_float64(math.erfc), kinds=(FLOATING,), hlo_opcode=Opcode.ERFC)
 ad.defjvp(erfc_p,
@@ -89,8 +94,8 @@ def _erf_inv_scalar(x: float) -> float:
     return math.copysign(y, x)
 
 
-erf_inv_p = elementwise("erf_inv", _in_float64(_erf_inv_scalar), kinds=(FLOATING,),
-                        hlo_opcode=Opcode.ERF_INV)
+erf_inv_p = elementwise("erf_inv", for_float32(erf_inv_f32, _in_float64(_erf_inv_scalar)),
+                        kinds=(FLOATING,), hlo_opcode=Opcode.ERF_INV)
 ad.defjvp_with_output(
     erf_inv_p,
     lambda t, out, x: mul(t, mul(_const(x, math.sqrt(math.pi) / 2), exp(square(out)))))

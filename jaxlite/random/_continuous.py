@@ -1,14 +1,16 @@
 """Continuous distributions from uniform bits (mirrors `jax.random`).
 
-`uniform` fills the mantissa of a float in [1, 2) with random bits and subtracts 1, as JAX
-does, so that the values are bit for bit JAX's for the same key; the other samplers transform
-uniform values with JAX's formulas, in JAX's order of operations: `normal` (inverse error
-function), `truncated_normal`, `exponential`, `laplace`, `logistic`, `gumbel`, `cauchy`,
-`multivariate_normal` and `orthogonal`.
+`uniform` fills the mantissa of a float in [1, 2) with random bits and subtracts 1, and
+scales with the multiply-add fused as XLA's CPU code fuses it, as JAX does, so that the
+values are bit for bit JAX's for the same key; the other samplers transform uniform values
+with JAX's formulas, in JAX's order of operations: `normal` (inverse error function),
+`truncated_normal`, `exponential`, `laplace`, `logistic`, `gumbel`, `cauchy`,
+`multivariate_normal` and `orthogonal`. float32 `normal` and `truncated_normal` are bit for
+bit JAX's too (float32 erf and erf_inv compute XLA's kernels).
 
-Differences from JAX: values that go through transcendental functions (erf_inv, log, tan)
-agree with JAX's to a few ulps rather than bit for bit, since the math libraries differ.
-`multivariate_normal` and `orthogonal` need `lax.linalg` (cholesky, eigh, svd, qr).
+Differences from JAX: values that go through other transcendental functions (log, log1p,
+tan; float64 erf_inv) agree with JAX's to a few ulps rather than bit for bit, since the math
+libraries differ. `multivariate_normal` and `orthogonal` need `lax.linalg`.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import numpy as np
 from jaxlite import lax
 from jaxlite import numpy as jnp
 from jaxlite.core import dtypes
+from jaxlite.lax.fused_multiply_add import fused_multiply_add
 from jaxlite.random._keys import canonical_shape, check_prng_key, random_bits, split_keys
 
 __all__ = ["uniform", "normal", "truncated_normal", "exponential", "laplace", "logistic",
@@ -105,8 +108,15 @@ def uniform_bits_width(dtype: np.dtype) -> int:
 
 
 def scale_unit(floats: Any, minval: Any, maxval: Any) -> Any:
-    """`floats` in [0, 1) mapped to [minval, maxval), never below minval (JAX's formula)."""
-    return lax.max(minval, lax.add(lax.mul(floats, lax.sub(maxval, minval)), minval))
+    """`floats` in [0, 1) mapped to [minval, maxval), never below minval: JAX's
+    `max(minval, floats * (maxval - minval) + minval)`, whose multiply-add XLA's CPU code
+    fuses in float32 and float64 (narrower floats round each operation)."""
+    shape = np.shape(floats)
+    minval, maxval = broadcast_to(minval, shape), broadcast_to(maxval, shape)
+    span = lax.sub(maxval, minval)
+    if np.dtype(dtypes.dtype(floats)) in (np.float32, np.float64):
+        return lax.max(minval, fused_multiply_add(floats, span, minval))
+    return lax.max(minval, lax.add(lax.mul(floats, span), minval))
 
 
 def uniform_raw(key: Any, minval: Any, maxval: Any, shape: tuple[int, ...],
@@ -177,11 +187,14 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Sequence[int] | No
     key, _ = check_prng_key("truncated_normal", key)
     dtype = float_dtype("truncated_normal", dtype)
     shape = shape_or_broadcast("truncated_normal", shape, lower, upper)
-    sqrt2 = lax.full((), np.sqrt(2), dtype)
+    sqrt2 = np.array(np.sqrt(2), dtype)
     lower, upper = as_dtype(lower, dtype), as_dtype(upper, dtype)
-    a, b = lax.erf(lax.div(lower, sqrt2)), lax.erf(lax.div(upper, sqrt2))
+    # XLA divides by a constant as a product with its reciprocal (rounded once), so JAX's
+    # lower / sqrt(2) is this product.
+    recip = lax.full((), np.array(1, dtype) / sqrt2, dtype)
+    a, b = lax.erf(lax.mul(lower, recip)), lax.erf(lax.mul(upper, recip))
     u = uniform_raw(key, a, b, shape, dtype)
-    out = lax.mul(sqrt2, lax.erf_inv(u))
+    out = lax.mul(lax.full((), sqrt2, dtype), lax.erf_inv(u))
     low = lax.nextafter(lax.stop_gradient(lower), lax.full_like(lower, np.inf))
     high = lax.nextafter(lax.stop_gradient(upper), lax.full_like(upper, -np.inf))
     return jnp.clip(out, low, high)

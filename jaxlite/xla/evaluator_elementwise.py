@@ -23,6 +23,7 @@ import numpy as np
 
 from jaxlite.core import dtypes
 from jaxlite.xla import evaluator_special as special
+from jaxlite.xla.cpu_f32_kernels import erf_f32, erf_inv_f32, for_float32
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 
@@ -313,8 +314,10 @@ _UNARY: dict[Opcode, Callable[[np.ndarray], np.ndarray]] = {
         _O.RSQRT: lambda x: np.reciprocal(np.sqrt(x)), _O.ACOS: np.arccos,
         _O.ACOSH: np.arccosh, _O.ASIN: np.arcsin, _O.ASINH: np.arcsinh, _O.ATAN: np.arctan,
         _O.ATANH: np.arctanh, _O.COSH: np.cosh, _O.SINH: np.sinh, _O.EXP2: _exp2}.items()},
-    _O.ERF: _in_f64(special.erf), _O.ERFC: _in_f64(special.erfc),
-    _O.ERF_INV: _in_f64(special.erf_inv), _O.LGAMMA: _in_f64(special.lgamma),
+    # float32 erf and erf_inv: XLA's CPU kernels bit for bit (JAX's values).
+    _O.ERF: for_float32(erf_f32, _in_f64(special.erf)), _O.ERFC: _in_f64(special.erfc),
+    _O.ERF_INV: for_float32(erf_inv_f32, _in_f64(special.erf_inv)),
+    _O.LGAMMA: _in_f64(special.lgamma),
     _O.DIGAMMA: _in_f64(special.digamma),
 }
 

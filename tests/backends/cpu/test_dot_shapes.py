@@ -129,6 +129,25 @@ def test_one_row_times_transposed_matrix(n):
                                rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("form, shapes", [
+    ("a@b.T", [(1, 1024), (4096, 1024)]),
+    ("a@b", [(4096, 1024), (1024, 1)]),
+    ("a@b.T", [(2, 1, 1024), (2, 2048, 1024)]),
+], ids=["one-row", "one-column", "batched-one-row"])
+def test_large_one_row_and_one_column_dots_on_threads(form, shapes):
+    """Large enough to be split over threads (the kernel's work range really matters)."""
+    f = FORMS[form][0]
+    rng = np.random.default_rng(len(shapes[0]))
+    a, b = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    compiled = jax.jit(lambda a, b: f(jnp, a, b), device=CPU).lower(a, b).compile()
+    assert "jl_parallel_for(ptr @kernel." in compiled.as_text("llvm")
+    got = np.asarray(compiled(a, b))
+    expected = f(np, a.astype(np.float64), b.astype(np.float64))
+    magnitude = f(np, np.abs(a).astype(np.float64), np.abs(b).astype(np.float64))
+    assert not np.isnan(got).any()
+    assert np.all(np.abs(got - expected) <= 1026 * np.finfo(np.float32).eps * magnitude)
+
+
 # ------------------------------------------------------ representative subset (fast)
 
 # Shapes (m, n, k) around each special path of the GEMM: one row (dot-product form or

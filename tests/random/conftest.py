@@ -1,0 +1,5 @@
+"""The helpers of this folder (`random_cases`) on sys.path."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
