@@ -18,7 +18,7 @@ in `jaxlite.lax._conv_util`.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Sequence, Union
 
 import numpy as np
 
@@ -40,9 +40,13 @@ from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape_inference_base import Window
 
-__all__ = ["ConvDimensionNumbers", "conv_general_dilated_p", "conv_general_dilated",
+__all__ = ["ConvDimensionNumbers", "ConvGeneralDilatedDimensionNumbers",
+           "conv_general_dilated_p", "conv_general_dilated",
            "conv_dimension_numbers", "conv", "conv_with_general_padding", "conv_transpose",
            "padtype_to_pads"]
+
+# What a `dimension_numbers` argument may be (mirrors `jax.lax`'s alias of that name).
+ConvGeneralDilatedDimensionNumbers = Union[tuple[str, str, str], ConvDimensionNumbers, None]
 
 
 # ---------------------------------------------------------------------- jvp

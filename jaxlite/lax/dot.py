@@ -9,7 +9,7 @@ the two (XLA's rule), or `preferred_element_type`, which also sets the accumulat
 from __future__ import annotations
 
 import enum
-from typing import Any, Sequence
+from typing import Any, Sequence, Union
 
 import numpy as np
 
@@ -23,12 +23,13 @@ from jaxlite.interpreters.transpose import is_undefined
 from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax.broadcast import transpose
 from jaxlite.lax.convert import _convert_element_type
-from jaxlite.lax.dot_algorithms import (DotAlgorithmPreset, algorithm_compute_types,
-                                        is_algorithm)
+from jaxlite.lax.dot_algorithms import (DotAlgorithm, DotAlgorithmPreset,
+                                        algorithm_compute_types, is_algorithm)
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 
-__all__ = ["Precision", "dot_general_p", "dot_general", "dot", "batch_matmul"]
+__all__ = ["Precision", "PrecisionLike", "DotDimensionNumbers", "dot_general_p", "dot_general",
+           "dot", "batch_matmul"]
 
 DimensionNumbers = tuple[tuple[tuple[int, ...], tuple[int, ...]],
                          tuple[tuple[int, ...], tuple[int, ...]]]
@@ -55,6 +56,13 @@ class Precision(enum.Enum):
     def __str__(self) -> str:
         return self.name
 
+
+# The types a `precision` or `dimension_numbers` argument may have (mirror `jax.lax`'s
+# aliases of the same names).
+DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
+                            tuple[Sequence[int], Sequence[int]]]
+PrecisionLike = Union[None, str, Precision, tuple[str, str], tuple[Precision, Precision],
+                      DotAlgorithm, DotAlgorithmPreset]
 
 _PRECISION_NAMES: dict[Any, Precision] = {
     "highest": Precision.HIGHEST, "float32": Precision.HIGHEST,
