@@ -1,24 +1,18 @@
 """jax.ad_checkpoint: policies decide what reverse mode saves; checkpoint_name; and
-print_saved_residuals in JAX's format and order (recorded from JAX 0.10.2 by
-tests/extend/record_jax_extend.py, without JAX's source locations, which jaxlite does not
-track). Also jax.linear_transpose and jax.fwd_and_bwd."""
+print_saved_residuals in JAX's format and order (the shared case of extend_cases.py against
+JAX 0.10.2's output, without JAX's source locations, which jaxlite does not track). Also
+jax.linear_transpose and jax.fwd_and_bwd."""
 from __future__ import annotations
-
-import contextlib
-import io
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
-from jaxlite.ad_checkpoint import (Offloadable, Recompute, Saveable, checkpoint_name,
-                                   print_saved_residuals)
+from jaxlite.ad_checkpoint import Offloadable, Recompute, Saveable, checkpoint_name
 
-EXPECTED = json.loads((Path(__file__).resolve().parents[1] / "data" / "extend" /
-                       "jax_expected.json").read_text())["saved_residuals"]
+import recorded
+
 cp = jax.checkpoint_policies
 
 
@@ -45,21 +39,14 @@ def _with(policy):
     return jax.checkpoint(f) if policy == "plain" else jax.checkpoint(f, policy=policy)
 
 
-@pytest.mark.parametrize("key", sorted(POLICIES))
-def test_saved_residuals_match_jax(key):
-    W1, W2, x = jnp.ones((4, 3)), jnp.ones((2, 4)), jnp.ones(3)
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        print_saved_residuals(_with(POLICIES[key]), W1, W2, x)
-    lines = buffer.getvalue().splitlines()
-    if key == "offload_dots":
+def test_saved_residuals_as_in_jax():
+    recorded.check("saved_residuals", allowed={
         # JAX moves offloaded values to host memory (`f32<host>[4] output of device_put`);
-        # jaxlite has one memory, so it keeps the values as dots_saveable keeps them.
-        assert [line.split(" ")[0].replace("<host>", "") for line in EXPECTED[key]] == \
-            [line.split(" ")[0] for line in lines]
-        assert lines == EXPECTED["dots_no_batch"]
-    else:
-        assert lines == EXPECTED[key]
+        # jaxlite has one memory and keeps them as dots_saveable keeps them.
+        "saved_residuals.offload_dots[3]": "one memory",
+        "saved_residuals.offload_dots[4]": "one memory"})
+    got = recorded.extend_cases.saved_residuals(recorded.API)
+    assert got["offload_dots"] == got["dots_no_batch"]
 
 
 @pytest.mark.parametrize("key", sorted(POLICIES))

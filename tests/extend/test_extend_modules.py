@@ -3,9 +3,6 @@ hand-written-lowering path of mlir, xla.apply_primitive; api_util results record
 JAX 0.10.2 (tests/extend/record_jax_extend.py)."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -17,8 +14,7 @@ from jaxlite.extend.core import Primitive
 from jaxlite.interpreters import mlir, xla
 from jaxlite.tree_util import tree_flatten, tree_structure
 
-EXPECTED = json.loads((Path(__file__).resolve().parents[1] / "data" / "extend" /
-                       "jax_expected.json").read_text())["api_util"]
+import recorded
 
 
 # ------------------------------------------------------------------------------ linear_util
@@ -105,15 +101,8 @@ def test_argnums_partial():
         api_util.argnums_partial(lu.wrap_init(lambda a, b: a), 0, (1, [2]))
 
 
-def test_api_util_results_match_jax():
-    tree = tree_structure(((1, {"a": 2}), {"k": 3}))
-    assert list(api_util.donation_vector((0,), ("k",), tree, True)) == \
-        EXPECTED["donation_vector"]
-    assert list(api_util.rebase_donate_argnums((1, 3), (0,))) == EXPECTED["rebase"]
-    assert api_util.flatten_axes("in_axes", tree_structure(((1, {"a": 2}), 3)),
-                                 ((0, {"a": None}), 1)) == EXPECTED["flatten_axes"]
-    assert api_util.flatten_axes("in_axes", tree_structure(((1, {"a": 2}),)), (0,)) == \
-        EXPECTED["flatten_axes_prefix"]
+def test_api_util_results_as_in_jax():
+    recorded.check("api_util")
     with pytest.raises(ValueError, match="tree prefix"):
         api_util.flatten_axes("in_axes", tree_structure((1, 2)), (0, 1, 2))
     assert api_util.safe_map(lambda a, b: a + b, [1, 2], [3, 4]) == [4, 6]
