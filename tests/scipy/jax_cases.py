@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-CASE_MODULES = ["jax_cases_linalg", "jax_cases_optimize"]
+CASE_MODULES = ["jax_cases_linalg", "jax_cases_optimize", "jax_cases_sparse"]
 MODES = ("x64", "x32")
 
 

@@ -15,6 +15,7 @@ import pytest
 import jaxlite
 import jaxlite.scipy.linalg  # noqa: F401
 import jaxlite.scipy.optimize  # noqa: F401
+import jaxlite.scipy.sparse.linalg  # noqa: F401
 from jax_cases import MODES, all_cases, default_rtol
 from jaxlite.tree_util import tree_leaves
 
