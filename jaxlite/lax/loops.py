@@ -284,6 +284,8 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     carry_name = first_parameter_name(body_fun, "carry")
     while True:  # again after a weak initial carry is promoted (at most once per leaf)
         avals = abstractify(init_leaves)
+        # cond_fun first, as JAX traces them (checkify numbers checks in tracing order).
+        cond, cond_consts, cond_tree = trace_function(cond_fun, args_tree, avals)
         body, body_consts, body_tree = trace_function(body_fun, args_tree, avals)
         out_avals = body.out_avals if body_tree == init_tree else avals
         init_leaves, changed = promote_weak_carry(init_leaves, avals, out_avals)
@@ -291,7 +293,6 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
             break
     check_carry("while_loop", carry_name, tree_unflatten(init_tree, avals), body_tree, avals,
                 body.out_avals)
-    cond, cond_consts, cond_tree = trace_function(cond_fun, args_tree, avals)
     pred = cond.out_avals
     if not treedef_is_leaf(cond_tree):
         raise TypeError(f"cond_fun must return a boolean scalar, but got pytree {cond_tree}.")
