@@ -50,6 +50,7 @@ from jaxlite.lax.rng import *  # noqa: F401,F403
 from jaxlite.lax.conv_patches import *  # noqa: F401,F403
 from jaxlite.lax.ragged_dot import *  # noqa: F401,F403
 from jaxlite.lax.scaled_dot import *  # noqa: F401,F403
+from jaxlite.lax.tokens import *  # noqa: F401,F403
 from jaxlite.lax.shape_utils import *  # noqa: F401,F403
 from jaxlite.lax.special_functions import *  # noqa: F401,F403
 from jaxlite.lax.special_functions_gamma import *  # noqa: F401,F403
