@@ -121,10 +121,12 @@ def _broadcast_to(x: Any, x_shape: tuple[int, ...], shape: tuple[int, ...]) -> A
 
 # -------------------------------------------------------------------------- constants
 
-def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Any:
+def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, *,
+         sharding: Any = None) -> Any:
     """An array of `shape` filled with `fill_value` (mirrors `jax.lax.full`).
 
-    Without `dtype`, the dtype (and weak type) is that of `fill_value`.
+    Without `dtype`, the dtype (and weak type) is that of `fill_value`; with one device,
+    `sharding` places nothing.
     """
     shape = tuple(int(d) for d in np.reshape(shape, -1))  # JAX also accepts a bare int
     if np.ndim(fill_value) != 0:
@@ -231,8 +233,17 @@ ad.defjvp(mul_p, lambda t, x, y: mul(t, y), lambda t, x, y: mul(x, t))
 mul_p.transpose = _mul_transpose
 
 
-def mul(x: Any, y: Any) -> Any:
-    """Elementwise `x * y` (mirrors `jax.lax.mul`); integers wrap around on overflow."""
+def mul(x: Any, y: Any, *, out_dtype: Any = None) -> Any:
+    """Elementwise `x * y` (mirrors `jax.lax.mul`); integers wrap around on overflow.
+
+    With `out_dtype`, both operands (which may then differ in dtype) are converted to it
+    first, as JAX's CPU lowering does. Differences from JAX: that is staged as conversions
+    and a plain `mul`, so the cotangents are rounded in `out_dtype` before they are
+    converted back (JAX multiplies in the operand's dtype).
+    """
+    if out_dtype is not None:
+        dtype = dtypes.check_and_canonicalize_user_dtype(out_dtype, "mul")
+        x, y = (_convert_element_type(v, dtype, weak_type=False) for v in (x, y))
     return mul_p.bind(*elementwise_operands("mul", x, y))
 
 

@@ -93,11 +93,12 @@ broadcast_in_dim_p.lower = _broadcast_in_dim_lower
 ad.deflinear(broadcast_in_dim_p)
 
 
-def broadcast_in_dim(operand: Any, shape: Sequence[int],
-                     broadcast_dimensions: Sequence[int]) -> Any:
+def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int],
+                     *, out_sharding: Any = None) -> Any:
     """Broadcast `operand` to `shape`, its dimension i becoming `broadcast_dimensions[i]`.
 
-    Mirrors `jax.lax.broadcast_in_dim`.
+    Mirrors `jax.lax.broadcast_in_dim`. `out_sharding` places the result; with one device
+    every placement is that device's.
     """
     shape = tuple(int(d) for d in shape)
     broadcast_dimensions = tuple(int(d) for d in broadcast_dimensions)
@@ -108,8 +109,9 @@ def broadcast_in_dim(operand: Any, shape: Sequence[int],
                                    broadcast_dimensions=broadcast_dimensions)
 
 
-def broadcast(operand: Any, sizes: Sequence[int]) -> Any:
-    """Add leading dimensions of the given sizes (mirrors `jax.lax.broadcast`)."""
+def broadcast(operand: Any, sizes: Sequence[int], *, out_sharding: Any = None) -> Any:
+    """Add leading dimensions of the given sizes (mirrors `jax.lax.broadcast`); see
+    `broadcast_in_dim` for `out_sharding`."""
     ndim = np.ndim(operand)
     shape = tuple(sizes) + tuple(np.shape(operand))
     return broadcast_in_dim(operand, shape, tuple(range(len(sizes), len(sizes) + ndim)))
@@ -221,8 +223,9 @@ reduce_sum_p.lower = hlo.reduction_rule(Opcode.ADD, hlo.zero)
 ad.deflinear(reduce_sum_p)
 
 
-def reduce_sum(operand: Any, axes: Sequence[int]) -> Any:
-    """Sum `operand` over `axes` (mirrors `jax.lax.reduce_sum`)."""
+def reduce_sum(operand: Any, axes: Sequence[int], *, out_sharding: Any = None) -> Any:
+    """Sum `operand` over `axes` (mirrors `jax.lax.reduce_sum`); see `broadcast_in_dim` for
+    `out_sharding`."""
     return reduce_sum_p.bind(operand, axes=canonicalize_axes("reduce_sum", operand, axes))
 
 
@@ -298,9 +301,10 @@ reshape_p.lower = _reshape_lower
 ad.deflinear(reshape_p)
 
 
-def reshape(operand: Any, new_sizes: Sequence[int],
-            dimensions: Sequence[int] | None = None) -> Any:
-    """Reshape `operand`, optionally transposing by `dimensions` first (`jax.lax.reshape`)."""
+def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None,
+            *, out_sharding: Any = None) -> Any:
+    """Reshape `operand`, optionally transposing by `dimensions` first (`jax.lax.reshape`);
+    see `broadcast_in_dim` for `out_sharding`."""
     new_sizes = tuple(int(d) for d in new_sizes)
     dims = None if dimensions is None else tuple(int(d) for d in dimensions)
     if dims == tuple(range(np.ndim(operand))):

@@ -239,10 +239,12 @@ iota_p.lower = _iota_lower
 ad.defjvp_zero(iota_p)
 
 
-def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Any:
+def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int, *,
+                     out_sharding: Any = None) -> Any:
     """An array of `shape` counting 0, 1, ... along `dimension` (`jax.lax.broadcasted_iota`).
 
-    As in JAX, `dimension` must be nonnegative.
+    As in JAX, `dimension` must be nonnegative; with one device `out_sharding` places
+    nothing.
     """
     dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "broadcasted_iota")
     shape = tuple(int(s) for s in shape)

@@ -134,3 +134,19 @@ def test_joining_jaxprs_name_the_primitives():
                   "unstack[axis=1]"):
         assert piece in text
     assert lax.stack([1.0, 2.0]).weak_type  # weak operands give a weak result, as in JAX
+
+
+def test_keyword_arguments_of_jax_0_10():
+    a = jnp.array([100, 3], jnp.int8)
+    # JAX 0.10.2: the operands are converted to out_dtype before multiplying.
+    np.testing.assert_array_equal(lax.mul(a, a, out_dtype=jnp.int32), [10000, 9])
+    assert lax.mul(a, a, out_dtype=jnp.int32).dtype == np.int32
+    np.testing.assert_array_equal(lax.mul(a, a), [16, 9])
+    assert float(jax.grad(lambda x: lax.mul(x, x, out_dtype=jnp.float32))(jnp.bfloat16(3))) == 6
+    # One device: every sharding places the result there.
+    assert lax.full((2,), 1.0, sharding=None).shape == (2,)
+    assert lax.broadcast(jnp.ones(2), (3,), out_sharding=None).shape == (3, 2)
+    assert lax.broadcast_in_dim(jnp.ones(2), (3, 2), (1,), out_sharding=None).shape == (3, 2)
+    assert lax.broadcasted_iota(jnp.int32, (2, 3), 1, out_sharding=None).shape == (2, 3)
+    assert lax.reduce_sum(jnp.ones((2, 3)), (1,), out_sharding=None).shape == (2,)
+    assert lax.reshape(jnp.ones((2, 3)), (3, 2), out_sharding=None).shape == (3, 2)
