@@ -20,7 +20,7 @@ from jaxlite.sharding import reshard
 from jaxlite import ref  # noqa: F401  (public module)
 from jaxlite.core.avals import typeof
 from jaxlite.ref import Ref, ds, empty_ref, free_ref, freeze, new_ref
-from jaxlite import lib, monitoring, version  # noqa: F401  (public modules)
+from jaxlite import lib, monitoring, profiler, version  # noqa: F401  (public modules)
 from jaxlite._namespaces import ad, memory
 from jaxlite.runtime.environment import (host_count, host_id, host_ids, live_arrays,
                                          make_array_from_callback,

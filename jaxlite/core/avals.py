@@ -125,10 +125,11 @@ def get_aval(value: Any) -> ShapedArray:
     aval = getattr(value, "aval", None)
     if aval is not None:
         return aval
-    if isinstance(value, (bool, int, float, complex)) or value is None:
-        return _python_scalar_aval(value)
     if isinstance(value, (np.ndarray, np.generic)):
         return ShapedArray(value.shape, dtypes.canonicalize_dtype(value.dtype), False)
+    # After numpy's scalars: np.float64 subclasses float but has a strong dtype.
+    if isinstance(value, (bool, int, float, complex)) or value is None:
+        return _python_scalar_aval(value)
     shape = getattr(value, "shape", None)
     dtype = getattr(value, "dtype", None)
     if shape is not None and dtype is not None:

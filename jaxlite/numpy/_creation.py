@@ -183,7 +183,7 @@ def _like(fun_name: str, a: Any, fill_value: Any, dtype: Any, shape: Any) -> Any
     if _is_shape_dtype_struct(a):
         # A ShapeDtypeStruct stands for an array of its shape and (strong) dtype, as in JAX.
         return full(a.shape if out_shape is None else out_shape, fill_value,
-                    a.dtype if target is None else target)
+                    dtypes.canonicalize_dtype(a.dtype) if target is None else target)
     check_arraylike(fun_name, a)
     if np.ndim(fill_value) == 0:
         # ensure_array: lax hands a numpy fill that needs no change back unconverted.

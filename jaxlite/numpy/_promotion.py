@@ -61,9 +61,9 @@ def host_to_array(value: Any, dtype: Any = None, weak_type: bool = False) -> Any
     """
     if dtypes.is_python_scalar(value):
         source = value  # dispatch range-checks Python ints against the canonical int type
-        if dtype is not None and type(value) is int:
-            # A Python int beyond int32 (2**31 for uint32) is fine for its explicit dtype,
-            # whose range the caller checked: convert it there, not through int32.
+        if dtype is not None and type(value) is int and _fits(value, dtype):
+            # An int beyond int32 (2**31 for uint32) that its dtype holds converts there
+            # directly, not through the int32 a Python int stands for.
             source = np.array(value, dtype=dtypes.canonicalize_dtype(dtype))
     else:
         host = np.asarray(value)
@@ -73,6 +73,14 @@ def host_to_array(value: Any, dtype: Any = None, weak_type: bool = False) -> Any
     target = get_aval(source).dtype if dtype is None else dtypes.canonicalize_dtype(dtype)
     return lax.convert_element_type_p.bind(source, new_dtype=np.dtype(target),
                                            weak_type=bool(weak_type))
+
+
+def _fits(value: int, dtype: Any) -> bool:
+    target = dtypes.canonicalize_dtype(dtype)
+    if not dtypes.is_integer(target):
+        return True
+    info = np.iinfo(target)
+    return info.min <= value <= info.max
 
 
 def ensure_array(x: Any) -> Any:

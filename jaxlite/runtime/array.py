@@ -196,9 +196,11 @@ class ArrayImpl(Array):
         return str(self._value)
 
     def __format__(self, spec: str) -> str:
+        # As numpy (and JAX): a scalar takes any format of its type; a larger array only
+        # the empty one.
         if self.ndim == 0:
             return format(self._value[()], spec)
-        return format(str(self), spec)
+        return format(self.__array__(), spec)
 
     # ----------------------------------------------------------------- Python protocols
 

@@ -25,10 +25,13 @@ class ShapeDtypeStruct:
 
     __slots__ = ("shape", "dtype", "weak_type", "sharding")
 
-    def __init__(self, shape: Sequence[int], dtype: Any, sharding: Any = None,
-                 weak_type: bool = False) -> None:
+    def __init__(self, shape: Sequence[int], dtype: Any, *, sharding: Any = None,
+                 weak_type: bool = False, manual_axis_type: Any = None,
+                 is_ref: bool = False) -> None:
         self.shape = tuple(int(d) for d in shape)
-        self.dtype = dtypes.canonicalize_dtype(dtype)
+        # Kept as given, as JAX does (float64 stays float64 with x64 off); tracing
+        # canonicalizes it when the struct stands for an argument.
+        self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
         self.weak_type = weak_type
         self.sharding = sharding
 

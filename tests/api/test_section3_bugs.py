@@ -54,3 +54,28 @@ def test_stages_classes():
     assert isinstance(compiled, jax.stages.Compiled)
     np.testing.assert_array_equal(compiled(jnp.ones(2), jnp.ones(2)), [2.0, 2.0])
     assert isinstance(f.trace(jnp.ones(2), jnp.ones(2)), jax.stages.Traced)
+
+
+def test_numpy_scalars_are_strongly_typed_as_in_jax():
+    out = jax.jit(lambda x: x)(np.float64(3))
+    assert out.dtype == np.float32 and not out.weak_type
+    assert jax.jit(lambda x: x)(3.0).weak_type
+    assert (jnp.float32(2) + np.float64(1)).dtype == np.float32
+
+
+def test_shape_dtype_struct_keeps_its_dtype():
+    spec = jax.ShapeDtypeStruct((3,), jnp.float64)
+    assert spec.dtype == np.float64  # as JAX: not canonicalized on construction
+    assert jax.eval_shape(lambda x: x, spec).dtype == np.float32
+    assert jax.ShapeDtypeStruct((3,), int).dtype == np.int64
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert jnp.zeros_like(spec).dtype == np.float32
+
+
+def test_array_format_follows_numpy():
+    assert "{}".format(jnp.arange(3)) == "[0 1 2]"
+    assert "{:.2f}".format(jnp.float32(1.5)) == "1.50"
+    with pytest.raises(TypeError, match="unsupported format string"):
+        "{:>10}".format(jnp.arange(3))
