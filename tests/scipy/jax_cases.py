@@ -18,7 +18,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-CASE_MODULES = ["jax_cases_linalg", "jax_cases_optimize", "jax_cases_sparse"]
+CASE_MODULES = ["jax_cases_linalg", "jax_cases_optimize", "jax_cases_sparse",
+                "jax_cases_fft"]
 MODES = ("x64", "x32")
 
 
