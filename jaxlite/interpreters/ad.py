@@ -21,6 +21,7 @@ from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import ClosedJaxpr, Jaxpr, Var, eval_jaxpr
 from jaxlite.core.primitive import registry as primitive_registry
 from jaxlite.core.trace import Trace, Tracer, current_trace, new_transformation, set_current_trace
+from jaxlite.interpreters.dce import dce_closed_jaxpr
 from jaxlite.interpreters.rule_tables import RuleTable
 from jaxlite.interpreters.staging import StagingTrace, trace_to_jaxpr
 from jaxlite.tree_util import register_pytree_node, tree_flatten
@@ -245,6 +246,9 @@ def linearize_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any],
         with set_current_trace(tangent_trace):
             out_tangents = [instantiate(t) for _, t in pairs]
         linear = tangent_trace.to_closed_jaxpr(out_tangents)
+    # Tangent work that no output tangent needs (behind a stop_gradient) goes, and with it
+    # the residuals only it read: JAX's tangent trace drops them the same way.
+    linear, _ = dce_closed_jaxpr(linear, [True] * len(linear.jaxpr.outvars), instantiate=True)
     return [p for p, _ in pairs], linear, differentiable
 
 

@@ -63,6 +63,10 @@ class StagingTrace(Trace):
         self.constvars: list[Var] = []
         self.consts: list[Any] = []
         self._constvar_of: dict[int, Var] = {}
+        self._const_of: dict[Var, Any] = {}        # the value of each constvar
+        self._producer: dict[Var, JaxprEqn] = {}   # which equation computes a variable
+        self._constant: dict[Var, bool] = {}       # memo of `computes_constant`
+        self._copied: dict[tuple[int, Var], Var] = {}  # the parents' constants replayed here
 
     def new_arg(self, aval: ShapedArray) -> StagingTracer:
         var = Var(aval)
@@ -73,6 +77,13 @@ class StagingTrace(Trace):
         """The jaxpr atom for `value`: its variable, a literal, or a new constant."""
         if self.is_own(value):
             return value.var
+        if isinstance(value, StagingTracer) and isinstance(value.var, Literal):
+            # An outer trace's converted scalar is a literal here too, not a captured
+            # value (under linearize it would otherwise become a residual, unlike JAX).
+            return value.var
+        replayed = self._replay_constant(value)
+        if replayed is not None:
+            return replayed
         if _is_literal_value(value):
             return Literal(value, get_aval(value))
         var = self._constvar_of.get(id(value))
@@ -81,6 +92,7 @@ class StagingTrace(Trace):
             self._constvar_of[id(value)] = var
             self.constvars.append(var)
             self.consts.append(value)  # also keeps the id from being reused
+            self._const_of[var] = value
         return var
 
     def process_primitive(self, primitive: Any, args: Sequence[Any],
@@ -103,9 +115,62 @@ class StagingTrace(Trace):
             return StagingTracer(self, Literal(literal, out_avals[0]))
         invars = [self.atom(a) for a in args]
         outvars = [Var(aval) for aval in out_avals]
-        self.eqns.append(JaxprEqn(invars, outvars, primitive, dict(params)))
+        eqn = JaxprEqn(invars, outvars, primitive, dict(params))
+        self.eqns.append(eqn)
+        self._producer.update((v, eqn) for v in outvars)
         outs = [StagingTracer(self, v) for v in outvars]
         return outs if primitive.multiple_results else outs[0]
+
+    def _replay_constant(self, value: Any) -> Atom | None:
+        """Under linearize: the parent's value computed from constants alone, recomputed here.
+
+        JAX keeps such values (a Python scalar broadcast by `x * 2.0`, the `/ n` of a
+        pmean) literal in the linear jaxpr, so they are not residuals; the residuals must be
+        JAX's where they are observable (the residual slots a `cond` shares between its
+        branches). None when `value` is not such a value.
+        """
+        if not (self.forward_known and isinstance(value, StagingTracer)
+                and isinstance(value._trace, StagingTrace) and value._trace is not self):
+            return None
+        owner = value._trace
+        if not owner.computes_constant(value.var):
+            return None
+        return self._copy_constant(owner, value.var)
+
+    def _copy_constant(self, owner: "StagingTrace", atom: Atom) -> Atom:
+        if isinstance(atom, Literal):
+            return atom
+        copied = self._copied.get((id(owner), atom))
+        if copied is not None:
+            return copied
+        eqn = owner._producer.get(atom)
+        if eqn is None:  # a concrete constant of the owner
+            return self.atom(owner._const_of[atom])
+        outvars = [Var(v.aval) for v in eqn.outvars]
+        invars = [self._copy_constant(owner, v) for v in eqn.invars]
+        self.eqns.append(JaxprEqn(invars, outvars, eqn.primitive, dict(eqn.params)))
+        for old, new in zip(eqn.outvars, outvars):
+            self._copied[(id(owner), old)] = new
+        return self._copied[(id(owner), atom)]
+
+    def computes_constant(self, atom: Atom) -> bool:
+        """Whether `atom` is computed from literals and concrete constants alone, by
+        primitives that may be recomputed (no callbacks, no inner jaxprs)."""
+        if isinstance(atom, Literal):
+            return True
+        known = self._constant.get(atom)
+        if known is not None:
+            return known
+        eqn = self._producer.get(atom)
+        if eqn is None:
+            result = atom in self._const_of and not isinstance(self._const_of[atom], Tracer)
+        else:
+            result = ("callback" not in eqn.primitive.name and not any(
+                isinstance(p, (ClosedJaxpr, Jaxpr)) or callable(p)
+                for p in eqn.params.values())
+                and all(self.computes_constant(v) for v in eqn.invars))
+        self._constant[atom] = result
+        return result
 
     def to_closed_jaxpr(self, outs: Sequence[Any]) -> ClosedJaxpr:
         outvars = [self.atom(x) for x in outs]

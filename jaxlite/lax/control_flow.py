@@ -97,42 +97,68 @@ def _cond_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
 def _cond_linearize(index: Any, operands: list[Any], given: list[Any], nonzero: list[bool],
                     out_nonzero: list[bool], branches: tuple[ClosedJaxpr, ...]
                     ) -> tuple[list, list]:
-    """A known cond returning outputs and residuals, and a linear cond of the tangents."""
+    """A known cond returning outputs and residuals, and a linear cond of the tangents.
+
+    The branches share residual slots as in JAX (see `merge_residuals`); this is visible
+    under vmap with a batched index, where every branch's linear part runs for every member
+    and a collective in it mixes members that took another branch.
+    """
     parts = [linearize_closed(b, nonzero, out_nonzero) for b in branches]
     num_out = len(branches[0].out_avals)
-    res_avals = [known.out_avals[num_out:] for known, _, _ in parts]
-    known = tuple(_known_branch(k, num_out, res_avals, i) for i, (k, _, _) in enumerate(parts))
+    slot_avals, slots = merge_residuals([known.out_avals[num_out:] for known, _, _ in parts])
+    known = tuple(_known_branch(k, num_out, slot_avals, s) for (k, _, _), s in zip(parts, slots))
     results = cond_p.bind(index, *operands, branches=known)
     outs, residuals = results[:num_out], results[num_out:]
     tangent_avals = [get_aval(t) for t in given]
-    linear = tuple(_linear_branch(lin, res_avals, i, tangent_avals)
-                   for i, (_, lin, _) in enumerate(parts))
+    linear = tuple(_linear_branch(lin, slot_avals, s, tangent_avals)
+                   for (_, lin, _), s in zip(parts, slots))
     tangents_out = cond_p.bind(index, *residuals, *given, branches=linear)
     return outs, symbolic_zeros(tangents_out, out_nonzero, branches[0].out_avals)
 
 
-def _known_branch(known: ClosedJaxpr, num_out: int, res_avals: list[list[ShapedArray]],
-                  mine: int) -> ClosedJaxpr:
-    """Branch `mine`'s known part, returning zeros in the other branches' residual slots."""
+def merge_residuals(res_avals: Sequence[Sequence[ShapedArray]]
+                    ) -> tuple[list[ShapedArray], list[list[int]]]:
+    """Shared residual slots for branches: the k-th residual of a type in any branch goes to
+    the k-th slot of that type (JAX's `_merge_branch_residuals`). Returns the slots' avals
+    and, per branch, the slot of each of its residuals."""
+    keys: dict[tuple, int] = {}
+    slot_avals: list[ShapedArray] = []
+    slots = []
+    for avals in res_avals:
+        seen: dict[tuple, int] = {}
+        mine = []
+        for a in avals:
+            kind = (a.shape, np.dtype(a.dtype), a.weak_type)
+            key = (kind, seen.get(kind, 0))
+            seen[kind] = key[1] + 1
+            if key not in keys:
+                keys[key] = len(slot_avals)
+                slot_avals.append(a)
+            mine.append(keys[key])
+        slots.append(mine)
+    return slot_avals, slots
+
+
+def _known_branch(known: ClosedJaxpr, num_out: int, slot_avals: list[ShapedArray],
+                  mine: list[int]) -> ClosedJaxpr:
+    """A branch's known part, its residuals in its slots and zeros in the other slots."""
     def fun(*args: Any) -> list[Any]:
         results = eval_closed(known, *args)
-        outs = list(results[:num_out])
-        for i, avals in enumerate(res_avals):
-            outs += list(results[num_out:]) if i == mine else [zeros(a) for a in avals]
-        return outs
+        residuals = [zeros(a) for a in slot_avals]
+        for slot, r in zip(mine, results[num_out:]):
+            residuals[slot] = r
+        return list(results[:num_out]) + residuals
     return trace_to_jaxpr(fun, known.in_avals)
 
 
-def _linear_branch(linear: ClosedJaxpr, res_avals: list[list[ShapedArray]], mine: int,
+def _linear_branch(linear: ClosedJaxpr, slot_avals: list[ShapedArray], mine: list[int],
                    tangent_avals: list[ShapedArray]) -> ClosedJaxpr:
-    """Branch `mine`'s linear part, reading its own residuals out of everyone's."""
-    start = sum(len(a) for a in res_avals[:mine])
-    total = sum(len(a) for a in res_avals)
+    """A branch's linear part, reading its own residuals out of the shared slots."""
+    total = len(slot_avals)
 
     def fun(*args: Any) -> list[Any]:
-        own = args[start:start + len(res_avals[mine])]
-        return eval_closed(linear, *own, *args[total:])
-    return trace_to_jaxpr(fun, [a for avals in res_avals for a in avals] + tangent_avals)
+        return eval_closed(linear, *[args[s] for s in mine], *args[total:])
+    return trace_to_jaxpr(fun, list(slot_avals) + list(tangent_avals))
 
 
 def _cond_transpose(cts: Sequence[Any], index: Any, *args: Any,

@@ -379,9 +379,10 @@ def _one_minus(x: Any) -> Any:
 
 
 tanh_p = elementwise("tanh", np.tanh, kinds=INEXACT, hlo_opcode=Opcode.TANH)
-# (1 + tanh)(1 - tanh) keeps the precision that 1 - tanh**2 loses near |tanh| = 1.
+# (t + t tanh)(1 - tanh), JAX's formula: it keeps the precision that 1 - tanh**2 loses near
+# |tanh| = 1, and its residuals (tanh, 1 - tanh) are JAX's.
 ad.defjvp_with_output(tanh_p,
-                      lambda t, out, x: mul(mul(t, add(_const(out, 1), out)), _one_minus(out)))
+                      lambda t, out, x: mul(add(t, mul(t, out)), _one_minus(out)))
 logistic_p = elementwise("logistic", _logistic_reference, kinds=INEXACT, hlo_opcode=Opcode.LOGISTIC)
 ad.defjvp_with_output(logistic_p, lambda t, out, x: mul(t, mul(out, _one_minus(out))))
 
