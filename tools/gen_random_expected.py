@@ -146,6 +146,23 @@ BULK = [(fn, seed, args, kwargs) for seed in BULK_SEEDS for fn, args, kwargs in 
 )] + [("lax.erf_inv", 0, ["linspace", -1.0, 1.0, 100001], {}),
       ("lax.erf", 0, ["linspace", -5.0, 5.0, 100001], {})]
 
+# Gradients of sum(w * sampler(key, *args)) (w = 1, 2, 3, ...) with respect to args[argnum]:
+# the reparameterized gradients JAX gives (gamma's implicit one and the transformations').
+GRADS = [
+    ("gamma", 0, [A([0.3, 1.0, 2.5, 10.0])], {}, 0),
+    ("loggamma", 1, [A([0.3, 1.0, 2.5, 10.0])], {}, 0),
+    ("beta", 2, [A([0.3, 1.0, 2.5]), 2.0], {}, 0), ("beta", 3, [0.5, A([0.3, 4.0])], {}, 1),
+    ("dirichlet", 4, [A([0.5, 1.0, 2.0])], {}, 0),
+    ("chisquare", 5, [3.0, [3]], {}, 0), ("f", 6, [3.0, 4.0, [3]], {}, 1),
+    ("t", 7, [3.0, [3]], {}, 0), ("generalized_normal", 8, [1.5, [3]], {}, 0),
+    ("truncated_normal", 9, [-1.0, 2.0, [5]], {}, 0),
+    ("truncated_normal", 9, [-1.0, 2.0, [5]], {}, 1),
+    ("pareto", 10, [2.0, [5]], {}, 0), ("weibull_min", 11, [1.0, 2.0, [5]], {}, 1),
+    ("rayleigh", 12, [1.5, [5]], {}, 0), ("wald", 13, [1.5, [5]], {}, 0),
+    ("lognormal", 14, [0.5, [5]], {}, 0), ("triangular", 15, [0.0, 0.3, 1.0, [5]], {}, 1),
+    ("double_sided_maxwell", 16, [0.5, 2.0, [5]], {}, 1),
+]
+
 SEEDS_X32 = [0, 1, -1, 42, 2**31, 2**32 + 7, 2**40 + 5, 2**63 - 1, -2**40]
 
 
@@ -200,6 +217,26 @@ def bulk_input(args):
     return np.linspace(lo, hi, n, dtype=np.float32)
 
 
+def run_grads(cases):
+    import jax
+    import jax.numpy as jnp
+    import jax.random as jr
+    results = []
+    for fn, seed, args, kwargs, argnum in cases:
+        values = [_decode(a) for a in args]
+
+        def objective(param):
+            call = list(values)
+            call[argnum] = param
+            out = getattr(jr, fn)(jr.PRNGKey(seed), *call, **kwargs)
+            weights = jnp.arange(1, out.size + 1, dtype=out.dtype).reshape(out.shape)
+            return jnp.sum(out * weights)
+        grad = jax.grad(objective)(jnp.asarray(values[argnum], jnp.float32))
+        results.append({"fn": fn, "seed": seed, "args": args, "kwargs": kwargs,
+                        "argnum": argnum, "expected": _encode(grad)})
+    return results
+
+
 def run_bulk(cases):
     import hashlib
     results = []
@@ -220,7 +257,7 @@ def main():
     data = {"jax_version": __import__("jax").__version__,
             "seeds_x32": [[s, [int(v) for v in np.asarray(jr.PRNGKey(s))]]
                           for s in SEEDS_X32],
-            "x32": run(CASES_X32)}
+            "x32": run(CASES_X32), "grads": run_grads(GRADS)}
     env = dict(os.environ, JAX_ENABLE_X64="1")
     x64 = subprocess.run([sys.executable, __file__, "--x64"], env=env, check=True,
                          capture_output=True, text=True).stdout

@@ -12,6 +12,7 @@ import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite import lax
 from jaxlite import random
+from random_cases import DATA, decode, expected, ids
 
 KEY = random.PRNGKey(1701)
 N = 20000
@@ -181,3 +182,74 @@ def test_shape_errors():
         random.randint(KEY, (2,), 0, 3, np.float32)
     with pytest.raises(ValueError, match="larger sample"):
         random.choice(KEY, 3, (4,), replace=False)
+
+
+# ------------------------------------------------------------- the distributions of issue 10
+
+@pytest.mark.parametrize("name,sample,distribution,args", [
+    ("pareto", lambda k: random.pareto(k, 3.0, (N,)), "pareto", (3.0,)),
+    ("maxwell", lambda k: random.maxwell(k, (N,)), "maxwell", ()),
+    ("double_sided_maxwell", lambda k: jnp.abs(random.double_sided_maxwell(k, 1.0, 2.0, (N,))
+                                               - 1.0) / 2.0, "maxwell", ()),
+    ("weibull_min", lambda k: random.weibull_min(k, 2.0, 1.5, (N,)), "weibull_min",
+     (1.5, 0, 2.0)),
+    ("generalized_normal", lambda k: random.generalized_normal(k, 1.5, (4000,)), "gennorm",
+     (1.5,)),
+    ("rayleigh", lambda k: random.rayleigh(k, 2.0, (N,)), "rayleigh", (0, 2.0)),
+    ("wald", lambda k: random.wald(k, 0.7, (N,)), "invgauss", (0.7,)),
+    ("triangular", lambda k: random.triangular(k, -1.0, 0.5, 2.0, (N,)), "triang",
+     (0.5, -1.0, 3.0)),
+    ("lognormal", lambda k: random.lognormal(k, 0.6, (N,)), "lognorm", (0.6,)),
+    ("chisquare", lambda k: random.chisquare(k, 3.0, (4000,)), "chi2", (3.0,)),
+    ("f", lambda k: random.f(k, 4.0, 7.0, (4000,)), "f", (4.0, 7.0)),
+])
+def test_new_continuous_distributions(name, sample, distribution, args):
+    _ks(sample(KEY), distribution, *args)
+
+
+def test_discrete_distributions_of_issue_10():
+    signs = np.asarray(random.rademacher(KEY, (N,)))
+    assert set(np.unique(signs)) == {-1, 1} and abs(signs.mean()) < 0.03
+    counts = np.asarray(random.geometric(KEY, 0.3, (N,)))
+    assert counts.min() >= 1 and counts.dtype == np.int32
+    assert abs(counts.mean() - 1 / 0.3) < 0.1
+    for n, p in ((12, 0.3), (200, 0.6)):  # inversion and BTRS
+        draws = np.asarray(random.binomial(KEY, n, p, (N,)))
+        assert draws.dtype == np.float32 and np.all(draws == np.floor(draws))
+        assert abs(draws.mean() - n * p) < 0.05 * np.sqrt(n * p) + 0.05
+        assert abs(draws.var() / (n * p * (1 - p)) - 1) < 0.05
+    multi = np.asarray(random.multinomial(KEY, 30.0, jnp.array([0.2, 0.5, 0.3]), shape=(N, 3)))
+    np.testing.assert_array_equal(multi.sum(-1), 30.0)
+    np.testing.assert_allclose(multi.mean(0), [6.0, 15.0, 9.0], rtol=0.02)
+
+
+def test_ball_points_are_uniform_in_the_ball():
+    points = np.asarray(random.ball(KEY, 3, shape=(N,)))
+    radius = np.linalg.norm(points, axis=-1)
+    assert points.shape == (N, 3) and radius.max() <= 1.0
+    _ks(radius ** 3, "uniform", 0, 1)  # the volume inside radius r grows as r^3
+    l1 = np.abs(np.asarray(random.ball(KEY, 2, 1.0, (1000,)))).sum(-1)
+    assert l1.max() <= 1.0
+
+
+JITTED_GRADS = {"gamma", "truncated_normal", "pareto", "wald", "triangular"}
+
+
+@pytest.mark.parametrize("case", DATA["grads"], ids=ids(DATA["grads"]))
+def test_reparameterized_gradients_as_jax(case):
+    values = [decode(a) for a in case["args"]]
+    argnum = case["argnum"]
+
+    def objective(param):
+        call = list(values)
+        call[argnum] = param
+        out = getattr(random, case["fn"])(random.PRNGKey(case["seed"]), *call,
+                                          **case["kwargs"])
+        return jnp.sum(out * jnp.arange(1, out.size + 1, dtype=out.dtype).reshape(out.shape))
+    param = jnp.asarray(values[argnum], jnp.float32)
+    want = expected(case)
+    # Gradients through samples: a few ulps of the sample and of the gradient formulas.
+    np.testing.assert_allclose(jax.grad(objective)(param), want, rtol=2e-5, atol=1e-6)
+    if case["fn"] in JITTED_GRADS:  # compiling the gamma loops' derivatives takes seconds
+        np.testing.assert_allclose(jax.jit(jax.grad(objective))(param), want, rtol=2e-5,
+                                   atol=1e-6)
