@@ -396,3 +396,22 @@ def test_overriding_a_lax_transpose_and_restoring_it():
     finally:
         del ad.primitive_transposes[stop_gradient_p]
     assert (stop_gradient_p in ad.primitive_transposes) == had_rule
+
+
+def test_impl_gets_arrays_inside_eager_loops():
+    """equinox's maybe_set primitive uses `xs.at[i].set(...)` in its impl; jaxlite's eager
+    scan evaluates its body on numpy arrays, so the impl must still get jax Arrays."""
+    set_first_p = jex_core.Primitive("set_first")
+    set_first_p.def_impl(lambda xs, v: xs.at[0].set(v))
+    set_first_p.def_abstract_eval(lambda xs, v: xs)
+    mlir.register_lowering(set_first_p, mlir.lower_fun(lambda xs, v: xs.at[0].set(v),
+                                                       multiple_results=False))
+
+    def run(xs):
+        def body(carry, v):
+            return set_first_p.bind(carry, v), carry[0]
+        return lax.scan(body, xs, np.float32([5., 6., 7.]))
+    for fn in (run, jax.jit(run)):
+        final, firsts = fn(np.zeros(3, np.float32))
+        np.testing.assert_allclose(final, [7., 0., 0.])
+        np.testing.assert_allclose(firsts, [0., 5., 6.])

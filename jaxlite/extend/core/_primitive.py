@@ -1,9 +1,12 @@
 """The primitive classes of `jax.extend.core`: a library's primitive, and call primitives."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
+
+import numpy as np
 
 from jaxlite.core.linear_util import WrappedFun
+from jaxlite.numpy import asarray
 from jaxlite.core.primitive import Primitive as _CorePrimitive
 
 
@@ -18,6 +21,17 @@ class Primitive(_CorePrimitive):
 
     def __init__(self, name: str) -> None:
         super().__init__(name, register=False)
+
+    def def_impl(self, impl: Callable[..., Any]) -> Callable[..., Any]:
+        """Eager evaluation: `impl(*arrays, **params)`. jaxlite's eager interpreters (a
+        scan or while loop run without jit) evaluate nested equations on numpy arrays;
+        a library's impl gets them as jax Arrays, which it may use as such (`x.at[...]`)."""
+        def impl_on_arrays(*args: Any, **params: Any) -> Any:
+            return impl(*[asarray(a) if isinstance(a, (np.ndarray, np.generic)) else a
+                          for a in args], **params)
+        impl_on_arrays.jax_rule = impl  # type: ignore[attr-defined]
+        self.impl = impl_on_arrays
+        return impl
 
 
 class CallPrimitive(Primitive):
