@@ -6,7 +6,7 @@
 from jaxlite.runtime import dispatch as _dispatch  # noqa: F401  (installs eager execution)
 from jaxlite import lax, tree_util
 from jaxlite import numpy  # noqa: F401  (fills the operator table of arrays and tracers)
-from jaxlite import nn, random, scipy  # noqa: F401
+from jaxlite import image, nn, ops, random, scipy  # noqa: F401
 from jaxlite.transforms.autodiff import grad, jvp, linearize, value_and_grad, vjp
 from jaxlite.core.basearray import Array
 from jaxlite.config import config, disable_jit, enable_x64
