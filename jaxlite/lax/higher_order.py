@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import ClosedJaxpr, OwnNames, eval_jaxpr
@@ -21,12 +23,14 @@ from jaxlite.core.primitive import Primitive
 from jaxlite.core.trace import current_trace
 from jaxlite.interpreters.ad import (Zero, instantiate, jvp_jaxpr, linearize_flat,
                                     tangent_aval)
-from jaxlite.interpreters.batching import (batch_at_front, batch_jaxpr, rule_trace,
+from jaxlite.interpreters.batching import (BatchTrace, move_batch_axis, rule_trace,
                                           vmap_flat)
 from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.interpreters.staging import StagingTrace, hoist_tracer_consts, trace_to_jaxpr
 from jaxlite.interpreters.transpose import UndefinedPrimal, backward_pass, is_undefined
 from jaxlite.lax import _lowering_util as hlo
+from jaxlite.lax._control_flow_util import batch_closed
+from jaxlite.lax.arithmetic import div
 from jaxlite.lax.remat import linearize_with_policy
 from jaxlite.xla.ir import HloInstruction
 
@@ -114,6 +118,56 @@ def _transpose_call(primitive: Primitive, cts: Sequence[Any], args: Sequence[Any
     return [next(outs) if u else None for u in undefined]
 
 
+def _batch_call(closed: ClosedJaxpr, axis_size: int, args: Sequence[Any],
+                dims: Sequence[Any]) -> tuple[list[Any], ClosedJaxpr, list[bool]]:
+    """`closed` mapped over the batched arguments only, as JAX batches a call's jaxpr.
+
+    Unbatched arguments stay unbatched (a `cond` on one inside stays a `cond`, not a
+    select running both branches) and so do the outputs that depend on none of the batched
+    ones. Returns the arguments (batch axes first), the jaxpr and which outputs are batched.
+    """
+    batched = [d is not None for d in dims]
+    args = [move_batch_axis(x, d, axis_size, 0) if d is not None else x
+            for x, d in zip(args, dims)]
+    inner, out_batched = batch_closed(closed, axis_size, batched,
+                                      [False] * len(closed.out_avals))
+    return args, inner, out_batched
+
+
+def _dims(batched: Sequence[bool]) -> list[int | None]:
+    return [0 if b else None for b in batched]
+
+
+def _mapped_here(x: Any) -> bool:
+    """Whether `x` is mapped by the batch trace running now (inside a `vmap_flat` body)."""
+    trace = current_trace()
+    return isinstance(trace, BatchTrace) and trace.unpack(x)[1] is not None
+
+
+class _SettledDims:
+    """Which outputs of a batched custom-derivative call are batched.
+
+    The call's own jaxpr says one thing; the custom rule (run by an enclosing jvp while the
+    call is being bound) may batch more outputs, and then its answer is the call's, as in
+    JAX. A rule run later, when the call's outputs are fixed, must fit them.
+    """
+
+    def __init__(self, call_batched: list[bool]) -> None:
+        self.outs = call_batched
+        self.bound = False
+
+    def settle(self, rule_batched: list[bool], what: str) -> list[bool]:
+        if not self.bound:
+            self.outs = rule_batched
+        elif any(r and not o for r, o in zip(rule_batched, self.outs)):
+            raise NotImplementedError(
+                f"vmap of a {what}: the custom rule returns a batched value for an output "
+                "that the function itself leaves unbatched, after the call was staged; "
+                "differentiate before staging (or make the output depend on the mapped "
+                "arguments).")
+        return self.outs
+
+
 # ----------------------------------------------------------------------------------- jit
 
 jit_p = Primitive("jit", multiple_results=True)
@@ -139,9 +193,9 @@ def _jit_transpose(cts: Sequence[Any], *args: Any, jaxpr: ClosedJaxpr, name: str
 
 def _jit_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
                jaxpr: ClosedJaxpr, name: str) -> tuple[list, list]:
-    inner = batch_jaxpr(jaxpr, axis_size, args, dims)
+    args, inner, out_batched = _batch_call(jaxpr, axis_size, args, dims)
     outs = jit_p.bind(*args, jaxpr=inner, name=name)
-    return outs, [0] * len(outs)
+    return outs, _dims(out_batched)
 
 
 def _jit_print_params(params: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -202,10 +256,10 @@ def _checkpoint_transpose(cts: Sequence[Any], *args: Any, jaxpr: ClosedJaxpr,
 
 def _checkpoint_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
                       jaxpr: ClosedJaxpr, prevent_cse: bool, policy: Any) -> tuple[list, list]:
-    inner = batch_jaxpr(jaxpr, axis_size, args, dims)
+    args, inner, out_batched = _batch_call(jaxpr, axis_size, args, dims)
     outs = checkpoint_p.bind(*args, jaxpr=inner, prevent_cse=prevent_cse,
                              policy=policy)
-    return outs, [0] * len(outs)
+    return outs, _dims(out_batched)
 
 
 def _checkpoint_lower(ctx: LoweringContext, *args: HloInstruction, jaxpr: ClosedJaxpr,
@@ -252,30 +306,41 @@ def _custom_jvp_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
 def _custom_jvp_call_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
                            jaxpr: ClosedJaxpr, jvp: Callable, num_consts: int,
                            symbolic_zeros: bool, name: str) -> tuple[list, list]:
-    args = batch_at_front(args, dims, axis_size)
-    inner = batch_jaxpr(jaxpr, axis_size, args, [0] * len(args))
-    num_out = len(jaxpr.out_avals)
+    args, inner, call_batched = _batch_call(jaxpr, axis_size, args, dims)
+    batched = [d is not None for d in dims[num_consts:]]
+    settled = _SettledDims(call_batched)
     # The user's rule may close over values this vmap maps; when an enclosing jvp calls it,
     # it runs in a batch trace that stands for this one, so those values stay mapped.
     this_vmap = rule_trace()
 
     def batched_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list, list]:
-        # Symbolic zero tangents stay symbolic inside, with one example's type.
+        # Tangents are batched where their primals are; symbolic zeros stay symbolic
+        # inside, with one example's type.
         given = [not isinstance(t, Zero) for t in tangents]
+        rule_batched: list[bool] = []
 
         def flat(*a: Any) -> list[Any]:
             mapped = iter(a[len(primals):])
-            full = [next(mapped) if g else Zero(t.aval.update(shape=t.aval.shape[1:]))
-                    for t, g in zip(tangents, given)]
+            full = [next(mapped) if g else
+                    Zero(t.aval.update(shape=t.aval.shape[1:]) if b else t.aval)
+                    for t, g, b in zip(tangents, given, batched)]
             primal_out, tangent_out = jvp(a[:len(primals)], full)
-            return list(primal_out) + [instantiate(t) for t in tangent_out]
+            tangent_out = [instantiate(t) for t in tangent_out]
+            rule_batched[:] = [_mapped_here(p) or _mapped_here(t)
+                               for p, t in zip(primal_out, tangent_out)]
+            return list(primal_out) + tangent_out
+
+        def out_dims() -> list[int | None]:
+            return _dims(settled.settle(rule_batched, "custom_jvp function")) * 2
         ins = list(primals) + [t for t, g in zip(tangents, given) if g]
-        outs = vmap_flat(flat, axis_size, ins, [0] * len(ins), 0, stands_for=this_vmap)
-        return outs[:num_out], outs[num_out:]
+        in_dims = _dims(batched) + _dims([b for b, g in zip(batched, given) if g])
+        outs = vmap_flat(flat, axis_size, ins, in_dims, out_dims, stands_for=this_vmap)
+        return outs[:len(outs) // 2], outs[len(outs) // 2:]
     batched_jvp.__name__ = getattr(jvp, "__name__", "jvp")
     outs = custom_jvp_call_p.bind(*args, jaxpr=inner, jvp=batched_jvp, num_consts=num_consts,
                                   symbolic_zeros=symbolic_zeros, name=name)
-    return outs, [0] * len(outs)
+    settled.bound = True
+    return outs, _dims(settled.outs)
 
 
 def _custom_jvp_print_params(params: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -346,29 +411,52 @@ def _custom_vjp_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
 def _custom_vjp_call_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
                            jaxpr: ClosedJaxpr, fwd: Callable, bwd: Callable,
                            num_consts: int, name: str) -> tuple[list, list]:
-    args = batch_at_front(args, dims, axis_size)
-    inner = batch_jaxpr(jaxpr, axis_size, args, [0] * len(args))
+    args, inner, call_batched = _batch_call(jaxpr, axis_size, args, dims)
+    batched = [d is not None for d in dims[num_consts:]]
+    settled = _SettledDims(call_batched)
+    res_batched: list[bool] = []
 
     def batched_fwd(*xs: Any, perturbed: Sequence[bool]) -> tuple[list, list]:
         num_outs: list[int] = []
+        fwd_batched: list[bool] = []
 
         def flat(*a: Any) -> list[Any]:
             outs, res = fwd(*a, perturbed=perturbed)
             num_outs.append(len(outs))
+            fwd_batched[:] = [_mapped_here(r) for r in list(outs) + list(res)]
             return list(outs) + list(res)
-        results = vmap_flat(flat, axis_size, xs, [0] * len(xs), 0)
+
+        def out_dims() -> list[int | None]:
+            n = num_outs[0]
+            res_batched[:] = fwd_batched[n:]
+            return _dims(settled.settle(fwd_batched[:n], "custom_vjp function")) + \
+                _dims(res_batched)
+        results = vmap_flat(flat, axis_size, xs, _dims(batched), out_dims)
         return results[:num_outs[0]], results[num_outs[0]:]
 
     def batched_bwd(residuals: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
+        # The cotangent of an unbatched argument is the sum over the members' cotangents;
+        # an unbatched output's cotangent is shared out evenly among the members' bwd
+        # calls, so that the sum counts it once. (JAX 0.10.2 hands all of it to every
+        # member, which multiplies its contribution by the axis size: a wrong gradient.)
         n_res = len(residuals)
+        cts = [instantiate(c) if b else _share(instantiate(c), axis_size)
+               for c, b in zip(cts, settled.outs)]
         flat = lambda *a: list(bwd(a[:n_res], a[n_res:]))  # noqa: E731
-        return vmap_flat(flat, axis_size, list(residuals) + [instantiate(c) for c in cts],
-                         [0] * (n_res + len(cts)), 0)
+        return vmap_flat(flat, axis_size, list(residuals) + cts,
+                         _dims(res_batched) + _dims(settled.outs), _dims(batched),
+                         sum_match=True)
     batched_fwd.__name__ = getattr(fwd, "__name__", "fwd")
     batched_bwd.__name__ = getattr(bwd, "__name__", "bwd")
     outs = custom_vjp_call_p.bind(*args, jaxpr=inner, fwd=batched_fwd, bwd=batched_bwd,
                                   num_consts=num_consts, name=name)
-    return outs, [0] * len(outs)
+    settled.bound = True
+    return outs, _dims(settled.outs)
+
+
+def _share(ct: Any, axis_size: int) -> Any:
+    dtype = get_aval(ct).dtype
+    return div(ct, np.asarray(axis_size, dtype)) if dtypes.is_inexact(dtype) else ct
 
 
 def _custom_vjp_print_params(params: dict[str, Any]) -> list[tuple[str, Any]]:
