@@ -57,13 +57,23 @@ def signature_problems(jax_params, our_params) -> list[str]:
     """Ways in which a call written for JAX's signature could fail on ours: a parameter
     missing, taken in another position or only by keyword, or required where JAX's has a
     default; or a parameter of ours that JAX's callers never pass and that has no default."""
+    if [kind for _, kind, _ in jax_params] == ["vp", "vk"]:
+        return []  # JAX's is a forwarding wrapper: nothing to compare
     ours = {name: (kind, default) for name, kind, default in our_params}
     our_kinds = {kind for _, kind, _ in our_params}
     problems = []
-    jax_positional = [n for n, k, _ in jax_params if k in ("po", "pk")]
+    jax_positional = [(n, k) for n, k, _ in jax_params if k in ("po", "pk")]
     our_positional = [n for n, k, _ in our_params if k in ("po", "pk")]
-    if our_positional[:len(jax_positional)] != jax_positional:
-        problems.append(f"positional parameters {our_positional}, JAX's {jax_positional}")
+    # Positional-only parameters are matched by position; their names are free.
+    renamed = {}
+    for i, (name, kind) in enumerate(jax_positional):
+        if kind == "po" and i < len(our_positional):
+            renamed[name] = our_positional[i]
+    wanted = [renamed.get(n, n) for n, _ in jax_positional]
+    if our_positional[:len(wanted)] != wanted:
+        problems.append(f"positional parameters {our_positional}, JAX's "
+                        f"{[n for n, _ in jax_positional]}")
+    jax_params = [(renamed.get(n, n), k, d) for n, k, d in jax_params]
     for name, kind, default in jax_params:
         if kind in ("vp", "vk"):
             if kind not in our_kinds:
@@ -73,7 +83,8 @@ def signature_problems(jax_params, our_params) -> list[str]:
                 problems.append(f"no parameter {name!r}")
         else:
             our_kind, our_default = ours[name]
-            if kind == "pk" and our_kind != "pk" or kind == "ko" and our_kind not in ("ko", "pk"):
+            if (kind == "pk" and our_kind != "pk" or kind == "ko" and our_kind not in ("ko", "pk")
+                    or kind == "po" and our_kind not in ("po", "pk")):
                 problems.append(f"{name!r} is {our_kind}, JAX's is {kind}")
             if default and not our_default:
                 problems.append(f"{name!r} needs a default, as JAX's has")

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 import jaxlite.lax as lax
+from jaxlite.numpy._placement import accepts_placement
 from jaxlite.core import dtypes
 from jaxlite.core.trace import Tracer
 from jaxlite.errors import ConcretizationTypeError
@@ -72,14 +73,24 @@ def _check_int_range(value: Any, target: np.dtype | None) -> None:
             raise OverflowError(f"Python integer {value} out of bounds for {target.name}")
 
 
-def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None = "K",
-          ndmin: int = 0) -> Any:
+@accepts_placement("device", "out_sharding")
+def array(object: Any, dtype: Any = None, *args: Any, copy: bool = True,
+          order: str | None = "K", ndmin: int = 0) -> Any:
     """Create an array from array-like data (mirrors `jax.numpy.array`).
 
     Python scalars give weak-typed arrays unless `dtype` is given; nested lists of numbers
     and arrays (traced ones included) are stacked into one strong-typed array whose dtype
-    is the promotion of the entries. With x64 off, 64-bit data becomes 32-bit.
+    is the promotion of the entries. With x64 off, 64-bit data becomes 32-bit. `copy`,
+    `order` and `ndmin` may still come positionally, with JAX's DeprecationWarning.
     """
+    if args:
+        warnings.warn("Passing the copy, order, and ndmin arguments to jnp.array positionally "
+                      "is deprecated. Use keyword arguments instead.", DeprecationWarning,
+                      stacklevel=3)
+        if len(args) > 3:
+            raise TypeError(f"jnp.array takes at most 5 positional arguments, got "
+                            f"{2 + len(args)}.")
+        copy, order, ndmin = (*args, *(copy, order, ndmin)[len(args):])
     if order not in (None, "K", "C", "A"):
         raise NotImplementedError(f"jnp.array: order={order!r} is not supported; jaxlite "
                                   "arrays are always row-major (order='C').")
@@ -110,6 +121,7 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
     return out
 
 
+@accepts_placement("device", "out_sharding")
 def asarray(a: Any, dtype: Any = None, order: str | None = None, *,
             copy: bool | None = None) -> Any:
     """Convert `a` to an array without copying when it already is one (`jnp.asarray`)."""
@@ -148,21 +160,25 @@ def _default_dtype(dtype: Any, fun_name: str) -> np.dtype:
     return dtypes.default_float_dtype() if dtype is None else user_dtype(dtype, fun_name)
 
 
+@accepts_placement("device", "out_sharding")
 def zeros(shape: Any, dtype: Any = None) -> Any:
     """An array of zeros (mirrors `jax.numpy.zeros`); float32 by default."""
     return lax.full(canonicalize_shape(shape, "zeros"), 0, _default_dtype(dtype, "zeros"))
 
 
+@accepts_placement("device", "out_sharding")
 def ones(shape: Any, dtype: Any = None) -> Any:
     """An array of ones (mirrors `jax.numpy.ones`); float32 by default."""
     return lax.full(canonicalize_shape(shape, "ones"), 1, _default_dtype(dtype, "ones"))
 
 
+@accepts_placement("device", "out_sharding")
 def empty(shape: Any, dtype: Any = None) -> Any:
     """An array to be overwritten (mirrors `jax.numpy.empty`): zeros, as in JAX."""
     return zeros(shape, dtype)
 
 
+@accepts_placement("device", "out_sharding")
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     """An array of `shape` filled with `fill_value` (mirrors `jax.numpy.full`).
 
@@ -198,21 +214,25 @@ def _is_shape_dtype_struct(a: Any) -> bool:
             and isinstance(getattr(a, "shape", None), tuple))
 
 
+@accepts_placement("device", "out_sharding")
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     """Zeros with the shape and dtype (weak type included) of `a` (`jnp.zeros_like`)."""
     return _like("zeros_like", a, 0, dtype, shape)
 
 
+@accepts_placement("device", "out_sharding")
 def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     """Ones with the shape and dtype (weak type included) of `a` (`jnp.ones_like`)."""
     return _like("ones_like", a, 1, dtype, shape)
 
 
+@accepts_placement("device")
 def empty_like(prototype: Any, dtype: Any = None, shape: Any = None) -> Any:
     """Like `zeros_like`, as in JAX (`jnp.empty_like`)."""
     return _like("empty_like", prototype, 0, dtype, shape)
 
 
+@accepts_placement("device", "out_sharding")
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
     """`fill_value` in the shape and dtype of `a` (mirrors `jax.numpy.full_like`)."""
     check_arraylike("full_like", fill_value)
@@ -239,6 +259,7 @@ def _concrete_scalar(value: Any, fun_name: str, arg_name: str) -> Any:
     return value
 
 
+@accepts_placement("device", "out_sharding")
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Any:
     """Evenly spaced values in [start, stop) (mirrors `jax.numpy.arange`).
 
@@ -265,6 +286,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     return host_to_array(host, target)
 
 
+@accepts_placement("device")
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
              retstep: bool = False, dtype: Any = None, axis: int = 0) -> Any:
     """`num` evenly spaced samples from `start` to `stop` (mirrors `jax.numpy.linspace`).
@@ -314,6 +336,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     return out
 
 
+@accepts_placement("device")
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     """A 2-d array with ones on diagonal `k` and zeros elsewhere (`jax.numpy.eye`)."""
     rows = concrete_int(N, "eye: N")

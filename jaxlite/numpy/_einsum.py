@@ -10,12 +10,13 @@ transposed into the requested order.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import opt_einsum
 
 import jaxlite.lax as lax
+from jaxlite.numpy._placement import accepts_placement
 from jaxlite.core import dtypes
 from jaxlite.numpy._linalg_basic import diagonal
 from jaxlite.numpy._promotion import (check_arraylike, convert, ensure_array, is_arraylike,
@@ -75,15 +76,18 @@ def einsum_path(subscripts: Any, /, *operands: Any, optimize: Any = "auto"
     return list(path), info
 
 
+@accepts_placement("out_sharding")
 def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any = "auto",
-           precision: Any = None, preferred_element_type: Any = None) -> Any:
+           precision: Any = None, preferred_element_type: Any = None,
+           _dot_general: Callable[..., Any] = lax.dot_general) -> Any:
     """Einstein summation (mirrors `jax.numpy.einsum`).
 
     `subscripts` names the axes of each operand ('ij,jk->ik'; '...' for leading axes;
     without '->' the output takes the indices used once, sorted). Operands are promoted to a
     common dtype, which is also the accumulation dtype unless `preferred_element_type` says
     otherwise. `optimize` picks the contraction order: 'auto', 'greedy', 'optimal', True
-    ('optimal'), False (left to right) or an explicit path.
+    ('optimal'), False (left to right) or an explicit path. `_dot_general` replaces
+    `lax.dot_general` for the contractions (libraries pass a quantized one).
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.einsum is not supported: "
@@ -97,7 +101,7 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
         picked = [terms[i] for i in step]
         terms = [t for i, t in enumerate(terms) if i not in step]
         others = "".join(t[1] for t in terms) + output
-        terms.append(_contract_group(picked, others, precision, dtype))
+        terms.append(_contract_group(picked, others, precision, dtype, _dot_general))
     (result, result_labels), = terms
     result, result_labels = _reduce_to(result, result_labels, output)
     if len(output) > 1:
@@ -112,14 +116,15 @@ def _with_dtype(x: Any, dtype: np.dtype) -> Any:
 
 
 def _contract_group(picked: list[tuple[Any, str]], keep: str, precision: Any,
-                    dtype: np.dtype) -> tuple[Any, str]:
+                    dtype: np.dtype, dot_general: Callable[..., Any]) -> tuple[Any, str]:
     """Contract the operands of one path step, pairwise from the left."""
     x, x_labels = picked[0]
     if len(picked) == 1:
         return _reduce_to(x, x_labels, keep)
     for i, (y, y_labels) in enumerate(picked[1:], start=1):
         later = "".join(lbl for _, lbl in picked[i + 1:]) + keep
-        x, x_labels = _contract_pair(x, x_labels, y, y_labels, later, precision, dtype)
+        x, x_labels = _contract_pair(x, x_labels, y, y_labels, later, precision, dtype,
+                                     dot_general)
     return x, x_labels
 
 
@@ -160,7 +165,7 @@ def _drop_broadcast(x: Any, labels: str, other_sizes: dict[str, int]) -> tuple[A
 
 
 def _contract_pair(x: Any, x_labels: str, y: Any, y_labels: str, keep: str, precision: Any,
-                   dtype: np.dtype) -> tuple[Any, str]:
+                   dtype: np.dtype, dot_general: Callable[..., Any]) -> tuple[Any, str]:
     x, x_labels = _reduce_to(x, x_labels, keep + y_labels)
     y, y_labels = _reduce_to(y, y_labels, keep + x_labels)
     x, x_labels = _drop_broadcast(x, x_labels, dict(zip(y_labels, y.shape)))
@@ -177,7 +182,7 @@ def _contract_pair(x: Any, x_labels: str, y: Any, y_labels: str, keep: str, prec
                                precision=precision, preferred_element_type=np.int32)
         out = lax.ne(wide, lax.full_like(wide, 0))
     else:
-        out = lax.dot_general(x, y, dims, precision=precision, preferred_element_type=dtype)
+        out = dot_general(x, y, dims, precision=precision, preferred_element_type=dtype)
     labels = ("".join(batch) + "".join(c for c in x_labels if c not in shared)
               + "".join(c for c in y_labels if c not in shared))
     return out, labels

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 import jaxlite.lax as lax
+from jaxlite.numpy._placement import accepts_placement
 from jaxlite.core import dtypes
 from jaxlite.numpy._nonzero import concrete_or_none, per_dimension
 from jaxlite.numpy._promotion import (check_arraylike, convert, ensure_array,
@@ -37,6 +38,7 @@ def _bincount_length(x: Any, minlength: int, length: Any) -> int:
     return max(minlength, int(known.max()) + 1 if known.size else 0)
 
 
+@accepts_placement("out_sharding")
 def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | None = None
              ) -> Any:
     """How many times each nonnegative integer occurs in the 1-d `x` (`jnp.bincount`).

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 
 import jaxlite.lax as lax
+from jaxlite.numpy._placement import accepts_placement
 from jaxlite.core import dtypes
 from jaxlite.numpy._promotion import (broadcast_shapes, canonicalize_axis, check_arraylike,
                                       convert, ensure_array, promote_dtypes, promote_shapes,
@@ -53,6 +54,7 @@ def _scalar_product(fun_name: str, a: Any, b: Any, dtype: np.dtype, weak: bool) 
     return _finish(product, dtype, weak)
 
 
+@accepts_placement("out_sharding")
 def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Dot product (mirrors `jax.numpy.dot`).
 
@@ -100,6 +102,7 @@ def _matmul_plan(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> dict[str
             "a_labels": a_labels, "b_labels": b_labels, "a_drop": a_drop, "b_drop": b_drop}
 
 
+@accepts_placement("out_sharding")
 def matmul(a: Any, b: Any, *, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
     """Matrix product with numpy's broadcasting of leading batch axes (`jnp.matmul`).
@@ -225,6 +228,7 @@ def _axes_list(axes: Any, ndim: int) -> tuple[int, ...]:
     return (canonicalize_axis(axes, ndim),)
 
 
+@accepts_placement("out_sharding")
 def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
               preferred_element_type: Any = None) -> Any:
     """Contract axes of `a` with axes of `b` (mirrors `jax.numpy.tensordot`).

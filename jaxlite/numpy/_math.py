@@ -90,7 +90,7 @@ def ceil(x: Any, /) -> Any:
     return x if _is_exact(x) else lax.ceil(x)
 
 
-def trunc(x: Any, /) -> Any:
+def trunc(x: Any) -> Any:
     """Round toward zero; integer and bool inputs are returned unchanged (`jnp.trunc`)."""
     x = _array("trunc", x)
     if _is_exact(x):
@@ -267,7 +267,10 @@ def isinf(x: Any, /) -> Any:
 
 
 def _isinf_signed(fun_name: str, value: float) -> Any:
-    def fun(x: Any, /) -> Any:
+    def fun(x: Any, /, out: None = None) -> Any:
+        if out is not None:
+            raise NotImplementedError(f"The 'out' argument to {fun_name} is not supported: "
+                                      "jaxlite arrays are immutable.")
         x = _array(fun_name, x)
         if dtypes.is_complex(x.dtype):
             raise ValueError(f"{fun_name} is not well defined for complex inputs.")

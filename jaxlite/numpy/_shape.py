@@ -13,6 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 
 import jaxlite.lax as lax
+from jaxlite.numpy._placement import accepts_placement
 from jaxlite.core import dtypes
 from jaxlite.core.trace import Tracer
 from jaxlite.errors import ConcretizationTypeError
@@ -83,6 +84,7 @@ def _resolve_shape(old_shape: tuple[int, ...], new_shape: Any) -> tuple[int, ...
     return new
 
 
+@accepts_placement("out_sharding")
 def reshape(a: Any, shape: Any, order: str = "C", *, copy: bool | None = None) -> Any:
     """Give `a` a new shape with the same elements (mirrors `jax.numpy.reshape`).
 
@@ -102,6 +104,7 @@ def reshape(a: Any, shape: Any, order: str = "C", *, copy: bool | None = None) -
     raise ValueError(f"reshape: unexpected order={order!r}; expected 'C', 'F' or 'A'.")
 
 
+@accepts_placement("out_sharding")
 def ravel(a: Any, order: str = "C") -> Any:
     """`a` as a 1-d array (mirrors `jax.numpy.ravel`)."""
     check_arraylike("ravel", a)
@@ -198,6 +201,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     return _broadcast_shapes("broadcast_shapes", *shapes)
 
 
+@accepts_placement("out_sharding")
 def broadcast_to(array: Any, shape: Any) -> Any:
     """Broadcast `array` to `shape` by numpy's rules (mirrors `jax.numpy.broadcast_to`)."""
     check_arraylike("broadcast_to", array)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 import jaxlite.lax as lax
+from jaxlite.numpy._placement import accepts_placement
 from jaxlite.core import dtypes
 from jaxlite.numpy import _reductions as red
 from jaxlite.numpy._linalg_basic import diagonal, dot
@@ -147,6 +148,7 @@ def _percent(q: Any) -> Any:
     return lax.div(q, convert(100, q.dtype))
 
 
+@accepts_placement("out_sharding")
 def percentile(a: Any, q: Any, axis: Any = None, out: None = None,
                overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
                *, weights: Any = None) -> Any:
