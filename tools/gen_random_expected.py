@@ -237,6 +237,18 @@ def run_grads(cases):
     return results
 
 
+def run_extend():
+    """jax.extend.random.threefry_2x32 of a few keypairs and counts."""
+    import jax.numpy as jnp
+    from jax.extend import random as xr
+    results = []
+    for key, count in (([1, 2], list(range(5))), ([3, 4], [[0, 1, 2], [3, 4, 5]]),
+                       ([2**32 - 1, 7], [2**31, 2**32 - 1])):
+        out = xr.threefry_2x32(jnp.asarray(key, jnp.uint32), jnp.asarray(count, jnp.uint32))
+        results.append({"keypair": key, "count": count, "expected": _encode(out)})
+    return results
+
+
 def run_bulk(cases):
     import hashlib
     results = []
@@ -257,7 +269,8 @@ def main():
     data = {"jax_version": __import__("jax").__version__,
             "seeds_x32": [[s, [int(v) for v in np.asarray(jr.PRNGKey(s))]]
                           for s in SEEDS_X32],
-            "x32": run(CASES_X32), "grads": run_grads(GRADS)}
+            "x32": run(CASES_X32), "grads": run_grads(GRADS),
+            "threefry_2x32": run_extend()}
     env = dict(os.environ, JAX_ENABLE_X64="1")
     x64 = subprocess.run([sys.executable, __file__, "--x64"], env=env, check=True,
                          capture_output=True, text=True).stdout
