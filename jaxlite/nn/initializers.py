@@ -7,13 +7,13 @@ variance `scale / fan` (fan_in, fan_out, their mean or geometric mean, from `in_
 `out_axis`, `batch_axis`) from a truncated normal (rescaled to unit variance), a normal or a
 uniform distribution; glorot, he and lecun are its special cases.
 
-Differences from JAX: complex dtypes and `out_sharding` are not supported; `orthogonal` needs
-`lax.linalg.qr`.
+With one device, `out_sharding` places nothing. Differences from JAX: complex dtypes are not
+supported.
 """
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
@@ -24,9 +24,17 @@ from jaxlite.core import dtypes
 __all__ = ["zeros", "ones", "constant", "uniform", "normal", "truncated_normal",
            "variance_scaling", "glorot_uniform", "glorot_normal", "xavier_uniform",
            "xavier_normal", "lecun_uniform", "lecun_normal", "he_uniform", "he_normal",
-           "kaiming_uniform", "kaiming_normal", "orthogonal"]
+           "kaiming_uniform", "kaiming_normal", "orthogonal", "delta_orthogonal",
+           "Initializer"]
 
-Initializer = Callable[..., Any]
+class Initializer(Protocol):
+    """What the factories here return: `init(key, shape, dtype=None, out_sharding=None)`
+    (mirrors `jax.nn.initializers.Initializer`)."""
+
+    def __call__(self, key: Any, shape: Sequence[int], dtype: Any = None,
+                 out_sharding: Any = None) -> Any:
+        raise NotImplementedError
+
 Axes = int | Sequence[int]
 
 
@@ -39,26 +47,28 @@ def _dtype(dtype: Any) -> np.dtype:
     return np.dtype(dtype)
 
 
-def zeros(key: Any, shape: Sequence[int], dtype: Any = None) -> Any:
+def zeros(key: Any, shape: Sequence[int], dtype: Any = None, out_sharding: Any = None) -> Any:
     """An initializer of zeros (mirrors `jax.nn.initializers.zeros`)."""
     return jnp.zeros(shape, _dtype(dtype))
 
 
-def ones(key: Any, shape: Sequence[int], dtype: Any = None) -> Any:
+def ones(key: Any, shape: Sequence[int], dtype: Any = None, out_sharding: Any = None) -> Any:
     """An initializer of ones (mirrors `jax.nn.initializers.ones`)."""
     return jnp.ones(shape, _dtype(dtype))
 
 
 def constant(value: Any, dtype: Any = None) -> Initializer:
     """An initializer filling with `value` (mirrors `jax.nn.initializers.constant`)."""
-    def init(key: Any, shape: Sequence[int], dtype: Any = dtype) -> Any:
+    def init(key: Any, shape: Sequence[int], dtype: Any = dtype,
+             out_sharding: Any = None) -> Any:
         return jnp.full(shape, value, dtype=_dtype(dtype))
     return init
 
 
 def uniform(scale: Any = 1e-2, dtype: Any = None) -> Initializer:
     """An initializer of uniform values in [0, scale) (`jax.nn.initializers.uniform`)."""
-    def init(key: Any, shape: Sequence[int], dtype: Any = dtype) -> Any:
+    def init(key: Any, shape: Sequence[int], dtype: Any = dtype,
+             out_sharding: Any = None) -> Any:
         dtype = _dtype(dtype)
         return random.uniform(key, shape, dtype) * jnp.array(scale, dtype)
     return init
@@ -69,7 +79,8 @@ def normal(stddev: Any = 1e-2, dtype: Any = None) -> Initializer:
 
     Mirrors `jax.nn.initializers.normal`.
     """
-    def init(key: Any, shape: Sequence[int], dtype: Any = dtype) -> Any:
+    def init(key: Any, shape: Sequence[int], dtype: Any = dtype,
+             out_sharding: Any = None) -> Any:
         dtype = _dtype(dtype)
         return random.normal(key, shape, dtype) * jnp.array(stddev, dtype)
     return init
@@ -81,7 +92,8 @@ def truncated_normal(stddev: Any = 1e-2, dtype: Any = None, lower: Any = -2.0,
 
     Mirrors `jax.nn.initializers.truncated_normal` (the values are not rescaled).
     """
-    def init(key: Any, shape: Sequence[int], dtype: Any = dtype) -> Any:
+    def init(key: Any, shape: Sequence[int], dtype: Any = dtype,
+             out_sharding: Any = None) -> Any:
         dtype = _dtype(dtype)
         return random.truncated_normal(key, lower, upper, shape, dtype) * \
             jnp.array(stddev, dtype)
@@ -128,7 +140,8 @@ def variance_scaling(scale: Any, mode: str, distribution: str, in_axis: Axes = -
         outputs and the batch; the others form the receptive field.
     dtype : the default dtype of the initializer.
     """
-    def init(key: Any, shape: Sequence[int], dtype: Any = dtype) -> Any:
+    def init(key: Any, shape: Sequence[int], dtype: Any = dtype,
+             out_sharding: Any = None) -> Any:
         shape = tuple(int(d) for d in shape)
         dtype = _dtype(dtype)
         fan_in, fan_out = _compute_fans(shape, in_axis, out_axis, batch_axis)
@@ -206,7 +219,8 @@ def orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None) -> In
     Mirrors `jax.nn.initializers.orthogonal`: the shape is flattened to a matrix whose
     columns are `column_axis`, filled with `random.orthogonal`, and reshaped back.
     """
-    def init(key: Any, shape: Sequence[int], dtype: Any = dtype) -> Any:
+    def init(key: Any, shape: Sequence[int], dtype: Any = dtype,
+             out_sharding: Any = None) -> Any:
         dtype = _dtype(dtype)
         shape = tuple(int(d) for d in shape)
         if len(shape) < 2:
@@ -218,4 +232,26 @@ def orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None) -> In
         q = jnp.reshape(q, tuple(np.delete(shape, column_axis)) + (shape[column_axis],))
         q = jnp.moveaxis(q, -1, column_axis)
         return jnp.array(scale, dtype) * q
+    return init
+
+
+def delta_orthogonal(scale: Any = 1.0, column_axis: int = -1,
+                     dtype: Any = None) -> Initializer:
+    """An initializer of convolution kernels that are zero but at the centre of the window,
+    where they hold an orthogonal matrix (mirrors `jax.nn.initializers.delta_orthogonal`).
+
+    The shape must be 3-, 4- or 5-dimensional, (window..., fan_in, fan_out) with
+    fan_in <= fan_out.
+    """
+    def init(key: Any, shape: Sequence[int], dtype: Any = dtype,
+             out_sharding: Any = None) -> Any:
+        dtype = _dtype(dtype)
+        shape = tuple(int(d) for d in shape)
+        if len(shape) not in (3, 4, 5):
+            raise ValueError("Delta orthogonal initializer requires a 3D, 4D or 5D shape.")
+        if shape[-1] < shape[-2]:
+            raise ValueError("`fan_in` must be less or equal than `fan_out`. ")
+        matrix = orthogonal(scale=scale, column_axis=column_axis, dtype=dtype)(key, shape[-2:])
+        centre = tuple((k - 1) // 2 for k in shape[:-2])
+        return jnp.zeros(shape, dtype=dtype).at[centre].set(matrix)
     return init

@@ -78,3 +78,22 @@ def test_initializers_under_jit():
     init = initializers.lecun_normal()
     np.testing.assert_allclose(jax.jit(lambda k: init(k, (3, 4)))(KEY), init(KEY, (3, 4)),
                                rtol=1e-6)
+
+
+def test_delta_orthogonal_matches_jax():
+    # JAX 0.10.2: delta_orthogonal()(random.key(42), (3, 3, 3), float32) is zero but for
+    # the centre slice, an orthogonal matrix (QR of the same normal draw).
+    inits = initializers
+    out = np.asarray(inits.delta_orthogonal()(jax.random.key(42), (3, 3, 3), np.float32))
+    np.testing.assert_array_equal(out[0], 0)
+    np.testing.assert_array_equal(out[2], 0)
+    np.testing.assert_allclose(out[1] @ out[1].T, np.eye(3), atol=1e-6)
+    np.testing.assert_allclose(out[1, 0], [-0.01953, 0.995268, 0.095189], atol=1e-5)
+    out = np.asarray(inits.delta_orthogonal(2.0, column_axis=-2)(jax.random.key(1), (3, 3, 3)))
+    np.testing.assert_allclose(out[1].ravel()[:3], [-0.143482, -0.144038, 1.98964], atol=1e-5)
+    with pytest.raises(ValueError, match="requires a 3D, 4D or 5D shape"):
+        inits.delta_orthogonal()(jax.random.key(0), (3, 3))
+    with pytest.raises(ValueError, match="`fan_in` must be less or equal than `fan_out`"):
+        inits.delta_orthogonal()(jax.random.key(0), (3, 4, 3))
+    assert isinstance(inits.Initializer, type)
+    assert inits.zeros(jax.random.key(0), (2,), out_sharding=None).shape == (2,)
