@@ -23,6 +23,7 @@ import jax.scipy.linalg  # noqa: E402,F401  (the modules the cases use)
 import jax.scipy.optimize  # noqa: E402,F401
 import jax.scipy.sparse.linalg  # noqa: E402,F401
 import jax.scipy.fft  # noqa: E402,F401
+import jax.scipy.signal  # noqa: E402,F401
 import jax.numpy  # noqa: E402,F401
 
 from jax_cases import all_cases  # noqa: E402

@@ -17,6 +17,7 @@ import jaxlite.scipy.linalg  # noqa: F401
 import jaxlite.scipy.optimize  # noqa: F401
 import jaxlite.scipy.sparse.linalg  # noqa: F401
 import jaxlite.scipy.fft  # noqa: F401
+import jaxlite.scipy.signal  # noqa: F401
 from jax_cases import MODES, all_cases, default_rtol
 from jaxlite.tree_util import tree_leaves
 
