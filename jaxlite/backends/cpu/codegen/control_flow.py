@@ -11,9 +11,11 @@ scratch slice the caller's assignment reserved for the instruction (conditional,
   per element, each donated to the result element of the same position, so that buffer
   assignment lets the body write each new element into the state buffer it replaces (in
   place, or after the element's last read, or as a copy at its end): no copies between
-  iterations. The temporaries of the condition and the body live in a region of the
-  module's `extra` area of their own. (A state with nested tuples keeps the simple scheme:
-  the body writes the new elements to regions of their own, copied into the state.)
+  iterations; a value returned in two elements is copied into the second at the end. The
+  temporaries of the condition and the body live in a region of the module's `extra` area
+  of their own. (A state with nested tuples, or elements that trade places, a cycle of
+  copies, keep the simple scheme: the body writes the new elements to regions of their
+  own, copied into the state.)
 - conditional: a branch (pred: true is branch 0; an index out of range takes the last
   branch) on the index; the chosen computation writes its results straight into the
   conditional's result buffers.
@@ -99,7 +101,10 @@ def while_plans(inst: HloInstruction) -> tuple[ComputationPlan, ComputationPlan,
         return cond, plan_computation(inst.called[1]), False
     count = len(body.parameters)
     plan = plan_computation(body, tuple(range(count)))
-    if result_moves(plan) is None:  # results that swap places would need a temporary
+    # The loop hands the body its state as both parameters and results: leaf k must be
+    # matched with parameter k. Results that trade places would need a temporary.
+    in_state = all(key == ("param", k) for k, (key, _, _) in enumerate(plan.targets))
+    if not in_state or result_moves(plan) is None:
         return cond, plan_computation(inst.called[1]), False
     return cond, plan, True
 

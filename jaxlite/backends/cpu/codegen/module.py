@@ -247,7 +247,7 @@ def module_info(module: HloModule, donated: tuple[int, ...] = (),
     """The runtime's view of `module`, computed without emitting code (what a cached
     object file needs besides itself)."""
     builder = _ModuleBuilder(threads, scratch_region(module, threads))
-    return _info(builder, module, plan_computation(module.entry, donated))
+    return _info(builder, module, plan_computation(module.entry, donated, entry=True))
 
 
 def _info(builder: _ModuleBuilder, module: HloModule, plan: ComputationPlan) -> ModuleInfo:
@@ -267,7 +267,7 @@ def emit_module(module: HloModule, donated: tuple[int, ...] = (),
     module's text first, then the modules it links (GEMMs). `threads`: the most threads a
     kernel with scratch memory may run on."""
     builder = _ModuleBuilder(threads, scratch_region(module, threads))
-    plan = plan_computation(module.entry, donated)
+    plan = plan_computation(module.entry, donated, entry=True)
     info = _info(builder, module, plan)
     builder.program.emit(plan, ENTRY, linkage="")
     assert builder._extra == info.extra_bytes, (builder._extra, info.extra_bytes)

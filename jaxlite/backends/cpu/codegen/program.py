@@ -14,8 +14,10 @@ The body visits the schedule: tuples, get-tuple-elements, parameters, constants 
 instructions that move no data are views and emit nothing; fusions and the other array
 instructions call their kernels (split over threads through `jl_parallel_for` when large);
 while, conditional and call run their computations' program functions (`control_flow`). At
-the end each result leaf is copied to its destination when it does not already live there
-(a parameter or a constant returned, a result computed before its donated buffer was free).
+the end each result leaf is copied to the memory its caller handed over for it when it does
+not already live there (a parameter or a constant returned, a result computed before its
+donated buffer was free, one value returned twice: a called computation gets memory of its
+own for each result leaf, see `plan_computation`).
 """
 from __future__ import annotations
 
@@ -52,21 +54,57 @@ def with_tuple_root(comp: HloComputation) -> HloComputation:
     return HloComputation(comp.name, comp.instructions + (root,), root)
 
 
+# A region of memory as a program function sees it: ("param", k) for the k-th entry of its
+# parameter table, ("out", k) for the k-th of its result table, ("alloc", a) for
+# allocation a (temporaries, constants); then offset and size.
+Region = tuple[tuple[str, int], int, int]
+
+
 @dataclass
 class ComputationPlan:
-    """A computation (tuple-rooted) and its buffer assignment."""
+    """A computation (tuple-rooted), its buffer assignment, and where its caller wants the
+    results: `targets[leaf]` is the memory the caller hands over as the leaf's result
+    (`%outs` entry), which the program function must fill (`result_moves`)."""
 
     comp: HloComputation
     assignment: BufferAssignment
     param_allocations: list[int]
     homes: list[BufferSlice]        # where each result leaf is computed
     dests: list[BufferSlice]        # where buffer assignment returns it
+    targets: list[Region] = field(default_factory=list)
     constants: dict[int, str] = field(default_factory=dict)  # allocation -> instruction name
 
+    def region(self, s: BufferSlice) -> Region:
+        """The memory of slice `s`. A result allocation's base is the result table's entry of
+        the first leaf buffer assignment returns in it (`ProgramState.base`)."""
+        kind = self.assignment.allocations[s.allocation - 1].kind
+        if kind == "parameter":
+            return ("param", self.param_allocations.index(s.allocation)), s.offset, s.size
+        if kind == "output":
+            key, offset, _ = self.targets[self.first_leaf(s.allocation)]
+            return key, offset + s.offset, s.size
+        return ("alloc", s.allocation), s.offset, s.size
 
-def plan_computation(comp: HloComputation, donated: tuple[int, ...] = ()) -> ComputationPlan:
+    def first_leaf(self, allocation: int) -> int:
+        """The first result leaf buffer assignment returns in `allocation`."""
+        return next(leaf for leaf, d in enumerate(self.dests) if d.allocation == allocation)
+
+
+def plan_computation(comp: HloComputation, donated: tuple[int, ...] = (),
+                     entry: bool = False) -> ComputationPlan:
+    """The plan of `comp`, whose caller hands it result memory in one of two ways.
+
+    entry=True (the module's entry, called by the executable): as buffer assignment returns
+    the results, leaves returned in one buffer sharing one array, a leaf returned in a
+    donated parameter getting the parameter's memory. entry=False (a while body, a branch, a
+    called computation): each leaf gets memory of its own, except that a leaf matched with a
+    donated parameter gets the parameter's memory (a flat while body: the loop state).
+    Buffer assignment may compute two leaves in one buffer (one value returned twice) or
+    return a leaf where a parameter already is; the program copies each leaf to its memory.
+    """
     comp = with_tuple_root(comp)
     assignment = assign_buffers(HloModule(comp.name, comp), donated)
+    kinds = {a.index: a.kind for a in assignment.allocations}
     params = [a.index for a in assignment.allocations if a.kind == "parameter"]
     homes = [s for o in comp.root.operands for s in assignment.slices[o.name]]
     dests = list(assignment.slices[comp.root.name])
@@ -74,7 +112,21 @@ def plan_computation(comp: HloComputation, donated: tuple[int, ...] = ()) -> Com
     for inst in comp.instructions:
         if inst.opcode is _O.CONSTANT:
             constants[assignment.slices[inst.name][0].allocation] = inst.name
-    return ComputationPlan(comp, assignment, params, homes, dests, constants)
+    plan = ComputationPlan(comp, assignment, params, homes, dests, [], constants)
+    by_number = {p.attr("number"): p for p in comp.parameters}
+    for leaf, dest in enumerate(dests):
+        number = assignment.donated_outputs.get(leaf)
+        if entry and kinds[dest.allocation] == "parameter":
+            key = ("param", params.index(dest.allocation))
+        elif entry:
+            key = ("out", plan.first_leaf(dest.allocation))
+        elif number is not None and not by_number[number].shape.is_tuple:
+            own = assignment.slices[by_number[number].name][0].allocation
+            key = ("param", params.index(own))
+        else:
+            key = ("out", leaf)
+        plan.targets.append((key, 0, dest.size))
+    return plan
 
 
 # The kernel calls that compute an instruction, given its input and output slices: each a
@@ -226,35 +278,32 @@ class ProgramState:
                   f"i1 false)")
 
     def copy_results(self) -> None:
-        """Move each result leaf to its destination: first those going to result memory,
-        then those going to (donated) parameter memory, in an order that reads every
-        value before its memory is written (see `result_moves`)."""
+        """Copy each result leaf to the memory its caller handed over for it, in an order
+        that reads every value before its memory is written (see `result_moves`)."""
         moves = result_moves(self.plan)
         if moves is None:
             raise AssertionError(f"{self.plan.comp.name}: its results cannot be moved to "
                                  "their parameters without a temporary")
-        for leaf, home, dest in moves:
-            self.copy(self.table("outs", leaf), self.ptr(home), dest.size)
+        for leaf, home in moves:
+            self.copy(self.table("outs", leaf), self.ptr(home), home.size)
 
 
-def _overlap(a: BufferSlice, b: BufferSlice) -> bool:
-    return a.allocation == b.allocation and a.offset < b.offset + b.size and \
-        b.offset < a.offset + a.size and a.size > 0 and b.size > 0
+def _overlap(a: Region, b: Region) -> bool:
+    return a[0] == b[0] and a[1] < b[1] + b[2] and b[1] < a[1] + a[2] and a[2] > 0 and b[2] > 0
 
 
-def result_moves(plan: ComputationPlan) -> list[tuple[int, BufferSlice, BufferSlice]] | None:
-    """The copies (leaf, from, to) that put the results where the caller wants them, in
-    order; None when moves into parameter memory form a cycle (buffer assignment may place
-    a result in a donated parameter's memory that another result must be copied into)."""
-    kinds = {a.index: a.kind for a in plan.assignment.allocations}
-    moves = [(leaf, home, dest) for leaf, (home, dest) in enumerate(zip(plan.homes, plan.dests))
-             if home != dest]
-    first = [m for m in moves if kinds[m[2].allocation] != "parameter"]
-    pending = [m for m in moves if kinds[m[2].allocation] == "parameter"]
-    ordered = list(first)
+def result_moves(plan: ComputationPlan) -> list[tuple[int, BufferSlice]] | None:
+    """The copies (leaf, from) that put each result leaf in the memory its caller handed
+    over (`plan.targets`), in order: a copy comes before any copy that writes memory it
+    reads. None when the copies form a cycle (results that trade places: a swap would need
+    a temporary)."""
+    pending = [(leaf, home) for leaf, home in enumerate(plan.homes)
+               if home.size and plan.region(home) != plan.targets[leaf]]
+    ordered = []
     while pending:
         ready = next((m for m in pending if not any(
-            _overlap(m[2], o[1]) for o in pending if o is not m)), None)
+            _overlap(plan.targets[m[0]], plan.region(o[1])) for o in pending if o is not m)),
+            None)
         if ready is None:
             return None
         ordered.append(ready)
