@@ -135,7 +135,7 @@ CASES_X64 = [
 ]
 
 # Large samples, recorded as digests of their bytes (and their first values): 1e5 samples
-# from four keys each, and lax's erf_inv and erf on 1e5 points of a grid.
+# from four keys each, and lax's erf_inv, erf, log and log1p on 1e5 points of a grid.
 BULK_SEEDS = [0, 1, 42, 2**31 - 1]
 BULK = [(fn, seed, args, kwargs) for seed in BULK_SEEDS for fn, args, kwargs in (
     ("normal", [[25000]], {}),
@@ -143,8 +143,13 @@ BULK = [(fn, seed, args, kwargs) for seed in BULK_SEEDS for fn, args, kwargs in 
     ("truncated_normal", [A([-3.0, 0.25, 1.0, -0.5, -10.0]), 3.0, [5000, 5]], {}),
     ("uniform", [[25000]], {"minval": 0.1, "maxval": 0.7}),
     ("initializers.glorot_normal", [[100, 250]], {}),
+    ("exponential", [[25000]], {}), ("gumbel", [[25000]], {}),
+    ("gumbel", [[25000]], {"mode": "high"}), ("logistic", [[25000]], {}),
+    ("laplace", [[25000]], {}), ("rayleigh", [2.0, [25000]], {}),
 )] + [("lax.erf_inv", 0, ["linspace", -1.0, 1.0, 100001], {}),
-      ("lax.erf", 0, ["linspace", -5.0, 5.0, 100001], {})]
+      ("lax.erf", 0, ["linspace", -5.0, 5.0, 100001], {}),
+      ("lax.log", 0, ["linspace", 0.0, 20.0, 100001], {}),
+      ("lax.log1p", 0, ["linspace", -1.0, 3.0, 100001], {})]
 
 # Gradients of sum(w * sampler(key, *args)) (w = 1, 2, 3, ...) with respect to args[argnum]:
 # the reparameterized gradients JAX gives (gamma's implicit one and the transformations').

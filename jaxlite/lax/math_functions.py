@@ -30,6 +30,7 @@ from jaxlite.lax.arithmetic import (_const, add, complex_abs, conj, div, element
 from jaxlite.lax.comparisons import eq, ge
 from jaxlite.lax.convert import convert_element_type
 from jaxlite.lax.selection import select
+from jaxlite.xla.cpu_f32_kernels import for_float32, log1p_f32, log_f32
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 
@@ -301,9 +302,11 @@ exp2_p = elementwise("exp2", _exp2_reference, kinds=INEXACT, hlo_opcode=Opcode.E
 ad.defjvp_with_output(exp2_p, lambda t, out, x: mul(t, mul(_const(x, np.log(2.0)), out)))
 expm1_p = elementwise("expm1", np.expm1, kinds=INEXACT, hlo_opcode=Opcode.EXPM1)
 ad.defjvp_with_output(expm1_p, lambda t, out, x: mul(t, add(out, _const(out, 1))))
-log_p = elementwise("log", np.log, kinds=INEXACT, hlo_opcode=Opcode.LOG)
+# float32 log and log1p compute XLA's CPU kernels bit for bit (JAX's values).
+log_p = elementwise("log", for_float32(log_f32, np.log), kinds=INEXACT, hlo_opcode=Opcode.LOG)
 ad.defjvp(log_p, lambda t, x: div(t, x))
-log1p_p = elementwise("log1p", np.log1p, kinds=INEXACT, hlo_opcode=Opcode.LOG1P)
+log1p_p = elementwise("log1p", for_float32(log1p_f32, np.log1p), kinds=INEXACT,
+                      hlo_opcode=Opcode.LOG1P)
 ad.defjvp(log1p_p, lambda t, x: div(t, add(x, _const(x, 1))))
 
 

@@ -1,5 +1,5 @@
-"""XLA's CPU kernels of float32 erf, erf_inv and log1p, and an exact fused multiply-add, in
-numpy, bit for bit.
+"""XLA's CPU kernels of float32 log, log1p, erf and erf_inv, and an exact fused multiply-add,
+in numpy, bit for bit.
 
 JAX on CPU computes float32 `erf` with XLA's polynomial kernel and `erf_inv` by CHLO's
 expansion (M. Giles' polynomials in w = -log1p(-x^2)) with XLA's `log1p` kernel; LLVM
@@ -85,8 +85,17 @@ _LN2_LOW, _LN2_HIGH = _c(0xB95E8083), _c(0x3F318000)
 
 
 def log_f32(s: np.ndarray) -> np.ndarray:
-    """XLA's float32 natural logarithm (-inf at 0, nan below)."""
+    """XLA's float32 natural logarithm (-inf at 0, nan below). Subnormal inputs are scaled by
+    2**23 first (XLA's CPU code treats them as zero and gives -inf)."""
     s = np.asarray(s, _F32)
+    subnormal = (s > 0) & (s < _F32(np.finfo(_F32).tiny))
+    if subnormal.any():
+        scaled = _log_kernel(np.where(subnormal, s * _F32(8388608), s))
+        return np.where(subnormal, scaled + _F32(-15.942385152878742), _log_kernel(s))
+    return _log_kernel(s)
+
+
+def _log_kernel(s: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
         bits = np.maximum(s, _F32(np.finfo(_F32).tiny)).view(np.int32)
         exponent = ((bits >> 23) - 127).astype(_F32) + _F32(1)

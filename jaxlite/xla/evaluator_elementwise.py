@@ -23,7 +23,8 @@ import numpy as np
 
 from jaxlite.core import dtypes
 from jaxlite.xla import evaluator_special as special
-from jaxlite.xla.cpu_f32_kernels import erf_f32, erf_inv_f32, for_float32
+from jaxlite.xla.cpu_f32_kernels import (erf_f32, erf_inv_f32, for_float32, log1p_f32,
+                                         log_f32)
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 
@@ -309,8 +310,9 @@ _UNARY: dict[Opcode, Callable[[np.ndarray], np.ndarray]] = {
     **{op: _in_f32(fn) for op, fn in {
         _O.ABS: _abs, _O.SIGN: _sign, _O.CEIL: np.ceil, _O.FLOOR: np.floor,
         _O.ROUND_AFZ: _round_afz, _O.CBRT: np.cbrt, _O.COS: np.cos, _O.SIN: np.sin,
-        _O.TAN: np.tan, _O.TANH: np.tanh, _O.EXP: np.exp, _O.EXPM1: np.expm1, _O.LOG: np.log,
-        _O.LOG1P: np.log1p, _O.LOGISTIC: _logistic, _O.SQRT: np.sqrt,
+        _O.TAN: np.tan, _O.TANH: np.tanh, _O.EXP: np.exp, _O.EXPM1: np.expm1,
+        _O.LOG: for_float32(log_f32, np.log), _O.LOG1P: for_float32(log1p_f32, np.log1p),
+        _O.LOGISTIC: _logistic, _O.SQRT: np.sqrt,
         _O.RSQRT: lambda x: np.reciprocal(np.sqrt(x)), _O.ACOS: np.arccos,
         _O.ACOSH: np.arccosh, _O.ASIN: np.arcsin, _O.ASINH: np.arcsinh, _O.ATAN: np.arctan,
         _O.ATANH: np.arctanh, _O.COSH: np.cosh, _O.SINH: np.sinh, _O.EXP2: _exp2}.items()},

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 
+from . import xla_kernels
 from ._ir import (
     BIAS,
     CONSTANTS,
@@ -248,8 +249,11 @@ def expm1(x: V) -> V:
 def log(x: V) -> V:
     """Natural logarithm.
 
-    Accuracy: f32 <= 1.5 ulp (measured 0.91); f64 <= 1.5 ulp (measured 1.21).
+    Accuracy: f32 <= 1.5 ulp (measured 1.17: XLA's kernel, for JAX's values bit for bit);
+    f64 <= 1.5 ulp (measured 1.21).
     """
+    if x.elem == "float":
+        return xla_kernels.log_f32(x)  # XLA's own kernel: JAX's values bit for bit
     ie, f = log_parts(x)
     e = to_float(ie, x.elem)
     hi, lo, _ = parts("ln2", x.elem)
@@ -274,8 +278,11 @@ def log1p(x: V) -> V:
     """log(1 + x), accurate near 0: u = 1 + x rounds, the rounding error d = x - (u - 1) is
     added back to the reduced argument as d / 2**e.
 
-    Accuracy: f32 <= 2 ulp (measured 1.39); f64 <= 2 ulp (measured 1.59).
+    Accuracy: f32 <= 2.5 ulp (measured 2.43: XLA's kernel, for JAX's values bit for bit);
+    f64 <= 2 ulp (measured 1.59).
     """
+    if x.elem == "float":
+        return xla_kernels.log1p_f32(x)  # XLA's own kernel: JAX's values bit for bit
     b = x.b
     elem = x.elem
     u = x + 1.0

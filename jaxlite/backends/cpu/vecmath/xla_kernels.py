@@ -1,10 +1,12 @@
-"""XLA's CPU kernels of float32 erf and erf_inv (with its log1p), operation for operation.
+"""XLA's CPU kernels of float32 log, log1p, erf and erf_inv, operation for operation.
 
-JAX's float32 `erf` and `erf_inv` (so `jax.random.normal` and `truncated_normal`) are XLA's
-polynomial kernels, with LLVM's fused multiply-adds where XLA's code generator gets them.
-These functions write the same roundings in the same order (`fma` for each fused pair), so
-the compiled code gives JAX's values bit for bit; `jaxlite.xla.cpu_f32_kernels` is the same
-in numpy, for the evaluator and eager execution. The coefficients are XLA's float32 bits.
+JAX's float32 `log`, `log1p`, `erf` and `erf_inv` (so `jax.random.normal`, `exponential`,
+`gumbel`, ...) are XLA's polynomial kernels, with LLVM's fused multiply-adds where XLA's code
+generator gets them. These functions write the same roundings in the same order (`fma` for
+each fused pair), so the compiled code gives JAX's values bit for bit;
+`jaxlite.xla.cpu_f32_kernels` is the same in numpy, for the evaluator and eager execution.
+The coefficients are XLA's float32 bits. Differences from XLA: subnormal inputs of log are
+scaled into the normal range (XLA's CPU code treats them as zero and gives -inf).
 """
 from __future__ import annotations
 
@@ -30,6 +32,13 @@ ERF_INV_LARGE_W = (-0.000200214257, 0.000100950558, 0.00134934322, -0.0036734284
                    0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
 
 
+def log_f32(s: V) -> V:
+    """XLA's float32 log kernel (Cephes' polynomial on the mantissa); subnormals are scaled
+    by 2**23 first."""
+    subnormal = (s > 0.0) & (s < _c(0x00800000))
+    return select(subnormal, _log(s * 8388608.0) + -15.942385152878742, _log(s))
+
+
 def _log(s: V) -> V:
     """XLA's float32 log kernel (Cephes' polynomial on the mantissa)."""
     b = s.b
@@ -50,7 +59,7 @@ def _log(s: V) -> V:
     return select((s < 0.0) | b.isnan(s), float("nan"), result)
 
 
-def _log1p(t: V) -> V:
+def log1p_f32(t: V) -> V:
     """XLA's float32 log1p kernel: a rational approximation below sqrt(2) - 1."""
     start = t * 0.0
     p = start + 4.527e-05
@@ -79,7 +88,7 @@ def erf_f32(x: V) -> V:
 
 def erf_inv_f32(x: V) -> V:
     """CHLO's float32 erf_inv: Giles' polynomials in w - 2.5 and sqrt(w) - 3, w = -log1p(-x^2)."""
-    log = _log1p(x * -x)
+    log = log1p_f32(x * -x)
     small = log > -5.0
     u = select(small, -2.5 - log, sqrt(-log) + -3.0)
     p = select(small, ERF_INV_SMALL_W[0], x.b.const("float", ERF_INV_LARGE_W[0]))
