@@ -212,9 +212,10 @@ config.define("jaxlite_cpu_threads",
               "process may run on).", _as_thread_count)
 
 
-def enable_x64(enabled: bool = True) -> contextlib.AbstractContextManager:
-    """Context manager that turns 64-bit types on (or off) for a block."""
-    return config.override("jax_enable_x64", enabled)
+def enable_x64(new_val: bool = True) -> contextlib.AbstractContextManager:
+    """Context manager that turns 64-bit types on (or off) for a block (mirrors
+    `jax.enable_x64`)."""
+    return config.override("jax_enable_x64", new_val)
 
 
 def disable_jit(disable: bool = True) -> contextlib.AbstractContextManager:

@@ -92,31 +92,27 @@ def _numerical_jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequenc
                     / (2 * step), plus, minus)
 
 
-def check_jvp(f: Callable[..., Any], args: Sequence[Any], *, rng: np.random.Generator,
-              atol: float | None = None, eps: float | None = None) -> None:
-    """Forward mode against central finite differences along a random direction."""
-    dtype = _computation_dtype(args)
-    tol = atol if atol is not None else GRAD_TOLERANCE[dtype]
-    step = eps if eps is not None else FINITE_DIFFERENCE_STEP[dtype]
+def _check_jvp(f: Callable[..., Any], f_jvp: Callable[..., Any], args: Sequence[Any],
+               rng: np.random.Generator, tol: float, step: float, err_msg: str = "") -> None:
+    """`f_jvp` (primals, tangents) -> (outputs, tangents) against central finite
+    differences of `f` along a random direction."""
     tangents = tree_map(lambda x: _random_like(rng, x), tuple(args))
-    out, tangent_out = jvp(f, tuple(args), tangents)
+    out, tangent_out = f_jvp(tuple(args), tangents)
+    _assert_close(out, f(*args), tol, err_msg or "jvp primal output differs from f")
     numeric = _numerical_jvp(f, args, tangents, step)
-    _assert_close(tangent_out, numeric, tol, "jvp differs from finite differences")
+    _assert_close(tangent_out, numeric, tol, err_msg or "jvp differs from finite differences")
 
 
-def check_vjp(f: Callable[..., Any], args: Sequence[Any], *, rng: np.random.Generator,
-              atol: float | None = None, eps: float | None = None) -> None:
+def _check_vjp(f: Callable[..., Any], f_vjp: Callable[..., Any], args: Sequence[Any],
+               rng: np.random.Generator, tol: float, step: float, err_msg: str = "") -> None:
     """Reverse mode against finite differences: `<u, J v>` must equal `<J^T u, v>`.
 
     `J v` comes from finite differences, not from `jvp`, so that functions with only a
     reverse-mode rule (`custom_vjp`) can be checked too.
     """
-    dtype = _computation_dtype(args)
-    tol = atol if atol is not None else GRAD_TOLERANCE[dtype]
-    step = eps if eps is not None else FINITE_DIFFERENCE_STEP[dtype]
     tangents = tree_map(lambda x: _random_like(rng, x), tuple(args))
-    out, pullback = vjp(f, *args)
-    _assert_close(out, f(*args), tol, "vjp primal output differs from the function's output")
+    out, pullback = f_vjp(*args)
+    _assert_close(out, f(*args), tol, err_msg or "vjp primal output differs from f")
     cotangent = tree_map(lambda o: _random_like(rng, o), out)
     cotangents_in = pullback(cotangent)
     numeric = _numerical_jvp(f, args, tangents, step)
@@ -124,9 +120,36 @@ def check_vjp(f: Callable[..., Any], args: Sequence[Any], *, rng: np.random.Gene
     backward = _pairing(tree_flatten(cotangents_in)[0], tree_flatten(tangents)[0])
     scale = max(1.0, abs(forward))
     if abs(forward - backward) > tol * scale:
-        raise AssertionError(f"vjp is not the transpose of the derivative: <u, J v> = "
-                             f"{forward} (finite differences), <J^T u, v> = {backward} "
-                             f"(tolerance {tol * scale})")
+        raise AssertionError(f"{err_msg + ': ' if err_msg else ''}vjp is not the transpose "
+                             f"of the derivative: <u, J v> = {forward} (finite differences), "
+                             f"<J^T u, v> = {backward} (tolerance {tol * scale})")
+
+
+def _tolerances(args: Sequence[Any], atol: float | None, rtol: float | None,
+                eps: float | None) -> tuple[float, float]:
+    dtype = _computation_dtype(args)
+    tol = atol if atol is not None else rtol if rtol is not None else GRAD_TOLERANCE[dtype]
+    return tol, eps if eps is not None else FINITE_DIFFERENCE_STEP[dtype]
+
+
+def check_jvp(f: Callable[..., Any], f_jvp: Callable[..., Any], args: Sequence[Any],
+              atol: float | None = None, rtol: float | None = None, eps: float = 1e-4,
+              err_msg: str = "") -> None:
+    """Check a forward-mode function `f_jvp(primals, tangents) -> (out, tangent_out)`
+    (such as `partial(jax.jvp, f)`) against finite differences of `f` at `args` (mirrors
+    `jax.test_util.check_jvp`)."""
+    tol, step = _tolerances(args, atol, rtol, eps)
+    _check_jvp(f, f_jvp, args, np.random.default_rng(0), tol, step, err_msg)
+
+
+def check_vjp(f: Callable[..., Any], f_vjp: Callable[..., Any], args: Sequence[Any],
+              atol: float | None = None, rtol: float | None = None, eps: float = 1e-4,
+              err_msg: str = "") -> None:
+    """Check a reverse-mode function `f_vjp(*args) -> (out, pullback)` (such as
+    `partial(jax.vjp, f)`) against finite differences of `f` (mirrors
+    `jax.test_util.check_vjp`)."""
+    tol, step = _tolerances(args, atol, rtol, eps)
+    _check_vjp(f, f_vjp, args, np.random.default_rng(0), tol, step, err_msg)
 
 
 def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int,
@@ -145,13 +168,13 @@ def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int,
     eps : finite-difference step (default from the dtype).
     """
     rng = np.random.default_rng(seed)
-    tol = atol if atol is not None else rtol
+    tol, step = _tolerances(args, atol, rtol, eps)
 
     def check(fun: Callable[..., Any], at: Sequence[Any], remaining: int) -> None:
         if "fwd" in modes:
-            check_jvp(fun, at, rng=rng, atol=tol, eps=eps)
+            _check_jvp(fun, lambda p, t: jvp(fun, p, t), at, rng, tol, step)
         if "rev" in modes:
-            check_vjp(fun, at, rng=rng, atol=tol, eps=eps)
+            _check_vjp(fun, lambda *a: vjp(fun, *a), at, rng, tol, step)
         if remaining <= 1:
             return
         if "fwd" in modes:

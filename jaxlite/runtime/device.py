@@ -42,9 +42,10 @@ def devices(backend: str | None = None) -> list[Device]:
     return get_backend(backend).devices()
 
 
-def local_devices(process_index: int | None = None,
-                  backend: str | None = None) -> list[Device]:
-    """The devices of this process (all of them: jaxlite runs in one process)."""
+def local_devices(process_index: int | None = None, backend: str | None = None,
+                  host_id: int | None = None) -> list[Device]:
+    """The devices of this process (all of them: jaxlite runs in one process; mirrors
+    `jax.local_devices`)."""
     return get_backend(backend).local_devices()
 
 

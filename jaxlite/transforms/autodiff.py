@@ -62,12 +62,16 @@ def _vjp_flat(flat: Callable[..., list], leaves: Sequence[Any], out_store: list
     return outs[:num_out], outs[num_out:], pullback
 
 
-def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple:
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False,
+        reduce_axes: Sequence[Any] = ()) -> tuple:
     """Evaluate `fun` and return its pullback (mirrors `jax.vjp`).
 
     Returns `(out, f_vjp)` or `(out, f_vjp, aux)`; `f_vjp(ct)` takes a cotangent shaped like
-    `out` and returns a tuple with one cotangent per primal argument.
+    `out` and returns a tuple with one cotangent per primal argument. `reduce_axes` is
+    deprecated in JAX and refused, as there.
     """
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to vjp is deprecated")
     leaves, in_tree = tree_flatten(tuple(primals))
     _api_util.check_array_leaves(leaves, _api_util.leaf_names(
         primals, [f"primals[{i}]" for i in range(len(primals))]), "vjp")

@@ -78,3 +78,25 @@ def test_monitoring_listeners_see_jaxlite_compiles():
     assert events == [("/my/event", {"step": 1})]
     assert ("/jax/core/compile/backend_compile_duration",
             {"fun_name": "jit(<lambda>)"}) in durations
+
+
+def test_check_jvp_and_check_vjp_take_jax_signature():
+    import functools
+
+    from jaxlite.test_util import check_jvp, check_vjp
+
+    def f(x):
+        return jnp.sin(x) * x
+
+    with jax.enable_x64():
+        x = np.linspace(0.1, 1.0, 4)
+        check_jvp(f, functools.partial(jax.jvp, f), (x,))
+        check_vjp(f, functools.partial(jax.vjp, f), (x,))
+
+        def wrong_jvp(primals, tangents):
+            out, t = jax.jvp(f, primals, tangents)
+            return out, 2 * t
+
+        import pytest
+        with pytest.raises(AssertionError, match="finite differences"):
+            check_jvp(f, wrong_jvp, (x,))
