@@ -42,6 +42,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from jaxlite.core.effects import Effect
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.primitive import Primitive
@@ -73,10 +74,6 @@ VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_a
 
 
 # --------------------------------------------------------------------------- effects
-
-class Effect:
-    """A side effect of a primitive (mirrors `jax.core.Effect`)."""
-
 
 class DebugEffect(Effect):
     """The effect of a debug callback whose calls may be reordered (mirrors
