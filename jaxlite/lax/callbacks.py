@@ -42,9 +42,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from jaxlite.core.effects import Effect
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray
+from jaxlite.core.effects import Effect
 from jaxlite.core.primitive import Primitive
 from jaxlite.errors import JaxRuntimeError
 from jaxlite.interpreters.batching import move_batch_axis
