@@ -44,6 +44,7 @@ from jaxlite.tree_util import tree_flatten, tree_leaves, tree_map, tree_structur
     tree_unflatten
 from jaxlite.transforms.vmap import vmap
 from jaxlite.transforms.pmap import pmap
+from jaxlite.transforms.shard_map import shard_map, smap
 from jaxlite._callback import effects_barrier, pure_callback
 from jaxlite import debug, experimental  # noqa: F401  (public modules)
 from jaxlite import (ad_checkpoint, api_util, custom_batching,  # noqa: F401  (public modules)
@@ -79,6 +80,6 @@ __all__ = [
     "device_count", "device_get", "device_put", "devices", "disable_jit", "dtypes", "effects_barrier", "enable_x64",
     "eval_shape", "experimental", "float0", "grad", "hessian", "install_as_jax", "jacfwd", "jacobian", "jacrev", "jit", "jvp",
     "lax", "linearize", "local_device_count", "local_devices", "make_jaxpr", "nn", "numpy", "pmap", "pure_callback",
-    "random", "remat", "scipy", "stop_gradient", "tree_flatten", "tree_leaves", "tree_map",
+    "random", "remat", "scipy", "shard_map", "smap", "stop_gradient", "tree_flatten", "tree_leaves", "tree_map",
     "tree_structure", "tree_unflatten", "tree_util", "value_and_grad", "vjp", "vmap",
 ]

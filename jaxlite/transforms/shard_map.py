@@ -1,0 +1,336 @@
+"""`jaxlite.shard_map` and `jaxlite.smap` on one device (mirror `jax.shard_map` and
+`jax.smap`).
+
+jaxlite runs on one device, so every mesh axis has size 1: each member's block of an
+argument is the whole argument, and concatenating the members' results along `out_specs`
+gives the one member's result. `shard_map(f, ...)` therefore calls `f` once, on the whole
+arrays, with the manual mesh axes bound as named axes of size 1 for the collectives
+(`psum` over one member is the identity, `axis_index` is 0, `all_gather` adds an axis of
+size 1, ...). Each axis is bound by a map of size 1 over nothing (`vmap_flat` with every
+input unmapped), so the inputs stay unbatched (a `cond` on them stays a `cond`); results
+that the collectives made per-member lose the size-1 axis again.
+
+The specs are validated as JAX validates them: `in_specs` / `out_specs` must be pytree
+prefixes of the arguments / results holding `PartitionSpec`s (or None leaves in `in_specs`,
+for static arguments) that name only manual mesh axes and are no longer than the arrays'
+ranks; the mesh comes from `mesh=` or `jax.set_mesh`.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from jaxlite.core.avals import get_aval
+from jaxlite.core.sharding import AbstractMesh, AxisType, PartitionSpec
+from jaxlite.core.trace import Tracer, current_trace
+from jaxlite.interpreters.batching import vmap_flat
+from jaxlite.lax.shape_ops import squeeze
+from jaxlite.runtime.array import Array
+from jaxlite.runtime.device import device_put
+from jaxlite.runtime.sharding import get_abstract_mesh
+from jaxlite.transforms import api_util as _api_util
+from jaxlite.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_leaves,
+                               tree_map, tree_structure, tree_unflatten)
+
+__all__ = ["shard_map", "smap", "Infer", "InferFromArgs"]
+
+
+class InferFromArgs:
+    """The default `in_specs`: take the specs from the arguments' shardings (mirrors
+    `jax.sharding.Infer`)."""
+
+    def __repr__(self) -> str:
+        return "jax.sharding.Infer"
+
+    def __reduce__(self) -> str:
+        return "Infer"
+
+
+Infer = InferFromArgs()
+
+
+def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = Infer,
+              mesh: Any = None, axis_names: Any = frozenset(),
+              check_vma: bool = True) -> Callable:
+    """Map `f` over the blocks of its arguments on a mesh (mirrors `jax.shard_map`).
+
+    Every mesh axis has size 1 on jaxlite's one device, so `f` runs once on the whole
+    arguments, with the manual axes (`axis_names`, default all of the mesh's) bound for the
+    collectives of `jaxlite.lax`. `in_specs` (default `Infer`: allowed when the manual axes
+    are Explicit) and `out_specs` are pytree prefixes of the arguments and of `f`'s result,
+    with `PartitionSpec` leaves (None leaves of `in_specs` mark static arguments, passed to
+    `f` as they are). `mesh=None` uses the mesh of `jax.set_mesh`. Works under jit, grad and
+    vmap, and as a decorator (`f` omitted).
+
+    Checked as in JAX: the mesh (type, non-empty, agreeing with the context mesh), the
+    manual axes (a subset of the mesh's), the specs' types, axis names and pytree
+    structure, their rank against the arguments and results, unreduced/reduced axes.
+    Not checked: `check_vma`'s replication types (JAX rejects, for instance, an
+    `axis_index` result under `out_specs=P()`; here every value lives on the one member,
+    so it is returned), and whether `in_specs` agree with the arguments' Explicit
+    shardings, which jaxlite's arrays do not carry through operations.
+    """
+    kwargs = dict(mesh=mesh, in_specs=in_specs, out_specs=out_specs, axis_names=axis_names,
+                  check_vma=check_vma)
+    if f is None:
+        return lambda g: _shard_map(g, **kwargs)
+    return _shard_map(f, **kwargs)
+
+
+def smap(f: Callable | None = None, /, *, in_axes: Any = Infer, out_axes: Any,
+         axis_name: Any) -> Callable:
+    """`shard_map` over the one mesh axis `axis_name` of the context mesh, with vmap-style
+    axes (mirrors `jax.smap`): `in_axes` / `out_axes` give, per argument / result, the array
+    axis split over the mesh axis (None: replicated)."""
+    kwargs = dict(in_axes=in_axes, out_axes=out_axes, axis_name=axis_name)
+    if f is None:
+        return lambda g: _smap(g, **kwargs)
+    return _smap(f, **kwargs)
+
+
+def legacy_shard_map(f: Callable, mesh: Any, in_specs: Any, out_specs: Any,
+                     check_rep: bool = True) -> Callable:
+    """The deprecated `jax.experimental.shard_map.shard_map` (mirrors it): `shard_map` with
+    positional mesh and specs and `check_rep` for `check_vma`."""
+    return _shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+                      axis_names=frozenset(), check_vma=check_rep)
+
+
+def _axes_to_spec(axis_name: Any, axis: int | None) -> PartitionSpec:
+    return PartitionSpec() if axis is None else PartitionSpec(*[None] * axis, axis_name)
+
+
+def _smap(f: Callable, *, in_axes: Any, out_axes: Any, axis_name: Any) -> Callable:
+    if isinstance(axis_name, (list, tuple)):
+        raise TypeError(f"smap axis_name should be a `str` or a `Hashable`, but got "
+                        f"{axis_name}")
+    if in_axes is not None and in_axes is not Infer and not isinstance(in_axes, (int, tuple)):
+        raise TypeError("smap in_axes must be an int, None, jax.sharding.Infer, or a tuple of "
+                        "entries corresponding to the positional arguments passed to the "
+                        f"function, but got {in_axes}.")
+    if in_axes is not Infer and not all(isinstance(a, int) for a in tree_leaves(in_axes)):
+        raise TypeError("smap in_axes must be an int, None, jax.sharding.Infer, or (nested) "
+                        f"container with those types as leaves, but got {in_axes}.")
+    if not all(isinstance(a, int) for a in tree_leaves(out_axes)):
+        raise TypeError("smap out_axes must be an int, None, or (nested) container with "
+                        f"those types as leaves, but got {out_axes}.")
+    to_spec = functools.partial(_axes_to_spec, axis_name)
+    in_specs = Infer if in_axes is Infer else tree_map(to_spec, in_axes,
+                                                       is_leaf=lambda x: x is None)
+    out_specs = tree_map(to_spec, out_axes, is_leaf=lambda x: x is None)
+    return _shard_map(f, mesh=None, in_specs=in_specs, out_specs=out_specs,
+                      axis_names={axis_name}, check_vma=True, is_smap=True)
+
+
+def _shard_map(f: Callable, *, mesh: Any, in_specs: Any, out_specs: Any, axis_names: Any,
+               check_vma: bool, is_smap: bool = False) -> Callable:
+    if not callable(f):
+        raise TypeError("shard_map requires a callable for its first argument, but got "
+                        f"{f} of type {type(f)}.")
+
+    @functools.wraps(f)
+    def wrapped(*args: Any) -> Any:
+        the_mesh, manual = _checked_mesh(mesh, axis_names, in_specs, out_specs, is_smap)
+        leaves, in_tree = tree_flatten(args)
+        if in_specs is Infer:
+            specs: list[Any] = [PartitionSpec()] * len(leaves)
+        else:
+            per_leaf = _per_leaf(in_specs, args, "in_specs")
+            _check_ranks(f, "in", per_leaf, args)
+            specs = [s for s, _ in per_leaf]
+        dynamic = [s is not None for s in specs]
+        out_trees = []
+
+        def flat(*dyn: Any) -> list[Any]:
+            given = iter(dyn)
+            full = [next(given) if d else x for x, d in zip(leaves, dynamic)]
+            result = f(*tree_unflatten(in_tree, full))
+            out_leaves, out_tree = tree_flatten(result)
+            out_trees.append(out_tree)
+            _check_ranks(f, "out", _per_leaf(out_specs, result, "out_specs"), result)
+            return out_leaves
+        names = [n for n in the_mesh.axis_names if n in manual]
+        outs = _with_axes(flat, [x for x, d in zip(leaves, dynamic) if d], names)
+        return tree_unflatten(out_trees[0], [_as_array(o) for o in outs])
+    return wrapped
+
+
+def _as_array(value: Any) -> Any:
+    # JAX returns arrays, also for a Python scalar that `f` returned.
+    return value if isinstance(value, (Array, Tracer)) else device_put(value)
+
+
+def _with_axes(fun: Callable[..., list], args: Sequence[Any], names: Sequence[Any]) -> list:
+    """`fun(*args)` with each of `names` bound as a named axis of size 1 (the first
+    outermost, as a mesh orders its axes)."""
+    if not names:
+        return list(fun(*args))
+    per_member: list[bool] = []
+
+    def inner(*xs: Any) -> list[Any]:
+        outs = _with_axes(fun, xs, names[1:])
+        trace = current_trace()
+        per_member[:] = [trace.unpack(o)[1] is not None for o in outs]
+        return outs
+    outs = vmap_flat(inner, 1, list(args), [None] * len(args),
+                     lambda: [0 if p else None for p in per_member], axis_name=names[0])
+    return [squeeze(o, (0,)) if p else o for o, p in zip(outs, per_member)]
+
+
+# ------------------------------------------------------------------------- checks
+
+def _checked_mesh(mesh: Any, axis_names: Any, in_specs: Any, out_specs: Any,
+                  is_smap: bool) -> tuple[AbstractMesh, frozenset]:
+    """The mesh and the manual axes, checked as `jax.shard_map` checks them."""
+    context = get_abstract_mesh()
+    if mesh is None:
+        if context.empty:
+            raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to "
+                             "enter into a mesh context")
+        mesh = context
+    elif isinstance(mesh, AbstractMesh) and not context.empty and \
+            _abstract(mesh) != _abstract(context):
+        raise ValueError(f"The context mesh {context} should match the mesh passed to "
+                         f"shard_map {mesh}")
+    if not isinstance(mesh, AbstractMesh):
+        raise TypeError("shard_map requires a `jax.sharding.Mesh` or a "
+                        "`jax.sharding.AbstractMesh` instance for its second argument, but "
+                        f"got {mesh} of type {type(mesh)}.")
+    if mesh.empty:
+        raise ValueError(f"shard_map requires a non-empty mesh. Got {mesh}")
+    if not isinstance(axis_names, (frozenset, set)):
+        raise TypeError("`axis_names` argument of shard_map should be of type `frozenset` "
+                        f"or `set`. Got type: {type(axis_names)}")
+    all_names = frozenset(mesh.axis_names)
+    manual = frozenset(axis_names) or all_names
+    if not manual <= all_names:
+        raise ValueError(f"jax.shard_map requires axis_names={manual} to be a subset of "
+                         f"mesh.axis_names={all_names}")
+    types = dict(zip(mesh.axis_names, mesh.axis_types))
+    if in_specs is Infer and not all(types[a] == AxisType.Explicit for a in manual):
+        kinds = ", ".join(f"AxisType.{types[a].name}" for a in manual)
+        raise TypeError(f"in_axes was not specified when axis_name={manual} was of type "
+                        f"{kinds}" if is_smap else
+                        "shard_map in_specs argument must be a pytree of "
+                        "`jax.sharding.PartitionSpec` instances, but it was `None` when "
+                        f"axis_names={manual} are of type {kinds}")
+    if in_specs is not Infer and in_specs is not None:
+        _check_specs("in", in_specs, manual, mesh, types)
+    _check_specs("out", out_specs, manual, mesh, types)
+    for name in sorted(manual, key=mesh.axis_names.index):
+        size = mesh.shape[name]
+        if size != 1:
+            raise NotImplementedError(
+                f"shard_map over mesh axis {name!r} of size {size} needs {size} devices per "
+                "mesh row; jaxlite runs on one device, where every mesh axis has size 1.")
+    return mesh, manual
+
+
+def _abstract(mesh: AbstractMesh) -> AbstractMesh:
+    return AbstractMesh(mesh.axis_sizes, mesh.axis_names, mesh.axis_types)
+
+
+def _check_specs(prefix: str, specs: Any, manual: frozenset, mesh: AbstractMesh,
+                 types: dict) -> None:
+    if prefix == "in" and specs is None:
+        raise TypeError("shard_map in_specs argument must be a pytree of "
+                        "`jax.sharding.PartitionSpec` instances, but it was None.\nInstead of "
+                        "`in_specs=None`, did you mean `in_specs=P()`, where "
+                        "`P = jax.sharding.PartitionSpec`?")
+    paths = tree_flatten_with_path(specs, is_leaf=lambda x: isinstance(x, PartitionSpec))[0]
+    wrong = [f"  {prefix}_specs{keystr(k)} is {x} of type {type(x).__name__}, "
+             for k, x in paths if not isinstance(x, PartitionSpec)]
+    if wrong:
+        raise TypeError(f"shard_map {prefix}_specs argument must be a pytree of "
+                        "`jax.sharding.PartitionSpec` instances, but:\n\n" + "\n\n".join(wrong)
+                        + f"\n\nCheck the {prefix}_specs values passed to shard_map.")
+    unknown = [f"  {prefix}_specs{keystr(k)} refers to {name!r}" for k, spec in paths
+               for name in _names(spec) if name not in manual]
+    if unknown:
+        raise ValueError(f"shard_map {prefix}_specs argument must refer to an axis marked as "
+                         f"manual ({manual}), but:\n\n" + "\n\n".join(unknown)
+                         + f"\n\nCheck the {prefix}_specs values passed to shard_map.")
+    for _, spec in paths:
+        _check_unreduced(prefix, spec, manual, mesh, types)
+
+
+def _names(spec: PartitionSpec) -> list[Any]:
+    names = []
+    for entry in spec:
+        names.extend(entry if isinstance(entry, tuple) else [entry])
+    return [n for n in names if n is not None]
+
+
+def _check_unreduced(prefix: str, spec: PartitionSpec, manual: frozenset,
+                     mesh: AbstractMesh, types: dict) -> None:
+    if not spec.unreduced and not spec.reduced:
+        return
+    if manual != frozenset(mesh.axis_names):
+        raise NotImplementedError(
+            f"unreduced/reduced can only be passed to {prefix}_specs when shard_map is in "
+            f"full manual mode. Got mesh axis names {mesh.axis_names}, manual_axes: {manual}, "
+            f"specs: {spec}.")
+    for kind, axes in (("unreduced", spec.unreduced), ("reduced", spec.reduced)):
+        if not all(types.get(a) == AxisType.Explicit for a in axes):
+            raise ValueError(f"{kind} in {prefix}_specs {spec} can only be used when the mesh "
+                             "passed to shard_map contains axis names all of type `Explicit`. "
+                             f"Got mesh {mesh}")
+
+
+def _per_leaf(specs: Any, tree: Any, what: str) -> list[tuple[Any, tuple]]:
+    """`specs`, a pytree prefix of `tree`, broadcast to one (spec, key path of the spec)
+    per leaf of `tree`."""
+    is_spec = lambda x: x is None or isinstance(x, PartitionSpec)  # noqa: E731
+    spec_paths, spec_tree = tree_flatten_with_path(specs, is_leaf=is_spec)
+    try:
+        subtrees = spec_tree.flatten_up_to(tree)
+    except ValueError as error:
+        whose = "arguments" if what == "in_specs" else "outputs"
+        raise ValueError(f"pytree structure error: shard_map {what} is not a pytree prefix "
+                         f"of the {whose}: {error}") from None
+    return [(spec, path) for (path, spec), sub in zip(spec_paths, subtrees)
+            for _ in range(tree_structure(sub).num_leaves)]
+
+
+def _check_ranks(f: Callable, prefix: str, specs: list[tuple[Any, tuple]],
+                 tree: Any) -> None:
+    """Each spec is no longer than the rank of its value (JAX's ValueError otherwise)."""
+    name = _api_util.function_name(f)
+    lines = []
+    for (spec, spec_path), (path, leaf) in zip(specs, tree_flatten_with_path(tree)[0]):
+        ndim = len(get_aval(leaf).shape)
+        if spec is None or len(spec) <= ndim:
+            continue
+        where = (f"the passed args{keystr(path)}{_bound_to(f, path)}" if prefix == "in"
+                 else f"{name}(*args){keystr(path)}")
+        lines.append(f"{prefix}_specs{keystr(spec_path)} is {spec} which has length "
+                     f"{len(spec)}, but {where} has shape {_type_str(get_aval(leaf))}, which "
+                     f"has rank {ndim} (and {ndim} < {len(spec)})")
+    if lines:
+        put = "input" if prefix == "in" else "output"
+        raise ValueError(
+            f"shard_map applied to the function '{name}' was given an {prefix}_specs entry "
+            f"which is too long to be compatible with the corresponding {put} value from the "
+            "function:\n\n" + "\n\n".join(lines) + f"\n\nEntries in {prefix}_specs must be "
+            f"of length no greater than the number of axes in the corresponding {put} value. "
+            f"For scalar values (rank 0), use an {prefix}_specs entry of `P()`.")
+
+
+def _type_str(aval: Any) -> str:
+    return f"{np.dtype(aval.dtype).name}[{','.join(str(d) for d in aval.shape)}]"
+
+
+def _bound_to(f: Callable, path: tuple) -> str:
+    index = getattr(path[0], "idx", None) if path else None
+    try:
+        params = [p for p in inspect.signature(f).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return ""
+    if index is None or index >= len(params):
+        return ""
+    return f", where args[{index}] is bound to {_api_util.function_name(f)}'s parameter " \
+           f"'{params[index].name}',"
