@@ -1,6 +1,6 @@
-"""Small helpers that JAX's experimental modules export as module attributes (`safe_zip`,
-`unzip2`, `weakref_lru_cache`, ...): programs written against JAX sometimes import them
-from there."""
+"""Small helpers of JAX's `jax._src.util` (`safe_map`, `safe_zip`, `unzip2`,
+`weakref_lru_cache`): JAX's experimental modules and example libraries export them as
+module attributes, and programs written against JAX sometimes import them from there."""
 from __future__ import annotations
 
 import functools
@@ -8,18 +8,27 @@ import weakref
 from collections import OrderedDict
 from typing import Any, Callable, Iterable, Sequence
 
-from jaxlite.api_util import safe_map
 
 __all__ = ["safe_map", "safe_zip", "unzip2", "weakref_lru_cache"]
+
+
+def safe_map(f: Callable[..., Any], *args: Sequence[Any]) -> list[Any]:
+    """`map` that insists on equal lengths and returns a list (JAX's `util.safe_map`)."""
+    lists = [list(a) for a in args]
+    _check_lengths(lists)
+    return list(map(f, *lists))
 
 
 def safe_zip(*args: Sequence[Any]) -> list[tuple]:
     """`zip` that insists on equal lengths and returns a list (JAX's `util.safe_zip`)."""
     lists = [list(a) for a in args]
-    for other in lists[1:]:
-        if len(other) != len(lists[0]):
-            raise ValueError(f"length mismatch: {[len(a) for a in lists]}")
+    _check_lengths(lists)
     return list(zip(*lists))
+
+
+def _check_lengths(lists: list[list]) -> None:
+    if any(len(other) != len(lists[0]) for other in lists[1:]):
+        raise ValueError(f"length mismatch: {[len(a) for a in lists]}")
 
 
 def unzip2(xys: Iterable[tuple[Any, Any]]) -> tuple[tuple, tuple]:

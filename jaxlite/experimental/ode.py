@@ -20,7 +20,7 @@ from typing import Any, Callable
 from jaxlite import lax
 from jaxlite import numpy as jnp
 from jaxlite.core.linear_util import transformation2, wrap_init
-from jaxlite.experimental._util import safe_map, safe_zip
+from jaxlite.core.util import safe_map, safe_zip
 from jaxlite.extend.core import valid_jaxtype
 from jaxlite.flatten_util import ravel_pytree
 from jaxlite.lax.custom_derivative_helpers import closure_convert

@@ -6,7 +6,7 @@ in one pass, giving its higher derivatives along a curve without nesting first-o
 differentiation. `_trace` holds the jet trace and `jet`; `_rules`, the rule of each
 primitive (extend `jet_rules` with `defzero`, `deflinear`, `def_deriv`, `def_comp`).
 """
-from jaxlite.experimental._util import safe_zip, unzip2, weakref_lru_cache
+from jaxlite.core.util import safe_zip, unzip2, weakref_lru_cache
 from jaxlite.experimental.jet._rules import (def_comp, def_deriv, deflinear, defzero,
                                              deriv_prop, linear_prop, zero_prop)
 from jaxlite.experimental.jet._trace import (JetTrace, JetTracer, ZeroSeries, ZeroTerm,

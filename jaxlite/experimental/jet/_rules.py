@@ -21,7 +21,7 @@ from jaxlite import numpy as jnp
 from jaxlite.core.avals import get_aval
 from jaxlite.core.jaxpr import ClosedJaxpr, eval_jaxpr
 from jaxlite.core.primitive import Primitive, registry
-from jaxlite.experimental._util import safe_zip
+from jaxlite.core.util import safe_zip
 from jaxlite.experimental.jet._trace import jet2, jet_flat, jet_rules, zero_series
 from jaxlite.interpreters.staging import hoist_tracer_consts, trace_to_jaxpr
 from jaxlite.tree_util import tree_flatten, tree_unflatten
