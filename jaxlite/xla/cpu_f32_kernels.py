@@ -79,9 +79,9 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 # XLA's log f32 kernel: a Cephes-style polynomial on the mantissa in [sqrt(1/2), sqrt(2)).
-_LOG_P = ((0x3D9021BB, 0xBDEBD1B8, 0x3DEF251A), (0xBDFE5D4F, 0x3E11E9BF, 0xBE2AAE50),
+LOG_P = ((0x3D9021BB, 0xBDEBD1B8, 0x3DEF251A), (0xBDFE5D4F, 0x3E11E9BF, 0xBE2AAE50),
           (0x3E4CCEAC, 0xBE7FFFFC, 0x3EAAAAAA))
-_LN2_LOW, _LN2_HIGH = _c(0xB95E8083), _c(0x3F318000)
+LN2_LOW, LN2_HIGH = _c(0xB95E8083), _c(0x3F318000)
 
 
 def log_f32(s: np.ndarray) -> np.ndarray:
@@ -103,20 +103,20 @@ def _log_kernel(s: np.ndarray) -> np.ndarray:
         small = mantissa < _c(0x3F3504F3)
         exponent = np.where(small, exponent - _F32(1), exponent)
         x = (mantissa + _F32(-1)) + np.where(small, mantissa, _F32(0))
-        p0, p1, p2 = (fma(fma(x, _c(c0), _c(c1)), x, _c(c2)) for c0, c1, c2 in _LOG_P)
+        p0, p1, p2 = (fma(fma(x, _c(c0), _c(c1)), x, _c(c2)) for c0, c1, c2 in LOG_P)
         z = x * x
         z3 = z * x
         y = fma(fma(p0, z3, p1), z3, p2)
-        tail = fma(y, z3, exponent * _LN2_LOW)
-        result = fma(exponent, _LN2_HIGH, fma(_F32(-0.5), z, x) + tail)
+        tail = fma(y, z3, exponent * LN2_LOW)
+        result = fma(exponent, LN2_HIGH, fma(_F32(-0.5), z, x) + tail)
     result = np.where(s == 0, _F32(-np.inf), result)
     result = np.where(s == np.inf, _F32(np.inf), result)
     return np.where((s < 0) | np.isnan(s), _F32(np.nan), result).astype(_F32)
 
 
 # XLA's log1p f32 kernel below sqrt(2) - 1: t - t^2/2 + t^3 P(t)/Q(t) (Cephes' rational).
-_LOG1P_P = (0x3EFF40C5, 0x40D284FA, 0x41EF4B9C, 0x4273CC76, 0x426473AD, 0x41A05101)
-_LOG1P_Q = (0x417101AD, 0x42A6185B, 0x435DC32D, 0x439A8CA3, 0x43586D8A, 0x42707982)
+LOG1P_P = (0x3EFF40C5, 0x40D284FA, 0x41EF4B9C, 0x4273CC76, 0x426473AD, 0x41A05101)
+LOG1P_Q = (0x417101AD, 0x42A6185B, 0x435DC32D, 0x439A8CA3, 0x43586D8A, 0x42707982)
 
 
 def log1p_f32(t: np.ndarray) -> np.ndarray:
@@ -125,18 +125,18 @@ def log1p_f32(t: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
         start = t * _F32(0)  # 0, or nan for infinite t, as the kernel starts its Horner
         p = start + _F32(4.527e-05)
-        for coefficient in _LOG1P_P:
+        for coefficient in LOG1P_P:
             p = fma(p, t, _c(coefficient))
         q = start + _F32(1)
-        for coefficient in _LOG1P_Q:
+        for coefficient in LOG1P_Q:
             q = fma(q, t, _c(coefficient))
         t2 = t * t
         small = t + fma(_F32(-0.5), t2, (t * t2) * (p / q))
     return np.where(np.abs(t) < _c(0x3ED413CD), small, log_f32(t + _F32(1))).astype(_F32)
 
 
-_ERF_P = (0x39702D51, 0x3B5F5DA2, 0x3D50B6EB, 0x3E3DA740, 0x3F906EBA)
-_ERF_Q = (0xB3FD3906, 0x37C588DF, 0x3A856D28, 0x3C6687D4, 0x3DE34C21, 0x3EFEB44A, 0x3F800000)
+ERF_P = (0x39702D51, 0x3B5F5DA2, 0x3D50B6EB, 0x3E3DA740, 0x3F906EBA)
+ERF_Q = (0xB3FD3906, 0x37C588DF, 0x3A856D28, 0x3C6687D4, 0x3DE34C21, 0x3EFEB44A, 0x3F800000)
 
 
 def erf_f32(x: np.ndarray) -> np.ndarray:
@@ -144,11 +144,11 @@ def erf_f32(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, _F32)
     with np.errstate(all="ignore"):
         x2 = x * x
-        p = fma(x2, _c(_ERF_P[0]), _c(_ERF_P[1]))
-        for coefficient in _ERF_P[2:]:
+        p = fma(x2, _c(ERF_P[0]), _c(ERF_P[1]))
+        for coefficient in ERF_P[2:]:
             p = fma(x2, p, _c(coefficient))
-        q = fma(x2, _c(_ERF_Q[0]), _c(_ERF_Q[1]))
-        for coefficient in _ERF_Q[2:]:
+        q = fma(x2, _c(ERF_Q[0]), _c(ERF_Q[1]))
+        for coefficient in ERF_Q[2:]:
             q = fma(x2, q, _c(coefficient))
         result = (x * p) / q
     return np.where(np.abs(x) >= _c(0x407547CB), np.copysign(_F32(1), x), result).astype(_F32)

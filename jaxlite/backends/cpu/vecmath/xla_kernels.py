@@ -4,13 +4,16 @@ JAX's float32 `log`, `log1p`, `erf` and `erf_inv` (so `jax.random.normal`, `expo
 `gumbel`, ...) are XLA's polynomial kernels, with LLVM's fused multiply-adds where XLA's code
 generator gets them. These functions write the same roundings in the same order (`fma` for
 each fused pair), so the compiled code gives JAX's values bit for bit;
-`jaxlite.xla.cpu_f32_kernels` is the same in numpy, for the evaluator and eager execution.
-The coefficients are XLA's float32 bits. Differences from XLA: subnormal inputs of log are
-scaled into the normal range (XLA's CPU code treats them as zero and gives -inf).
+`jaxlite.xla.cpu_f32_kernels` is the same in numpy, for the evaluator and eager execution,
+and holds the coefficients (XLA's float32 bits). Differences from XLA: subnormal inputs of
+log are scaled into the normal range (XLA's CPU code treats them as zero and gives -inf).
 """
 from __future__ import annotations
 
 import struct
+
+from jaxlite.xla.cpu_f32_kernels import (ERF_INV_LARGE_W, ERF_INV_SMALL_W, ERF_P, ERF_Q,
+                                         LN2_HIGH, LN2_LOW, LOG1P_P, LOG1P_Q, LOG_P)
 
 from ._ir import V, fabs, fma, select, sqrt
 
@@ -18,18 +21,6 @@ from ._ir import V, fabs, fma, select, sqrt
 def _c(bits: int) -> float:
     """The float32 constant of `bits`, as a Python float."""
     return struct.unpack("<f", struct.pack("<I", bits))[0]
-
-
-_LOG_P = ((0x3D9021BB, 0xBDEBD1B8, 0x3DEF251A), (0xBDFE5D4F, 0x3E11E9BF, 0xBE2AAE50),
-          (0x3E4CCEAC, 0xBE7FFFFC, 0x3EAAAAAA))
-_LOG1P_P = (0x3EFF40C5, 0x40D284FA, 0x41EF4B9C, 0x4273CC76, 0x426473AD, 0x41A05101)
-_LOG1P_Q = (0x417101AD, 0x42A6185B, 0x435DC32D, 0x439A8CA3, 0x43586D8A, 0x42707982)
-_ERF_P = (0x39702D51, 0x3B5F5DA2, 0x3D50B6EB, 0x3E3DA740, 0x3F906EBA)
-_ERF_Q = (0xB3FD3906, 0x37C588DF, 0x3A856D28, 0x3C6687D4, 0x3DE34C21, 0x3EFEB44A, 0x3F800000)
-ERF_INV_SMALL_W = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-                   0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
-ERF_INV_LARGE_W = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
-                   0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
 
 
 def log_f32(s: V) -> V:
@@ -48,12 +39,12 @@ def _log(s: V) -> V:
     small = mantissa < _c(0x3F3504F3)
     exponent = select(small, exponent - 1.0, exponent)
     x = (mantissa + -1.0) + select(small, mantissa, 0.0)
-    p0, p1, p2 = (fma(fma(x, _c(c0), _c(c1)), x, _c(c2)) for c0, c1, c2 in _LOG_P)
+    p0, p1, p2 = (fma(fma(x, _c(c0), _c(c1)), x, _c(c2)) for c0, c1, c2 in LOG_P)
     z = x * x
     z3 = z * x
     y = fma(fma(p0, z3, p1), z3, p2)
-    tail = fma(y, z3, exponent * _c(0xB95E8083))
-    result = fma(exponent, _c(0x3F318000), fma(z, -0.5, x) + tail)
+    tail = fma(y, z3, exponent * float(LN2_LOW))
+    result = fma(exponent, float(LN2_HIGH), fma(z, -0.5, x) + tail)
     result = select(s.eq(0.0), float("-inf"), result)
     result = select(s.eq(float("inf")), float("inf"), result)
     return select((s < 0.0) | b.isnan(s), float("nan"), result)
@@ -63,10 +54,10 @@ def log1p_f32(t: V) -> V:
     """XLA's float32 log1p kernel: a rational approximation below sqrt(2) - 1."""
     start = t * 0.0
     p = start + 4.527e-05
-    for c in _LOG1P_P:
+    for c in LOG1P_P:
         p = fma(p, t, _c(c))
     q = start + 1.0
-    for c in _LOG1P_Q:
+    for c in LOG1P_Q:
         q = fma(q, t, _c(c))
     t2 = t * t
     small = t + fma(t2, -0.5, (t * t2) * (p / q))
@@ -76,11 +67,11 @@ def log1p_f32(t: V) -> V:
 def erf_f32(x: V) -> V:
     """XLA's float32 erf: x P(x^2) / Q(x^2), +-1 from |x| >= 3.8325."""
     x2 = x * x
-    p = fma(x2, _c(_ERF_P[0]), _c(_ERF_P[1]))
-    for c in _ERF_P[2:]:
+    p = fma(x2, _c(ERF_P[0]), _c(ERF_P[1]))
+    for c in ERF_P[2:]:
         p = fma(x2, p, _c(c))
-    q = fma(x2, _c(_ERF_Q[0]), _c(_ERF_Q[1]))
-    for c in _ERF_Q[2:]:
+    q = fma(x2, _c(ERF_Q[0]), _c(ERF_Q[1]))
+    for c in ERF_Q[2:]:
         q = fma(x2, q, _c(c))
     one = x.b.intrinsic("copysign", "float", x.b.const("float", 1.0), x)
     return select(fabs(x) >= _c(0x407547CB), one, (x * p) / q)
