@@ -3,6 +3,8 @@
 `special` (special functions) and `stats.norm`, written with lax and jaxlite.numpy.
 """
 from jaxlite.scipy import special, stats  # noqa: F401
-from jaxlite.scipy import fft, linalg, optimize, signal, sparse  # noqa: F401
+from jaxlite.scipy import (cluster, fft, integrate, interpolate, linalg,  # noqa: F401
+                           ndimage, optimize, signal, sparse, spatial)
 
-__all__ = ["fft", "linalg", "optimize", "signal", "sparse", "special", "stats"]
+__all__ = ["cluster", "fft", "integrate", "interpolate", "linalg", "ndimage", "optimize",
+           "signal", "sparse", "spatial", "special", "stats"]

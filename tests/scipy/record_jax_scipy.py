@@ -24,6 +24,11 @@ import jax.scipy.optimize  # noqa: E402,F401
 import jax.scipy.sparse.linalg  # noqa: E402,F401
 import jax.scipy.fft  # noqa: E402,F401
 import jax.scipy.signal  # noqa: E402,F401
+import jax.scipy.integrate  # noqa: E402,F401
+import jax.scipy.interpolate  # noqa: E402,F401
+import jax.scipy.ndimage  # noqa: E402,F401
+import jax.scipy.cluster.vq  # noqa: E402,F401
+import jax.scipy.spatial.transform  # noqa: E402,F401
 import jax.numpy  # noqa: E402,F401
 
 from jax_cases import all_cases  # noqa: E402

@@ -18,6 +18,11 @@ import jaxlite.scipy.optimize  # noqa: F401
 import jaxlite.scipy.sparse.linalg  # noqa: F401
 import jaxlite.scipy.fft  # noqa: F401
 import jaxlite.scipy.signal  # noqa: F401
+import jaxlite.scipy.integrate  # noqa: F401
+import jaxlite.scipy.interpolate  # noqa: F401
+import jaxlite.scipy.ndimage  # noqa: F401
+import jaxlite.scipy.cluster.vq  # noqa: F401
+import jaxlite.scipy.spatial.transform  # noqa: F401
 from jax_cases import MODES, all_cases, default_rtol
 from jaxlite.tree_util import tree_leaves
 
