@@ -66,16 +66,16 @@ def _fma_f64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """a * b + c with one rounding, in the operands' (common) float dtype."""
-    a, b, c = np.broadcast_arrays(np.asarray(a), np.asarray(b), np.asarray(c))
+    """a * b + c with one rounding, in the operands' (common) float dtype (broadcast)."""
+    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
     dtype = np.result_type(a.dtype, b.dtype, c.dtype)
     with np.errstate(all="ignore"):
-        wide = [np.asarray(x, np.float64) for x in (a, b, c)]
         if dtype == np.float64:
+            wide = np.broadcast_arrays(*(np.asarray(x, np.float64) for x in (a, b, c)))
             return _fma_f64(*wide)
-        product = wide[0] * wide[1]  # exact: at most 2 * 24 significant bits
-        s, err = _two_sum(product, wide[2])
-        return _round_to_odd(s, err).astype(dtype)
+        product = np.asarray(a, np.float64) * b  # exact: at most 2 * 24 significant bits
+        s, err = _two_sum(product, np.asarray(c, np.float64))
+        return _round_to_odd(np.asarray(s), err).astype(dtype)
 
 
 # XLA's log f32 kernel: a Cephes-style polynomial on the mantissa in [sqrt(1/2), sqrt(2)).
