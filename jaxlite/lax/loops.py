@@ -80,7 +80,7 @@ def _while_abstract_eval(*avals: ShapedArray, cond_jaxpr: ClosedJaxpr,
     if len(out) != len(carry) or not all(map(same_type, out, carry)):
         raise TypeError(f"while: body_jaxpr returns {[type_str(a) for a in out]} for the "
                         f"carry {[type_str(a) for a in carry]}.")
-    return carry
+    return list(out)  # the body's types, weak types included, as JAX's while
 
 
 def _while_reference(*args: np.ndarray, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,

@@ -82,7 +82,8 @@ def _scan_abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, num_consts: int
         raise TypeError(f"scan: the body returns the carry as "
                         f"{[type_str(a) for a in carry_out]} but takes it as "
                         f"{[type_str(a) for a in carry]}.")
-    return carry + [_stacked_aval(y, length) for y in jaxpr.out_avals[num_carry:]]
+    # The carry out has the body's types, weak types included, as JAX's scan.
+    return list(carry_out) + [_stacked_aval(y, length) for y in jaxpr.out_avals[num_carry:]]
 
 
 def _scan_reference(*args: np.ndarray, jaxpr: ClosedJaxpr, num_consts: int, num_carry: int,

@@ -2,8 +2,8 @@
 
     /tmp/jaxvenv/bin/python tests/named_axes/record_jax_linearize.py
 
-Each program's output leaves and pytree structure go to jax_linearize_records.npz as
-`<name>/<leaf index>` and `<name>/tree`.
+Each program's output leaves go to jax_linearize_records.npz as `<name>/<leaf index>`, with
+`<name>/tree` (the pytree structure) and `<name>/weak` (the leaves' weak types).
 """
 from __future__ import annotations
 
@@ -11,23 +11,14 @@ import sys
 from pathlib import Path
 
 import jax
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from linearize_cases import programs  # noqa: E402
+from program_records import record_programs  # noqa: E402
 
 
 def main() -> None:
-    assert jax.__version__ == "0.10.2", jax.__version__
-    records = {}
-    for name, program in programs(jax).items():
-        leaves, tree = jax.tree_util.tree_flatten(program())
-        records[f"{name}/tree"] = np.array(str(tree))
-        for k, leaf in enumerate(leaves):
-            records[f"{name}/{k}"] = np.asarray(leaf)
-    out = Path(__file__).parent / "jax_linearize_records.npz"
-    np.savez_compressed(out, **records)
-    print(f"wrote {len(records)} arrays to {out}")
+    record_programs(jax, programs(jax), Path(__file__).parent / "jax_linearize_records.npz")
 
 
 if __name__ == "__main__":

@@ -12,26 +12,15 @@ import sys
 from pathlib import Path
 
 import jax
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from shard_map_cases import programs  # noqa: E402
+from program_records import record_programs  # noqa: E402
 
 
 def main() -> None:
-    assert jax.__version__ == "0.10.2", jax.__version__
     assert jax.device_count() == 1, "record on one device: jaxlite's meshes have size 1"
-    records = {}
-    for name, program in programs(jax).items():
-        leaves, tree = jax.tree_util.tree_flatten(program())
-        records[f"{name}/tree"] = np.array(str(tree))
-        records[f"{name}/weak"] = np.array([bool(getattr(x, "weak_type", False))
-                                            for x in leaves])
-        for k, leaf in enumerate(leaves):
-            records[f"{name}/{k}"] = np.asarray(leaf)
-    out = Path(__file__).parent / "jax_shard_map_records.npz"
-    np.savez_compressed(out, **records)
-    print(f"wrote {len(records)} arrays to {out}")
+    record_programs(jax, programs(jax), Path(__file__).parent / "jax_shard_map_records.npz")
 
 
 if __name__ == "__main__":

@@ -23,20 +23,15 @@ from jaxlite.lax.control_flow import merge_residuals
 
 sys.path.insert(0, str(Path(__file__).parent))
 from linearize_cases import KNOWN_DIFFERENT, programs  # noqa: E402
+from program_records import check_program  # noqa: E402
 
 RECORDS = np.load(Path(__file__).parent / "jax_linearize_records.npz")
 PROGRAMS = programs(jax)
 
 
 def _check_against_jax(name):
-    leaves, tree = jax.tree_util.tree_flatten(PROGRAMS[name]())
-    assert str(tree) == str(RECORDS[f"{name}/tree"])
-    for k, leaf in enumerate(leaves):
-        expected = RECORDS[f"{name}/{k}"]
-        actual = np.asarray(leaf)
-        assert actual.dtype == expected.dtype and actual.shape == expected.shape, f"leaf {k}"
-        # float32: a few dozen operations per value, each within an ulp or so.
-        np.testing.assert_allclose(actual, expected, rtol=2e-6, atol=1e-6, err_msg=f"leaf {k}")
+    # float32: a few dozen operations per value, each within an ulp or so.
+    check_program(jax, RECORDS, name, PROGRAMS[name](), rtol=2e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("name", sorted(set(PROGRAMS) - KNOWN_DIFFERENT))

@@ -18,6 +18,7 @@ from jaxlite import lax
 from jaxlite.sharding import AbstractMesh, AxisType, PartitionSpec as P
 
 sys.path.insert(0, str(Path(__file__).parent))
+from program_records import check_program  # noqa: E402
 from shard_map_cases import programs  # noqa: E402
 
 RECORDS = np.load(Path(__file__).parent / "jax_shard_map_records.npz")
@@ -28,16 +29,8 @@ X = jnp.arange(4.0)
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_matches_jax(name):
-    leaves, tree = jax.tree_util.tree_flatten(PROGRAMS[name]())
-    assert str(tree) == str(RECORDS[f"{name}/tree"])
-    weak = list(RECORDS[f"{name}/weak"])
-    for k, leaf in enumerate(leaves):
-        expected = RECORDS[f"{name}/{k}"]
-        actual = np.asarray(leaf)
-        assert actual.dtype == expected.dtype and actual.shape == expected.shape, f"leaf {k}"
-        assert bool(getattr(leaf, "weak_type", False)) == weak[k], f"leaf {k} weak type"
-        # float32 programs of a few dozen operations.
-        np.testing.assert_allclose(actual, expected, rtol=2e-6, atol=1e-6, err_msg=f"leaf {k}")
+    # float32 programs of a few dozen operations.
+    check_program(jax, RECORDS, name, PROGRAMS[name](), rtol=2e-6, atol=1e-6)
 
 
 def test_signatures_are_jaxs():
