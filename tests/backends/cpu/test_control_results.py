@@ -212,3 +212,138 @@ def test_flat_body_still_used_when_a_value_is_repeated_and_not_for_a_swap():
     np.testing.assert_array_equal(np.asarray(b), x * 4)
     np.testing.assert_array_equal(np.asarray(c), x + 1)
     np.testing.assert_array_equal(np.asarray(d), x)
+
+
+# ------------------------------------------------------------------ random programs
+# Loops and conditionals whose results are drawn, with repeats, from their state and
+# parameters, from values computed from them (arithmetic, comparisons, reductions to bool,
+# selects, conversions), from constants, and from nested conditionals and loops: the ways a
+# value can end up in two result slots, or a slot can end up holding another's old value.
+# A program is a plan of integers, read by `_build` the same way on every trace.
+
+_TYPES = [(np.float32, ()), (np.float32, (2,)), (np.int32, ()), (np.int32, (2,)),
+          (np.int8, (3,)), (np.bool_, ()), (np.bool_, (2,)), (np.uint8, ())]
+_OPS = 10
+
+
+@st.composite
+def _programs(draw):
+    plan = {
+        "state": draw(st.lists(st.sampled_from(range(len(_TYPES))), min_size=1, max_size=5)),
+        "trips": draw(st.integers(0, 3)),
+        "ops": draw(st.lists(st.tuples(*[st.integers(0, 50)] * 4), max_size=7)),
+        "results": draw(st.lists(st.integers(0, 50), min_size=5, max_size=5)),
+        "repeat": draw(st.lists(st.integers(0, 50), max_size=2)),
+        "seed": draw(st.integers(0, 2 ** 16)),
+    }
+    return plan
+
+
+def _kind(t):
+    return jnp.dtype(t[0]).kind
+
+
+def _pick(pool, t, k):
+    values = pool.setdefault(t, [])
+    if not values:
+        values.append(jnp.full(t[1], k % 3, t[0]))
+    return values[k % len(values)]
+
+
+def _types(pool, k, kinds="fiub"):
+    present = sorted((t for t in pool if _kind(t) in kinds), key=lambda t: (_kind(t), t[1]))
+    return present[k % len(present)] if present else None
+
+
+def _flag(pool, k):
+    """A bool scalar of the pool; one computed from a pool value when it has none (a
+    constant predicate would let a conditional be decided while tracing)."""
+    if not pool.get((np.bool_, ())):
+        x = _pick(pool, _types(pool, k), k)
+        pool[(np.bool_, ())] = [jnp.any(x if x.dtype == bool else x > 0)]
+    return _pick(pool, (np.bool_, ()), k)
+
+
+def _apply(pool, op):
+    """Add the value(s) of one operation to the pool (type -> values)."""
+    kind, a, b, c = op
+    kind %= _OPS
+    t = _types(pool, a)
+    x, y = _pick(pool, t, b), _pick(pool, t, c)
+    if kind == 0:  # binary
+        if _kind(t) == "b":
+            fn = [jnp.logical_and, jnp.logical_or, jnp.logical_xor][a % 3]
+        else:
+            fn = [jnp.add, jnp.subtract, jnp.maximum, jnp.minimum][a % 4]
+        pool[t].append(fn(x, y))
+    elif kind == 1:  # unary
+        pool[t].append(~x if _kind(t) == "b" else x * 2 if _kind(t) == "u" else -x)
+    elif kind == 2 and _kind(t) != "b":  # comparison
+        pool.setdefault((np.bool_, t[1]), []).append([x > y, x == y, x <= y][a % 3])
+    elif kind == 3:  # reduction to bool
+        p = x if _kind(t) == "b" else x > y
+        pool.setdefault((np.bool_, ()), []).append(jnp.all(p) if b % 2 else jnp.any(p))
+    elif kind == 4:  # select
+        p = _flag(pool, c) if a % 2 else pool.setdefault((np.bool_, t[1]), [x == y])[-1]
+        pool[t].append(jnp.where(p, x, y))
+    elif kind == 5:  # conversion
+        to = _types(pool, b)
+        if to[1] == t[1]:
+            pool[to].append(x.astype(to[0]))
+    elif kind in (6, 9):  # a conditional or switch returning picks (repeats allowed)
+        outs = [_types(pool, a + k) for k in range(1 + a % 4)]
+        picks = [[_pick(pool, o, seed + j * k) for k, o in enumerate(outs)]
+                 for j, seed in enumerate((b, c, a + b))]
+        branches = [lambda p=p: tuple(p) for p in picks]
+        if kind == 6:
+            got = lax.cond(_flag(pool, a), *branches[:2])
+        else:
+            got = lax.switch(_flag(pool, a).astype(np.int32) + b % 2, branches)
+        for o, v in zip(outs, got):
+            pool[o].append(v)
+    elif kind == 7:  # a loop whose elements trade places, repeat, or change
+        outs = [_types(pool, b + k) for k in range(2 + a % 2)]
+        init = tuple(_pick(pool, o, c + k) for k, o in enumerate(outs))
+
+        def body(i, carry):
+            new = []
+            for k, o in enumerate(outs):
+                same = [v for v, u in zip(carry, outs) if u == o]
+                v = same[(a + k * b) % len(same)]
+                new.append(v if (b + k) % 3 else (~v if _kind(o) == "b" else v + v))
+            return tuple(new)
+        for o, v in zip(outs, lax.fori_loop(0, 1 + c % 3, body, init)):
+            pool[o].append(v)
+    elif kind == 8:  # a constant
+        pool[t].append(jnp.full(t[1], b % 5, t[0]))
+
+
+def _build(plan):
+    types = [_TYPES[k] for k in plan["state"]]
+
+    def ops(state):
+        pool = {}
+        for t, v in zip(types, state):
+            pool.setdefault(t, []).append(v)
+        for op in plan["ops"]:
+            _apply(pool, op)
+        return [_pick(pool, t, k) for t, k in zip(types, plan["results"])]
+
+    def program(*state):
+        # The loop, then the same operations once more outside it: results of the entry.
+        _, *final = lax.while_loop(lambda c: c[0] < plan["trips"],
+                                   lambda c: (c[0] + 1, *ops(c[1:])), (0, *state))
+        after = ops(final)
+        return (*final, *after, *(after[k % len(types)] for k in plan["repeat"]))
+
+    rng = np.random.default_rng(plan["seed"])
+    args = [rng.integers(-3, 4, t[1]).astype(t[0]) if t[0] is not np.bool_
+            else rng.integers(0, 2, t[1]).astype(bool) for t in types]
+    return program, args
+
+
+@settings(max_examples=40)
+@given(_programs())
+def test_random_loops_and_conditionals_match_the_interpreter(plan):
+    program, args = _build(plan)
+    _same_as_interpreter(program, *args)
