@@ -98,6 +98,13 @@ def _first(state: tuple) -> Any:
     return state[0]
 
 
+def _with_zeros(count: int) -> Callable[[Any], tuple]:
+    """The init function of a state of the parameters and `count` zero arrays like them."""
+    def init(x0):
+        return (x0,) + tuple(jnp.zeros_like(x0) for _ in range(count))
+    return init
+
+
 @optimizer
 def sgd(step_size):
     """Stochastic gradient descent: x ← x - η·g (mirrors `optimizers.sgd`)."""
@@ -117,7 +124,7 @@ def momentum(step_size: Schedule, mass: float):
         x, velocity = state
         velocity = mass * velocity + g
         return x - step_size(i) * velocity, velocity
-    return lambda x0: (x0, jnp.zeros_like(x0)), update, _first
+    return _with_zeros(1), update, _first
 
 
 @optimizer
@@ -130,7 +137,7 @@ def nesterov(step_size: Schedule, mass: float):
         x, velocity = state
         velocity = mass * velocity + g
         return x - step_size(i) * (mass * velocity + g), velocity
-    return lambda x0: (x0, jnp.zeros_like(x0)), update, _first
+    return _with_zeros(1), update, _first
 
 
 @optimizer
@@ -139,16 +146,13 @@ def adagrad(step_size, momentum=0.9):
     `optimizers.adagrad`)."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
-
     def update(i, g, state):
         x, g_sq, m = state
         g_sq += jnp.square(g)
         g_sq_inv_sqrt = jnp.where(g_sq > 0, 1. / jnp.sqrt(g_sq), 0.0)
         m = (1. - momentum) * (g * g_sq_inv_sqrt) + momentum * m
         return x - step_size(i) * m, g_sq, m
-    return init, update, _first
+    return _with_zeros(2), update, _first
 
 
 @optimizer
@@ -160,7 +164,7 @@ def rmsprop(step_size, gamma=0.9, eps=1e-8):
         x, avg_sq_grad = state
         avg_sq_grad = avg_sq_grad * gamma + jnp.square(g) * (1. - gamma)
         return x - step_size(i) * g / jnp.sqrt(avg_sq_grad + eps), avg_sq_grad
-    return lambda x0: (x0, jnp.zeros_like(x0)), update, _first
+    return _with_zeros(1), update, _first
 
 
 @optimizer
@@ -168,15 +172,12 @@ def rmsprop_momentum(step_size, gamma=0.9, eps=1e-8, momentum=0.9):
     """RMSProp with momentum on the scaled step (mirrors `optimizers.rmsprop_momentum`)."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
-
     def update(i, g, state):
         x, avg_sq_grad, mom = state
         avg_sq_grad = avg_sq_grad * gamma + jnp.square(g) * (1. - gamma)
         mom = momentum * mom + step_size(i) * g / jnp.sqrt(avg_sq_grad + eps)
         return x - mom, avg_sq_grad, mom
-    return init, update, _first
+    return _with_zeros(2), update, _first
 
 
 @optimizer
@@ -185,9 +186,6 @@ def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
     `optimizers.adam`)."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
-
     def update(i, g, state):
         x, m, v = state
         m = (1 - b1) * g + b1 * m
@@ -195,7 +193,7 @@ def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
         m_hat = m / (1 - jnp.asarray(b1, m.dtype) ** (i + 1))
         v_hat = v / (1 - jnp.asarray(b2, m.dtype) ** (i + 1))
         return x - step_size(i) * m_hat / (jnp.sqrt(v_hat) + eps), m, v
-    return init, update, _first
+    return _with_zeros(2), update, _first
 
 
 @optimizer
@@ -204,16 +202,13 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
     `optimizers.adamax`)."""
     step_size = make_schedule(step_size)
 
-    def init(x0):
-        return x0, jnp.zeros_like(x0), jnp.zeros_like(x0)
-
     def update(i, g, state):
         x, m, u = state
         m = (1 - b1) * g + b1 * m
         u = jnp.maximum(b2 * u, jnp.abs(g))
         corrected = step_size(i) / (1 - jnp.asarray(b1, m.dtype) ** (i + 1))
         return x - corrected * m / (u + eps), m, u
-    return init, update, _first
+    return _with_zeros(2), update, _first
 
 
 def _without(seq: Any, i: int, items: list) -> list:

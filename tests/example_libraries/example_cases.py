@@ -11,15 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in sorted(value.items())}
-    if value is None or isinstance(value, str):
-        return value
-    return np.asarray(value).astype(np.float64).tolist()
+from case_util import run_cases
 
 
 def _data(n_in: int, n_out: int) -> tuple[np.ndarray, np.ndarray]:
@@ -169,10 +161,4 @@ def _cases(api: Any) -> dict[str, Callable[[], Any]]:
 
 
 def run_all(api: Any) -> dict:
-    answers = {}
-    for name, fn in _cases(api).items():
-        try:
-            answers[name] = {"value": _plain(fn())}
-        except Exception as e:  # noqa: BLE001  (the exception is what is compared)
-            answers[name] = {"raises": type(e).__name__, "text": str(e)}
-    return answers
+    return run_cases(_cases(api), api.jax)

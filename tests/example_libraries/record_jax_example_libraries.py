@@ -19,6 +19,7 @@ import jax.numpy as jnp
 from jax.example_libraries import optimizers, stax
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1] / "experimental"))  # case_util
 import example_cases  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "data" / "example_libraries" / "jax_expected.json"

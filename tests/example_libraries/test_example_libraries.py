@@ -16,6 +16,7 @@ import jaxlite.numpy as jnp
 from jaxlite.example_libraries import optimizers, stax
 
 import example_cases
+from case_util import assert_same_answer
 
 EXPECTED = json.loads((Path(__file__).resolve().parents[1] / "data" / "example_libraries" /
                        "jax_expected.json").read_text())["cases"]
@@ -27,28 +28,12 @@ def answers() -> dict:
     return example_cases.run_all(API)
 
 
-def _leaves(value) -> list:
-    if isinstance(value, dict):
-        return [x for k in sorted(value) for x in _leaves(value[k])]
-    if isinstance(value, list):
-        return [x for v in value for x in _leaves(v)]
-    return [value]
-
-
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_same_numbers_as_jax(answers, name):
-    got, want = answers[name], EXPECTED[name]
-    if "raises" in want:
-        assert got == want
-        return
-    got, want = _leaves(got["value"]), _leaves(want["value"])
-    assert len(got) == len(want)
-    got, want = np.array(got, dtype=np.float64), np.array(want, dtype=np.float64)
     # A few float32 training steps: each number within ~10 ulps of the case's largest
     # (relative errors of near-zero entries, such as a bias whose gradient cancels, are
     # larger and meaningless).
-    scale = max(np.abs(want).max(), 1.0)
-    np.testing.assert_allclose(got, want, rtol=0, atol=2e-6 * scale)
+    assert_same_answer(answers[name], EXPECTED[name], 2e-6)
 
 
 def test_optimizer_state_is_a_pytree_for_jit():

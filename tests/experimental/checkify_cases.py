@@ -10,24 +10,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in sorted(value.items())}
-    if value is None:
-        return None
-    array = np.asarray(value)
-    if array.dtype.kind == "f":
-        return [float(v) for v in array.ravel()] if array.ndim else float(array)
-    return array.tolist()
+from case_util import plain
 
 
 def _run(fn: Callable[[], Any]) -> dict:
     try:
         err, out = fn()
-        return {"message": err.get(), "out": _plain(out)}
+        return {"message": err.get(), "out": plain(out)}
     except Exception as e:  # noqa: BLE001  (the exception is what is compared)
         return {"raises": type(e).__name__, "text": str(e)}
 
@@ -222,7 +211,7 @@ def _raised(fn: Callable[[], Any]) -> dict:
         result = fn()
     except Exception as e:  # noqa: BLE001  (the exception is what is compared)
         return {"raises": type(e).__name__, "text": str(e)}
-    return {"returns": _plain(result)}
+    return {"returns": plain(result)}
 
 
 def run_all(api: Any) -> dict:

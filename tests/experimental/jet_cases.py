@@ -10,13 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in sorted(value.items())}
-    return np.asarray(value).astype(np.float64).tolist()
+from case_util import run_cases
 
 
 def _unary(api: Any) -> dict[str, Callable[[Any], Any]]:
@@ -99,13 +93,4 @@ def _cases(api: Any) -> dict[str, Callable[[], Any]]:
 
 
 def run_all(api: Any) -> dict:
-    answers = {}
-    for name, fn in _cases(api).items():
-        api.jax.config.update("jax_enable_x64", name.endswith("64"))
-        try:
-            answers[name] = {"value": _plain(fn())}
-        except Exception as e:  # noqa: BLE001  (the exception is what is compared)
-            answers[name] = {"raises": type(e).__name__}
-        finally:
-            api.jax.config.update("jax_enable_x64", False)
-    return answers
+    return run_cases(_cases(api), api.jax)

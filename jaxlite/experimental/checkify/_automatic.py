@@ -11,7 +11,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from jaxlite import lax
 from jaxlite import numpy as jnp
 from jaxlite.core import dtypes
 from jaxlite.core.primitive import Primitive

@@ -25,7 +25,7 @@ from jaxlite.lax.control_flow import cond_p
 from jaxlite.lax.higher_order import checkpoint_p, custom_jvp_call_p, custom_vjp_call_p, jit_p
 from jaxlite.lax.loops import while_p
 from jaxlite.lax.scan import scan_p
-from jaxlite.tree_util import tree_flatten, tree_unflatten
+from jaxlite.tree_util import tree_unflatten
 
 
 def _without_tracer_consts(closed: ClosedJaxpr) -> ClosedJaxpr:

@@ -19,7 +19,7 @@ from jaxlite.core.linear_util import transformation2, transformation_with_aux2, 
 from jaxlite.core.primitive import Primitive
 from jaxlite.core.trace import Trace, Tracer, current_trace, new_transformation, \
     set_current_trace
-from jaxlite.core.util import safe_zip, unzip2
+from jaxlite.core.util import unzip2
 from jaxlite.tree_util import (register_pytree_node, tree_flatten, tree_structure,
                                tree_unflatten, treedef_is_leaf)
 
