@@ -24,7 +24,6 @@ from jaxlite.backends.registry import get_backend
 from jaxlite.core.avals import get_aval, is_array_like
 from jaxlite.core.basearray import Array
 from jaxlite import tree_util
-from jaxlite.core.trace import Tracer
 from jaxlite.runtime.sharding import (PartitionSpec, Sharding, SingleDeviceSharding,
                                       resolve)
 from jaxlite.tree_util import tree_map
@@ -94,8 +93,10 @@ def _put_leaf(x: Any, target: Any) -> Any:
     if not isinstance(x, Array) and not is_array_like(x):
         raise TypeError(f"device_put: {x!r} of type {type(x).__name__} is not a valid "
                         "array value.")
-    if isinstance(x, Tracer):
-        _placement(target, x.ndim)  # checked; a traced value has no placement to change
+    if isinstance(x, Array) and type(x) is not ArrayImpl:
+        # A tracer, or an array of an extended dtype (typed PRNG keys): on one device its
+        # placement can only be checked.
+        _placement(target, x.ndim)
         return x
     if type(x) is not ArrayImpl:
         aval = get_aval(x)

@@ -85,3 +85,12 @@ def test_jit_in_and_out_shardings():
     np.testing.assert_array_equal(grads, 2 * np.ones((4, 2)))
     with pytest.raises(ValueError, match="in_shardings has 1 entries for 2"):
         jax.jit(lambda a, b: a + b, in_shardings=(sharding,))(x, x)
+
+
+def test_device_put_of_typed_keys_keeps_them():
+    key = jax.random.key(0)
+    assert jax.device_put(key) is key
+    keys = jax.device_put(jax.random.split(key), jax.devices()[0])
+    assert keys.shape == (2,) and jnp.issubdtype(keys.dtype, jax.dtypes.prng_key)
+    np.testing.assert_array_equal(jax.random.key_data(jax.jit(jax.device_put)(key)),
+                                  jax.random.key_data(key))
