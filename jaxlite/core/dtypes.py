@@ -559,9 +559,9 @@ def to_numeric_dtype(dtype_: DTypeLike) -> np.dtype:
     return _i4 if dt == _b1 else dt
 
 
-def itemsize_bits(dtype_: DTypeLike) -> int:
+def itemsize_bits(dtype: DTypeLike) -> int:
     """Bits per element (mirrors ``jax.dtypes.itemsize_bits``); int4 gives 4, bool 8."""
-    dt = _spec(dtype_)
+    dt = _spec(dtype)
     category = _CUSTOM_CATEGORY.get(dt.type)
     if category is np.floating:
         return int(ml_dtypes.finfo(dt).bits)
