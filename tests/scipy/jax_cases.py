@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 CASE_MODULES = ["jax_cases_linalg", "jax_cases_optimize", "jax_cases_sparse",
-                "jax_cases_fft", "jax_cases_signal", "jax_cases_misc"]
+                "jax_cases_fft", "jax_cases_signal", "jax_cases_misc", "jax_cases_grads"]
 MODES = ("x64", "x32")
 
 

@@ -23,6 +23,7 @@ import jaxlite.scipy.interpolate  # noqa: F401
 import jaxlite.scipy.ndimage  # noqa: F401
 import jaxlite.scipy.cluster.vq  # noqa: F401
 import jaxlite.scipy.spatial.transform  # noqa: F401
+import jaxlite.transforms  # noqa: F401  (grad, jacfwd, jvp of the gradient cases)
 from jax_cases import MODES, all_cases, default_rtol
 from jaxlite.tree_util import tree_leaves
 
