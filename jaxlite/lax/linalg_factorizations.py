@@ -80,7 +80,7 @@ def _triangular_solve_abstract_eval(a: ShapedArray, b: ShapedArray, *, left_side
                                     lower: bool, transpose_a: bool, conjugate_a: bool,
                                     unit_diagonal: bool) -> ShapedArray:
     check_matrix("triangular_solve", "a", a, square=True)
-    check_matrix("triangular_solve", "b", b)
+    check_matrix("triangular_solve", "b", b, position=1)
     if a.dtype != b.dtype:
         raise TypeError(f"lax.linalg.triangular_solve: a and b must have the same dtype, got "
                         f"{a.dtype.name} and {b.dtype.name}.")

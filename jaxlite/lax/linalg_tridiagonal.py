@@ -30,8 +30,8 @@ tridiagonal_solve_p = Primitive("tridiagonal_solve")
 def _tridiagonal_solve_abstract_eval(dl: ShapedArray, d: ShapedArray, du: ShapedArray,
                                      b: ShapedArray, *,
                                      perturb_singular: bool = False) -> ShapedArray:
-    for name, aval in (("dl", dl), ("d", d), ("du", du), ("b", b)):
-        check_dtype("tridiagonal_solve", name, aval)
+    for position, (name, aval) in enumerate((("dl", dl), ("d", d), ("du", du), ("b", b))):
+        check_dtype("tridiagonal_solve", name, aval, position)
     if len({dl.dtype, d.dtype, du.dtype, b.dtype}) != 1:
         raise TypeError(f"lax.linalg.tridiagonal_solve: dl, d, du and b must have one dtype, "
                         f"got {dl.dtype.name}, {d.dtype.name}, {du.dtype.name}, "

@@ -38,22 +38,29 @@ LINALG_DTYPES = tuple(np.dtype(d) for d in (np.float32, np.float64, np.complex64
 
 # --------------------------------------------------------------------------- checks
 
-def check_dtype(name: str, arg: str, aval: ShapedArray) -> None:
+def check_dtype(name: str, arg: str, aval: ShapedArray, position: int = 0) -> None:
+    """`aval`'s dtype is one the kernels take; TypeError with JAX's words otherwise."""
     if np.dtype(aval.dtype) not in LINALG_DTYPES:
-        raise TypeError(f"lax.linalg.{name}: {arg} must be float32, float64, complex64 or "
-                        f"complex128, got {np.dtype(aval.dtype).name}; convert it first "
-                        f"(x.astype(jnp.float32)).")
+        raise TypeError(f"{name} does not accept dtype {np.dtype(aval.dtype).name} at position "
+                        f"{position}. Accepted dtypes at position {position} are subtypes of "
+                        f"floating, complexfloating (lax.linalg.{name}: {arg} must be float32, "
+                        f"float64, complex64 or complex128; convert it first, "
+                        f"x.astype(jnp.float32)).")
 
 
-def check_matrix(name: str, arg: str, aval: ShapedArray, square: bool = False) -> None:
-    """`aval` is a batch of (square) matrices of a dtype the kernels take."""
-    check_dtype(name, arg, aval)
+def check_matrix(name: str, arg: str, aval: ShapedArray, square: bool = False,
+                 position: int = 0) -> None:
+    """`aval` is a batch of (square) matrices of a dtype the kernels take; JAX's error
+    types and words (TypeError for a rank below 2, ValueError for a non-square matrix)."""
+    check_dtype(name, arg, aval, position)
     if aval.ndim < 2:
-        raise ValueError(f"lax.linalg.{name}: {arg} must have at least 2 dimensions (a batch "
-                         f"of matrices), got shape {aval.shape}.")
+        raise TypeError(f"Input {position} to {name} must have rank at least 2, but got "
+                        f"shape={aval.shape} (lax.linalg.{name}: {arg} must be a batch of "
+                        f"matrices).")
     if square and aval.shape[-1] != aval.shape[-2]:
-        raise ValueError(f"lax.linalg.{name}: {arg} must be a batch of square matrices, got "
-                         f"shape {aval.shape}.")
+        raise ValueError(f"The input to {name} must be a square matrix. Got shape "
+                         f"{aval.shape[-2:]}. (lax.linalg.{name}: {arg} must be a batch of "
+                         f"square matrices, got shape {aval.shape}.)")
 
 
 # ------------------------------------------------------------------------- batching
