@@ -100,7 +100,7 @@ def expm(A: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> 
     """The matrix exponential (mirrors `jax.scipy.linalg.expm`); `upper_triangular`
     solves the Pade system with a triangular solve. More than `max_squarings` squarings
     needed (a huge norm) gives NaNs."""
-    (a,) = as_inexact(A)
+    (a,) = as_inexact(*as_arrays("expm", A))  # no lists, as in JAX
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"Expected A to be a (batched) square matrix, got A.shape={a.shape}.")
     return jnp.vectorize(lambda x: _expm_matrix(x, upper_triangular, max_squarings),

@@ -11,9 +11,10 @@ __all__ = ["as_inexact", "as_arrays", "mT", "adjoint", "hdot"]
 
 
 def as_inexact(*args: Any) -> list[Any]:
-    """The arguments as arrays of their common inexact dtype (ints and bools become the
-    default float), as JAX's promote_dtypes_inexact(jnp.asarray(...))."""
-    return promote_dtypes_inexact(*(ensure_array(a) for a in args))
+    """The arguments (arrays, scalars or nested lists) as arrays of their common inexact
+    dtype (ints and bools become the default float), as JAX's
+    promote_dtypes_inexact(jnp.asarray(...))."""
+    return promote_dtypes_inexact(*(jnp.asarray(a) for a in args))
 
 
 def as_arrays(fun_name: str, *args: Any) -> list[Any]:
