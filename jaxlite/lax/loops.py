@@ -113,7 +113,9 @@ def _while_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, cond_jaxpr: C
     carry_t = [instantiate(t) for t, nz in zip(tangents[split:], carry_nz) if nz]
     jvp, _ = jvp_closed(body_jaxpr, consts_nz + carry_nz, carry_nz)
     body = _reordered_body(jvp, len(body_consts), len(carry), len(body_t), len(carry_t))
-    cond = with_unused_invars(cond_jaxpr, len(cond_jaxpr.in_avals), abstractify(carry_t))
+    cond = keep_batched_mark(
+        with_unused_invars(cond_jaxpr, len(cond_jaxpr.in_avals), abstractify(carry_t)),
+        cond_jaxpr)
     operands = [*cond_consts, *body_consts, *body_t, *carry, *carry_t]
     jvp_params = dict(cond_jaxpr=cond, body_jaxpr=body, cond_nconsts=cond_nconsts,
                       body_nconsts=len(body_consts) + len(body_t))
@@ -183,11 +185,13 @@ def _while_batch(axis_size: int, args: Sequence[Any], dims: Sequence[int | None]
     cond, pred_b = batch_closed(cond_jaxpr, axis_size, cond_b + carry_b, [False])
     body, _ = batch_closed(body_jaxpr, axis_size, body_b + carry_b, carry_b)
     if not pred_b[0]:
-        outs = while_p.bind(*moved, cond_jaxpr=cond, body_jaxpr=body,
+        outs = while_p.bind(*moved, cond_jaxpr=keep_batched_mark(cond, cond_jaxpr),
+                            body_jaxpr=body,
                             cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
         return outs, [0 if b else None for b in carry_b]
     any_cond = trace_to_jaxpr(lambda *a: [reduce_or(eval_closed(cond, *a)[0], (0,))],
                               cond.in_avals)
+    any_cond.batched_predicate = True
 
     def guarded_body(*values: Any) -> list[Any]:
         c_consts, b_consts = values[:cond_nconsts], values[cond_nconsts:split]
@@ -200,6 +204,15 @@ def _while_batch(axis_size: int, args: Sequence[Any], dims: Sequence[int | None]
                         cond_jaxpr=any_cond, body_jaxpr=guarded, cond_nconsts=cond_nconsts,
                         body_nconsts=split)
     return outs, [0] * len(outs)
+
+
+def keep_batched_mark(new: ClosedJaxpr, old: ClosedJaxpr) -> ClosedJaxpr:
+    """`new` marked, like `old`, as the predicate of a loop whose batched predicate vmap
+    reduced (its body runs for finished members too, so checkify refuses it, as JAX
+    refuses checkify of a batched while)."""
+    if getattr(old, "batched_predicate", False):
+        new.batched_predicate = True
+    return new
 
 
 def _along_batch(which: Any, like: Any) -> Any:

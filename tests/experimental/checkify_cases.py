@@ -50,6 +50,19 @@ def _cases(api: Any) -> dict[str, Callable[[], Any]]:
         cases[f"jit while {v}"] = lambda v=v: jax.jit(C.checkify(f_while))(f32(v))
     cases["vmap while"] = lambda: jax.vmap(C.checkify(f_while))(jnp.array([1.0, 10.0, 200.0]))
 
+    def finishing_at_different_steps(x):
+        # A finished member would take log(0) if its body ran again.
+        return lax.while_loop(lambda c: c < 10.0, lambda c: c + 1 + 0 * jnp.log(10.5 - c), x)
+    two = jnp.array([1.0, 9.5])
+    cases["checkify of vmap of while"] = lambda: C.checkify(
+        jax.vmap(finishing_at_different_steps), errors=C.nan_checks)(two)
+    cases["checkify of jvp of vmap of while"] = lambda: C.checkify(
+        lambda x: jax.jvp(jax.vmap(finishing_at_different_steps), (x,), (x,)),
+        errors=C.nan_checks)(two)
+    cases["checkify of vmap of while, unbatched predicate"] = lambda: C.checkify(jax.vmap(
+        lambda y: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, jnp.log(c[1])),
+                                 (0, y))[1]), errors=C.nan_checks)(jnp.array([1.0, 200.0]))
+
     def f_scan(xs):
         def body(c, x):
             C.check(x > 0, "x {} at carry {}", x, c)

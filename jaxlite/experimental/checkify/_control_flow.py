@@ -80,6 +80,12 @@ def _scan_rule(primitive: Primitive, error: Error, enabled_errors: frozenset, *a
 def _while_rule(primitive: Primitive, error: Error, enabled_errors: frozenset, *args: Any,
                 cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, cond_nconsts: int,
                 body_nconsts: int) -> tuple[Error, list]:
+    if getattr(cond_jaxpr, "batched_predicate", False):
+        # vmap gave the loop a batched predicate: the body also runs for members that have
+        # finished, where a check could fail that the program never really evaluates.
+        raise ValueError("Checkify does not support batched while-loops "
+                         "(checkify-of-vmap-of-while). \nHint: if possible, move the vmap "
+                         "to the outer level to get vmap-of-checkify-of-while.")
     split = cond_nconsts + body_nconsts
     cond_consts, body_consts, carry = args[:cond_nconsts], args[cond_nconsts:split], \
         args[split:]
