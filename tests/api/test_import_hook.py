@@ -121,3 +121,15 @@ def test_compat_private_modules_hold_what_libraries_import():
     assert flatten_util.ravel_pytree is jaxlite.flatten_util.ravel_pytree
     assert dispatch.wait_for_tokens() is None and isinstance(xla_bridge._backends, dict)
     assert types.AbstractRef is jaxlite.ref.AbstractRef and literals.TypedNdArray is not None
+
+
+def test_renamed_private_module_imports_from_its_package(decoy):
+    # chex: `from jax._src import compiler`, which the hook maps to jaxlite.runtime.compiler
+    out = run_python(decoy, "-c", textwrap.dedent("""
+        import jaxlite
+        jaxlite.install_as_jax()
+        from jax._src import compiler
+        import jax._src
+        print(compiler is jaxlite.runtime.compiler, hasattr(jax._src, "not_a_module"))
+    """))
+    assert out.split() == ["True", "False"]
