@@ -146,6 +146,7 @@ BULK = [(fn, seed, args, kwargs) for seed in BULK_SEEDS for fn, args, kwargs in 
     ("exponential", [[25000]], {}), ("gumbel", [[25000]], {}),
     ("gumbel", [[25000]], {"mode": "high"}), ("logistic", [[25000]], {}),
     ("laplace", [[25000]], {}), ("rayleigh", [2.0, [25000]], {}),
+    ("wald", [1.5, [25000]], {}), ("triangular", [-1.0, 0.5, 2.0, [25000]], {}),
 )] + [("lax.erf_inv", 0, ["linspace", -1.0, 1.0, 100001], {}),
       ("lax.erf", 0, ["linspace", -5.0, 5.0, 100001], {}),
       ("lax.log", 0, ["linspace", 0.0, 20.0, 100001], {}),

@@ -107,16 +107,22 @@ def uniform_bits_width(dtype: np.dtype) -> int:
     return 8 if info.nmant < 8 else info.bits
 
 
+def fma(a: Any, b: Any, c: Any) -> Any:
+    """a * b + c (broadcast), the multiply and add fused into one rounding in float32 and
+    float64 where XLA's CPU code fuses them (narrower floats round each operation there)."""
+    shape = tuple(np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c)))
+    dtype = dtypes.result_type(a, b, c)
+    a, b, c = (broadcast_to(lax.convert_element_type(x, dtype), shape) for x in (a, b, c))
+    if np.dtype(dtype) in (np.float32, np.float64):
+        return fused_multiply_add(a, b, c)
+    return lax.add(lax.mul(a, b), c)
+
+
 def scale_unit(floats: Any, minval: Any, maxval: Any) -> Any:
     """`floats` in [0, 1) mapped to [minval, maxval), never below minval: JAX's
-    `max(minval, floats * (maxval - minval) + minval)`, whose multiply-add XLA's CPU code
-    fuses in float32 and float64 (narrower floats round each operation)."""
-    shape = np.shape(floats)
-    minval, maxval = broadcast_to(minval, shape), broadcast_to(maxval, shape)
-    span = lax.sub(maxval, minval)
-    if np.dtype(dtypes.dtype(floats)) in (np.float32, np.float64):
-        return lax.max(minval, fused_multiply_add(floats, span, minval))
-    return lax.max(minval, lax.add(lax.mul(floats, span), minval))
+    `max(minval, floats * (maxval - minval) + minval)`, with XLA's fused multiply-add."""
+    minval = broadcast_to(minval, np.shape(floats))
+    return lax.max(minval, fma(floats, lax.sub(maxval, minval), minval))
 
 
 def uniform_raw(key: Any, minval: Any, maxval: Any, shape: tuple[int, ...],

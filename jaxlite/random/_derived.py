@@ -17,7 +17,7 @@ from jaxlite import lax
 from jaxlite import numpy as jnp
 from jaxlite.core import dtypes
 from jaxlite.random._continuous import (as_dtype, check_safe_to_cast, exponential,
-                                        float_dtype, normal, shape_or_broadcast, uniform)
+                                        float_dtype, fma, normal, shape_or_broadcast, uniform)
 from jaxlite.random._discrete import bernoulli
 from jaxlite.random._gamma import gamma
 from jaxlite.random._keys import canonical_shape, check_prng_key, split_keys
@@ -62,6 +62,8 @@ def maxwell(key: Any, shape: Sequence[int] = (), dtype: Any = None,
     key, _ = check_prng_key("maxwell", key)
     dtype = float_dtype("maxwell", dtype)
     shape = canonical_shape("maxwell", shape)
+    # (Not bit for bit JAX's: XLA's reduction of the three squares adds them in an order,
+    # and fuses multiplies into it, that depend on the shape.)
     return jnp.linalg.norm(normal(key, shape + (3,), dtype), axis=-1)
 
 
@@ -81,7 +83,7 @@ def double_sided_maxwell(key: Any, loc: Any, scale: Any, shape: Sequence[int] = 
     maxwell_key, rademacher_key = split_keys(key)
     maxwell_values = maxwell(maxwell_key, shape, dtype)
     signs = rademacher(rademacher_key, shape, dtype)
-    return signs * maxwell_values * scale + loc
+    return fma(signs * maxwell_values, scale, loc)
 
 
 def weibull_min(key: Any, scale: Any, concentration: Any, shape: Sequence[int] = (),
@@ -143,8 +145,9 @@ def wald(key: Any, mean: Any, shape: Sequence[int] | None = None, dtype: Any = N
     y = lax.integer_pow(v, 2)
     y_sq = lax.integer_pow(y, 2)
     mean_sq = lax.integer_pow(mean, 2)
-    sqrt_term = lax.sqrt(4 * mean * y + mean_sq * y_sq)
-    x = mean + mean_sq * y / 2 - mean / 2 * sqrt_term
+    # The multiply-adds fused as XLA's CPU code fuses them.
+    sqrt_term = lax.sqrt(fma(4 * mean, y, mean_sq * y_sq))
+    x = fma(-(mean / 2), sqrt_term, mean + mean_sq * y / 2)
     return lax.select(lax.le(z, mean / (mean + x)), x, mean_sq / x)
 
 

@@ -45,8 +45,8 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | None = None,
     dtype = dtypes.dtype(p)
     if not dtypes.issubdtype(dtype, np.floating):
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {dtype}.")
-    p = lax.convert_element_type(p, dtype)
     shape = shape_or_broadcast("bernoulli", shape, p)
+    p = broadcast_to(lax.convert_element_type(p, dtype), shape)
     if mode == "high":
         both = uniform_raw(key, 0.0, 1.0, (2,) + shape, dtype)
         fine = lax.mul(both[1], lax.full((), 2.0 ** -dtypes.finfo(dtype).nmant, dtype))
@@ -206,7 +206,7 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False,
 
 def _searchsorted_left(sorted_values: Any, queries: Any) -> Any:
     """For each query, the number of entries of the 1-d `sorted_values` below it."""
-    below = lax.lt(sorted_values, jnp.expand_dims(queries, -1))
+    below = jnp.less(sorted_values, jnp.expand_dims(queries, -1))
     return jnp.sum(below.astype(dtypes.default_int_dtype()), axis=-1)
 
 

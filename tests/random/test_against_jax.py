@@ -19,7 +19,8 @@ from random_cases import DATA, call, expected, ids
 # Functions whose float results must be bit-identical to JAX's (the others go through exp,
 # pow, tan or reductions, which are not yet XLA's bit for bit).
 EXACT = {"uniform", "normal", "truncated_normal", "exponential", "gumbel", "logistic",
-         "laplace", "rayleigh", "initializers.uniform",
+         "laplace", "rayleigh", "wald", "triangular",
+         "initializers.uniform",
          "initializers.normal", "initializers.glorot_normal", "initializers.he_normal",
          "initializers.lecun_normal", "initializers.variance_scaling"}
 # float64 erf_inv is not XLA's bit for bit (its log1p calls the C library's log).

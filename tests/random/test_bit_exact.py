@@ -1,12 +1,13 @@
 """Samplers and special functions bit for bit JAX's over large samples (issue 10).
 
 Real JAX 0.10.2's values of 1e5 samples each (four keys) of normal, truncated_normal,
-uniform with arbitrary bounds, glorot_normal, exponential, gumbel, logistic, laplace and
-rayleigh, and of lax's float32 erf_inv, erf, log and log1p on 1e5 grid points, are recorded
+uniform with arbitrary bounds, glorot_normal, exponential, gumbel, logistic, laplace,
+rayleigh, wald and triangular, and of lax's float32 erf_inv, erf, log and log1p on 1e5 grid points, are recorded
 as digests of their bytes in tests/random/data/bulk_digests.json
 (tools/gen_random_expected.py). jaxlite must give the same bytes eagerly, jitted on the cpu
 backend and jitted on the interpreter: JAX's float32 erf, erf_inv, log and log1p are XLA's
-kernels with fused multiply-adds, and uniform fuses `floats * (maxval - minval) + minval`.
+kernels with fused multiply-adds, uniform fuses `floats * (maxval - minval) + minval`, and
+the samplers state the multiply-adds XLA's code fuses.
 """
 from __future__ import annotations
 
