@@ -2,10 +2,17 @@
 
 Keys are explicit values: `PRNGKey(seed)` (raw uint32[2] data) or `key(seed)` (a typed key
 of the extended dtype `key<fry>`, see `_prng`). `split` and `fold_in` derive new keys;
-samplers take a key and return JAX's values for the same key, shape and dtype, since the
-bits come from the same Threefry-2x32 hash used the same way (JAX's default, partitionable
-scheme) and the samplers transform them with JAX's algorithms. Reusing a key gives the
-same values again.
+samplers take a key and compute JAX's algorithms on the bits of the same Threefry-2x32 hash
+used the same way (JAX's default, partitionable scheme), with JAX's key splits. Reusing a
+key gives the same values again.
+
+Agreement with JAX 0.10.2 for the same key, shape and dtype: keys, bits and every integer or
+boolean result (randint, bernoulli, categorical, permutation, choice, poisson, binomial,
+geometric, rademacher, multinomial) are JAX's; float32 uniform, normal, truncated_normal,
+exponential, gumbel, logistic, laplace, rayleigh, wald and triangular (and the initializers
+built on them) are JAX's bit for bit, eagerly and under jit; the others go through exp,
+pow, tan, an approximate rsqrt, reductions or LAPACK as XLA computes them on the CPU, and
+agree to a few ulps, as do float64 values.
 
 The Threefry-2x32 hash is the primitive `threefry2x32` (`_threefry`); the gamma sampler is
 the primitive `random_gamma` (`_gamma_sampler`), differentiable with respect to its shape

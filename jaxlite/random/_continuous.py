@@ -5,12 +5,12 @@ scales with the multiply-add fused as XLA's CPU code fuses it, as JAX does, so t
 values are bit for bit JAX's for the same key; the other samplers transform uniform values
 with JAX's formulas, in JAX's order of operations: `normal` (inverse error function),
 `truncated_normal`, `exponential`, `laplace`, `logistic`, `gumbel`, `cauchy`,
-`multivariate_normal` and `orthogonal`. float32 `normal` and `truncated_normal` are bit for
-bit JAX's too (float32 erf and erf_inv compute XLA's kernels).
+`multivariate_normal` and `orthogonal`. In float32 all but the last three are bit for bit
+JAX's too (float32 erf, erf_inv, log and log1p compute XLA's kernels).
 
-Differences from JAX: values that go through other transcendental functions (log, log1p,
-tan; float64 erf_inv) agree with JAX's to a few ulps rather than bit for bit, since the math
-libraries differ. `multivariate_normal` and `orthogonal` need `lax.linalg`.
+Differences from JAX: `cauchy` (the C library's tan), the float64 samplers (XLA's float64
+log calls the C library's) and the linear algebra agree with JAX's to a few ulps rather
+than bit for bit.
 """
 from __future__ import annotations
 
