@@ -16,6 +16,7 @@ import pytest
 import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite import lax, random, tree_util
+from jaxlite import dtypes as public_dtypes
 from jaxlite.core import dtypes as core_dtypes
 
 KEYS = random.split(random.key(3), 6)
@@ -32,10 +33,11 @@ def test_dtype_is_an_extended_prng_key_dtype():
     assert key.dtype == random.key_dtype() == random.key_dtype("threefry2x32")
     assert hash(key.dtype) == hash(random.key_dtype())
     assert key.dtype.itemsize == 8 and KEYS.nbytes == 48
-    assert jnp.issubdtype(key.dtype, core_dtypes.prng_key)
-    assert jnp.issubdtype(key.dtype, core_dtypes.extended)
+    assert jnp.issubdtype(key.dtype, public_dtypes.prng_key)
+    assert jnp.issubdtype(key.dtype, public_dtypes.extended)
     assert not jnp.issubdtype(key.dtype, np.integer)
-    assert not jnp.issubdtype(np.uint32, core_dtypes.prng_key)
+    assert not jnp.issubdtype(np.uint32, public_dtypes.prng_key)
+    assert isinstance(key.dtype, public_dtypes.ExtendedDType)
     assert jnp.result_type(KEYS) == key.dtype
     assert core_dtypes.is_extended(key.dtype) and not core_dtypes.is_extended(np.uint32)
 
