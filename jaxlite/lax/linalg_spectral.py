@@ -7,6 +7,8 @@ denotes a skew-Hermitian matrix Q^H dQ, U^H dU or V^H dV; "o" the elementwise pr
 - qr (m >= n, Q m x n): C = Q^H dA R^{-1} = Omega + dR R^{-1}, the second term upper
   triangular with a real diagonal, so Omega's strict lower triangle is C's and its
   diagonal is i Im(diag C); then dQ = Q Omega + (I - Q Q^H) dA R^{-1}, dR = (C - Omega) R.
+  Wide matrices (m < n): the square case for the first m columns, and dR2 = dQ^H A2 +
+  Q^H dA2 for the others; the extra columns of a full Q (m > n) follow JAX's formula.
 - eigh (distinct eigenvalues): with D = V^H dA V, dw = Re diag(D) and dV = V (F o D),
   F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it.
 - svd (reduced, distinct nonzero singular values): with dP = U^H dA V, ds = Re diag(dP),
@@ -29,12 +31,14 @@ from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters import ad
 from jaxlite.lax import linalg_kernels as kernels
 from jaxlite.lax.arithmetic import add, div, mul, sub
+from jaxlite.lax.broadcast import broadcast_in_dim
 from jaxlite.lax.convert import convert_element_type
-from jaxlite.lax.linalg_factorizations import triangular_solve_p
+from jaxlite.lax.linalg_factorizations import lu_p, permute_rows, triangular_solve_p
 from jaxlite.lax.linalg_util import (adjoint, check_matrix, diag_embed, diagonal, kernel_rules,
                                     eye_like, is_complex, matmul, real_part_of,
                                     tril)
 from jaxlite.lax.shape_ops import expand_dims
+from jaxlite.lax.slicing import concatenate, slice_in_dim
 
 __all__ = ["qr_p", "eigh_p", "svd_p", "eig_p"]
 
@@ -70,26 +74,71 @@ def _qr_abstract_eval(a: ShapedArray, *, full_matrices: bool) -> list[ShapedArra
     return [_aval(a.shape[:-2] + (m, k), a.dtype), _aval(a.shape[:-2] + (k, n), a.dtype)]
 
 
-def _qr_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
-            full_matrices: bool) -> tuple[list[Any], list[Any]]:
-    (a,), (da,) = primals, tangents
-    m, n = get_aval(a).shape[-2:]
-    if m < n or (full_matrices and m != n):
-        raise NotImplementedError(
-            f"lax.linalg.qr: the derivative is implemented for matrices with at least as many "
-            f"rows as columns, with full_matrices=False unless square; got shape "
-            f"{get_aval(a).shape} with full_matrices={full_matrices}.")
-    q, r = qr_p.bind(a, full_matrices=full_matrices)
-    da_rinv = triangular_solve_p.bind(r, ad.instantiate(da), left_side=False, lower=False,
-                                      transpose_a=False, conjugate_a=False,
-                                      unit_diagonal=False)
+def _thin_qr_tangents(q: Any, r: Any, da: Any) -> tuple[Any, Any]:
+    """dQ and dR of a thin QR decomposition (Q m x n, R n x n, m >= n); see the module
+    docstring."""
+    da_rinv = triangular_solve_p.bind(r, da, left_side=False, lower=False, transpose_a=False,
+                                      conjugate_a=False, unit_diagonal=False)
     c = matmul(adjoint(q), da_rinv)
     strict = tril(c, -1)
     omega = sub(strict, adjoint(strict))
     if is_complex(c):
         omega = add(omega, _imaginary_diagonal(c))
-    dq = add(matmul(q, sub(omega, c)), da_rinv)
-    dr = matmul(sub(c, omega), r)
+    return add(matmul(q, sub(omega, c)), da_rinv), matmul(sub(c, omega), r)
+
+
+def _columns(x: Any, start: int, stop: int) -> Any:
+    return slice_in_dim(x, start, stop, 1, len(get_aval(x).shape) - 1)
+
+
+def _rows(x: Any, start: int, stop: int) -> Any:
+    return slice_in_dim(x, start, stop, 1, len(get_aval(x).shape) - 2)
+
+
+def _solve_square(a: Any, b: Any) -> Any:
+    """a^{-1} b by LU with partial pivoting."""
+    packed, _, perm = lu_p.bind(a)
+    lower = triangular_solve_p.bind(packed, permute_rows(b, perm), left_side=True, lower=True,
+                                    transpose_a=False, conjugate_a=False, unit_diagonal=True)
+    return triangular_solve_p.bind(packed, lower, left_side=True, lower=False,
+                                   transpose_a=False, conjugate_a=False, unit_diagonal=False)
+
+
+def _completion_tangent(q: Any, dq_mn: Any, n: int) -> Any:
+    """The tangent of the last m - n columns of a full Q (m > n), JAX's choice for this
+    non-unique part: with Z^H = (Q_nn - I)^{-H} Q_pn^H (Q_nn the first n rows of the first n
+    columns, Q_pn the rest of them), dQ_mp = dQ_mn Z^H - (Q_mn + Q_mp Z)(dQ_pn - Z dQ_nn)^H."""
+    m = get_aval(q).shape[-2]
+    q_mn, q_mp = _columns(q, 0, n), _columns(q, n, m)
+    q_nn, q_pn = _rows(q_mn, 0, n), _rows(q_mn, n, m)
+    dq_nn, dq_pn = _rows(dq_mn, 0, n), _rows(dq_mn, n, m)
+    shifted = sub(q_nn, eye_like(get_aval(q_nn).shape, get_aval(q_nn).dtype))
+    z_h = _solve_square(adjoint(shifted), adjoint(q_pn))
+    z = adjoint(z_h)
+    return sub(matmul(dq_mn, z_h),
+               matmul(add(q_mn, matmul(q_mp, z)), adjoint(sub(dq_pn, matmul(z, dq_nn)))))
+
+
+def _qr_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
+            full_matrices: bool) -> tuple[list[Any], list[Any]]:
+    (a,), (da,) = primals, tangents
+    m, n = get_aval(a).shape[-2:]
+    last = len(get_aval(a).shape) - 1
+    q, r = qr_p.bind(a, full_matrices=full_matrices)
+    da = ad.instantiate(da)
+    if m < n:  # Q R1 = A1 (the first m columns), R2 = Q^H A2
+        dq, dr1 = _thin_qr_tangents(q, _columns(r, 0, m), _columns(da, 0, m))
+        dr2 = add(matmul(adjoint(dq), _columns(a, m, n)), matmul(adjoint(q), _columns(da, m, n)))
+        return [q, r], [dq, concatenate([dr1, dr2], last)]
+    full = full_matrices and m > n
+    q_mn = _columns(q, 0, n) if full else q
+    r_nn = _rows(r, 0, n) if full else r
+    dq, dr = _thin_qr_tangents(q_mn, r_nn, da)
+    if full:
+        dq = concatenate([dq, _completion_tangent(q, dq, n)], last)
+        shape = get_aval(r).shape[:-2] + (m - n, n)
+        zeros = broadcast_in_dim(np.zeros((), get_aval(r).dtype), shape, ())
+        dr = concatenate([dr, zeros], last - 1)
     return [q, r], [dq, dr]
 
 

@@ -50,7 +50,8 @@ def _gram(x: Any) -> Any:
     ndim = len(x.shape)
     batch = tuple(range(ndim - 2))
     product = lax.dot_general(x, _adjoint(x), (((ndim - 1,), (ndim - 2,)), (batch, batch)))
-    return lax.add(product, np.asarray(n * np.eye(n), x.dtype))
+    shift = np.broadcast_to(np.asarray(n * np.eye(n), x.dtype), product.shape)
+    return lax.add(product, shift)
 
 
 def _gram_np(x: np.ndarray) -> np.ndarray:
@@ -179,9 +180,8 @@ def _lu_pivots_case(rng: np.random.Generator, dtype: Any) -> Case:
 
 
 def _qr_case(rng: np.random.Generator, dtype: Any) -> Case:
-    n = int(rng.integers(1, 4))
-    m = n + int(rng.integers(0, 3))
-    full = bool(rng.integers(0, 2)) and m == n
+    m, n = (int(s) for s in rng.integers(1, 5, 2))
+    full = bool(rng.integers(0, 2))
     x = _draw(rng, _batch_shape(rng) + (m, n), dtype)
     mode = "complete" if full else "reduced"
     return Case(lambda x: list(linalg.qr(x, full_matrices=full)),
@@ -284,7 +284,7 @@ BASE_RECORDS = [
            notes="every flag combination drawn; a with a dominant diagonal"),
     Record("lu", _lu_case, dtypes=INEXACT, notes="square and rectangular, against getrf"),
     Record("lu_pivots_to_permutation", _lu_pivots_case, dtypes=(np.int32,), grad=False),
-    Record("qr", _qr_case, dtypes=INEXACT, notes="m >= n; full matrices when square"),
+    Record("qr", _qr_case, dtypes=INEXACT, notes="tall, square and wide; full or reduced"),
     Record("eigh", _eigh_case, dtypes=INEXACT, notes="eigenvalues and |v|^2"),
     Record("svd", _svd_case, dtypes=INEXACT, notes="s, |u|^2, |vh|^2 or s alone"),
     Record("eig", _eig_case, dtypes=INEXACT, grad=False,

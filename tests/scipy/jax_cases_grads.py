@@ -55,6 +55,12 @@ CASES = [
                                            (A3,))[1]),
     _g("linalg.polar_grad", lambda J: J.grad(_sum(J, lambda a: J.scipy.linalg.polar(a)[0]))(
         SPD)),
+    _g("linalg.qr_wide", lambda J: J.jacfwd(lambda a: J.scipy.linalg.qr(a))(
+        normal("g_wide", (2, 4)))),
+    _g("linalg.qr_full_tall", lambda J: J.jacrev(lambda a: J.scipy.linalg.qr(a))(
+        normal("g_tall", (4, 2)))),
+    _g("linalg.qr_full_tall_complex", lambda J: J.jacfwd(lambda a: J.scipy.linalg.qr(
+        a + 1j * a[::-1]))(normal("g_tall", (4, 2)))),
     _g("linalg.sqrtm", lambda J: J.grad(_sum(J, J.scipy.linalg.sqrtm))(SPD)),
     _g("linalg.toeplitz_block_diag", lambda J: J.grad(_sum(
         J, lambda c: J.scipy.linalg.block_diag(J.scipy.linalg.toeplitz(c), c)))(B3)),
