@@ -5,11 +5,12 @@ Mirrors `jax.lax.igamma`, `igammac`, `igamma_grad_a`, `random_gamma_grad`, `beta
 computed by a float64 kernel (see `special_kernel.py`): scipy.special's function with
 JAX's values at the edges of the domain, which differ from scipy's in places:
 
-- igamma(a, x): nan where x < 0, a < 0, a = x = 0, or a is 0 or inf with 0 < x < inf;
-  1 at x = inf, 0 at x = 0. igammac(a, x): nan in the same places except a = 0 (where it is
-  0); 0 at x = inf, 1 at x = 0.
-- zeta(x, q): inf at x = 1; nan for x < 1 and wherever x or q is infinite; at the poles
-  q = 0, -1, -2, ... inf when x is an even integer and nan otherwise.
+- igamma(a, x): nan where x < 0, a < 0 or a = x = 0, at a = 0 with 0 < x < 1 and at
+  a = inf with 1 <= x < inf; 1 at a = 0 with x >= 1 and at x = inf, 0 at x = 0.
+  igammac(a, x): nan where x < 0, a < 0 or a = x = 0 and at a = inf with 1 <= x < inf;
+  0 at a = 0 and at x = inf, 1 at x = 0.
+- zeta(x, q): inf at x = 1; nan for x < 1 and wherever x or q is +inf; at the poles
+  q = 0, -1, -2, ... and -inf: inf when x is an even integer, nan otherwise.
 - polygamma(m, x): nan unless m is a non-negative integer; m = 0 is digamma (nan at its
   poles and at -inf); for m >= 1 it is (-1)^(m+1) m! zeta(m + 1, x) with zeta's edges,
   so the poles give inf for odd m and nan for even m, and x = inf gives nan.
@@ -47,16 +48,17 @@ def _igamma_domain_error(a: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def _igamma_kernel(a: np.ndarray, x: np.ndarray) -> np.ndarray:
-    interior = (x > 0) & (x < np.inf)
+    below_one, from_one = (x > 0) & (x < 1), (x >= 1) & (x < np.inf)
     out = np.where(x == np.inf, 1.0, np.where(x == 0, 0.0, sp.gammainc(a, x)))
-    nan = _igamma_domain_error(a, x) | (interior & ((a == 0) | (a == np.inf)))
+    out = np.where((a == 0) & from_one, 1.0, out)
+    nan = (_igamma_domain_error(a, x) | ((a == 0) & below_one)
+           | ((a == np.inf) & from_one))
     return np.where(nan, np.nan, out)
 
 
 def _igammac_kernel(a: np.ndarray, x: np.ndarray) -> np.ndarray:
-    interior = (x > 0) & (x < np.inf)
     out = np.where((x == np.inf) | (a == 0), 0.0, np.where(x == 0, 1.0, sp.gammaincc(a, x)))
-    nan = _igamma_domain_error(a, x) | (interior & (a == np.inf))
+    nan = _igamma_domain_error(a, x) | ((a == np.inf) & (x >= 1) & (x < np.inf))
     return np.where(nan, np.nan, out)
 
 
@@ -65,7 +67,7 @@ def _zeta_kernel(x: np.ndarray, q: np.ndarray) -> np.ndarray:
     even_x = (x == 2 * np.floor(x / 2)) & np.isfinite(x)
     out = np.where(pole, np.where(even_x, np.inf, np.nan), sp.zeta(x, q))
     out = np.where((x < 1) & ~(pole & even_x), np.nan, out)
-    out = np.where(np.isinf(x) | np.isinf(q), np.nan, out)
+    out = np.where((x == np.inf) | (q == np.inf), np.nan, out)
     return np.where(x == 1, np.inf, np.where(np.isnan(x) | np.isnan(q), np.nan, out))
 
 

@@ -79,4 +79,4 @@ def bessel_jn(z: Any, *, v: int, n_iter: int = 50) -> Any:
     v = concrete_or_error(operator.index, v, "Argument v of bessel_jn.")
     concrete_or_error(int, n_iter, "Argument n_iter of bessel_jn.")
     orders = [bessel_jv_p.bind(lax.full_like(z, k), z) for k in range(v + 1)]
-    return jnp.stack(orders)
+    return lax.convert_element_type(jnp.stack(orders), z.dtype)  # strong, as JAX's

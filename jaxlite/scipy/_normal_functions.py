@@ -47,8 +47,10 @@ _LOG_NDTR_SEGMENTS = {np.dtype(np.float32): (-10.0, 5.0), np.dtype(np.float64): 
 def _check_float(name: str, x: Any) -> Any:
     x = jnp.asarray(x)
     if np.dtype(x.dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
-        raise TypeError(f"x.dtype={np.dtype(x.dtype)} is not supported by {name}; pass a "
-                        "float32 or float64 array.")
+        # JAX's messages first (log_ndtr's is shorter), then which function it was.
+        message = f"x.dtype={np.dtype(x.dtype)} is not supported"
+        message += "." if name == "log_ndtr" else ", see docstring for supported types."
+        raise TypeError(f"{message} ({name} takes float32 or float64 arrays.)")
     return x
 
 

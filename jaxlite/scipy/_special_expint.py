@@ -6,13 +6,14 @@ Primitives computed by float64 kernels (scipy.special's functions; see
     Ei'(x) = e^x / x        E_n'(x) = -E_(n-1)(x), E_0'(x) = -e^-x (1 + x) / x^2
     Si'(x) = sin(x) / x     Ci'(x) = cos(x) / x     spence'(x) = log(x) / (1 - x)  (-1 at 1)
 
-Edges follow JAX's conventions: expn is nan for n < 0 or x < 0, inf at x = 0 for n < 2 and
-1/(n - 1) there for n >= 2; spence is nan for x < 0 and rejects dtypes other than float32
-and float64 (TypeError). For an order n that is not a whole number, expn is the
-generalized exponential integral E_n(x) = int_1^inf e^(-xt) t^(-n) dt for x > 1 (computed
-by its continued fraction, as JAX does) and nan for x <= 1 (as in JAX; scipy truncates n).
-Where JAX's approximations return nan for a defined value, jaxlite returns the value:
-expi(0) = -inf, expi(inf) = inf, expi(-inf) = 0, exp1(inf) = expn(n, inf) = 0.
+Edges follow JAX's conventions: expi is nan at 0 and +-inf; expn is nan for n < 0, x < 0
+and x = inf, inf at x = 0 for n < 2 (n < 0 included); spence is nan for x < 0 and rejects
+dtypes other than float32 and float64 (TypeError). For an order n that is not a whole
+number, expn is the generalized exponential integral E_n(x) = int_1^inf e^(-xt) t^(-n) dt
+for x > 1 (computed by its continued fraction, as JAX does) and nan for x <= 1 (as in
+JAX; scipy truncates n). Differences from JAX: E_n(0) = 1/(n - 1) for n >= 2 (JAX gives
+1/n); expn(n < 0, x > 1) and expn(n >= 5000, x < 0) are nan (JAX's overlapping branches
+give finite values there).
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from jaxlite import numpy as jnp
 from jaxlite.interpreters import ad
 from jaxlite.lax.special_kernel import kernel_primitive
 from jaxlite.numpy._promotion import promote_args_inexact
-from jaxlite.scipy._special_error import reject_complex
+from jaxlite.scipy._special_error import reject_complex, strong
 
 __all__ = ["expi", "exp1", "expn", "sici", "spence"]
 
@@ -63,16 +64,21 @@ def _expn_kernel(n: np.ndarray, x: np.ndarray) -> np.ndarray:
     fractional = ~whole & (x > 1) & np.isfinite(x)
     if fractional.any():
         out[fractional] = _generalized_expn(n[fractional], x[fractional])
-    out = np.where(~whole & (x == np.inf), 0.0, out)
-    out = np.where(x == 0, at_zero, out)
-    return np.where((n < 0) | (x < 0) | np.isnan(n) | np.isnan(x), np.nan, out)
+    out = np.where((n < 0) | (x < 0) | np.isnan(n) | np.isnan(x) | (x == np.inf), np.nan, out)
+    # JAX's conditions overlap and the later one wins: n < 0 at x = 0 gives inf.
+    return np.where((x == 0) & ~np.isnan(n), at_zero, out)
 
 
 def _spence_kernel(x: np.ndarray) -> np.ndarray:
     return np.where(x < 0, np.nan, sp.spence(x))
 
 
-expi_p = kernel_primitive("expi", sp.expi)
+def _expi_kernel(x: np.ndarray) -> np.ndarray:
+    # JAX's piecewise approximation is nan at 0 and at +-inf.
+    return np.where((x == 0) | np.isinf(x), np.nan, sp.expi(x))
+
+
+expi_p = kernel_primitive("expi", _expi_kernel)
 expn_p = kernel_primitive("expn", _expn_kernel, num_args=2)
 si_p = kernel_primitive("sici_si", lambda x: sp.sici(x)[0])
 ci_p = kernel_primitive("sici_ci", lambda x: sp.sici(x)[1])
@@ -112,21 +118,21 @@ def expi(x: Any) -> Any:
     """The exponential integral Ei(x) (mirrors `jax.scipy.special.expi`)."""
     (x,) = promote_args_inexact("expi", x)
     reject_complex("expi", x)
-    return expi_p.bind(x)
+    return strong(expi_p.bind(x))
 
 
 def expn(n: Any, x: Any) -> Any:
     """The generalized exponential integral E_n(x) (mirrors `jax.scipy.special.expn`)."""
     n, x = promote_args_inexact("expn", n, x)
     reject_complex("expn", x)
-    return expn_p.bind(n, x)
+    return strong(expn_p.bind(n, x))
 
 
 def exp1(x: Any) -> Any:
     """The exponential integral E_1(x) (mirrors `jax.scipy.special.exp1`)."""
     (x,) = promote_args_inexact("exp1", x)
     reject_complex("exp1", x)
-    return expn_p.bind(lax.full_like(x, 1), x)
+    return strong(expn_p.bind(lax.full_like(x, 1), x))
 
 
 def sici(x: Any) -> tuple[Any, Any]:
@@ -134,7 +140,7 @@ def sici(x: Any) -> tuple[Any, Any]:
     (x,) = promote_args_inexact("sici", x)
     reject_complex("sici", x, f"Argument `x` to sici must be real-valued. Got dtype "
                               f"{x.dtype}.")
-    return si_p.bind(x), ci_p.bind(x)
+    return strong(si_p.bind(x)), strong(ci_p.bind(x))
 
 
 def spence(x: Any) -> Any:
@@ -147,4 +153,4 @@ def spence(x: Any) -> Any:
     if np.dtype(x.dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise TypeError(f"x.dtype={np.dtype(x.dtype)} is not supported, see docstring for "
                         "supported types.")
-    return spence_p.bind(x)
+    return strong(spence_p.bind(x))

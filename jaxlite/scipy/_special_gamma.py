@@ -31,7 +31,7 @@ from jaxlite.lax._declare import COMPLEX, FLOATING, INEXACT
 from jaxlite.lax.custom_derivatives import custom_jvp
 from jaxlite.lax.special_kernel import kernel_primitive
 from jaxlite.numpy._promotion import promote_args_inexact
-from jaxlite.scipy._special_error import reject_complex
+from jaxlite.scipy._special_error import reject_complex, strong
 from jaxlite.scipy._zeta_series import zeta_derivative_in_x
 
 __all__ = ["gamma", "gammasgn", "loggamma", "factorial", "comb", "beta", "poch",
@@ -59,10 +59,16 @@ def _jax_gamma(x: np.ndarray) -> np.ndarray:
 
 
 def _gamma_kernel(x: np.ndarray) -> np.ndarray:
-    if np.iscomplexobj(x):
-        pole = (x.imag == 0) & (x.real <= 0) & (x.real == np.floor(x.real))
-        return np.where(pole | np.isnan(x), complex(np.nan, np.nan), sp.gamma(x))
-    return sp.gamma(x)
+    if not np.iscomplexobj(x):
+        return sp.gamma(x)
+    # As JAX: nan + nanj at the poles and where a part is infinite or nan; where Gamma
+    # overflows, exp(loggamma) (whose parts may be inf or nan, as JAX's).
+    pole = (x.imag == 0) & (x.real <= 0) & (x.real == np.floor(x.real))
+    bad = pole | ~np.isfinite(x.real) | ~np.isfinite(x.imag)
+    safe = np.where(bad, 1.0, x)
+    value = sp.gamma(safe)
+    value = np.where(np.isfinite(value), value, np.exp(sp.loggamma(safe)))
+    return np.where(bad, complex(np.nan, np.nan), value)
 
 
 def _loggamma_complex_kernel(z: np.ndarray) -> np.ndarray:
@@ -153,14 +159,14 @@ def gammasgn(x: Any) -> Any:
     odd_floor = lax.ne(jnp.remainder(floor_x, lax.full_like(x, 2)), lax.full_like(x, 0))
     minus = jnp.logical_or(jnp.logical_and(negative, odd_floor),
                            jnp.logical_and(lax.eq(x, lax.full_like(x, 0)), jnp.signbit(x)))
-    return lax.select(pole, lax.full_like(x, np.nan),
-                      lax.select(minus, lax.full_like(x, -1), lax.full_like(x, 1)))
+    return strong(lax.select(pole, lax.full_like(x, np.nan),
+                             lax.select(minus, lax.full_like(x, -1), lax.full_like(x, 1))))
 
 
 def gamma(x: Any) -> Any:
     """The gamma function, real or complex (mirrors `jax.scipy.special.gamma`)."""
     (x,) = promote_args_inexact("gamma", x)
-    return gamma_p.bind(x)
+    return strong(gamma_p.bind(x))
 
 
 def loggamma(x: Any) -> Any:
@@ -208,7 +214,7 @@ def beta(a: Any, b: Any) -> Any:
     """
     a, b = promote_args_inexact("beta", a, b)
     reject_complex("beta", a)
-    return beta_p.bind(a, b)
+    return strong(beta_p.bind(a, b))
 
 
 def poch(z: Any, m: Any) -> Any:
@@ -218,7 +224,7 @@ def poch(z: Any, m: Any) -> Any:
     """
     z, m = promote_args_inexact("poch", z, m)
     reject_complex("poch", z, "jnp.poch does not support complex-valued inputs.")
-    return poch_p.bind(z, m)
+    return strong(poch_p.bind(z, m))
 
 
 def multigammaln(a: Any, d: Any) -> Any:

@@ -4,10 +4,12 @@ Primitives computed by float64 kernels: scipy.special's values, with the special
 JAX's implementation selects explicitly:
 
 - hyp1f1: 1 where a = 0, exp(x) where a = b != 0, inf where b = 0 != a; nan where x is
-  infinite (scipy's kernel does not return there);
+  infinite (scipy's kernel does not return there); where a or b is nan or infinite or b a
+  negative integer, the values JAX's series gives (see `_hyp1f1_series_edges`);
 - hyp2f1: 1 where x = 0 or (a = 0 or b = 0) with c != 0; inf where c is 0 or a negative
   integer, where c - a - b <= 0 at x = 1, and for x > 1 (outside the real domain) unless
-  JAX's Euler-transformed branch applies (c - a - b <= -1 and an integer there).
+  JAX's Euler-transformed branch applies (c - a - b <= -1 and an integer there); 1 where
+  x is nan and JAX sums its series (whose first term is 1).
 
 Elsewhere JAX sums the Taylor series (at most 250 terms, an asymptotic series for
 |x| >= 100 in hyp1f1), which is nan or inaccurate for large |x| and near x = 1; jaxlite
@@ -32,16 +34,35 @@ from jaxlite.interpreters import ad
 from jaxlite.lax.special_kernel import kernel_primitive
 from jaxlite.numpy._promotion import promote_args_inexact
 from jaxlite.scipy._hypergeometric_kernels import hyp1f1_derivatives, hyp2f1_derivatives
-from jaxlite.scipy._special_error import reject_complex
+from jaxlite.core import dtypes
+from jaxlite.scipy._special_error import reject_complex, strong
 
 __all__ = ["hyp1f1", "hyp2f1"]
 
 _EPS50 = 50 * np.finfo(np.float64).eps
 
 
+def _hyp1f1_series_edges(a: np.ndarray, b: np.ndarray, x: np.ndarray,
+                         value: np.ndarray) -> np.ndarray:
+    """JAX's values where a parameter is nan or infinite or b a negative integer (its
+    series stops at once on a nan term, or divides by b + k = 0): 1 at x = 0, and for
+    0 < |x| < 100 (beyond, JAX's asymptotic series is nan) 1 for a nan parameter,
+    +-inf for an infinite a (the sign of a/b x), -inf at a pole b; nan otherwise."""
+    pole = (b < 0) & (b == np.floor(b))
+    odd = np.isnan(a) | np.isnan(b) | np.isinf(a) | np.isinf(b) | pole
+    series_range = (np.abs(x) < 100) & (x != 0)
+    infinite_a = np.sign(a) * np.sign(b) * np.sign(x) * np.inf  # the sign of a/b x
+    in_series = np.where(np.isnan(a) | np.isnan(b), 1.0,
+                         np.where(np.isinf(a), infinite_a, -np.inf))
+    at_edge = np.where(x == 0, 1.0, np.where(series_range, in_series, np.nan))
+    return np.where(odd, at_edge, value)
+
+
 def _hyp1f1_kernel(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
-    finite = np.isfinite(x)
-    out = np.where(finite, sp.hyp1f1(a, b, np.where(finite, x, 0.0)), np.nan)
+    finite = np.isfinite(x) & np.isfinite(a) & np.isfinite(b)
+    out = np.where(finite, sp.hyp1f1(*(np.where(finite, v, 0.0) for v in (a, b, x))),
+                   np.nan)
+    out = _hyp1f1_series_edges(a, b, x, out)
     out = np.where((b == 0) & (a != 0), np.inf, out)
     out = np.where((a == b) & (a != 0), np.exp(x), out)
     return np.where(a == 0, 1.0, out)
@@ -53,6 +74,10 @@ def _hyp2f1_kernel(a: np.ndarray, b: np.ndarray, c: np.ndarray, x: np.ndarray) -
     infinite = ((c == 0) | ((c < 0) & (c % 1 == 0))
                 | (~euler & (((d <= 0) & (x == 1)) | (x > 1))))
     out = np.where(infinite, np.inf, sp.hyp2f1(a, b, c, x))
+    # JAX's series stops at once on a nan term and returns its first term, 1.
+    terminating = ((a <= 0) & (a == np.round(a))) | ((b <= 0) & (b == np.round(b)))
+    series = ~euler & ~infinite & ~(((b == c) | (a == c)) & (x < 1))
+    out = np.where(np.isnan(x) & series & ~terminating, 1.0, out)
     return np.where((x == 0) | (((a == 0) | (b == 0)) & (c != 0)), 1.0, out)
 
 
@@ -141,11 +166,15 @@ def hyp1f1(a: Any, b: Any, x: Any) -> Any:
     """The confluent hypergeometric function 1F1(a; b; x) (`jax.scipy.special.hyp1f1`)."""
     a, b, x = promote_args_inexact("hyp1f1", a, b, x)
     reject_complex("hyp1f1", x)
-    return hyp1f1_p.bind(a, b, x)
+    return strong(hyp1f1_p.bind(a, b, x))
 
 
 def hyp2f1(a: Any, b: Any, c: Any, x: Any) -> Any:
     """The Gauss hypergeometric function 2F1(a, b; c; x) (`jax.scipy.special.hyp2f1`)."""
     a, b, c, x = promote_args_inexact("hyp2f1", a, b, c, x)
-    reject_complex("hyp2f1", x)
-    return hyp2f1_p.bind(a, b, c, x)
+    if dtypes.issubdtype(x.dtype, np.complexfloating):
+        # JAX's error comes from the remainder it takes of c; its type and text are JAX's.
+        raise TypeError(f"rem does not accept dtype {np.dtype(x.dtype)} at position 0. "
+                        "Accepted dtypes at position 0 are subtypes of integer, floating. "
+                        "(hyp2f1 does not support complex-valued inputs.)")
+    return strong(hyp2f1_p.bind(a, b, c, x))

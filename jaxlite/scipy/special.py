@@ -105,7 +105,7 @@ def expit(x: Any) -> Any:
 def logit(x: Any) -> Any:
     """log(x / (1 - x)), the inverse of `expit` (mirrors `jax.scipy.special.logit`)."""
     (x,) = promote_args_inexact("logit", x)
-    return lax.log(lax.div(x, lax.sub(lax.full((), 1, x.dtype), x)))
+    return lax.log(lax.div(x, lax.sub(lax.full_like(x, 1), x)))
 
 
 def erf(x: Any) -> Any:
