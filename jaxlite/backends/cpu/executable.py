@@ -166,14 +166,16 @@ class CpuExecutable(HostExecutable):
 
     def _checked(self, arrays: Sequence[np.ndarray]) -> Sequence[np.ndarray]:
         """The arguments, checked (the common case without building messages), made
-        C-contiguous."""
+        C-contiguous numpy arrays (`jl_invoke` reads the data pointer out of the array
+        object: a numpy scalar, which has shape and dtype too, would crash it)."""
         if len(arrays) != len(self._param_specs):
             check_arguments(self, arrays)
         for k, (array, (dims, dtype)) in enumerate(zip(arrays, self._param_specs)):
-            if array.shape != dims or array.dtype != dtype or not array.flags.c_contiguous:
+            if type(array) is not np.ndarray or array.shape != dims or array.dtype != dtype \
+                    or not array.flags.c_contiguous:
                 check_arguments(self, arrays)
                 arrays = list(arrays)
-                arrays[k] = np.ascontiguousarray(array)
+                arrays[k] = np.asarray(array, order="C")  # (ascontiguousarray makes 0-d 1-d)
         return arrays
 
     def execute_arrays(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:

@@ -13,7 +13,7 @@ import pytest
 import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite import lax
-from cpu_testing import cpu_client
+from cpu_testing import cpu_client, module
 from jaxlite.backends.base import CompileOptions
 from jaxlite.backends.cpu import runtime
 from jaxlite.backends.cpu.codegen.control_flow import while_plans
@@ -240,3 +240,28 @@ def test_a_scan_writes_its_stacked_outputs_in_place():
         interpreted = jax.jit(jax.value_and_grad(loss), backend="interpreter")(w, xs, h0)
     np.testing.assert_allclose(np.asarray(grad), np.asarray(interpreted[1]), rtol=2e-4,
                                atol=1e-6)
+
+
+# ------------------------------------------------------------------- numpy scalars
+
+def test_execute_arrays_takes_numpy_scalars_as_zero_dimensional_arrays():
+    # `jl_invoke` reads the data pointer out of the array object: a numpy scalar (it has a
+    # shape and a dtype too) once crashed the process; a 0-d argument that needed a
+    # contiguous copy became 1-d.
+    m = module("""
+      %a = f32[2] parameter(0)
+      %c = f32[] parameter(1)
+      %p = pred[] parameter(2)
+      %b = f32[2] broadcast(%c), dimensions={}
+      %s = f32[2] add(%a, %b)
+      %z = f32[2] constant({0, 0})
+      ROOT %r = f32[2] select(%p, %s, %z)
+    """)
+    executable = cpu_client().compile(m, CompileOptions())
+    a = np.float32([1, 2])
+    for c, p in [(np.float32(3), np.bool_(True)), (np.float32(3), np.bool_(False)),
+                 (np.array(-1, np.float32), True)]:
+        (result,) = executable.execute_arrays([a, c, np.bool_(p)])
+        np.testing.assert_array_equal(result, np.where(p, a + c, 0).astype(np.float32))
+    with pytest.raises(ValueError, match="expects f32"):
+        executable.execute_arrays([a, np.float64(3), np.bool_(True)])

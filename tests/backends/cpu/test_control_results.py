@@ -126,10 +126,10 @@ def test_conditional_branch_returning_one_value_twice():
     m = module("""
       %p = pred[] parameter(0)
       %x = f32[2] parameter(1)
-      %ops = (f32[2]) tuple(%x)
-      ROOT %c = (f32[2], f32[2], f32[2]) conditional(%p, %ops, %ops), branch_computations={%twice, %apart}
+      %o = (f32[2]) tuple(%x)
+      ROOT %c = (f32[2], f32[2], f32[2]) conditional(%p, %o, %o), branch_computations={%two, %apart}
     """, """
-    %twice (o: (f32[2])) -> (f32[2], f32[2], f32[2]) {
+    %two (o: (f32[2])) -> (f32[2], f32[2], f32[2]) {
       %o = (f32[2]) parameter(0)
       %x = f32[2] get-tuple-element(%o), index=0
       %y = f32[2] add(%x, %x)
