@@ -79,29 +79,10 @@ def test_eager_agrees_with_jax(case_id, mode):
         _weak_types(case, mode, leaves)
 
 
-# Wrong answers of the cpu backend, outside jaxlite.scipy (reported): the interpreter
-# backend runs the same optimized module correctly.
-CPU_BACKEND_BUGS = {
-    "optimize.bfgs/rosenbrock": "cpu backend: an in-place write in buffer assignment clobbers "
-                                "a live while-loop value (minimize_bfgs under jit; fixed by "
-                                "disabling xla.buffer_assignment._in_place_candidates)",
-}
-CPU_BACKEND_BUGS["optimize.bfgs/quadratic"] = CPU_BACKEND_BUGS["optimize.bfgs/rosenbrock"]
-
-
-@pytest.mark.parametrize("case_id", [
-    pytest.param(c.id, marks=pytest.mark.xfail(strict=True, reason=CPU_BACKEND_BUGS[c.id]))
-    if c.id in CPU_BACKEND_BUGS else c.id for c in CASES.values() if c.jit])
+@pytest.mark.parametrize("case_id", [c.id for c in CASES.values() if c.jit])
 def test_jit_agrees_with_jax(case_id):
     case = CASES[case_id]
     with jaxlite.enable_x64(True):
         leaves = tree_leaves(jaxlite.jit(lambda: case.call(jaxlite))())
         _compare(case, "x64", leaves, f"jit {case_id}")
 
-
-@pytest.mark.parametrize("case_id", sorted(CPU_BACKEND_BUGS))
-def test_jit_on_the_interpreter_backend_agrees_with_jax(case_id):
-    case = CASES[case_id]
-    with jaxlite.enable_x64(True):
-        leaves = tree_leaves(jaxlite.jit(lambda: case.call(jaxlite), backend="interpreter")())
-        _compare(case, "x64", leaves, f"jit (interpreter) {case_id}")
