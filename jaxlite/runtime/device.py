@@ -120,8 +120,11 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
     """
     if _is_placement(device):
         return tree_map(lambda leaf: _put_leaf(leaf, device), x)
-    targets = tree_util.tree_broadcast(device, x, is_leaf=_is_placement)
-    return tree_map(_put_leaf, x, targets, is_leaf=lambda v: v is None)
+    leaves, treedef = tree_util.tree_flatten(x)
+    targets = treedef.flatten_up_to(
+        tree_util.tree_broadcast(device, x, is_leaf=_is_placement))
+    return tree_util.tree_unflatten(treedef, [_put_leaf(leaf, target)
+                                              for leaf, target in zip(leaves, targets)])
 
 
 def device_get(x: Any) -> Any:

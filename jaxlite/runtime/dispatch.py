@@ -92,9 +92,9 @@ def _invalid_kind(values: Sequence[Any]) -> str | None:
     catch, else None."""
     nans, infs = config.read("jax_debug_nans"), config.read("jax_debug_infs")
     for value in values:
+        if not dtypes.issubdtype(getattr(value, "dtype", np.float32), np.inexact):
+            continue  # integers, bools, and typed keys (which have no numpy form)
         array = np.asarray(value)
-        if not dtypes.issubdtype(array.dtype, np.inexact):
-            continue
         if nans and np.isnan(array).any():
             return "nan"
         if infs and np.isinf(array).any():

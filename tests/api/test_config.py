@@ -143,3 +143,9 @@ def test_parse_flags_reads_jax_flags_from_argv(monkeypatch):
     finally:
         jax.config.update("jax_debug_nans", False)
         jax.config.update("jax_numpy_rank_promotion", "allow")
+
+
+def test_debug_nans_skips_key_outputs():
+    with jax.debug_nans(True):
+        assert jax.random.split(jax.random.key(0)).shape == (2,)
+        assert jax.jit(jax.random.split)(jax.random.key(1)).shape == (2,)

@@ -94,3 +94,11 @@ def test_device_put_of_typed_keys_keeps_them():
     assert keys.shape == (2,) and jnp.issubdtype(keys.dtype, jax.dtypes.prng_key)
     np.testing.assert_array_equal(jax.random.key_data(jax.jit(jax.device_put)(key)),
                                   jax.random.key_data(key))
+
+
+def test_out_shardings_pass_none_outputs_through():
+    single = SingleDeviceSharding(jax.devices()[0])
+    out = jax.jit(lambda x: (x, None), out_shardings=(single, None))(jnp.ones(2))
+    assert out[1] is None and out[0].sharding == single
+    tree = jax.device_put({"a": jnp.ones(2), "b": None}, {"a": single, "b": None})
+    assert tree["b"] is None and tree["a"].committed
