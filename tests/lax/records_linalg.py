@@ -44,6 +44,12 @@ def _adjoint(x: Any) -> Any:
     return lax.conj(t) if np.iscomplexobj(np.zeros((), x.dtype)) else t
 
 
+def _add_constant(x: Any, constant: np.ndarray) -> Any:
+    """x + constant, the constant (a matrix) broadcast over x's batch dimensions first
+    (lax.add does not broadcast ranks, as in JAX)."""
+    return lax.add(x, np.broadcast_to(np.asarray(constant, x.dtype), x.shape))
+
+
 def _gram(x: Any) -> Any:
     """x x^H + n I: Hermitian positive definite, well-conditioned."""
     n = x.shape[-1]
@@ -95,7 +101,7 @@ def _triangular_solve_case(rng: np.random.Generator, dtype: Any) -> Case:
                   conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
 
     def fun(a, b):
-        return linalg.triangular_solve(lax.add(a, boost), b, **params)
+        return linalg.triangular_solve(_add_constant(a, boost), b, **params)
 
     def reference(a, b):
         t = np.tril(a + boost) if lower else np.triu(a + boost)
@@ -138,7 +144,7 @@ def _lu_case(rng: np.random.Generator, dtype: Any) -> Case:
     spread = _spread(m, n, dtype)
 
     def fun(x):
-        lu_, pivots, perm = linalg.lu(_matmul(shuffle, lax.add(x, spread)))
+        lu_, pivots, perm = linalg.lu(_matmul(shuffle, _add_constant(x, spread)))
         return [lu_, lax.convert_element_type(pivots, np.float32),
                 lax.convert_element_type(perm, np.float32)]
 
@@ -195,7 +201,7 @@ def _eigh_case(rng: np.random.Generator, dtype: Any) -> Case:
     spread = _spread(n, n, dtype)
 
     def fun(x):
-        v, w = linalg.eigh(lax.add(x, spread))
+        v, w = linalg.eigh(_add_constant(x, spread))
         return [w, _abs2(v)]
 
     def reference(x):
@@ -211,7 +217,7 @@ def _svd_case(rng: np.random.Generator, dtype: Any) -> Case:
     spread = _spread(m, n, dtype)
 
     def fun(x):
-        x = lax.add(x, spread)
+        x = _add_constant(x, spread)
         if not compute_uv:
             return linalg.svd(x, compute_uv=False)
         u, s, vh = linalg.svd(x, full_matrices=False)
