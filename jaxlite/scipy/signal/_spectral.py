@@ -164,6 +164,50 @@ def _pad_to(x: Any, length: int) -> Any:
     return jnp.concatenate((x, jnp.zeros_like(x, shape=(*x.shape[:-1], extra))), -1)
 
 
+def _promote_signals(x: Any, y: Any, axis: int, mode: str) -> tuple[Any, Any, tuple]:
+    """x and y (x itself when y is None) as arrays of one inexact dtype, and the shape of
+    the other dimensions (broadcast)."""
+    if y is None:
+        check_arraylike("spectral_helper", x)
+        (x,) = promote_dtypes_inexact(ensure_array(x))
+        return x, x, x.shape[:axis] + x.shape[axis + 1:]
+    if mode != "psd":
+        raise ValueError("two-argument mode is available only when mode=='psd'")
+    check_arraylike("spectral_helper", x, y)
+    x, y = promote_dtypes_inexact(ensure_array(x), ensure_array(y))
+    if x.ndim != y.ndim:
+        raise ValueError("two-arguments must have the same rank ({x.ndim} vs {y.ndim}).")
+    try:
+        outer = jnp.broadcast_shapes(x.shape[:axis] + x.shape[axis + 1:],
+                                     y.shape[:axis] + y.shape[axis + 1:])
+    except ValueError as err:
+        raise ValueError("x and y cannot be broadcast together.") from err
+    return x, y, outer
+
+
+def _extend(signal: Any, boundary: str | None, padded: bool, nperseg: int,
+            step: int) -> Any:
+    """The signal (time last) extended at both ends by the boundary rule, then zero-padded
+    to a whole number of steps."""
+    if boundary is not None:
+        signal = BOUNDARIES[boundary](signal, nperseg // 2, axis=-1)
+    if padded:
+        signal = _pad_to(signal, signal.shape[-1]
+                         + (-(signal.shape[-1] - nperseg) % step) % nperseg)
+    return signal
+
+
+def _scale(win: Any, fs: Any, scaling: str, mode: str) -> Any:
+    if scaling == "density":
+        scale = 1.0 / (fs * (win * win).sum())
+    elif scaling == "spectrum":
+        scale = 1.0 / win.sum() ** 2
+    else:
+        raise ValueError(f"Unknown scaling: {scaling}")
+    scale = jnp.asarray(jnp.sqrt(scale) if mode == "stft" else scale)
+    return scale.astype(dtypes.canonicalize_dtype(dtypes.to_complex_dtype(scale.dtype)))
+
+
 def spectral_helper(x: Any, y: Any, fs: Any = 1.0, window: Any = "hann",
                     nperseg: int | None = None, noverlap: int | None = None,
                     nfft: int | None = None, detrend_type: Any = "constant",
@@ -178,82 +222,43 @@ def spectral_helper(x: Any, y: Any, fs: Any = 1.0, window: Any = "hann",
         raise ValueError(f"Unknown boundary option '{boundary}', must be one of: "
                          f"{list(BOUNDARIES.keys())}")
     axis = canonicalize_axis(operator.index(axis), np.ndim(x))
-    if y is None:
-        check_arraylike("spectral_helper", x)
-        (x,) = promote_dtypes_inexact(ensure_array(x))
-        y_arr = x
-        outer = x.shape[:axis] + x.shape[axis + 1:]
-    else:
-        if mode != "psd":
-            raise ValueError("two-argument mode is available only when mode=='psd'")
-        check_arraylike("spectral_helper", x, y)
-        x, y_arr = promote_dtypes_inexact(ensure_array(x), ensure_array(y))
-        if x.ndim != y_arr.ndim:
-            raise ValueError("two-arguments must have the same rank ({x.ndim} vs {y.ndim}).")
-        try:
-            outer = jnp.broadcast_shapes(x.shape[:axis] + x.shape[axis + 1:],
-                                         y_arr.shape[:axis] + y_arr.shape[axis + 1:])
-        except ValueError as err:
-            raise ValueError("x and y cannot be broadcast together.") from err
+    x, y_arr, outer = _promote_signals(x, y, axis, mode)
     result_dtype = dtypes.canonicalize_dtype(dtypes.to_complex_dtype(x.dtype))
     freq_dtype = np.finfo(result_dtype).dtype
-    if nperseg is not None:
-        nperseg = int(nperseg)
-        if nperseg < 1:
-            raise ValueError("nperseg must be a positive integer")
-    win, nperseg = _window(window, nperseg, x.shape[axis], x.dtype)
+    if nperseg is not None and int(nperseg) < 1:
+        raise ValueError("nperseg must be a positive integer")
+    win, nperseg = _window(window, None if nperseg is None else int(nperseg), x.shape[axis],
+                           x.dtype)
     noverlap = nperseg // 2 if noverlap is None else int(noverlap)
     nfft = nperseg if nfft is None else int(nfft)
-    if y is None and x.size == 0:
-        return (jnp.zeros(x.shape, freq_dtype), jnp.zeros(x.shape, freq_dtype),
-                jnp.zeros(x.shape, result_dtype))
-    if y is not None and (x.size == 0 or y_arr.size == 0):
+    if x.size == 0 or y_arr.size == 0:
         shape = outer[:axis] + (min(x.shape[axis], y_arr.shape[axis]),) + outer[axis:]
         return (jnp.zeros(shape, freq_dtype), jnp.zeros(shape, freq_dtype),
                 jnp.zeros(shape, result_dtype))
     x = jnp.moveaxis(x, axis, -1)
-    if y is not None and y_arr.ndim > 1:
-        y_arr = jnp.moveaxis(y_arr, axis, -1)
-    if y is not None and x.shape[-1] != y_arr.shape[-1]:
-        if x.shape[-1] < y_arr.shape[-1]:
-            x = _pad_to(x, y_arr.shape[-1])
-        else:
-            y_arr = _pad_to(y_arr, x.shape[-1])
+    if y is not None:
+        y_arr = jnp.moveaxis(y_arr, axis, -1) if y_arr.ndim > 1 else y_arr
+        length = max(x.shape[-1], y_arr.shape[-1])
+        x, y_arr = _pad_to(x, length), _pad_to(y_arr, length)
     if nfft < nperseg:
         raise ValueError("nfft must be greater than or equal to nperseg.")
     if noverlap >= nperseg:
         raise ValueError("noverlap must be less than nperseg.")
-    step = nperseg - noverlap
-    if boundary is not None:
-        x = BOUNDARIES[boundary](x, nperseg // 2, axis=-1)
-        if y is not None:
-            y_arr = BOUNDARIES[boundary](y_arr, nperseg // 2, axis=-1)
-    if padded:
-        extra = (-(x.shape[-1] - nperseg) % step) % nperseg
-        x = _pad_to(x, x.shape[-1] + extra)
-        if y is not None:
-            y_arr = _pad_to(y_arr, y_arr.shape[-1] + extra)
+    x = _extend(x, boundary, padded, nperseg, nperseg - noverlap)
     detrend_func = _detrend_function(detrend_type, axis)
-    if scaling == "density":
-        scale = 1.0 / (fs * (win * win).sum())
-    elif scaling == "spectrum":
-        scale = 1.0 / win.sum() ** 2
-    else:
-        raise ValueError(f"Unknown scaling: {scaling}")
-    if mode == "stft":
-        scale = jnp.sqrt(scale)
-    scale = jnp.asarray(scale)
-    scale = scale.astype(dtypes.canonicalize_dtype(dtypes.to_complex_dtype(scale.dtype)))
+    scale = _scale(win, fs, scaling, mode)
     twosided = not return_onesided
     if return_onesided and (jnp.iscomplexobj(x) or jnp.iscomplexobj(y)):
         twosided = True
         warnings.warn("Input data is complex, switching to return_onesided=False")
     frequency_fn = jnp.fft.fftfreq if twosided else jnp.fft.rfftfreq
     freqs = frequency_fn(nfft, 1 / fs, dtype=freq_dtype)
-    result = _segment_spectra(x, win, detrend_func, nperseg, noverlap, nfft, twosided)
+    spectra = partial(_segment_spectra, win=win, detrend_func=detrend_func, nperseg=nperseg,
+                      noverlap=noverlap, nfft=nfft, twosided=twosided)
+    result = spectra(x)
     if y is not None:
-        result = jnp.conjugate(result) * _segment_spectra(y_arr, win, detrend_func, nperseg,
-                                                          noverlap, nfft, twosided)
+        y_arr = _extend(y_arr, boundary, padded, nperseg, nperseg - noverlap)
+        result = jnp.conjugate(result) * spectra(y_arr)
     elif mode == "psd":
         result = jnp.conjugate(result) * result
     result *= scale
