@@ -192,38 +192,33 @@ def _literal_after_conversion(value: Any, aval: ShapedArray) -> Any:
     return _WeakScalar(converted, aval) if aval.weak_type else converted[()]
 
 
-class _WeakScalar:
-    """A 0-d constant that remembers its weak type (a literal such as `2.0:f16[]`)."""
+class _WeakScalar(np.ndarray):
+    """A 0-d constant that remembers its weak type (a literal such as `2.0:f16[]`).
 
-    __slots__ = ("value", "aval")
+    A numpy array, as JAX's `TypedNdArray` is, because a literal's value reaches user code
+    when libraries evaluate jaxprs themselves (equinox indexes with one); `aval` keeps the
+    weak type for the next bind. Arithmetic on it gives plain numpy results.
+    """
 
-    def __init__(self, value: np.ndarray, aval: ShapedArray) -> None:
-        self.value = value
-        self.aval = aval
+    def __new__(cls, value: np.ndarray, aval: ShapedArray) -> "_WeakScalar":
+        obj = np.asarray(value).view(cls)
+        obj.aval = aval
+        return obj
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self.aval = getattr(obj, "aval", None)
+
+    def __array_wrap__(self, out: np.ndarray, context: Any = None,
+                       return_scalar: bool = False) -> Any:
+        plain = out.view(np.ndarray)
+        return plain[()] if return_scalar else plain
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self.aval.shape
+    def value(self) -> np.ndarray:
+        return self.view(np.ndarray)
 
-    @property
-    def dtype(self) -> np.dtype:
-        return self.aval.dtype
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return np.asarray(self.value, dtype=dtype)
-
-    # Python conversions, as JAX's literal values (TypedFloat, ...) allow.
-    def __float__(self) -> float:
-        return float(self.value)
-
-    def __int__(self) -> int:
-        return int(self.value)
-
-    def __complex__(self) -> complex:
-        return complex(self.value)
-
-    def __bool__(self) -> bool:
-        return bool(self.value)
+    def __reduce__(self) -> tuple:
+        return (_WeakScalar, (self.view(np.ndarray), self.aval))
 
 
 def concretization_message(trace: StagingTrace, tracer: Tracer, context: str) -> str:

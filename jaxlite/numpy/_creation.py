@@ -281,8 +281,10 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
         raise ZeroDivisionError("division by zero: jnp.arange got step=0")
     wide = np.int64 if dtypes.is_integer(target) or target == np.bool_ else (
         np.complex128 if dtypes.is_complex(target) else np.float64)
-    values = [given[k] for k in ("start", "stop", "step") if k in given]
-    host = np.arange(*values, dtype=wide)
+    # arange(stop, step=s): numpy reads a lone value as stop, so start must be explicit
+    # (0) once a step is given.
+    start_h, stop_h = (0, start_v) if "stop" not in given else (start_v, given["stop"])
+    host = np.arange(start_h, stop_h, given.get("step", 1), dtype=wide)
     return host_to_array(host, target)
 
 
@@ -315,7 +317,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     start_b = lax.broadcast_in_dim(broadcast_to_shape(start_a, bounds), out_shape, kept)
     stop_b = lax.broadcast_in_dim(broadcast_to_shape(stop_a, bounds), out_shape, kept)
     divisions = num - 1 if endpoint else num
-    span = lax.sub(stop_a, start_a)
+    span = lax.sub(broadcast_to_shape(stop_a, bounds), broadcast_to_shape(start_a, bounds))
     if divisions > 0:
         step = lax.div(span, float(divisions))
         step_b = lax.broadcast_in_dim(broadcast_to_shape(step, bounds), out_shape, kept)

@@ -133,13 +133,13 @@ def promote_dtypes_numeric(*args: Any) -> list[Any]:
 
 
 def broadcast_shapes(fun_name: str, *shapes: Sequence[int]) -> tuple[int, ...]:
-    """numpy's broadcast of `shapes`, with an error that names the function."""
+    """numpy's broadcast of `shapes`; JAX's ValueError when they do not broadcast."""
     try:
         return tuple(np.broadcast_shapes(*(tuple(s) for s in shapes)))
     except ValueError:
-        listed = ", ".join(str(tuple(s)) for s in shapes)
-        raise ValueError(f"{fun_name}: incompatible shapes for broadcasting: {listed}. "
-                         "Trailing dimensions must be equal or 1.") from None
+        listed = [tuple(s) for s in shapes]
+        raise ValueError(f"Incompatible shapes for broadcasting: shapes={listed} (in "
+                         f"{fun_name}: trailing dimensions must be equal or 1).") from None
 
 
 def broadcast_to_shape(x: Any, shape: Sequence[int]) -> Any:
@@ -159,7 +159,13 @@ def promote_shapes(fun_name: str, *args: Any) -> list[Any]:
         return list(args)
     if len({len(s) for s in shapes if s}) > 1:
         _rank_promotion(fun_name, shapes)
-    shape = broadcast_shapes(fun_name, *shapes)
+    try:
+        shape = tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        # Elementwise operations raise what JAX's lax operations raise.
+        listed = ", ".join(str(s) for s in shapes)
+        raise TypeError(f"{fun_name} got incompatible shapes for broadcasting: {listed}. "
+                        "Trailing dimensions must be equal or 1.") from None
     return [broadcast_to_shape(a, shape) for a in args]
 
 

@@ -15,9 +15,9 @@ import jaxlite.lax as lax
 from jaxlite.core import dtypes
 from jaxlite.core.trace import Tracer
 from jaxlite.numpy._nonzero import nonzero
-from jaxlite.numpy._promotion import (check_arraylike, convert, ensure_array, promote_args,
-                                      promote_args_inexact, promote_args_numeric,
-                                      promote_dtypes, promote_shapes)
+from jaxlite.numpy._promotion import (broadcast_shapes, check_arraylike, convert,
+                                      ensure_array, promote_args, promote_args_inexact,
+                                      promote_args_numeric, promote_dtypes, promote_shapes)
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder",
@@ -414,6 +414,8 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
         raise ValueError("jnp.where: size and fill_value apply only to the one-argument form.")
     check_arraylike("where", condition, x, y)
     x, y = promote_dtypes(x, y)
+    # Checked first: where raises JAX's ValueError, not an elementwise op's TypeError.
+    broadcast_shapes("where", np.shape(condition), np.shape(x), np.shape(y))
     cond, x, y = promote_shapes("where", _truth(condition), x, y)
     return lax.select(cond, x, y)
 

@@ -79,3 +79,24 @@ def test_array_format_follows_numpy():
     assert "{:.2f}".format(jnp.float32(1.5)) == "1.50"
     with pytest.raises(TypeError, match="unsupported format string"):
         "{:>10}".format(jnp.arange(3))
+
+
+def test_broadcast_errors_have_jax_types():
+    with pytest.raises(TypeError, match="^add got incompatible shapes for broadcasting"):
+        jnp.ones(3) + jnp.ones(2)
+    with pytest.raises(TypeError, match="^maximum got incompatible shapes"):
+        jnp.maximum(jnp.ones(3), jnp.ones(2))
+    with pytest.raises(ValueError, match=r"^Incompatible shapes for broadcasting: "
+                                         r"shapes=\[\(3,\), \(2,\)\]"):
+        jnp.broadcast_shapes((3,), (2,))
+    with pytest.raises(ValueError, match="^Incompatible shapes for broadcasting"):
+        jnp.where(jnp.ones(3) > 0, jnp.ones(2), 0)
+    for decomposition in (jnp.linalg.svd, jnp.linalg.qr):
+        with pytest.raises(TypeError, match="must have rank at least 2"):
+            decomposition(jnp.ones(3))
+
+
+def test_arange_with_step_and_no_start():
+    assert jnp.arange(10, step=3).tolist() == [0, 3, 6, 9]
+    assert jnp.arange(2, 10, 3).tolist() == [2, 5, 8]
+    assert jnp.arange(start=2, stop=5).tolist() == [2, 3, 4]

@@ -219,8 +219,8 @@ def test_whole_array_predicates_return_arrays():
     assert not bool(jnp.array_equal(jnp.ones(3), jnp.ones(2)))
     assert bool(jnp.array_equal([1, 2], [1, 2]))
     assert bool(jnp.array_equiv(jnp.ones(3), jnp.ones((2, 3))))
-    with pytest.raises(ValueError):
-        jnp.array_equiv(jnp.ones(3), jnp.ones(2))
+    with pytest.raises(TypeError, match="got incompatible shapes for broadcasting"):
+        jnp.array_equiv(jnp.ones(3), jnp.ones(2))  # as JAX 0.10.2
     assert bool(jaxlite.jit(jnp.allclose)(a[:2], a[:2] + 1e-9))
 
 

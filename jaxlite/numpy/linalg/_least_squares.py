@@ -63,7 +63,7 @@ def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None
             raise ValueError("pinv: only one of rtol and rcond may be specified.")
         rtol = rcond
     (a,) = inexact_args("jnp.linalg.pinv", a)
-    check_matrix("pinv", a)
+    check_matrix("pinv", a, ValueError)
     m, n = a.shape[-2:]
     if m == 0 or n == 0:
         return lax.full(a.shape[:-2] + (n, m), 0, a.dtype)
@@ -179,7 +179,7 @@ def cond(x: Any, p: Any = None) -> Any:
     itself holds a NaN.
     """
     (x,) = inexact_args("jnp.linalg.cond", x)
-    check_matrix("jnp.linalg.cond", x)
+    check_matrix("jnp.linalg.cond", x, ValueError)
     if p is None or p == 2 or p == -2:
         s = svd(x, compute_uv=False)
         first = lax.index_in_dim(s, 0, axis=s.ndim - 1, keepdims=False)

@@ -29,11 +29,12 @@ def check_square(fun_name: str, a: Any) -> None:
                          f"{a.shape}.")
 
 
-def check_matrix(fun_name: str, a: Any) -> None:
-    """Raise unless `a` is a stack of matrices (at least two axes)."""
+def check_matrix(fun_name: str, a: Any, error: type = TypeError) -> None:
+    """Raise unless `a` is a stack of matrices (at least two axes): JAX's TypeError of the
+    decompositions, or `error`."""
     if a.ndim < 2:
-        raise ValueError(f"{fun_name}: the argument must have at least two dimensions "
-                         f"[..., m, n], got shape {a.shape}.")
+        raise error(f"Input 0 to {fun_name} must have rank at least 2, but got "
+                    f"shape={a.shape} (a stack of matrices [..., m, n]).")
 
 
 def real_dtype(dtype: Any) -> np.dtype:
