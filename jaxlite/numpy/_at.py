@@ -22,6 +22,7 @@ import jaxlite.lax as lax
 from jaxlite.core import dtypes
 from jaxlite.core.avals import get_aval
 from jaxlite.numpy import _indexing, _ufuncs
+from jaxlite.numpy._creation import array
 from jaxlite.numpy._promotion import ensure_array, promote_dtypes
 
 __all__: list[str] = []
@@ -30,6 +31,8 @@ Scatter = Callable[..., Any]
 
 
 def _values_like(x: Any, values: Any) -> Any:
+    if isinstance(values, (list, tuple)):
+        return array(values)  # a sequence may hold traced values, as JAX accepts
     if (isinstance(values, int) and not isinstance(values, bool)
             and dtypes.is_integer(x.dtype)):
         info = np.iinfo(x.dtype)

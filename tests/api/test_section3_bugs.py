@@ -100,3 +100,8 @@ def test_arange_with_step_and_no_start():
     assert jnp.arange(10, step=3).tolist() == [0, 3, 6, 9]
     assert jnp.arange(2, 10, 3).tolist() == [2, 5, 8]
     assert jnp.arange(start=2, stop=5).tolist() == [2, 3, 4]
+
+
+def test_at_set_takes_a_tuple_of_traced_values():
+    out = jax.jit(lambda a, b: jnp.zeros((3, 2)).at[1, :].set((a, b)))(1.0, 2.0)
+    np.testing.assert_array_equal(out, [[0, 0], [1, 2], [0, 0]])
