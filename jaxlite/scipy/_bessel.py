@@ -74,8 +74,13 @@ def bessel_jn(z: Any, *, v: int, n_iter: int = 50) -> Any:
     axis (mirrors `jax.scipy.special.bessel_jn`; values are exact to the dtype rather than
     from JAX's n_iter-term recurrence)."""
     (z,) = promote_dtypes_inexact(jnp.asarray(z))
-    if dtypes.issubdtype(z.dtype, np.complexfloating):
+    if np.dtype(z.dtype) == np.complex128:
         raise ValueError("complex input not supported.")
+    if dtypes.issubdtype(z.dtype, np.complexfloating):
+        # JAX's check catches only complex128; other complex dtypes fail in its recurrence.
+        raise TypeError(f"rem does not accept dtype {np.dtype(z.dtype)} at position 0. "
+                        "Accepted dtypes at position 0 are subtypes of integer, floating. "
+                        "(bessel_jn does not support complex inputs.)")
     v = concrete_or_error(operator.index, v, "Argument v of bessel_jn.")
     concrete_or_error(int, n_iter, "Argument n_iter of bessel_jn.")
     orders = [bessel_jv_p.bind(lax.full_like(z, k), z) for k in range(v + 1)]

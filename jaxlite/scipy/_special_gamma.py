@@ -235,12 +235,10 @@ def multigammaln(a: Any, d: Any) -> Any:
     """
     d = concrete_or_error(int, d, "d argument of multigammaln")
     a, d_arr = promote_args_inexact("multigammaln", a, d)
-    half_steps = lax.div(jnp.arange(d, dtype=d_arr.dtype), lax.full((), 2, d_arr.dtype))
-    terms = lax.lgamma(lax.sub(jnp.expand_dims(a, -1), half_steps))
-    constant = lax.mul(lax.mul(lax.mul(lax.full_like(a, 0.25), d_arr),
-                               lax.sub(d_arr, lax.full_like(d_arr, 1))),
-                       lax.full_like(a, np.log(np.pi)))
-    return lax.add(jnp.sum(terms, axis=-1), constant)
+    half_steps = jnp.arange(d, dtype=d_arr.dtype) / 2
+    terms = lax.lgamma(jnp.expand_dims(a, -1) - half_steps)
+    constant = 0.25 * d_arr * (d_arr - 1) * np.log(np.pi).astype(a.dtype)
+    return jnp.sum(terms, axis=-1) + constant
 
 
 def bernoulli(n: int) -> Any:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import mpmath
 import numpy as np
+import scipy.stats as st
 
 from special_stats_cases import Case, Deviation, grid
 
@@ -209,3 +210,12 @@ for _case in CASES:
     if _case.id in ("stats.norm.ppf/float32", "stats.norm.isf/float32"):
         # ndtri of float32 input is computed in float32 and promoted to the default float.
         _case.rtol["x64"] = 1e-6
+    if _case.id in ("stats.beta.sf/edges", "stats.beta.logsf/edges"):
+        _case.deviation = Deviation(
+            "JAX's float32 betainc is 3e-5 off at I_0.7(2.5, 0.5)",
+            lambda x, a, b: (x == 0.3) & (a == 0.5) & (b == 2.5),
+            st.beta.sf if _case.id.startswith("stats.beta.sf") else st.beta.logsf)
+    if _case.id == "stats.gumbel_l.logcdf/edges":
+        _case.deviation = Deviation(
+            "JAX's log(-expm1(-e^z)) loses the digits of a cdf close to 1 (1e-3 relative "
+            "in float32 at z = 2.5)", lambda x: x == 2.5, st.gumbel_l.logcdf)

@@ -8,7 +8,7 @@ import numpy as np
 from jaxlite import lax
 from jaxlite import numpy as jnp
 from jaxlite.scipy.special import betainc, betaln, xlog1py, xlogy
-from jaxlite.scipy.stats._util import const, promote
+from jaxlite.scipy.stats._util import const, log_probability, promote
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]
 
@@ -47,8 +47,8 @@ def cdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
 
 def logcdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    """log cdf (mirrors `jax.scipy.stats.beta.logcdf`)."""
-    return lax.log(cdf(x, a, b, loc, scale))
+    """log cdf, accurate where cdf is close to 1 (mirrors `jax.scipy.stats.beta.logcdf`)."""
+    return log_probability(cdf(x, a, b, loc, scale), sf(x, a, b, loc, scale))
 
 
 def sf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -58,5 +58,5 @@ def sf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
 
 def logsf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    """log sf (mirrors `jax.scipy.stats.beta.logsf`)."""
-    return lax.log(sf(x, a, b, loc, scale))
+    """log sf, accurate where sf is close to 1 (mirrors `jax.scipy.stats.beta.logsf`)."""
+    return log_probability(sf(x, a, b, loc, scale), cdf(x, a, b, loc, scale))

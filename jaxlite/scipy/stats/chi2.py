@@ -8,7 +8,7 @@ import numpy as np
 from jaxlite import lax
 from jaxlite import numpy as jnp
 from jaxlite.scipy.special import gammainc, gammaincc
-from jaxlite.scipy.stats._util import const, promote
+from jaxlite.scipy.stats._util import const, log_probability, promote
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]
 
@@ -44,8 +44,8 @@ def cdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
 
 def logcdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    """log cdf (mirrors `jax.scipy.stats.chi2.logcdf`)."""
-    return lax.log(cdf(x, df, loc, scale))
+    """log cdf, accurate where cdf is close to 1 (mirrors `jax.scipy.stats.chi2.logcdf`)."""
+    return log_probability(cdf(x, df, loc, scale), sf(x, df, loc, scale))
 
 
 def sf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -55,5 +55,5 @@ def sf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
 
 def logsf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    """log sf (mirrors `jax.scipy.stats.chi2.logsf`)."""
-    return lax.log(sf(x, df, loc, scale))
+    """log sf, accurate where sf is close to 1 (mirrors `jax.scipy.stats.chi2.logsf`)."""
+    return log_probability(sf(x, df, loc, scale), cdf(x, df, loc, scale))

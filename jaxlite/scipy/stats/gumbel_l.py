@@ -12,7 +12,7 @@ import numpy as np
 from jaxlite import lax
 from jaxlite import numpy as jnp
 from jaxlite.scipy.special import xlog1py, xlogy
-from jaxlite.scipy.stats._util import const, promote
+from jaxlite.scipy.stats._util import const, log1mexp, promote
 
 __all__ = ["logpdf", "pdf", "logcdf", "cdf", "ppf", "sf", "logsf"]
 
@@ -34,9 +34,10 @@ def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
 
 def logcdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    """log(1 - exp(-e^z)) (mirrors `jax.scipy.stats.gumbel_l.logcdf`)."""
+    """log(1 - exp(-e^z)), accurate on both sides of e^z = log 2 (JAX takes
+    log(-expm1(-e^z)), which loses the digits of a cdf close to 1)."""
     z, _, valid = _z("gumbel_l.logcdf", x, loc, scale)
-    return jnp.where(valid, lax.log(-lax.expm1(lax.neg(lax.exp(z)))), np.nan)
+    return jnp.where(valid, log1mexp(lax.exp(z)), np.nan)
 
 
 def cdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:

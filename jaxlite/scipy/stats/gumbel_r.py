@@ -12,7 +12,7 @@ import numpy as np
 from jaxlite import lax
 from jaxlite import numpy as jnp
 from jaxlite.scipy.special import xlogy
-from jaxlite.scipy.stats._util import const, promote
+from jaxlite.scipy.stats._util import const, log1mexp, promote
 
 __all__ = ["logpdf", "pdf", "logcdf", "cdf", "ppf", "sf", "logsf"]
 
@@ -20,11 +20,6 @@ __all__ = ["logpdf", "pdf", "logcdf", "cdf", "ppf", "sf", "logsf"]
 def _z(name: str, x: Any, loc: Any, scale: Any) -> tuple[Any, Any, Any]:
     x, loc, scale = promote(name, x, loc, scale)
     return lax.div(lax.sub(x, loc), scale), scale, lax.gt(scale, const(scale, 0))
-
-
-def _log1mexp(x: Any) -> Any:
-    """log(1 - exp(-x)) for x >= 0, accurate on both sides of log 2 (Maechler's split)."""
-    return jnp.where(x < np.log(2.0), jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
 
 
 def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -70,4 +65,4 @@ def logsf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """log(1 - exp(-e^-z)) (mirrors `jax.scipy.stats.gumbel_r.logsf`)."""
     x, loc, scale = promote("gumbel_r.logsf", x, loc, scale)
     neg_z = lax.div(lax.sub(loc, x), scale)
-    return jnp.where(lax.gt(scale, const(scale, 0)), _log1mexp(lax.exp(neg_z)), np.nan)
+    return jnp.where(lax.gt(scale, const(scale, 0)), log1mexp(lax.exp(neg_z)), np.nan)
