@@ -47,6 +47,7 @@ from jaxlite.transforms.pmap import pmap
 from jaxlite.transforms.shard_map import shard_map, smap
 from jaxlite._callback import effects_barrier, pure_callback
 from jaxlite import debug, experimental  # noqa: F401  (public modules)
+from jaxlite import distributed, dlpack  # noqa: F401  (public modules)
 from jaxlite import (ad_checkpoint, api_util, custom_batching,  # noqa: F401  (public modules)
                      custom_derivatives, extend, interpreters)
 from jaxlite.core.source_info import named_call, named_scope

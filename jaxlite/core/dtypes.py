@@ -570,7 +570,14 @@ def itemsize_bits(dtype: DTypeLike) -> int:
     return dt.itemsize * 8
 
 
-class finfo(ml_dtypes.finfo):
+class _InfoType(type):
+    # The constructors below hand back ml_dtypes' own (cached) objects, as JAX's
+    # `jnp.finfo` (ml_dtypes' class) does; isinstance accepts those objects.
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, cls.__mro__[1])
+
+
+class finfo(ml_dtypes.finfo, metaclass=_InfoType):
     """Machine limits of a floating type, bfloat16 included (mirrors ``jax.numpy.finfo``).
 
     Takes a dtype, a scalar type, an array or a value; a complex type gives the limits of
@@ -581,7 +588,7 @@ class finfo(ml_dtypes.finfo):
         return ml_dtypes.finfo(_spec(dtype_))
 
 
-class iinfo(ml_dtypes.iinfo):
+class iinfo(ml_dtypes.iinfo, metaclass=_InfoType):
     """Machine limits of an integer type, int4 included (mirrors ``jax.numpy.iinfo``)."""
 
     def __new__(cls, int_type: DTypeLike) -> ml_dtypes.iinfo:

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from jaxlite.runtime.device import device_put
+from jaxlite.core.sharding import Sharding
 from jaxlite.numpy._creation import asarray
 from jaxlite.numpy._promotion import user_dtype
 
@@ -76,10 +78,22 @@ def fromiter(*args: Any, **kwargs: Any) -> Any:
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
     """An array from any object with the DLPack protocol (`__dlpack__`), such as a numpy
     array or another framework's tensor (mirrors `jax.numpy.from_dlpack`)."""
-    if device is not None:
-        raise NotImplementedError("from_dlpack: device placement is not supported; jaxlite "
-                                  "arrays live on the host.")
-    return asarray(np.from_dlpack(x, copy=copy))
+    return dlpack_to_array(x, device, copy)
+
+
+def dlpack_to_array(external: Any, device: Any, copy: bool | None) -> Any:
+    """The array behind `jnp.from_dlpack` and `jax.dlpack.from_dlpack`: the tensor is read
+    through numpy's DLPack import (host memory), then narrowed as `asarray` would and put on
+    `device` (a Device or a one-device Sharding) when one is given."""
+    if not (hasattr(external, "__dlpack__") and hasattr(external, "__dlpack_device__")):
+        raise TypeError("The array passed to from_dlpack must have __dlpack__ and "
+                        "__dlpack_device__ methods.")
+    if isinstance(device, Sharding) and len(device.device_set) > 1:
+        raise ValueError("from_dlpack can only unpack a dlpack tensor onto a singular device, "
+                         f"but a Sharding with {len(device.device_set)} devices was provided.")
+    host = np.from_dlpack(external, copy=copy)
+    out = asarray(host, copy=copy is not False)
+    return out if device is None else device_put(out, device)
 
 
 def load(file: Any, *args: Any, **kwargs: Any) -> Any:

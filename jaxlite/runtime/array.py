@@ -127,6 +127,18 @@ class ArrayImpl(Array):
             return value if not copy else value.copy()
         return value.astype(dtype)
 
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None,
+                   dl_device: Any = None, copy: bool | None = None) -> Any:
+        """The contents as a DLPack capsule (mirrors `jax.Array.__dlpack__`): jaxlite's
+        arrays live in host memory, so numpy's DLPack export serves them."""
+        return np.asarray(self).__dlpack__(stream=stream, max_version=max_version,
+                                           dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple[Any, int]:
+        """(device type, device id) of the data for DLPack: the host CPU (mirrors
+        `jax.Array.__dlpack_device__`)."""
+        return np.asarray(self).__dlpack_device__()
+
     def item(self, *args: Any) -> Any:
         """The value as a Python scalar (`numpy.ndarray.item`)."""
         return self._value.item(*args)

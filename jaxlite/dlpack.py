@@ -1,0 +1,39 @@
+"""Exchanging arrays with other frameworks through DLPack (mirrors `jax.dlpack`).
+
+jaxlite's arrays live in host memory, so tensors come in through numpy's DLPack import and
+go out through `Array.__dlpack__` (numpy's export): any host tensor with `__dlpack__` (numpy,
+and torch or cupy CPU tensors) converts both ways.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from jaxlite.core import dtypes
+from jaxlite.numpy._io import dlpack_to_array
+
+__all__ = ["from_dlpack", "is_supported_dtype"]
+
+# The element types JAX exchanges through DLPack (the narrow float8/int4 types are not).
+_SUPPORTED = frozenset(np.dtype(t) for t in (
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+    dtypes.bfloat16, "float32", "float64", "complex64", "complex128", "bool"))
+
+
+def from_dlpack(external_array: Any, device: Any = None, copy: bool | None = None) -> Any:
+    """An array holding the contents of a DLPack tensor (mirrors `jax.dlpack.from_dlpack`).
+
+    `external_array` is any object with `__dlpack__` and `__dlpack_device__`; `device` (a
+    Device or a one-device Sharding) commits the result there; `copy=False` refuses a copy
+    and `copy=True` always makes one. 64-bit data is narrowed when x64 is off, as JAX does.
+    """
+    return dlpack_to_array(external_array, device, copy)
+
+
+def is_supported_dtype(dtype: Any) -> bool:
+    """Whether arrays of `dtype` can go through DLPack (mirrors
+    `jax.dlpack.is_supported_dtype`)."""
+    if dtype is None:
+        raise TypeError(f"Expected a string or dtype-like object; got {dtype=}")
+    return np.dtype(dtype) in _SUPPORTED
