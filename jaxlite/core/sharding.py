@@ -8,6 +8,7 @@ in `jaxlite.runtime.sharding`, which explains the single-device semantics.
 from __future__ import annotations
 
 import collections
+import contextvars
 import enum
 import math
 from typing import Any, Iterator, Sequence
@@ -24,6 +25,13 @@ class AxisType(enum.Enum):
         return self.name
 
 
+class _Unconstrained:
+    """`PartitionSpec.UNCONSTRAINED`: a dimension whose sharding the compiler may choose."""
+
+    def __repr__(self) -> str:
+        return "UNCONSTRAINED"
+
+
 class PartitionSpec:
     """Which mesh axes each array dimension is split over (mirrors
     `jax.sharding.PartitionSpec`, also `jax.P`): one entry per dimension, each None (not
@@ -36,6 +44,8 @@ class PartitionSpec:
         self._partitions = tuple(tuple(p) if isinstance(p, list) else p for p in partitions)
         self.unreduced = frozenset(unreduced)
         self.reduced = frozenset(reduced)
+
+    UNCONSTRAINED = _Unconstrained()
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self._partitions)
@@ -64,7 +74,7 @@ class PartitionSpec:
         for entry in self._partitions:
             if isinstance(entry, tuple):
                 names.update(entry)
-            elif entry is not None:
+            elif entry is not None and entry is not PartitionSpec.UNCONSTRAINED:
                 names.add(entry)
         return names
 
@@ -204,6 +214,14 @@ class NamedSharding(Sharding):
     def __repr__(self) -> str:
         suffix = ", memory_kind=device" if hasattr(self.mesh, "devices") else ""
         return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}{suffix})"
+
+
+# The mesh `jax.set_mesh` made current (a `jaxlite.runtime.sharding.Mesh`) and the abstract
+# mesh `use_abstract_mesh` puts in its place; here, below the lax layer, so that lax
+# functions taking a bare PartitionSpec (`with_sharding_constraint`) can read them.
+CURRENT_MESH: contextvars.ContextVar[Any] = contextvars.ContextVar("mesh", default=None)
+ABSTRACT_MESH_OVERRIDE: contextvars.ContextVar[AbstractMesh | None] = contextvars.ContextVar(
+    "abstract_mesh", default=None)
 
 
 def unsharded(ndim: int) -> NamedSharding:

@@ -39,6 +39,7 @@ from jaxlite.lax.sorting import *  # noqa: F401,F403
 from jaxlite.lax.windows import *  # noqa: F401,F403
 from jaxlite.lax.joining import *  # noqa: F401,F403
 from jaxlite.lax.identities import *  # noqa: F401,F403
+from jaxlite.lax.sharding_constraint import *  # noqa: F401,F403
 from jaxlite.lax.bit_math import *  # noqa: F401,F403
 from jaxlite.lax.general_reduce import *  # noqa: F401,F403
 from jaxlite.lax.general_windows import *  # noqa: F401,F403

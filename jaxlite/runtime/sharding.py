@@ -10,7 +10,6 @@ real partitioning behind the same classes.
 """
 from __future__ import annotations
 
-import contextvars
 import math
 from typing import Any, Sequence
 
@@ -18,8 +17,9 @@ import numpy as np
 
 from jaxlite.backends.base import Device
 from jaxlite.backends.registry import get_backend
-from jaxlite.core.sharding import (AbstractMesh, AxisType, NamedSharding, PartitionSpec,
-                                   Sharding, _axes_text, _axis_types)
+from jaxlite.core.sharding import (ABSTRACT_MESH_OVERRIDE, CURRENT_MESH, AbstractMesh,
+                                   AxisType, NamedSharding, PartitionSpec, Sharding,
+                                   _axes_text, _axis_types)
 
 
 class Mesh(AbstractMesh):
@@ -70,10 +70,8 @@ class Mesh(AbstractMesh):
 
 
 _EMPTY_MESH = Mesh(np.empty((0,), dtype=object), ("_",))
-_CURRENT_MESH: contextvars.ContextVar[Mesh | None] = contextvars.ContextVar("mesh",
-                                                                           default=None)
-_ABSTRACT_OVERRIDE: contextvars.ContextVar[AbstractMesh | None] = contextvars.ContextVar(
-    "abstract_mesh", default=None)
+_CURRENT_MESH = CURRENT_MESH
+_ABSTRACT_OVERRIDE = ABSTRACT_MESH_OVERRIDE
 
 
 class SingleDeviceSharding(Sharding):
