@@ -13,3 +13,18 @@ from jaxlite.experimental.sparse.bcoo import (  # noqa: F401
 from jaxlite.experimental.sparse.bcoo_shape import (  # noqa: F401
     bcoo_broadcast_in_dim, bcoo_concatenate, bcoo_dynamic_slice, bcoo_reshape, bcoo_rev,
     bcoo_slice, bcoo_squeeze)
+from jaxlite.experimental.sparse.ad import (  # noqa: F401
+    grad, jacfwd, jacobian, jacrev, value_and_grad)
+from jaxlite.experimental.sparse.api import (  # noqa: F401
+    empty, eye, random_bcoo, todense, todense_p)
+from jaxlite.experimental.sparse.bcoo_extra import (  # noqa: F401
+    bcoo_conv_general_dilated, bcoo_gather)
+from jaxlite.experimental.sparse.bcsr import (  # noqa: F401
+    BCSR, bcsr_broadcast_in_dim, bcsr_concatenate, bcsr_dot_general, bcsr_dot_general_p,
+    bcsr_extract, bcsr_extract_p, bcsr_fromdense, bcsr_fromdense_p, bcsr_sum_duplicates,
+    bcsr_todense, bcsr_todense_p)
+from jaxlite.experimental.sparse.coo_csr import (  # noqa: F401
+    COO, CSC, CSR, coo_fromdense, coo_fromdense_p, coo_matmat, coo_matmat_p, coo_matvec,
+    coo_matvec_p, coo_todense, coo_todense_p, csr_fromdense, csr_fromdense_p, csr_matmat,
+    csr_matmat_p, csr_matvec, csr_matvec_p, csr_todense, csr_todense_p)
+from jaxlite.experimental.sparse.transform import SparseTracer, sparsify  # noqa: F401

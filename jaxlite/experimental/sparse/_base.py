@@ -85,7 +85,12 @@ class JAXSparse:
     def __repr__(self) -> str:
         name = type(self).__name__
         try:
-            text = f"{name}({self.dtype}{list(self.shape)}, nse={self.nse})"
+            extra = f", nse={self.nse}"
+            if getattr(self, "n_batch", 0):
+                extra += f", n_batch={self.n_batch}"
+            if getattr(self, "n_dense", 0):
+                extra += f", n_dense={self.n_dense}"
+            text = f"{name}({self.dtype}{list(self.shape)}{extra})"
         except Exception:  # a half-built array (as JAX prints it)
             text = f"{name}(<invalid>)"
         if isinstance(self.data, Tracer):
