@@ -31,10 +31,22 @@ SCRIPTS = {
     "flax_nnx_mlp": (["flax", "optax"], 1e-4),
     "equinox_mlp": (["equinox", "optax"], 1e-4),
     "numpyro_models": (["numpyro"], 2e-2),
-    "blackjax_nuts": (["blackjax"], 2e-2),
+    "blackjax_nuts": (["blackjax"], 1e-5),
     "diffrax_ode": (["diffrax"], 1e-4),
-    "jaxopt_lbfgs": (["jaxopt"], 1e-4),
+    # An argmin of a float32 objective is determined to about sqrt(eps) = 3.5e-4 (the
+    # objective is flat to second order there), so two correct solvers agree to that.
+    "jaxopt_lbfgs": (["jaxopt"], 3.5e-4),
     "chex_checks": (["chex"], 0.0),
+}
+
+# Values a script prints that are compared with the true answer rather than with JAX's:
+# long MCMC chains, where an ulp of difference sends jaxlite's and JAX's chains apart after
+# ~100 steps. script -> {key: (true value, absolute tolerance from the Monte Carlo error)}.
+# blackjax: 2000 NUTS draws of a 2-d Gaussian (means 0, correlation 0.8), effective sample
+# size >= 500, so the means' standard error is <= 0.045 and the correlation's
+# (1 - 0.8^2) / sqrt(500) = 0.016; the tolerances are about three of those.
+TRUTH = {
+    "blackjax_nuts": {"stats.mean": ([0.0, 0.0], 0.15), "stats.corr": (0.8, 0.05)},
 }
 
 
@@ -42,11 +54,14 @@ def _missing(modules: list[str]) -> list[str]:
     return [m for m in modules if importlib.util.find_spec(m) is None]
 
 
-def _compare(actual, expected, rtol: float, path: str = "") -> None:
-    if isinstance(expected, dict):
+def _compare(actual, expected, rtol: float, truth: dict, path: str = "") -> None:
+    if path.lstrip(".") in truth:
+        value, atol = truth[path.lstrip(".")]
+        np.testing.assert_allclose(actual, value, rtol=0, atol=atol, err_msg=path)
+    elif isinstance(expected, dict):
         assert sorted(actual) == sorted(expected), path
         for key in expected:
-            _compare(actual[key], expected[key], rtol, f"{path}.{key}")
+            _compare(actual[key], expected[key], rtol, truth, f"{path}.{key}")
     elif isinstance(expected, (int, float)) and not isinstance(expected, bool) or \
             isinstance(expected, list):
         np.testing.assert_allclose(np.asarray(actual, float), np.asarray(expected, float),
@@ -69,4 +84,4 @@ def test_script_prints_jax_numbers(name):
     assert result.returncode == 0, result.stderr[-4000:]
     actual = json.loads(result.stdout.strip().splitlines()[-1])
     expected = json.loads((HERE / "expected" / f"{name}.json").read_text())
-    _compare(actual, expected, rtol)
+    _compare(actual, expected, rtol, TRUTH.get(name, {}))

@@ -18,7 +18,8 @@ def loss(w):
 
 solver = jaxopt.LBFGS(fun=loss, maxiter=100, tol=1e-6)
 result = solver.run(jnp.zeros(5))
-projected = jaxopt.ProjectedGradient(fun=loss, projection=jaxopt.projection.projection_box)
+projected = jaxopt.ProjectedGradient(fun=loss, projection=jaxopt.projection.projection_box,
+                                     tol=1e-7, maxiter=3000)
 box = projected.run(jnp.zeros(5), hyperparams_proj=(-1.0, 1.0))
 print(json.dumps({"w": result.params.tolist(), "loss": float(loss(result.params)),
                   "box_w": box.params.tolist()}))
