@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from jaxlite.runtime.device import device_put
 from jaxlite.core.sharding import Sharding
 from jaxlite.numpy._creation import asarray
 from jaxlite.numpy._promotion import user_dtype
+from jaxlite.runtime.device import device_put
 
 __all__ = [
     "frombuffer", "fromstring", "fromfile", "fromiter", "from_dlpack", "load", "save",
