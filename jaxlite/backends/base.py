@@ -96,6 +96,9 @@ class Device(abc.ABC):
     def __repr__(self) -> str:
         return f"{self.platform.capitalize()}Device(id={self.id})"
 
+    def __str__(self) -> str:
+        return f"{self.platform}:{self.id}"
+
 
 class Buffer(abc.ABC):
     """An array stored on a device (mirrors `PjRtBuffer`).

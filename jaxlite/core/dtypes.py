@@ -585,6 +585,9 @@ class finfo(ml_dtypes.finfo, metaclass=_InfoType):
     """
 
     def __new__(cls, dtype_: DTypeLike) -> ml_dtypes.finfo:
+        if type(dtype_) in (bool, int, float, complex):
+            # A Python value names no width (numpy would answer for float64).
+            raise TypeError(f"Cannot interpret '{dtype_!r}' as a data type")
         return ml_dtypes.finfo(_spec(dtype_))
 
 

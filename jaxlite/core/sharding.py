@@ -176,6 +176,24 @@ class Sharding:
         return self
 
 
+class DuplicateSpecError(Exception):
+    """A PartitionSpec names one mesh axis for two dimensions (as JAX's error of that name)."""
+
+
+def _check_no_duplicate_axes(spec: PartitionSpec) -> None:
+    seen: set[str] = set()
+    for entry in spec:
+        for name in entry if isinstance(entry, tuple) else (entry,):
+            if name is None or name is PartitionSpec.UNCONSTRAINED:
+                continue
+            if name in seen:
+                raise DuplicateSpecError(
+                    "A single NamedSharding spec specification can map every mesh axis to at "
+                    f"most one positional dimension, but {spec!r} has duplicate entries for "
+                    f"`{name}`")
+            seen.add(name)
+
+
 class NamedSharding(Sharding):
     """An array's dimensions split over named mesh axes (mirrors
     `jax.sharding.NamedSharding`); on jaxlite's one-device meshes, the whole array."""
@@ -184,6 +202,7 @@ class NamedSharding(Sharding):
                  memory_kind: str | None = None) -> None:
         if not isinstance(spec, PartitionSpec):
             raise TypeError(f"NamedSharding expects a PartitionSpec, got {spec!r}.")
+        _check_no_duplicate_axes(spec)
         missing = sorted(spec.axis_names() - set(mesh.axis_names))
         if missing:
             raise ValueError(f"Resource axis: {missing[0]} of {spec!r} is not found in mesh: "

@@ -105,3 +105,12 @@ def test_arange_with_step_and_no_start():
 def test_at_set_takes_a_tuple_of_traced_values():
     out = jax.jit(lambda a, b: jnp.zeros((3, 2)).at[1, :].set((a, b)))(1.0, 2.0)
     np.testing.assert_array_equal(out, [[0, 0], [1, 2], [0, 0]])
+
+
+def test_finfo_of_a_python_value_is_a_type_error():
+    # numpy would answer with float64's limits; a Python value names no width.
+    for value in (1.0, 3, True, 1j):
+        with pytest.raises(TypeError, match=f"Cannot interpret '{value!r}' as a data type"):
+            jnp.finfo(value)
+    assert jnp.finfo(np.float32(1)).dtype == np.float32
+    assert jnp.finfo(jnp.ones(2, jnp.bfloat16)).eps == 2.0 ** -7

@@ -102,3 +102,16 @@ def test_out_shardings_pass_none_outputs_through():
     assert out[1] is None and out[0].sharding == single
     tree = jax.device_put({"a": jnp.ones(2), "b": None}, {"a": single, "b": None})
     assert tree["b"] is None and tree["a"].committed
+
+
+def test_a_spec_names_each_mesh_axis_once():
+    mesh = jax.make_mesh((1,), ("x",))
+    for spec in (PartitionSpec("x", "x"), PartitionSpec(("x",), None, "x")):
+        with pytest.raises(Exception, match="has duplicate entries for `x`") as info:
+            NamedSharding(mesh, spec)
+        assert type(info.value).__name__ == "DuplicateSpecError"
+
+
+def test_devices_print_as_platform_and_id():
+    device = jax.devices()[0]
+    assert (str(device), repr(device)) == ("cpu:0", "CpuDevice(id=0)")
