@@ -104,11 +104,16 @@ class JAXSparse:
     def tree_unflatten(cls, aux_data: dict[str, Any], children: Sequence[Any]) -> Any:
         obj = object.__new__(cls)
         obj.__dict__.update(aux_data)
-        for name, value in zip(cls._bufs, children):
+        for name, value in zip(cls._buffer_names, children):
             setattr(obj, name, value)
         return obj
 
-    _bufs: tuple[str, ...] = ()
+    _buffer_names: tuple[str, ...] = ()
+
+    @property
+    def _bufs(self) -> tuple[Any, ...]:
+        """The buffers, in the order of the tree's leaves (JAX's attribute)."""
+        return tuple(getattr(self, name) for name in self._buffer_names)
 
     def todense(self) -> Any:
         raise NotImplementedError
@@ -121,7 +126,7 @@ class JAXSparse:
         return self.transpose()
 
     def block_until_ready(self) -> "JAXSparse":
-        for name in self._bufs:
+        for name in self._buffer_names:
             getattr(self, name).block_until_ready()
         return self
 

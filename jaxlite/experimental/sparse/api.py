@@ -78,7 +78,8 @@ def random_bcoo(key: Any, shape: Sequence[int], *, dtype: Any = np.float64,
     if 0 < nse < 1:
         nse = int(math.ceil(nse * sparse_size))
     nse = operator.index(nse)
-    index_dtype = np.dtype(indices_dtype if indices_dtype is not None else jnp.int_)
+    index_dtype = np.dtype(indices_dtype if indices_dtype is not None
+                           else jnp.asarray(0).dtype)  # the default integer type
     if sparse_size > np.iinfo(index_dtype).max:
         raise ValueError(f"indices_dtype={index_dtype} does not have enough range to "
                          f"generate sparse indices of size {sparse_size}.")

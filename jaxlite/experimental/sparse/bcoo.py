@@ -36,7 +36,7 @@ class BCOO(JAXSparse):
     shape `batch + (nse,) + dense`.
     """
 
-    _bufs = ("data", "indices")
+    _buffer_names = ("data", "indices")
 
     def __init__(self, args: tuple[Any, Any], *, shape: Sequence[int],
                  indices_sorted: bool = False, unique_indices: bool = False):
@@ -70,6 +70,20 @@ class BCOO(JAXSparse):
         return (self.data, self.indices), {"shape": self.shape,
                                            "indices_sorted": self.indices_sorted,
                                            "unique_indices": self.unique_indices}
+
+    @classmethod
+    def tree_unflatten(cls, aux_data: dict[str, Any], children: Any) -> "BCOO":
+        obj = super().tree_unflatten(aux_data, children)
+        data, indices = children
+        if hasattr(data, "ndim") and hasattr(indices, "ndim") and indices.ndim >= 1:
+            # Under vmap the buffers lose (inside) or gain (outside) leading batch axes:
+            # the shape follows them, as the map is over the batch dimensions.
+            extra = indices.shape[-1] + data.ndim - 1 - len(obj.shape)
+            if extra > 0:
+                obj.shape = tuple(data.shape[:extra]) + obj.shape
+            elif extra < 0:
+                obj.shape = obj.shape[-extra:]
+        return obj
 
     @classmethod
     def fromdense(cls, mat: Any, *, nse: int | None = None, index_dtype: Any = np.int32,

@@ -85,7 +85,7 @@ class BCSR(JAXSparse):
 
     `args` is `(data, indices, indptr)`."""
 
-    _bufs = ("data", "indices", "indptr")
+    _buffer_names = ("data", "indices", "indptr")
 
     def __init__(self, args: tuple[Any, Any, Any], *, shape: Sequence[int],
                  indices_sorted: bool = False, unique_indices: bool = False):

@@ -63,7 +63,7 @@ coo_matmat_p = composed_primitive("coo_matmat", _coo_product)
 class COO(JAXSparse):
     """A 2-D coordinate-format sparse matrix (mirrors `jax.experimental.sparse.COO`)."""
 
-    _bufs = ("data", "row", "col")
+    _buffer_names = ("data", "row", "col")
 
     def __init__(self, args: tuple[Any, Any, Any], *, shape: Sequence[int],
                  rows_sorted: bool = False, cols_sorted: bool = False):
@@ -207,7 +207,7 @@ csr_matmat_p = composed_primitive("csr_matmat", _csr_product)
 
 
 class _CompressedMatrix(JAXSparse):
-    _bufs = ("data", "indices", "indptr")
+    _buffer_names = ("data", "indices", "indptr")
 
     def __init__(self, args: tuple[Any, Any, Any], *, shape: Sequence[int]):
         self.data, self.indices, self.indptr = map(jnp.asarray, args)
