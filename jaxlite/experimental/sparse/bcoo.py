@@ -398,7 +398,7 @@ def bcoo_update_layout(mat: BCOO, *, n_batch: int | None = None, n_dense: int | 
     if (n_batch, n_dense) == (mat.n_batch, mat.n_dense):
         return mat
     if on_inefficient not in ("error", "warn", None):
-        raise ValueError("on_inefficient={on_inefficient!r}; expected one of "
+        raise ValueError(f"on_inefficient={on_inefficient!r}; expected one of "
                          "'error', 'warn', None.")
     return bcoo_fromdense(bcoo_todense(mat), n_batch=n_batch, n_dense=n_dense,
                           index_dtype=mat.indices.dtype)

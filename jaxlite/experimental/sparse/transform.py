@@ -98,7 +98,7 @@ _RULES: dict[str, Callable[..., Any]] = {
 
 # Primitives whose result would be dense (JAX names this case in its message).
 _DENSIFYING = {"add", "sub", "exp", "log", "cos", "eq", "ne", "ge", "gt", "le", "lt",
-               "xor", "atan2", "acos", "acosh", "cosh", "exp2", "logistic", "ne"}
+               "xor", "atan2", "acos", "acosh", "cosh", "exp2", "logistic"}
 
 
 def _apply_sparse(eqn: Any, values: list) -> Any:
