@@ -134,17 +134,17 @@ def copy(a: Any, order: str | None = None) -> Any:
     return array(a, copy=True, order=order)
 
 
-def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
+@accepts_placement("device")
+def astype(x: Any, dtype: Any, /, *, copy: bool = False) -> Any:
     """`x` converted to `dtype` (mirrors `jax.numpy.astype` and `Array.astype`).
 
     Floats convert to integers by truncation, saturating at the integer range (NaN gives
-    0); anything converts to bool as `x != 0`. The result is never weak-typed.
+    0); anything converts to bool as `x != 0`; `dtype=None` means the default float type.
+    The result is never weak-typed.
     """
     check_arraylike("astype", x)
-    if device is not None:
-        raise NotImplementedError("astype: device placement is not supported yet.")
     x = ensure_array(x)
-    target = user_dtype(dtype, "astype")
+    target = _default_dtype(dtype, "astype")
     if dtypes.is_complex(x.dtype) and not dtypes.is_complex(target) and target != np.bool_:
         warnings.warn("Casting from complex to real dtypes will soon raise a ValueError; take "
                       "the part you want first with jnp.real or jnp.imag.",

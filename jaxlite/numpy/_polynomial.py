@@ -104,17 +104,31 @@ def correlate(a: Any, v: Any, mode: str = "valid", *, precision: Any = None,
 def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
     """The polynomial `p` evaluated at `x`, by Horner's rule (`jax.numpy.polyval`).
 
-    `unroll` is accepted for compatibility; the loop over coefficients is always unrolled.
+    The coefficients run along `p`'s first axis; its other axes broadcast with `x`, so a
+    2-d `p` evaluates one polynomial per column. `unroll` is accepted for compatibility;
+    the loop over coefficients is always unrolled.
     """
     check_arraylike("polyval", p, x)
     p, x = promote_dtypes(p, x)
-    if p.ndim != 1:
-        raise ValueError(f"jnp.polyval: p must be a 1-d coefficient array, got shape "
-                         f"{p.shape}.")
+    if p.ndim == 0:
+        raise IndexError("jnp.polyval: p must have at least one dimension (the "
+                         "coefficients, highest power first); got a 0-d array.")
+    shape = lax.broadcast_shapes(p.shape[1:], x.shape)
+    x = _broadcast_right(x, shape)
     result = lax.full_like(x, 0)
     for i in range(p.shape[0]):
-        result = lax.add(lax.mul(result, x), lax.broadcast_in_dim(p[i], x.shape, ()))
+        result = lax.add(lax.mul(result, x), _broadcast_right(p[i], shape))
     return result
+
+
+def _broadcast_right(a: Any, shape: tuple[int, ...]) -> Any:
+    """`a` broadcast to `shape` numpy-style (its axes aligned with the last ones)."""
+    if a.shape == shape:
+        return a
+    offset = len(shape) - a.ndim
+    kept = [i for i in range(a.ndim) if a.shape[i] == shape[offset + i]]
+    a = lax.reshape(a, tuple(a.shape[i] for i in kept))
+    return lax.broadcast_in_dim(a, shape, tuple(offset + i for i in kept))
 
 
 def _align(a1: Any, a2: Any) -> tuple[Any, Any]:

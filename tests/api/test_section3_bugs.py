@@ -114,3 +114,24 @@ def test_finfo_of_a_python_value_is_a_type_error():
             jnp.finfo(value)
     assert jnp.finfo(np.float32(1)).dtype == np.float32
     assert jnp.finfo(jnp.ones(2, jnp.bfloat16)).eps == 2.0 ** -7
+
+
+def test_polyval_with_a_coefficient_per_column():
+    # JAX (and numpy) run Horner's rule along p's first axis, broadcasting the rest with x.
+    p = jnp.arange(6.0).reshape(3, 2)
+    x = jnp.array([[1.0], [2.0]])
+    np.testing.assert_array_equal(jnp.polyval(p, x), np.polyval(np.arange(6.0).reshape(3, 2),
+                                                                 np.array([[1.0], [2.0]])))
+    np.testing.assert_array_equal(jax.jit(jnp.polyval)(p, x), [[6, 9], [8, 15]])
+    assert jnp.polyval(jnp.array([1, 2]), 3).dtype == np.int32
+    with pytest.raises(ValueError, match="Incompatible shapes for broadcasting"):
+        jnp.polyval(p, jnp.ones(3))
+    with pytest.raises(IndexError):
+        jnp.polyval(jnp.array(2.0), 3.0)
+
+
+def test_astype_none_is_the_default_float():
+    out = jnp.arange(3).astype(None)
+    assert out.dtype == np.float32 and not out.weak_type
+    np.testing.assert_array_equal(jnp.astype(jnp.arange(2), None, device=jax.devices()[0]),
+                                  [0.0, 1.0])
