@@ -24,6 +24,7 @@ import numpy as np
 
 from jaxlite.core import dtypes
 from jaxlite.core.primitive import Primitive
+from jaxlite.interpreters import ad
 from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax._declare import FLOATING, elementwise
@@ -31,7 +32,7 @@ from jaxlite.xla.evaluator import CUSTOM_CALL_TARGETS
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 
-__all__ = ["kernel_primitive", "target_name", "wide"]
+__all__ = ["kernel_primitive", "kernel_jvp", "target_name", "wide"]
 
 
 def target_name(name: str) -> str:
@@ -74,7 +75,7 @@ def kernel_primitive(name: str, kernel: Callable[..., np.ndarray], *, num_args: 
     kinds : the dtype kinds accepted.
     result_dtype : maps the operand dtype to the result dtype (default: the same).
 
-    The caller adds the jvp rule.
+    The caller adds the jvp rule (`kernel_jvp`).
     """
     reference = _reference(name, kernel, result_dtype)
     primitive = elementwise(name, reference, kinds=kinds, num_args=num_args,
@@ -91,3 +92,17 @@ def kernel_primitive(name: str, kernel: Callable[..., np.ndarray], *, num_args: 
     primitive.lower = lower
     CUSTOM_CALL_TARGETS[target] = custom_call
     return primitive
+
+
+def kernel_jvp(primitive: Primitive, *rules: Callable[..., Any] | None,
+               with_output: bool = False) -> None:
+    """Give a kernel primitive its jvp, one rule per operand (None: no dependence).
+
+    `rule(tangent, *operands)` returns that operand's contribution to the output tangent,
+    or `rule(tangent, output, *operands)` with `with_output`. For the libraries that declare
+    kernel primitives of their own (jaxlite.scipy), which do not reach the interpreters.
+    """
+    if with_output:
+        ad.defjvp2(primitive, *rules)
+    else:
+        ad.defjvp(primitive, *rules)

@@ -21,8 +21,7 @@ from jaxlite import lax
 from jaxlite import numpy as jnp
 from jaxlite.core import dtypes
 from jaxlite.core.trace_state import concrete_or_error
-from jaxlite.interpreters import ad
-from jaxlite.lax.special_kernel import kernel_primitive
+from jaxlite.lax.special_kernel import kernel_jvp, kernel_primitive
 from jaxlite.numpy._promotion import promote_dtypes_inexact
 
 __all__ = ["i0e", "i1e", "i0", "i1", "bessel_jn"]
@@ -66,7 +65,7 @@ def _jv_dz(t: Any, order: Any, z: Any) -> Any:
     return lax.mul(t, lax.mul(lax.full_like(z, 0.5), lax.sub(below, above)))
 
 
-ad.defjvp(bessel_jv_p, _order_not_differentiable, _jv_dz)
+kernel_jvp(bessel_jv_p, _order_not_differentiable, _jv_dz)
 
 
 def bessel_jn(z: Any, *, v: int, n_iter: int = 50) -> Any:

@@ -23,9 +23,8 @@ import scipy.special as sp
 
 from jaxlite import lax
 from jaxlite.core import dtypes
-from jaxlite.interpreters import ad
 from jaxlite.lax._declare import COMPLEX, FLOATING
-from jaxlite.lax.special_kernel import kernel_primitive
+from jaxlite.lax.special_kernel import kernel_jvp, kernel_primitive
 from jaxlite.numpy._promotion import promote_args_inexact
 
 __all__ = ["erfcx", "dawsn", "wofz", "fresnel", "owens_t", "promote_args_complex",
@@ -79,20 +78,23 @@ fresnel_s_p = kernel_primitive("fresnel_s", lambda x: sp.fresnel(x)[0])
 fresnel_c_p = kernel_primitive("fresnel_c", lambda x: sp.fresnel(x)[1])
 owens_t_p = kernel_primitive("owens_t", _owens_t_kernel, num_args=2, kinds=(FLOATING,))
 
-ad.defjvp2(erfcx_p, lambda t, y, x: lax.mul(t, lax.sub(lax.mul(lax.mul(_const(x, 2), x), y),
-                                                      _const(x, _TWO_OVER_SQRT_PI))))
-ad.defjvp2(dawsn_p, lambda t, y, x: lax.mul(t, lax.sub(_const(x, 1),
-                                                      lax.mul(lax.mul(_const(x, 2), x), y))))
-ad.defjvp2(wofz_p, lambda t, y, z: lax.mul(t, lax.add(lax.mul(lax.mul(_const(z, -2), z), y),
-                                                     _const(z, 1j * _TWO_OVER_SQRT_PI))))
+kernel_jvp(erfcx_p, lambda t, y, x: lax.mul(t, lax.sub(lax.mul(lax.mul(_const(x, 2), x), y),
+                                                       _const(x, _TWO_OVER_SQRT_PI))),
+           with_output=True)
+kernel_jvp(dawsn_p, lambda t, y, x: lax.mul(t, lax.sub(_const(x, 1),
+                                                       lax.mul(lax.mul(_const(x, 2), x), y))),
+           with_output=True)
+kernel_jvp(wofz_p, lambda t, y, z: lax.mul(t, lax.add(lax.mul(lax.mul(_const(z, -2), z), y),
+                                                      _const(z, 1j * _TWO_OVER_SQRT_PI))),
+           with_output=True)
 
 
 def _half_pi_square(x: Any) -> Any:
     return lax.mul(_const(x, math.pi / 2), lax.square(x))
 
 
-ad.defjvp(fresnel_s_p, lambda t, x: lax.mul(t, lax.sin(_half_pi_square(x))))
-ad.defjvp(fresnel_c_p, lambda t, x: lax.mul(t, lax.cos(_half_pi_square(x))))
+kernel_jvp(fresnel_s_p, lambda t, x: lax.mul(t, lax.sin(_half_pi_square(x))))
+kernel_jvp(fresnel_c_p, lambda t, x: lax.mul(t, lax.cos(_half_pi_square(x))))
 
 
 def _owens_t_dh(t: Any, h: Any, a: Any) -> Any:
@@ -108,7 +110,7 @@ def _owens_t_da(t: Any, h: Any, a: Any) -> Any:
     return lax.mul(t, lax.div(gauss, lax.mul(_const(a, 2 * math.pi), one_plus)))
 
 
-ad.defjvp(owens_t_p, _owens_t_dh, _owens_t_da)
+kernel_jvp(owens_t_p, _owens_t_dh, _owens_t_da)
 
 
 # ---------------------------------------------------------------------------- functions

@@ -24,8 +24,7 @@ import scipy.special as sp
 
 from jaxlite import lax
 from jaxlite import numpy as jnp
-from jaxlite.interpreters import ad
-from jaxlite.lax.special_kernel import kernel_primitive
+from jaxlite.lax.special_kernel import kernel_jvp, kernel_primitive
 from jaxlite.numpy._promotion import promote_args_inexact
 from jaxlite.scipy._special_error import reject_complex, strong
 
@@ -98,7 +97,7 @@ def _spence_derivative(t: Any, x: Any) -> Any:
     return lax.mul(t, lax.select(at_one, lax.full_like(x, -1), slope))
 
 
-ad.defjvp(expi_p, lambda t, x: lax.mul(t, lax.div(lax.exp(x), x)))
+kernel_jvp(expi_p, lambda t, x: lax.mul(t, lax.div(lax.exp(x), x)))
 def _expn_dx(t: Any, n: Any, x: Any) -> Any:
     # E_n' = -E_(n-1); for n = 0 that is E_(-1)(x) = e^-x (1 + x) / x^2, outside expn's
     # domain (JAX's rule gives nan there).
@@ -108,10 +107,10 @@ def _expn_dx(t: Any, n: Any, x: Any) -> Any:
     return lax.neg(lax.mul(t, lax.select(lax.eq(n, lax.full_like(n, 0)), e_minus_one, below)))
 
 
-ad.defjvp(expn_p, _expn_not_in_n, _expn_dx)
-ad.defjvp(si_p, lambda t, x: lax.mul(t, lax.div(lax.sin(x), x)))
-ad.defjvp(ci_p, lambda t, x: lax.mul(t, lax.div(lax.cos(x), x)))
-ad.defjvp(spence_p, _spence_derivative)
+kernel_jvp(expn_p, _expn_not_in_n, _expn_dx)
+kernel_jvp(si_p, lambda t, x: lax.mul(t, lax.div(lax.sin(x), x)))
+kernel_jvp(ci_p, lambda t, x: lax.mul(t, lax.div(lax.cos(x), x)))
+kernel_jvp(spence_p, _spence_derivative)
 
 
 def expi(x: Any) -> Any:

@@ -26,10 +26,9 @@ from jaxlite import lax
 from jaxlite import numpy as jnp
 from jaxlite.core import dtypes
 from jaxlite.core.trace_state import concrete_or_error
-from jaxlite.interpreters import ad
 from jaxlite.lax._declare import COMPLEX, FLOATING, INEXACT
 from jaxlite.lax.custom_derivatives import custom_jvp
-from jaxlite.lax.special_kernel import kernel_primitive
+from jaxlite.lax.special_kernel import kernel_jvp, kernel_primitive
 from jaxlite.numpy._promotion import promote_args_inexact
 from jaxlite.scipy._special_error import reject_complex, strong
 from jaxlite.scipy._zeta_series import zeta_derivative_in_x
@@ -115,18 +114,20 @@ def _no_derivative(name: str) -> Any:
     return rule
 
 
-ad.defjvp2(gamma_p, lambda t, y, x: lax.mul(t, lax.mul(y, _digamma(x))))
-ad.defjvp(loggamma_complex_p, lambda t, z: lax.mul(t, digamma_complex_p.bind(z)))
-ad.defjvp(digamma_complex_p, _no_derivative("digamma_complex"))
-ad.defjvp2(beta_p,
+kernel_jvp(gamma_p, lambda t, y, x: lax.mul(t, lax.mul(y, _digamma(x))), with_output=True)
+kernel_jvp(loggamma_complex_p, lambda t, z: lax.mul(t, digamma_complex_p.bind(z)))
+kernel_jvp(digamma_complex_p, _no_derivative("digamma_complex"))
+kernel_jvp(beta_p,
            lambda t, y, a, b: lax.mul(t, lax.mul(y, lax.sub(lax.digamma(a),
                                                             lax.digamma(lax.add(a, b))))),
            lambda t, y, a, b: lax.mul(t, lax.mul(y, lax.sub(lax.digamma(b),
-                                                            lax.digamma(lax.add(a, b))))))
-ad.defjvp2(poch_p,
+                                                            lax.digamma(lax.add(a, b))))),
+           with_output=True)
+kernel_jvp(poch_p,
            lambda t, y, z, m: lax.mul(t, lax.mul(y, lax.sub(lax.digamma(lax.add(z, m)),
                                                             lax.digamma(z)))),
-           lambda t, y, z, m: lax.mul(t, lax.mul(y, lax.digamma(lax.add(z, m)))))
+           lambda t, y, z, m: lax.mul(t, lax.mul(y, lax.digamma(lax.add(z, m)))),
+           with_output=True)
 
 
 def _binom_dn(t: Any, y: Any, n: Any, k: Any) -> Any:
@@ -141,7 +142,7 @@ def _binom_dk(t: Any, y: Any, n: Any, k: Any) -> Any:
                                          lax.digamma(lax.add(k, one)))))
 
 
-ad.defjvp2(binom_p, _binom_dn, _binom_dk)
+kernel_jvp(binom_p, _binom_dn, _binom_dk, with_output=True)
 
 
 # ---------------------------------------------------------------------------- functions

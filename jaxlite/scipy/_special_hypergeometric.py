@@ -30,8 +30,7 @@ import numpy as np
 import scipy.special as sp
 
 from jaxlite import lax
-from jaxlite.interpreters import ad
-from jaxlite.lax.special_kernel import kernel_primitive
+from jaxlite.lax.special_kernel import kernel_jvp, kernel_primitive
 from jaxlite.numpy._promotion import promote_args_inexact
 from jaxlite.scipy._hypergeometric_kernels import hyp1f1_derivatives, hyp2f1_derivatives
 from jaxlite.core import dtypes
@@ -128,22 +127,22 @@ def _second_in_parameters(name: str) -> Any:
     return rule
 
 
-ad.defjvp(hyp1f1_p, lambda t, a, b, x: lax.mul(t, hyp1f1_da_p.bind(a, b, x)),
-          lambda t, a, b, x: lax.mul(t, hyp1f1_db_p.bind(a, b, x)),
-          lambda t, a, b, x: lax.mul(t, _hyp1f1_dx(a, b, x)))
+kernel_jvp(hyp1f1_p, lambda t, a, b, x: lax.mul(t, hyp1f1_da_p.bind(a, b, x)),
+           lambda t, a, b, x: lax.mul(t, hyp1f1_db_p.bind(a, b, x)),
+           lambda t, a, b, x: lax.mul(t, _hyp1f1_dx(a, b, x)))
 # d/dx dF/da = d/da (a/b F(a+1, b+1, x)) and likewise for b.
-ad.defjvp(hyp1f1_da_p, _second_in_parameters("hyp1f1_da"), _second_in_parameters("hyp1f1_da"),
-          lambda t, a, b, x: lax.mul(t, lax.add(
+kernel_jvp(hyp1f1_da_p, _second_in_parameters("hyp1f1_da"), _second_in_parameters("hyp1f1_da"),
+           lambda t, a, b, x: lax.mul(t, lax.add(
               lax.div(hyp1f1_p.bind(*_shifted(a, b), x), b),
               lax.mul(lax.div(a, b), hyp1f1_da_p.bind(*_shifted(a, b), x)))))
-ad.defjvp(hyp1f1_db_p, _second_in_parameters("hyp1f1_db"), _second_in_parameters("hyp1f1_db"),
-          lambda t, a, b, x: lax.mul(t, lax.sub(
+kernel_jvp(hyp1f1_db_p, _second_in_parameters("hyp1f1_db"), _second_in_parameters("hyp1f1_db"),
+           lambda t, a, b, x: lax.mul(t, lax.sub(
               lax.mul(lax.div(a, b), hyp1f1_db_p.bind(*_shifted(a, b), x)),
               lax.mul(lax.div(a, lax.square(b)), hyp1f1_p.bind(*_shifted(a, b), x)))))
-ad.defjvp(hyp2f1_p, lambda t, a, b, c, x: lax.mul(t, hyp2f1_da_p.bind(a, b, c, x)),
-          lambda t, a, b, c, x: lax.mul(t, hyp2f1_db_p.bind(a, b, c, x)),
-          lambda t, a, b, c, x: lax.mul(t, hyp2f1_dc_p.bind(a, b, c, x)),
-          lambda t, a, b, c, x: lax.mul(t, _hyp2f1_dx(a, b, c, x)))
+kernel_jvp(hyp2f1_p, lambda t, a, b, c, x: lax.mul(t, hyp2f1_da_p.bind(a, b, c, x)),
+           lambda t, a, b, c, x: lax.mul(t, hyp2f1_db_p.bind(a, b, c, x)),
+           lambda t, a, b, c, x: lax.mul(t, hyp2f1_dc_p.bind(a, b, c, x)),
+           lambda t, a, b, c, x: lax.mul(t, _hyp2f1_dx(a, b, c, x)))
 
 
 def _hyp2f1_parameter_dx(primitive: Any, which: int) -> Any:
@@ -159,7 +158,7 @@ def _hyp2f1_parameter_dx(primitive: Any, which: int) -> Any:
 
 for _index, _primitive in enumerate((hyp2f1_da_p, hyp2f1_db_p, hyp2f1_dc_p)):
     _no = _second_in_parameters(_primitive.name)
-    ad.defjvp(_primitive, _no, _no, _no, _hyp2f1_parameter_dx(_primitive, _index))
+    kernel_jvp(_primitive, _no, _no, _no, _hyp2f1_parameter_dx(_primitive, _index))
 
 
 def hyp1f1(a: Any, b: Any, x: Any) -> Any:

@@ -202,7 +202,8 @@ def _poisson_entropy(mu):
 
 
 for _case in CASES:
-    if _case.id.startswith("stats.poisson.entropy/") and _case.id != "stats.poisson.entropy/float32":
+    if (_case.id.startswith("stats.poisson.entropy/")
+            and _case.id != "stats.poisson.entropy/float32"):
         _case.deviation = Deviation("JAX's entropy is 1e-12 off below mu = 10 (its 35-term "
                                     "sum) and 1e-6 off from mu = 100 (a two-term asymptotic "
                                     "series)", lambda mu, loc=0: np.ones(np.shape(mu), bool),

@@ -9,7 +9,7 @@ from jaxlite.scipy.stats import (bernoulli, beta, betabinom, binom, cauchy, chi2
                                  laplace, logistic, multinomial, multivariate_normal, nbinom,
                                  norm, pareto, poisson, t, truncnorm, uniform, vonmises,
                                  wrapcauchy)
-from jaxlite.scipy.stats._core import ModeResult, mode, rankdata, sem  # noqa: F401
+from jaxlite.scipy.stats._core import mode, rankdata, sem  # noqa: F401
 from jaxlite.scipy.stats.kde import gaussian_kde  # noqa: F401
 
 __all__ = ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon",
