@@ -53,8 +53,8 @@ def _conv_abstract_eval(lhs: ShapedArray, rhs: ShapedArray, *, window_strides: t
                         batch_group_count: int, precision: Any,
                         preferred_element_type: Any) -> ShapedArray:
     if lhs.ndim != rhs.ndim or lhs.ndim < 2:
-        raise TypeError(f"conv_general_dilated lhs and rhs must have the same rank, at least "
-                        f"2; got lhs shape {lhs.shape} and rhs shape {rhs.shape}.")
+        raise TypeError(f"convolution requires lhs and rhs ndim to be equal, got {lhs.ndim} "
+                        f"and {rhs.ndim} (at least 2; shapes {lhs.shape} and {rhs.shape}).")
     n_spatial = lhs.ndim - 2
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     for name, spec in (("lhs_spec", lhs_spec), ("rhs_spec", rhs_spec),
@@ -63,6 +63,10 @@ def _conv_abstract_eval(lhs: ShapedArray, rhs: ShapedArray, *, window_strides: t
     for name, value in (("window_strides", window_strides), ("padding", padding),
                         ("lhs_dilation", lhs_dilation), ("rhs_dilation", rhs_dilation)):
         if len(value) != n_spatial:
+            if name == "window_strides":  # JAX's ValueError
+                raise ValueError("conv_general_dilated window and window_strides must have "
+                                 f"the same number of dimensions, but got {n_spatial} and "
+                                 f"{len(value)}")
             raise TypeError(f"conv_general_dilated {name} must have one entry per spatial "
                             f"dimension ({n_spatial}), got {value}.")
     for name, value in (("window_strides", window_strides), ("lhs_dilation", lhs_dilation),
@@ -83,15 +87,20 @@ def _conv_abstract_eval(lhs: ShapedArray, rhs: ShapedArray, *, window_strides: t
                          f"feature_group_count={groups}")
     batch, features = lhs.shape[lhs_spec[0]], lhs.shape[lhs_spec[1]]
     out_features, in_features = rhs.shape[rhs_spec[0]], rhs.shape[rhs_spec[1]]
-    if features % groups or features // groups != in_features:
-        raise ValueError(f"conv_general_dilated lhs feature dimension size ({features}) "
-                         f"divided by feature_group_count ({groups}) must equal the rhs input "
-                         f"feature dimension size ({in_features}); lhs shape {lhs.shape}, "
-                         f"rhs shape {rhs.shape}.")
+    # JAX's wording, with the shapes added.
+    if features % groups:
+        raise ValueError(f"conv_general_dilated feature_group_count must divide lhs feature "
+                         f"dimension size, but {groups} does not divide {features} (lhs shape "
+                         f"{lhs.shape}).")
+    if features // groups != in_features:
+        raise ValueError(f"conv_general_dilated lhs feature dimension size divided by "
+                         f"feature_group_count must equal the rhs input feature dimension "
+                         f"size, but {features} // {groups} != {in_features} (lhs shape "
+                         f"{lhs.shape}, rhs shape {rhs.shape}).")
     if out_features % groups:
-        raise ValueError(f"conv_general_dilated rhs output feature dimension size "
-                         f"({out_features}) must be a multiple of feature_group_count "
-                         f"({groups}).")
+        raise ValueError(f"conv_general_dilated rhs output feature dimension size must be a "
+                         f"multiple of feature_group_count, but {out_features} is not a "
+                         f"multiple of {groups}.")
     if batch % batch_groups or out_features % batch_groups:
         raise ValueError(f"conv_general_dilated lhs batch dimension size ({batch}) and rhs "
                          f"output feature dimension size ({out_features}) must be multiples "

@@ -25,8 +25,17 @@ INEXACT = (FLOATING, COMPLEX)
 NUMERIC = (SIGNED, UNSIGNED, FLOATING, COMPLEX)
 ANY = (BOOL, SIGNED, UNSIGNED, FLOATING, COMPLEX)
 
-_KIND_NAMES = {BOOL: "bool", SIGNED: "signedinteger", UNSIGNED: "unsignedinteger",
-               FLOATING: "floating", COMPLEX: "complexfloating"}
+def _kind_names(kinds: Sequence[str]) -> str:
+    """The accepted kinds as JAX lists them: integer, floating, complexfloating, bool."""
+    names = []
+    if SIGNED in kinds and UNSIGNED in kinds:
+        names.append("integer")
+    else:
+        names += [n for k, n in ((SIGNED, "signedinteger"), (UNSIGNED, "unsignedinteger"))
+                  if k in kinds]
+    names += [n for k, n in ((FLOATING, "floating"), (COMPLEX, "complexfloating"),
+                             (BOOL, "bool")) if k in kinds]
+    return ", ".join(names)
 
 
 def dtype_kind(dtype: np.dtype) -> str:
@@ -41,20 +50,23 @@ def dtype_kind(dtype: np.dtype) -> str:
     return SIGNED
 
 
-def check_dtype_kind(name: str, dtype: np.dtype, kinds: Sequence[str]) -> None:
+def check_dtype_kind(name: str, dtype: np.dtype, kinds: Sequence[str],
+                     position: int | None = None) -> None:
+    """JAX's TypeError when `dtype` is not of `kinds` (naming the operand's position for
+    primitives of several operands)."""
     if dtype_kind(dtype) not in kinds:
-        accepted = ", ".join(_KIND_NAMES[k] for k in kinds)
-        raise TypeError(f"{name} does not accept dtype {np.dtype(dtype).name}. "
-                        f"Accepted dtypes are subtypes of {accepted}.")
+        at = "" if position is None else f" at position {position}"
+        raise TypeError(f"{name} does not accept dtype {np.dtype(dtype).name}{at}. "
+                        f"Accepted dtypes{at} are subtypes of {_kind_names(kinds)}.")
 
 
 def check_same_shapes(name: str, avals: Sequence[ShapedArray]) -> None:
     shapes = [a.shape for a in avals]
     if any(s != shapes[0] for s in shapes[1:]):
         listed = ", ".join(str(s) for s in shapes)
-        raise TypeError(f"{name} requires arguments of equal shapes, got {listed}. Broadcast "
-                        "them first (lax.broadcast_in_dim), or use the jaxlite.numpy function, "
-                        "which broadcasts.")
+        raise TypeError(f"{name} got incompatible shapes for broadcasting: {listed}. (The "
+                        "primitive takes operands of one shape: broadcast them first with "
+                        "lax.broadcast_in_dim, or use the jaxlite.numpy function.)")
 
 
 def check_same_dtypes(name: str, avals: Sequence[ShapedArray]) -> None:
@@ -101,9 +113,10 @@ def elementwise(name: str, reference: Callable[..., Any], *, kinds: Sequence[str
     def abstract_eval(*avals: ShapedArray, **params: Any) -> ShapedArray:
         if len(avals) != num_args:
             raise TypeError(f"{name} takes {num_args} operand(s), got {len(avals)}")
-        check_same_shapes(name, avals)
+        for i, aval in enumerate(avals):
+            check_dtype_kind(name, aval.dtype, kinds, None if num_args == 1 else i)
         check_same_dtypes(name, avals)
-        check_dtype_kind(name, avals[0].dtype, kinds)
+        check_same_shapes(name, avals)
         dtype = avals[0].dtype if result_dtype is None else result_dtype(avals[0].dtype)
         weak = all(a.weak_type for a in avals) and result_dtype is None
         return ShapedArray(avals[0].shape, np.dtype(dtype), weak)

@@ -116,24 +116,50 @@ def shifted(dims: Sequence[int], by: int = 1) -> tuple[int, ...]:
 
 # ------------------------------------------------------------------------- shape rules
 
+def _out_of_range_phrase(op: str, what: str, position: int, dim: int, bound: int) -> str:
+    # JAX words this three ways, by the kind of dimension list.
+    if what in ("start_index_map", "scatter_dims_to_operand_dims"):
+        mapping = " mapping" if op == "scatter" else ""
+        return f"Invalid {what}{mapping}; domain is [0, {bound}), got: {position}->{dim}."
+    if what == "offset_dims":
+        return (f"Offset dimension {position} in gather op is out of bounds; got {dim}, but "
+                f"should have been in [0, {bound})")
+    return f"Invalid {what} set in {op} op; valid range is [0, {bound}); got: {dim}."
+
+
 def _check_dim_list(name: str, what: str, dims: Sequence[int], bound: int, *,
                     increasing: bool, where: str) -> None:
-    if any(not 0 <= d < bound for d in dims):
-        raise TypeError(f"{name}: {what} {tuple(dims)} must be in [0, {bound}), the "
-                        f"dimensions of {where}.")
+    """JAX's key phrase first, then which function and what the dimensions index."""
+    op = "scatter" if name.startswith("scatter") else "gather"
+    dims = tuple(dims)
+    for position, d in enumerate(dims):
+        if not 0 <= d < bound:
+            raise TypeError(f"{_out_of_range_phrase(op, what, position, d, bound)} ({name}: "
+                            f"{what} {dims} must be in [0, {bound}), the dimensions of "
+                            f"{where}.)")
     if len(set(dims)) != len(dims):
-        raise TypeError(f"{name}: {what} {tuple(dims)} must not repeat a dimension.")
+        raise TypeError(f"{what} in {op} op must not repeat; got: {dims}. ({name})")
     if increasing and list(dims) != sorted(dims):
-        raise TypeError(f"{name}: {what} {tuple(dims)} must be sorted in increasing order.")
+        raise TypeError(f"{what} in {op} op must be sorted; got {dims} ({name}).")
 
 
 def _check_indices(name: str, indices: ShapedArray) -> None:
     if not dtypes.is_integer(indices.dtype):
-        raise TypeError(f"{name}: the indices must have an integer dtype, got "
-                        f"{np.dtype(indices.dtype).name}.")
+        raise ValueError(f"indices must have an integer type, got "  # JAX's type and words
+                         f"{np.dtype(indices.dtype).name} ({name}).")
     if indices.ndim < 1:
         raise TypeError(f"{name}: the indices need at least one dimension (the last one is "
                         "the index vector), got a 0-d array; add a trailing axis of size 1.")
+
+
+def _check_index_vector(op: str, what: str, dims: Sequence[int],
+                        indices: ShapedArray) -> None:
+    if len(dims) != indices.shape[-1]:
+        raise TypeError(f"{op} op has {len(dims)} elements in {what} and the bound of "
+                        f"dimension index_vector_dim={indices.ndim - 1} of indices is "
+                        f"{indices.shape[-1]}. These two numbers must be equal ({what} "
+                        f"{tuple(dims)} needs one entry per element of the index vector of "
+                        f"the indices {indices.str_short()}).")
 
 
 def _check_batching(name: str, operand: ShapedArray, indices: ShapedArray,
@@ -163,11 +189,14 @@ def gather_shape(operand: ShapedArray, indices: ShapedArray, dnums: GatherDimens
                         f"got {type(dnums).__name__}.")
     where = f"the operand {operand.str_short()}"
     if len(slice_sizes) != operand.ndim:
-        raise TypeError(f"{name}: slice_sizes {tuple(slice_sizes)} must have one entry per "
-                        f"dimension of {where}.")
-    if any(not 0 <= s <= d for s, d in zip(slice_sizes, operand.shape)):
-        raise TypeError(f"{name}: slice_sizes {tuple(slice_sizes)} must be in [0, size] for "
-                        f"each dimension of {where}.")
+        raise TypeError(f"Gather op must have one slice size for every input dimension; got: "
+                        f"len(slice_sizes)={len(slice_sizes)}, input_shape.rank={operand.ndim} "
+                        f"(slice_sizes {tuple(slice_sizes)} for {where}).")
+    for i, (size, dim) in enumerate(zip(slice_sizes, operand.shape)):
+        if not 0 <= size <= dim:
+            raise TypeError(f"Slice size at index {i} in gather op is out of range, must be "
+                            f"within [0, {dim} + 1), got {size} (slice_sizes "
+                            f"{tuple(slice_sizes)} for {where}).")
     _check_dim_list(name, "collapsed_slice_dims", dnums.collapsed_slice_dims, operand.ndim,
                     increasing=True, where=where)
     _check_batching(name, operand, indices, dnums.operand_batching_dims,
@@ -177,23 +206,28 @@ def gather_shape(operand: ShapedArray, indices: ShapedArray, dnums: GatherDimens
         raise TypeError(f"{name}: collapsed_slice_dims {dnums.collapsed_slice_dims} and "
                         f"operand_batching_dims {dnums.operand_batching_dims} must not share a "
                         "dimension.")
-    if any(slice_sizes[d] > 1 for d in dropped):
-        raise TypeError(f"{name}: collapsed and batching dimensions {tuple(sorted(dropped))} "
-                        f"need slice sizes of at most 1, got slice_sizes {tuple(slice_sizes)}.")
+    for position, d in enumerate(dnums.collapsed_slice_dims + dnums.operand_batching_dims):
+        if slice_sizes[d] > 1:
+            raise TypeError(f"Gather op can only collapse slice dims with bound 1, but bound "
+                            f"is {slice_sizes[d]} for index {d} at position {position} "
+                            f"(collapsed and batching dimensions need slice sizes of at "
+                            f"most 1, got slice_sizes {tuple(slice_sizes)}).")
     _check_dim_list(name, "start_index_map", dnums.start_index_map, operand.ndim,
                     increasing=False, where=where)
-    if len(dnums.start_index_map) != indices.shape[-1]:
-        raise TypeError(f"{name}: start_index_map {dnums.start_index_map} needs one entry per "
-                        f"element of the index vector (the last dimension of the indices "
-                        f"{indices.str_short()}).")
+    _check_index_vector("Gather", "start_index_map", dnums.start_index_map, indices)
     if set(dnums.start_index_map) & set(dnums.operand_batching_dims):
         raise TypeError(f"{name}: start_index_map {dnums.start_index_map} must not name the "
                         f"operand_batching_dims {dnums.operand_batching_dims}.")
     window = [slice_sizes[d] for d in range(operand.ndim) if d not in dropped]
     rank = len(window) + indices.ndim - 1
     if len(dnums.offset_dims) != len(window):
-        raise TypeError(f"{name}: offset_dims {dnums.offset_dims} needs one entry per operand "
-                        f"dimension that is neither collapsed nor batching ({len(window)}).")
+        raise TypeError(f"All components of the offset index in a gather op must either be a "
+                        f"offset dimension or explicitly collapsed/batching; got "
+                        f"len(slice_sizes)={len(slice_sizes)}, offset_dims="
+                        f"{dnums.offset_dims}, collapsed_slice_dims="
+                        f"{dnums.collapsed_slice_dims}, operand_batching_dims="
+                        f"{dnums.operand_batching_dims} (offset_dims needs one entry per "
+                        f"operand dimension that is neither collapsed nor batching).")
     _check_dim_list(name, "offset_dims", dnums.offset_dims, rank, increasing=True,
                     where="the output")
     batch, windows = iter(indices.shape[:-1]), iter(window)
@@ -208,10 +242,17 @@ def check_scatter(name: str, operand: ShapedArray, indices: ShapedArray,
         raise TypeError(f"{name}: dimension_numbers must be a lax.ScatterDimensionNumbers, "
                         f"got {type(dnums).__name__}.")
     if operand.dtype != updates.dtype:
-        raise TypeError(f"{name}: the operand and the updates must have the same dtype, got "
-                        f"{np.dtype(operand.dtype).name} and {np.dtype(updates.dtype).name}; "
-                        "convert the updates (lax.convert_element_type) first.")
+        raise TypeError(f"lax.scatter requires arguments to have the same dtypes, got "
+                        f"{np.dtype(operand.dtype).name}, {np.dtype(updates.dtype).name} "
+                        f"({name}: convert the updates with lax.convert_element_type).")
     where = f"the operand {operand.str_short()}"
+    expected_rank = len(dnums.update_window_dims) + indices.ndim - 1
+    if updates.ndim != expected_rank:
+        raise TypeError(f"Updates tensor must be of rank {expected_rank}; got {updates.ndim} "
+                        f"({name}: the updates {updates.str_short()} have the window "
+                        f"dimensions {dnums.update_window_dims} and, elsewhere, the index "
+                        f"dimensions {indices.shape[:-1]} of the indices "
+                        f"{indices.str_short()}).")
     _check_dim_list(name, "update_window_dims", dnums.update_window_dims, updates.ndim,
                     increasing=True, where=f"the updates {updates.str_short()}")
     _check_dim_list(name, "inserted_window_dims", dnums.inserted_window_dims, operand.ndim,
@@ -231,26 +272,24 @@ def check_scatter(name: str, operand: ShapedArray, indices: ShapedArray,
     sdod = dnums.scatter_dims_to_operand_dims
     _check_dim_list(name, "scatter_dims_to_operand_dims", sdod, operand.ndim,
                     increasing=False, where=where)
-    if len(sdod) != indices.shape[-1]:
-        raise TypeError(f"{name}: scatter_dims_to_operand_dims {sdod} needs one entry per "
-                        f"element of the index vector (the last dimension of the indices "
-                        f"{indices.str_short()}).")
+    _check_index_vector("Scatter", "scatter_dims_to_operand_dims", sdod, indices)
     if set(sdod) & set(dnums.operand_batching_dims):
         raise TypeError(f"{name}: scatter_dims_to_operand_dims {sdod} must not name the "
                         f"operand_batching_dims {dnums.operand_batching_dims}.")
-    expected_rank = len(dnums.update_window_dims) + indices.ndim - 1
-    scatter_sizes = [s for d, s in enumerate(updates.shape)
-                     if d not in dnums.update_window_dims]
-    if updates.ndim != expected_rank or tuple(scatter_sizes) != indices.shape[:-1]:
-        raise TypeError(f"{name}: the updates {updates.str_short()} must have the window "
-                        f"dimensions {dnums.update_window_dims} and, elsewhere, the index "
-                        f"dimensions {indices.shape[:-1]} of the indices "
-                        f"{indices.str_short()}.")
     window_operand_dims = [d for d in range(operand.ndim) if d not in dropped]
     for u, o in zip(dnums.update_window_dims, window_operand_dims):
         if updates.shape[u] > operand.shape[o]:
-            raise TypeError(f"{name}: update window dimension {u} (size {updates.shape[u]}) "
-                            f"is larger than operand dimension {o} of {where}.")
+            raise TypeError(f"Bounds of the window dimensions of updates must not exceed the "
+                            f"bounds of the corresponding dimensions of operand. For "
+                            f"dimension {u}, updates bound is {updates.shape[u]}, operand "
+                            f"bound is {operand.shape[o]} ({name}).")
+    scatter_dims = [d for d in range(updates.ndim) if d not in dnums.update_window_dims]
+    for k, (d, bound) in enumerate(zip(scatter_dims, indices.shape[:-1])):
+        if updates.shape[d] != bound:
+            raise TypeError(f"Bounds of the scatter dimensions of updates must be the same as "
+                            f"the bounds of the corresponding dimensions of scatter indices. "
+                            f"For scatter dimension {k}, updates bound is {updates.shape[d]}, "
+                            f"scatter_indices bound is {bound} ({name}).")
 
 
 def gather_dnums_of_scatter(d: ScatterDimensionNumbers) -> GatherDimensionNumbers:

@@ -133,6 +133,18 @@ def get_tuple_element(ctx: LoweringContext, t: HloInstruction, index: int) -> Hl
     return emit(ctx, Opcode.GET_TUPLE_ELEMENT, shapes[index], (t,), index=index)
 
 
+def emit_results(ctx: LoweringContext, opcode: Opcode, shapes: Sequence[Shape],
+                 operands: Sequence[HloInstruction], attributes: dict,
+                 computations: tuple = ()) -> list[HloInstruction]:
+    """One instruction with a result of each of `shapes` (a tuple when there are several),
+    returned as a list of results."""
+    shape = shapes[0] if len(shapes) == 1 else Shape.tuple(list(shapes))
+    out = ctx.builder.add(opcode, shape, operands, attributes, computations)
+    if len(shapes) == 1:
+        return [out]
+    return [get_tuple_element(ctx, out, i) for i in range(len(shapes))]
+
+
 def make_tuple(ctx: LoweringContext, items: Sequence[HloInstruction]) -> HloInstruction:
     return emit(ctx, Opcode.TUPLE, Shape.tuple([i.shape for i in items]), items)
 

@@ -75,8 +75,20 @@ def identity_of(kind: str, dtype: Any) -> np.ndarray:
         return np.array(largest)
     if dtypes.is_inexact(dtype):
         return np.array(np.inf if largest else -np.inf, dtype)
-    info = np.iinfo(dtype)
+    info = dtypes.iinfo(dtype)
     return np.array(info.max if largest else info.min, dtype)
+
+
+def find_monoid(table: Sequence[tuple[Callable, str, Any]], computation: Callable,
+                inits: Sequence[Any]) -> Any:
+    """The entry (third item) of `table` whose function is `computation` and whose monoid
+    kind has the one initial value as identity; None when none fits."""
+    if len(inits) != 1:
+        return None
+    for function, kind, entry in table:
+        if computation is function and is_identity(inits[0], kind):
+            return entry
+    return None
 
 
 def is_identity(value: Any, kind: str) -> bool:

@@ -23,17 +23,25 @@ def out_size(size: int, window: int, stride: int, low: int, high: int, base: int
 def check_params(ndim: int, window_dimensions: Sequence[int], window_strides: Sequence[int],
                  padding: Pairs, base_dilation: Sequence[int], window_dilation: Sequence[int],
                  name: str) -> None:
-    for what, value in (("window_dimensions", window_dimensions),
-                        ("window_strides", window_strides), ("padding", padding),
+    # JAX's key phrases first (it names the op "reduce_window" for every windowed op).
+    if len(window_dimensions) != ndim:
+        raise TypeError(f"reduce_window got the wrong number of window_dimensions for operand: "
+                        f"got an operand of rank {ndim} with window_dimensions "
+                        f"{tuple(window_dimensions)} ({name}).")
+    for what, value in (("window_strides", window_strides), ("padding", padding),
                         ("base_dilation", base_dilation), ("window_dilation", window_dilation)):
         if len(value) != ndim:
-            raise TypeError(f"{name}: {what} must have one entry per operand dimension, got "
-                            f"{what}={tuple(value)} for an operand of rank {ndim}.")
+            raise TypeError(f"reduce_window got inconsistent {what} and window_dimensions: got "
+                            f"{what} {tuple(value)} and window_dimensions "
+                            f"{tuple(window_dimensions)} ({name}).")
     for what, value in (("window_dimensions", window_dimensions),
-                        ("window_strides", window_strides), ("base_dilation", base_dilation),
-                        ("window_dilation", window_dilation)):
+                        ("window_strides", window_strides)):
         if any(v < 1 for v in value):
-            raise TypeError(f"{name}: {what} must be positive, got {tuple(value)}.")
+            raise TypeError(f"reduce_window {what} must have every element be strictly "
+                            f"positive, got {tuple(value)} ({name}).")
+    for value in (base_dilation, window_dilation):
+        if any(v < 1 for v in value):
+            raise TypeError(f"All dilations must be positive, got {tuple(value)} ({name}).")
 
 
 def out_shape(shape: Sequence[int], window: dict) -> tuple[int, ...]:

@@ -65,8 +65,7 @@ def elementwise_operands(name: str, *args: Any) -> list[Any]:
     operands, as weak-typed values, when their kind promotes to it (an int scalar with a
     float array, a float scalar with a complex array); otherwise, or when every operand is
     a scalar, they take their own default dtype, and the primitive's dtype check reports the
-    mismatch. Operands of different shapes are then broadcast numpy-style with
-    `broadcast_in_dim`.
+    mismatch. Operands of different shapes are then broadcast with `broadcast_in_dim`.
 
     Parameters
     ----------
@@ -78,10 +77,24 @@ def elementwise_operands(name: str, *args: Any) -> list[Any]:
     list
         The operands, all of one shape, ready for `Primitive.bind`.
 
-    Differences from JAX: `jax.lax` broadcasts only size-1 dimensions of operands of equal
-    rank, and gives Python scalars their default dtype (so `lax.add(bf16_array, 1.0)` fails
-    there); jaxlite broadcasts numpy-style and lets scalars join the array operand's dtype.
+    Shapes follow JAX's rule (`elementwise_shape`): 0-d operands broadcast, others must
+    share a rank and broadcast only size-1 dimensions.
+
+    Differences from JAX: `jax.lax` gives Python scalars their default dtype (so
+    `lax.add(bf16_array, 1.0)` fails there); jaxlite lets scalars join the array operand's
+    dtype.
     """
+    operands = typed_operands(name, *args)
+    shapes = [tuple(np.shape(a)) for a in operands]
+    if all(s == shapes[0] for s in shapes):
+        return operands
+    shape = elementwise_shape(name, shapes)
+    return [_broadcast_to(a, s, shape) for a, s in zip(operands, shapes)]
+
+
+def typed_operands(name: str, *args: Any) -> list[Any]:
+    """The operands with Python scalars given a dtype as `elementwise_operands` does, but
+    left unbroadcast (for primitives such as `clamp` that take 0-d operands as they are)."""
     array_dtypes = {_operand_dtype(get_aval(a).dtype) for a in args if not _is_python_scalar(a)}
     target = next(iter(array_dtypes)) if len(array_dtypes) == 1 else None
     operands = []
@@ -94,17 +107,32 @@ def elementwise_operands(name: str, *args: Any) -> list[Any]:
                 dtype = get_aval(a).dtype
             a = _convert_element_type(a, dtype, weak_type=True)
         operands.append(a)
-    shapes = [tuple(np.shape(a)) for a in operands]
-    if all(s == shapes[0] for s in shapes):
-        return operands
-    try:
-        shape = np.broadcast_shapes(*shapes)
-    except ValueError:
-        listed = ", ".join(str(s) for s in shapes)
-        raise TypeError(f"lax.{name}: operand shapes {listed} cannot be broadcast together "
-                        "(numpy broadcasting rules: trailing dimensions must be equal or 1)."
-                        ) from None
-    return [_broadcast_to(a, s, shape) for a, s in zip(operands, shapes)]
+    return operands
+
+
+def elementwise_shape(name: str, shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
+    """The result shape of an elementwise op on operands of `shapes`, by JAX's rule.
+
+    0-d operands broadcast to any shape; the others must have one rank, and each dimension
+    is the same in all of them or 1 in some. Anything else is a TypeError, as in JAX.
+    """
+    ranked = [s for s in shapes if s != ()]
+    if not ranked:
+        return ()
+    ranks = sorted({len(s) for s in ranked})
+    if len(ranks) > 1:
+        raise TypeError(f"{name}: arrays must have the same number of dimensions, got "
+                        f"{{{', '.join(map(str, ranks))}}}. Differences in rank are not "
+                        "broadcast by lax; use jax.numpy or lax.broadcast_in_dim.")
+    out = []
+    for sizes in zip(*ranked):
+        wide = {d for d in sizes if d != 1}
+        if len(wide) > 1:
+            listed = ", ".join(str(s) for s in shapes)
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: {listed}. "
+                            "Each dimension must agree or be 1.")
+        out.append(wide.pop() if wide else 1)
+    return tuple(out)
 
 
 def _operand_dtype(dtype: Any) -> Any:
@@ -130,7 +158,7 @@ def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, *,
     """
     shape = tuple(int(d) for d in np.reshape(shape, -1))  # JAX also accepts a bare int
     if np.ndim(fill_value) != 0:
-        raise TypeError(f"lax.full: fill_value must be a scalar, got shape "
+        raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape "
                         f"{np.shape(fill_value)}.")
     if dtype is None:
         weak = dtypes.is_weakly_typed(fill_value)
@@ -155,6 +183,9 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None,
     out_shape = aval.shape if shape is None else tuple(int(d) for d in shape)
     if dtypes.is_extended(out_dtype):  # typed keys: the dtype fills its physical data
         return out_dtype.full(out_shape, fill_value)
+    if np.ndim(fill_value) != 0:
+        raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape "
+                        f"{np.shape(fill_value)} (full_like).")
     value = _convert_element_type(fill_value, out_dtype, weak_type=weak)
     return broadcast_in_dim(value, out_shape, ())
 
@@ -368,6 +399,8 @@ def integer_pow(x: Any, y: int) -> Any:
 
     Integer operands wrap around on overflow and take no negative exponent.
     """
+    if not isinstance(y, (int, np.integer)) or isinstance(y, bool):
+        raise TypeError(f"integer_pow: the exponent y must be a Python int, got {y!r}.")
     return integer_pow_p.bind(*elementwise_operands("integer_pow", x), y=int(y))
 
 
@@ -466,9 +499,11 @@ _complex_plain_abstract_eval = complex_p.abstract_eval
 
 
 def _complex_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
-    if x.dtype not in (np.float32, np.float64):
-        raise TypeError(f"complex requires float32 or float64 parts, got {x.dtype.name} "
-                        "(convert bfloat16 and float16 parts to float32 first).")
+    for position, part in enumerate((x, y)):
+        if part.dtype not in (np.float32, np.float64):
+            raise TypeError(f"complex does not accept dtype {part.dtype.name} at position "
+                            f"{position}. Accepted dtypes at position {position} are subtypes "
+                            "of float32, float64.")
     return _complex_plain_abstract_eval(x, y)
 
 

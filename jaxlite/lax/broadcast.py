@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from jaxlite.core.avals import ShapedArray
+from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.lowering import LoweringContext
@@ -24,30 +24,44 @@ from jaxlite.xla.opcodes import Opcode
 broadcast_in_dim_p = Primitive("broadcast_in_dim")
 
 
-def check_shape(name: str, shape: tuple[int, ...]) -> None:
+def check_shape(name: str, shape: tuple[int, ...], what: str = "shape") -> None:
     if any(d < 0 for d in shape):
-        raise TypeError(f"{name}: shape {shape} has negative dimensions; dimensions must be "
-                        ">= 0.")
+        raise TypeError(f"{name} {what} must have every element be nonnegative, got {shape}.")
+
+
+def _check_broadcast_dimensions(operand: ShapedArray, shape: tuple[int, ...],
+                                dims: tuple[int, ...]) -> None:
+    """JAX's checks (and messages) of broadcast_in_dim's parameters, in JAX's order."""
+    check_shape("broadcast_in_dim", shape)
+    if len(dims) != operand.ndim:
+        raise TypeError("broadcast_in_dim broadcast_dimensions must have length equal to "
+                        f"operand ndim; got broadcast_dimensions {dims} for operand ndim "
+                        f"{operand.ndim}.")
+    if len(shape) < operand.ndim:
+        raise TypeError("broadcast_in_dim target broadcast shape must have equal or higher "
+                        f"rank to the operand shape; got operand ndim {operand.ndim} and "
+                        f"target broadcast ndim {len(shape)}.")
+    if not set(dims) <= set(range(len(shape))):
+        raise TypeError("broadcast_in_dim broadcast_dimensions must be a subset of output "
+                        f"dimensions, got {dims} for operand ndim {operand.ndim} and shape "
+                        f"{shape}.")
+    if any(size not in (1, shape[d]) for size, d in zip(operand.shape, dims)):
+        raise TypeError("broadcast_in_dim operand dimension sizes must either be 1, or be "
+                        "equal to their corresponding dimensions in the target broadcast "
+                        f"shape; got operand of shape {operand.shape}, target broadcast shape "
+                        f"{shape}, broadcast_dimensions {dims} ")
+    if len(set(dims)) != len(dims):
+        raise TypeError("broadcast_in_dim broadcast_dimensions must not contain duplicates, "
+                        f"got broadcast_dimensions {dims}")
 
 
 def _broadcast_in_dim_abstract_eval(operand: ShapedArray, *, shape: tuple[int, ...],
                                     broadcast_dimensions: tuple[int, ...]) -> ShapedArray:
-    check_shape("broadcast_in_dim", shape)
-    if len(broadcast_dimensions) != operand.ndim:
-        raise TypeError(
-            f"broadcast_in_dim: broadcast_dimensions {broadcast_dimensions} must have one entry "
-            f"per operand dimension; the operand has shape {operand.shape}.")
-    if any(d < 0 or d >= len(shape) for d in broadcast_dimensions) or \
-            list(broadcast_dimensions) != sorted(set(broadcast_dimensions)):
-        raise TypeError(
-            f"broadcast_in_dim: broadcast_dimensions {broadcast_dimensions} must be strictly "
-            f"increasing indices into the result shape {shape}.")
-    for size, dim in zip(operand.shape, broadcast_dimensions):
-        if size != 1 and size != shape[dim]:
-            raise TypeError(
-                f"broadcast_in_dim: operand of shape {operand.shape} cannot broadcast to "
-                f"{shape} with broadcast_dimensions {broadcast_dimensions}: dimension of size "
-                f"{size} maps to result dimension {dim} of size {shape[dim]}.")
+    _check_broadcast_dimensions(operand, shape, broadcast_dimensions)
+    if list(broadcast_dimensions) != sorted(broadcast_dimensions):
+        # The wrapper transposes first; XLA's broadcast keeps the operand's order.
+        raise TypeError(f"broadcast_in_dim primitive: broadcast_dimensions "
+                        f"{broadcast_dimensions} must be increasing.")
     return ShapedArray(tuple(shape), operand.dtype, operand.weak_type)
 
 
@@ -105,6 +119,13 @@ def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: S
     if np.shape(operand) == shape and broadcast_dimensions == tuple(range(len(shape))) \
             and not isinstance(operand, (int, float, complex, bool)):
         return operand
+    if list(broadcast_dimensions) != sorted(broadcast_dimensions):
+        # Out of order (JAX allows it): check as JAX does, then transpose the operand's
+        # dimensions into the order of their places in the result.
+        _check_broadcast_dimensions(get_aval(operand), shape, broadcast_dimensions)
+        order = tuple(int(i) for i in np.argsort(broadcast_dimensions))
+        operand = transpose(operand, order)
+        broadcast_dimensions = tuple(broadcast_dimensions[i] for i in order)
     return broadcast_in_dim_p.bind(operand, shape=shape,
                                    broadcast_dimensions=broadcast_dimensions)
 
@@ -163,7 +184,7 @@ ad.deflinear(transpose_p)
 def transpose(operand: Any, permutation: Sequence[int]) -> Any:
     """Permute the dimensions of `operand` (mirrors `jax.lax.transpose`)."""
     permutation = tuple(int(p) for p in permutation)
-    if permutation == tuple(range(len(permutation))):
+    if permutation == tuple(range(np.ndim(operand))):
         return operand
     return transpose_p.bind(operand, permutation=permutation)
 
@@ -182,10 +203,18 @@ def moveaxis(x: Any, src: int, dst: int) -> Any:
 reduce_sum_p = Primitive("reduce_sum")
 
 
+def _type_name(aval: ShapedArray) -> str:
+    """`float32[2,3]`, as JAX's messages print types."""
+    return f"{np.dtype(aval.dtype).name}[{','.join(str(d) for d in aval.shape)}]"
+
+
 def check_reduction_axes(name: str, operand: ShapedArray, axes: tuple[int, ...]) -> None:
-    if any(not 0 <= a < operand.ndim for a in axes) or len(set(axes)) != len(axes):
-        raise TypeError(f"{name}: axes {axes} must be distinct dimensions of the operand of "
-                        f"shape {operand.shape}.")
+    """JAX's checks of a reduction's axes, with JAX's ValueErrors."""
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"duplicate value in 'axes' of reduction: {axes}")
+    if any(not 0 <= a < operand.ndim for a in axes):
+        raise ValueError(f"reduction axes {axes} contains out-of-bounds indices for "
+                         f"{_type_name(operand)}.")
 
 
 def _reduce_sum_abstract_eval(operand: ShapedArray, *, axes: tuple[int, ...]) -> ShapedArray:
@@ -236,8 +265,8 @@ def canonicalize_axes(name: str, operand: Any, axes: Sequence[int]) -> tuple[int
     for axis in axes:
         axis = int(axis)
         if not -ndim <= axis < ndim:
-            raise ValueError(f"{name}: axis {axis} is out of bounds for an operand of shape "
-                             f"{np.shape(operand)}.")
+            raise ValueError(f"reduction axes {tuple(axes)} contains out-of-bounds indices for "
+                             f"{_type_name(get_aval(operand))} ({name}).")
         out.append(axis % ndim)
     return tuple(out)
 
@@ -249,7 +278,8 @@ reshape_p = Primitive("reshape")
 
 def _reshape_abstract_eval(operand: ShapedArray, *, new_sizes: tuple[int, ...],
                            dimensions: tuple[int, ...] | None) -> ShapedArray:
-    check_shape("reshape", new_sizes)
+    if any(d < 0 for d in new_sizes):
+        raise TypeError(f"reshape new_sizes must all be positive, got {new_sizes}.")
     if int(np.prod(new_sizes, dtype=np.int64)) != operand.size:
         raise TypeError(f"reshape total size must be unchanged, got new_sizes {new_sizes} "
                         f"for shape {operand.shape}.")

@@ -139,10 +139,10 @@ def _bitcast_convert_type_abstract_eval(operand: ShapedArray, *,
         if not shape or shape[-1] != ratio:
             last = shape[-1] if shape else 1
             raise ValueError(
-                f"bitcast_convert_type: converting an array of shape {shape} from "
-                f"{old_dtype.name} ({old_bits} bits) to {new_dtype.name} ({new_bits} bits) "
-                f"needs a last dimension of size {ratio} to merge, but {last} * {old_bits} "
-                f"!= {new_bits}.")
+                f"Attempting to convert array of shape {shape} from {old_dtype.name} of size "
+                f"{old_bits} bits to {new_dtype.name} of size {new_bits} bits, but {last} * "
+                f"{old_bits} != {new_bits} (bitcast_convert_type needs a last dimension of "
+                f"size {ratio} to merge).")
         shape = shape[:-1]
     return ShapedArray(shape, new_dtype, False)
 

@@ -278,7 +278,7 @@ def padtype_to_pads(in_shape: Sequence[int], window_shape: Sequence[int],
     if name == "VALID":
         return [(0, 0)] * len(in_shape)
     if name not in ("SAME", "SAME_LOWER"):
-        raise ValueError("Unrecognized padding type: expected 'VALID', 'SAME', or "
+        raise RuntimeError("Unrecognized padding type: expected 'VALID', 'SAME', or "
                          f"'SAME_LOWER', got {padding}.")
     pads = []
     for size, window, stride in zip(in_shape, window_shape, window_strides):
@@ -318,8 +318,9 @@ def conv_dimension_numbers(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
     spatial dimensions pair up by letter, in the order the kernel string lists them.
     """
     if len(lhs_shape) != len(rhs_shape):
-        raise TypeError(f"conv_dimension_numbers: lhs and rhs must have the same rank, got "
-                        f"{tuple(lhs_shape)} and {tuple(rhs_shape)}.")
+        raise TypeError(f"convolution requires lhs and rhs ndim to be equal, got "
+                        f"{len(lhs_shape)} and {len(rhs_shape)} (shapes {tuple(lhs_shape)} and "
+                        f"{tuple(rhs_shape)}).")
     if dimension_numbers is None:
         default = tuple(range(len(lhs_shape)))
         return ConvDimensionNumbers(default, default, default)

@@ -76,8 +76,8 @@ def _canonical_axis(name: str, operand: Any, axis: int) -> int:
     ndim = np.ndim(operand)
     axis = int(axis)
     if not -ndim <= axis < ndim:
-        raise ValueError(f"{name}: axis {axis} is out of bounds for array of shape "
-                         f"{np.shape(operand)}")
+        raise ValueError(f"axis {axis} is out of bounds for array of shape "
+                         f"{np.shape(operand)} ({name})")
     return axis % ndim
 
 

@@ -89,9 +89,10 @@ def canonicalize_precision(precision: Any) -> Any:
         pair = [canonicalize_precision(p) if p is not None else (Precision.DEFAULT,) * 2
                 for p in precision]
         return pair[0][0], pair[1][0]  # type: ignore[index]
-    raise ValueError(f"precision must be None, a lax.Precision, one of the names "
-                     f"{sorted(_PRECISION_NAMES)}, a pair of those, a lax.DotAlgorithmPreset "
-                     f"or its name, or a lax.DotAlgorithm; got {precision!r}.")
+    raise ValueError(f"Precision argument must be one of: None, a lax.Precision, one of "
+                     f"the names {sorted(_PRECISION_NAMES)}, a pair of those, a "
+                     f"lax.DotAlgorithmPreset or its name, or a lax.DotAlgorithm; but got "
+                     f"{precision!r}.")
 
 
 # ---------------------------------------------------------------------- dtype rule

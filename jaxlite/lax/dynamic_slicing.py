@@ -51,7 +51,10 @@ def _check_starts(name: str, operand: ShapedArray, starts: Sequence[ShapedArray]
         raise TypeError(f"{name}: got {len(starts)} start indices for an operand of shape "
                         f"{operand.shape}; pass one scalar start index per dimension.")
     for i, start in enumerate(starts):
-        if start.shape != () or not dtypes.is_integer(start.dtype):
+        if not dtypes.is_integer(start.dtype):
+            raise TypeError(f"index arguments to {name} must be integers of the same type, "
+                            f"got: {np.dtype(start.dtype).name}")
+        if start.shape != ():
             raise TypeError(f"{name}: start index {i} must be an integer scalar, got "
                             f"{start.str_short()}.")
 
@@ -105,8 +108,9 @@ def _dynamic_slice_abstract_eval(operand: ShapedArray, *starts: ShapedArray,
     _check_starts("dynamic_slice", operand, starts)
     if len(slice_sizes) != operand.ndim or any(
             not 0 <= s <= d for s, d in zip(slice_sizes, operand.shape)):
-        raise TypeError(f"dynamic_slice: slice_sizes {slice_sizes} must give one size in "
-                        f"[0, dim] per dimension of the operand shape {operand.shape}.")
+        raise TypeError(f"slice slice_sizes must be less than or equal to operand shape, got "
+                        f"slice_sizes {slice_sizes} for operand shape {operand.shape} "
+                        "(dynamic_slice: one size in [0, dim] per dimension).")
     return ShapedArray(tuple(slice_sizes), operand.dtype, operand.weak_type)
 
 
@@ -178,8 +182,9 @@ def _dynamic_update_slice_abstract_eval(operand: ShapedArray, update: ShapedArra
     _check_starts("dynamic_update_slice", operand, starts)
     check_same_dtypes("dynamic_update_slice", (operand, update))
     if update.ndim != operand.ndim or any(u > d for u, d in zip(update.shape, operand.shape)):
-        raise TypeError(f"dynamic_update_slice: the update shape {update.shape} must have the "
-                        f"rank of the operand shape {operand.shape} and fit inside it.")
+        raise TypeError(f"dynamic_update_slice update shape must be smaller than operand "
+                        f"shape, got update shape {update.shape} for operand shape "
+                        f"{operand.shape} (it must have the operand's rank and fit inside).")
     return ShapedArray(operand.shape, operand.dtype, operand.weak_type)
 
 
@@ -263,8 +268,8 @@ def _start_list(name: str, start_indices: Any, ndim: int) -> list[Any]:
     else:
         starts = list(start_indices)
     if len(starts) != ndim:
-        raise ValueError(f"{name}: len(start_indices) must equal the number of dimensions "
-                         f"of the operand ({ndim}), got {len(starts)} start indices.")
+        raise ValueError(f"Length of slice indices must match number of operand dimensions "
+                         f"({len(starts)} vs {ndim}) in {name}.")
     return starts
 
 
@@ -280,10 +285,12 @@ def _normalized_starts(name: str, shape: Sequence[int], starts: Sequence[Any],
         if isinstance(start, (bool, np.bool_)) or not (
                 isinstance(start, (int, np.integer))
                 or dtypes.is_integer(get_aval(start).dtype)):
-            raise TypeError(f"{name}: start index {i} must be an integer, got {start!r}.")
+            raise TypeError(f"index arguments to {name} must be integers of the same type, "
+                            f"got: {np.dtype(get_aval(start).dtype).name} (start index {i} "
+                            f"is {start!r}).")
         if np.ndim(start) != 0:
-            raise TypeError(f"{name}: start index {i} must be a scalar, got shape "
-                            f"{np.shape(start)}.")
+            raise TypeError(f"start_indices arguments to {name} must be scalars, got start "
+                            f"index {i} of shape {np.shape(start)}.")
         if not isinstance(start, (int, np.integer)):
             kinds.append(get_aval(start).dtype)
     dtype = _index_dtype(kinds)

@@ -30,7 +30,7 @@ from jaxlite.interpreters.batching import batch_at_front
 from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax._reducer_util import (apply_elementwise, apply_to_numpy, flat_operands,
-                                       is_identity, reduction_jaxpr)
+                                       find_monoid, reduction_jaxpr)
 from jaxlite.lax.arithmetic import add, mul
 from jaxlite.lax.bitwise import bitwise_and, bitwise_or, bitwise_xor
 from jaxlite.lax.broadcast import broadcast_in_dim, reduce_sum, reshape, transpose
@@ -44,7 +44,6 @@ from jaxlite.lax.slicing import pad, slice_in_dim
 from jaxlite.tree_util import tree_unflatten
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
-from jaxlite.xla.shape import Shape
 
 __all__ = ["reduce", "reduce_p"]
 
@@ -141,13 +140,8 @@ def _reduce_batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], *,
 def _reduce_lower(ctx: LoweringContext, *args: HloInstruction, computation: Callable,
                   jaxpr: ClosedJaxpr, dimensions: tuple[int, ...]) -> list[HloInstruction]:
     body = ctx.lower_jaxpr_as_computation(jaxpr, "reducer")
-    shapes = [ctx.shape(a) for a in ctx.avals_out]
-    shape = shapes[0] if len(shapes) == 1 else Shape.tuple(shapes)
-    out = ctx.builder.add(Opcode.REDUCE, shape, args, {"dimensions": tuple(sorted(dimensions))},
-                          (body,))
-    if len(shapes) == 1:
-        return [out]
-    return [hlo.get_tuple_element(ctx, out, i) for i in range(len(shapes))]
+    return hlo.emit_results(ctx, Opcode.REDUCE, [ctx.shape(a) for a in ctx.avals_out], args,
+                            {"dimensions": tuple(sorted(dimensions))}, (body,))
 
 
 reduce_p.abstract_eval = _reduce_abstract_eval
@@ -165,15 +159,6 @@ _MONOIDS = [(add, "add", reduce_sum), (mul, "mul", reduce_prod),
             (bitwise_xor, "xor", reduce_xor)]
 
 
-def _monoid_reduction(computation: Callable, inits: Sequence[Any]) -> Callable | None:
-    if len(inits) != 1:
-        return None
-    for function, kind, reduction in _MONOIDS:
-        if computation is function and is_identity(inits[0], kind):
-            return reduction
-    return None
-
-
 def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], Any],
            dimensions: Sequence[int], out_sharding: Any = None) -> Any:
     """Reduce `operands` over `dimensions` with `computation`, starting from `init_values`
@@ -189,7 +174,7 @@ def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], An
         raise ValueError("Must have same total number of operands as init_values: "
                          f" {len(leaves)} vs. {len(inits)}")
     dimensions = tuple(int(d) for d in dimensions)
-    reduction = _monoid_reduction(computation, inits)
+    reduction = find_monoid(_MONOIDS, computation, inits)
     if reduction is not None:
         weak = dtypes.is_weakly_typed(leaves[0]) and dtypes.is_weakly_typed(inits[0])
         out = reduction(leaves[0], dimensions)

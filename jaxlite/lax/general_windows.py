@@ -28,7 +28,7 @@ from jaxlite.interpreters.staging import trace_to_jaxpr
 from jaxlite.lax._composed import lower_by_expansion
 from jaxlite.lax._control_flow_util import eval_closed
 from jaxlite.lax._reducer_util import (apply_elementwise, apply_to_numpy, flat_operands,
-                                       is_identity, reduction_jaxpr)
+                                       find_monoid, reduction_jaxpr)
 from jaxlite.lax._window_util import (WINDOW_PARAMS, check_params, element_slices, out_shape,
                                       pad_config)
 from jaxlite.lax.arithmetic import add
@@ -154,15 +154,6 @@ _MONOIDS = [(add, "add", reduce_window_sum_p), (lax_max, "max", reduce_window_ma
             (lax_min, "min", reduce_window_min_p)]
 
 
-def _monoid_primitive(computation: Callable, inits: Sequence[Any]) -> Primitive | None:
-    if len(inits) != 1:
-        return None
-    for function, kind, primitive in _MONOIDS:
-        if computation is function and is_identity(inits[0], kind):
-            return primitive
-    return None
-
-
 def reduce_window(operand: Any, init_value: Any, computation: Callable,
                   window_dimensions: Sequence[int], window_strides: Sequence[int] | None = None,
                   padding: str | Sequence[tuple[int, int]] = "VALID",
@@ -197,7 +188,7 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable,
     else:
         pads = padding
     window["padding"] = tuple((int(lo), int(hi)) for lo, hi in pads)
-    primitive = _monoid_primitive(computation, inits)
+    primitive = find_monoid(_MONOIDS, computation, inits)
     if primitive is not None:
         return tree_unflatten(tree, [primitive.bind(leaves[0], **window)])
     jaxpr, out_tree = reduction_jaxpr(computation, [get_aval(i) for i in inits], tree)

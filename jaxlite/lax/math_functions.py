@@ -142,13 +142,16 @@ def _pow_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _pow_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    check_dtype_kind("pow", x.dtype, INEXACT, 0)
+    check_dtype_kind("pow", y.dtype, NUMERIC, 1)
     check_same_shapes("pow", (x, y))
-    check_dtype_kind("pow", x.dtype, INEXACT)
-    if x.dtype != y.dtype and not dtypes.is_integer(y.dtype):
+    if not dtypes.is_inexact(x.dtype) or (x.dtype != y.dtype
+                                          and not dtypes.is_integer(y.dtype)):
         raise TypeError(
-            "pow: the base must have an inexact dtype (float or complex) and the exponent the "
-            "same dtype or an integer dtype, got base "
-            f"{np.dtype(x.dtype).name} and exponent {np.dtype(y.dtype).name}.")
+            "the first argument to pow must have an inexact dtype (float or complex), and "
+            "the second argument must have an inexact or integer dtype, and two inexact "
+            f"dtypes must match, but got {np.dtype(x.dtype).name} and "
+            f"{np.dtype(y.dtype).name} respectively.")
     return ShapedArray(x.shape, x.dtype, x.weak_type and y.weak_type)
 
 

@@ -19,7 +19,8 @@ from jaxlite.interpreters import ad
 from jaxlite.interpreters.ad import Zero, tangent_aval
 from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.lax import _lowering_util as hlo
-from jaxlite.lax._declare import ANY, BOOL, INTEGER, NUMERIC, check_dtype_kind
+from jaxlite.lax._declare import (ANY, BOOL, INTEGER, NUMERIC, check_dtype_kind,
+                                  dtype_kind)
 from jaxlite.lax.arithmetic import div, mul
 from jaxlite.lax.broadcast import (broadcast_in_dim, check_reduction_axes, reduce_sum,
                                    reshape, transpose)
@@ -53,6 +54,9 @@ def _reduction(name: str, reference: Callable[..., Any], kinds: Sequence[str],
 
     def abstract_eval(operand: ShapedArray, *, axes: tuple[int, ...]) -> ShapedArray:
         check_reduction_axes(name, operand, axes)
+        if tuple(kinds) == _LOGICAL and dtype_kind(operand.dtype) not in kinds:
+            raise TypeError("logical reduction requires operand dtype bool or int, got "
+                            f"{np.dtype(operand.dtype).name} ({name}).")
         check_dtype_kind(name, operand.dtype, kinds)
         return ShapedArray(_reduced_shape(operand.shape, axes), operand.dtype,
                            operand.weak_type and weak_result)
@@ -262,8 +266,8 @@ def _arg_chooser(name: str, reference: Callable[..., Any]) -> Primitive:
             raise ValueError(f"argmin and argmax require non-empty reduced dimension. "
                              f"operand.shape={operand.shape} axis={axes[0]}")
         if not dtypes.is_integer(index_dtype):
-            raise TypeError(f"{name}: index_dtype must be an integer type, but got "
-                            f"{np.dtype(index_dtype).name}.")
+            raise TypeError(f"index_dtype must be an integer type, but got "
+                            f"{np.dtype(index_dtype).name} ({name}).")
         if dtypes.is_complex(operand.dtype):
             raise TypeError(f"{name} does not accept dtype {operand.dtype.name}: complex "
                             "numbers have no order. Accepted dtypes are bool, integers and "

@@ -20,7 +20,7 @@ from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.interpreters.transpose import is_undefined
 from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax._declare import upcast_low_precision
-from jaxlite.lax.arithmetic import elementwise_operands, full_like
+from jaxlite.lax.arithmetic import full_like, typed_operands
 from jaxlite.lax.bitwise import bitwise_and
 from jaxlite.lax.broadcast import broadcast_in_dim
 from jaxlite.lax.comparisons import gt, lt
@@ -77,18 +77,18 @@ def _select_n_abstract_eval(which: ShapedArray, *cases: ShapedArray) -> ShapedAr
         raise TypeError("select_n requires at least one case, got none.")
     shapes = [c.shape for c in cases]
     if any(s != shapes[0] for s in shapes[1:]):
-        raise TypeError(f"select_n cases must have the same shapes, got {shapes}.")
+        raise TypeError(f"select cases must have the same shapes, got {list(shapes)}.")
     _check_same_dtypes("select", cases, " (Tip: jnp.where is a similar function that does "
                        "automatic type promotion on inputs).")
     if which.dtype != np.bool_ and not dtypes.is_integer(which.dtype):
-        raise TypeError(f"select_n `which` must be boolean or integer type, got "
+        raise TypeError(f"select `which` must be boolean or integer type, got "
                         f"{np.dtype(which.dtype).name}.")
     if which.dtype == np.bool_ and len(cases) > 2:
-        raise TypeError(f"select_n with a boolean `which` takes at most 2 cases, got "
-                        f"{len(cases)}; use an integer `which` to choose among more.")
+        raise TypeError(f"select with boolean `which` cannot have > 2 cases (got "
+                        f"{len(cases)}; use an integer `which` to choose among more).")
     if which.shape not in ((), shapes[0]):
-        raise TypeError(f"select_n `which` must be scalar or have the same shape as the "
-                        f"cases, got `which` shape {which.shape} but case shape {shapes[0]}.")
+        raise TypeError(f"select `which` must be scalar or have the same shape as cases, got "
+                        f"`which` shape {which.shape} but case shape {shapes[0]}.")
     return ShapedArray(shapes[0], cases[0].dtype, all(c.weak_type for c in cases))
 
 
@@ -147,22 +147,15 @@ select_n_p.batch = _select_n_batch
 select_n_p.lower = _select_n_lower
 
 
-def _broadcast_which(name: str, which: Any, cases: list[Any]) -> tuple[Any, list[Any]]:
-    """Broadcast `which` and the cases together unless `which` is 0-d or already matches."""
-    which_shape, case_shape = tuple(np.shape(which)), tuple(np.shape(cases[0]))
-    if which_shape in ((), case_shape):
-        return which, cases
-    try:
-        shape = tuple(np.broadcast_shapes(which_shape, case_shape))
-    except ValueError:
-        raise TypeError(f"lax.{name}: the predicate of shape {which_shape} cannot be broadcast "
-                        f"with the cases of shape {case_shape}.") from None
-
-    def expand(x: Any, x_shape: tuple[int, ...]) -> Any:
-        lead = len(shape) - len(x_shape)
-        return broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
-
-    return expand(which, which_shape), [expand(c, case_shape) for c in cases]
+def _broadcast_scalar_cases(which: Any, cases: list[Any]) -> list[Any]:
+    """0-d cases broadcast to the shape of the other cases when those all share one shape
+    (or, when every case is 0-d, to the shape of `which`); anything else is left for the
+    primitive's shape check to report."""
+    shapes = ({tuple(np.shape(c)) for c in cases} - {()}) or {tuple(np.shape(which))} - {()}
+    if len(shapes) != 1:
+        return cases
+    shape = shapes.pop()
+    return [broadcast_in_dim(c, shape, ()) if np.ndim(c) == 0 else c for c in cases]
 
 
 def select_n(which: Any, *cases: Any) -> Any:
@@ -172,21 +165,21 @@ def select_n(which: Any, *cases: Any) -> Any:
     `cases`; out-of-range values are unspecified, as in XLA). It is 0-d or has the cases'
     shape.
 
-    Differences from JAX: Python scalar cases take the dtype of the array cases, and cases
-    and `which` are broadcast numpy-style.
+    Differences from JAX: Python scalar cases take the dtype of the array cases, and 0-d
+    cases broadcast to the shape of the others, or of `which` when all cases are 0-d (JAX
+    requires equal shapes).
     """
     if not cases:
         raise ValueError("select_n() must have at least one case")
-    which, operands = _broadcast_which("select_n", which,
-                                       elementwise_operands("select_n", *cases))
-    return select_n_p.bind(which, *operands)
+    cases = typed_operands("select_n", *cases)
+    return select_n_p.bind(which, *_broadcast_scalar_cases(which, cases))
 
 
 def select(pred: Any, on_true: Any, on_false: Any) -> Any:
     """`on_true` where `pred` is true, else `on_false` (mirrors `jax.lax.select`).
 
-    Differences from JAX: Python scalar cases take the dtype of the other case, and the
-    operands are broadcast numpy-style.
+    Differences from JAX: Python scalar cases take the dtype of the other case, and 0-d
+    cases broadcast to the shape of the other case or of `pred`.
     """
     return select_n(pred, on_false, on_true)
 
@@ -259,7 +252,8 @@ def clamp(min: Any, x: Any, max: Any) -> Any:
     NaN in any operand gives NaN; where `min > max` the result is `max`. The derivative
     passes to `x` only where `min < x < max` strictly, as in JAX.
 
-    Differences from JAX: Python scalars take the dtype of the array operands and the
-    operands are broadcast numpy-style (JAX accepts only 0-d or equal-shaped bounds).
+    `min` and `max` are 0-d or have the shape of `x`, as in JAX.
+
+    Differences from JAX: Python scalars take the dtype of the array operands.
     """
-    return clamp_p.bind(*elementwise_operands("clamp", min, x, max))
+    return clamp_p.bind(*typed_operands("clamp", min, x, max))

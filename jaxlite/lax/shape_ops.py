@@ -124,17 +124,18 @@ def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
 def collapse(operand: Any, start_dimension: int, stop_dimension: int | None = None) -> Any:
     """Merge dimensions `start_dimension` up to (excluding) `stop_dimension` into one.
 
-    Mirrors `jax.lax.collapse`: negative bounds count from the end, a missing stop means
-    the last dimension, and an empty range inserts a dimension of size 1.
+    Mirrors `jax.lax.collapse`: the dimensions are `shape[start_dimension:stop_dimension]`
+    with Python's slicing rules (negative bounds count from the end, bounds past the end
+    stop there, a missing stop means the last dimension), and an empty range inserts a
+    dimension of size 1.
     """
     shape = tuple(np.shape(operand))
     ndim = len(shape)
-    start = int(start_dimension) + ndim if start_dimension < 0 else int(start_dimension)
-    stop = ndim if stop_dimension is None else int(stop_dimension)
-    stop = stop + ndim if stop < 0 else stop
-    if not 0 <= start <= stop <= ndim:
-        raise ValueError(f"lax.collapse: the range [{start_dimension}, {stop_dimension}) does "
-                         f"not lie within the dimensions of shape {shape}.")
+    start, stop, _ = slice(int(start_dimension),
+                           None if stop_dimension is None else int(stop_dimension)).indices(ndim)
+    if start > stop:
+        raise ValueError(f"Invalid dimension range passed to collapse: {shape}"
+                         f"[{start_dimension}:{stop_dimension}]")
     size = int(np.prod(shape[start:stop], dtype=np.int64))
     return reshape(operand, shape[:start] + (size,) + shape[stop:])
 

@@ -54,13 +54,16 @@ def _slice_abstract_eval(operand: ShapedArray, *, start_indices: tuple[int, ...]
                             f"of the operand, got {name} {values} for operand shape {shape}.")
     if any(s < 0 for s in start_indices):
         raise TypeError(f"slice start_indices must be nonnegative, got {start_indices}.")
+    # JAX words these in terms of the slice sizes, limit_indices - start_indices.
+    sizes = tuple(lim - s for s, lim in zip(start_indices, limit_indices))
     if any(lim > size for lim, size in zip(limit_indices, shape)):
-        raise TypeError(f"slice limit_indices must be less than or equal to the operand shape, "
-                        f"got limit_indices {limit_indices} for operand shape {shape}.")
-    if any(lim < s for s, lim in zip(start_indices, limit_indices)):
-        raise TypeError(f"slice limit_indices must be greater than or equal to start_indices, "
-                        f"got start_indices {start_indices} and limit_indices "
-                        f"{limit_indices}.")
+        raise TypeError(f"slice slice_sizes must be less than or equal to operand shape, got "
+                        f"slice_sizes {sizes} for operand shape {shape} (limit_indices "
+                        f"{limit_indices} must not exceed the operand shape).")
+    if any(size < 0 for size in sizes):
+        raise TypeError(f"slice slice_sizes must be greater than or equal to zero, got "
+                        f"slice_sizes of {sizes} (limit_indices {limit_indices} must be "
+                        f"greater than or equal to start_indices {start_indices}).")
     steps = strides if strides is not None else (1,) * len(shape)
     if any(st <= 0 for st in steps):
         raise TypeError(f"slice strides must be positive, got {strides}.")

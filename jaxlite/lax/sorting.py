@@ -54,15 +54,14 @@ def _sort_abstract_eval(*operands: ShapedArray, dimension: int, is_stable: bool,
         raise TypeError("sort requires at least one operand.")
     shapes = {o.shape for o in operands}
     if len(shapes) != 1:
-        raise TypeError(f"sort: all operands must have the same shape, got shapes "
-                        f"{[o.shape for o in operands]}.")
+        listed = " ".join(str(o.shape) for o in operands)
+        raise TypeError(f"Arguments to sort must have equal shapes, got: {listed}")
     ndim = operands[0].ndim
     if not 0 <= dimension < max(ndim, 1):
-        raise ValueError(f"sort: dimension {dimension} is out of bounds for operands of "
-                         f"shape {operands[0].shape}.")
+        raise ValueError(f"axis {dimension} is out of bounds for array of dimension {ndim}")
     if not 1 <= num_keys <= len(operands):
-        raise ValueError(f"sort: num_keys must be between 1 and the number of operands "
-                         f"({len(operands)}), got num_keys={num_keys}.")
+        raise ValueError(f"num_keys={num_keys} must be between 1 and "
+                         f"len(operand)={len(operands)}")
     return [ShapedArray(o.shape, o.dtype, o.weak_type) for o in operands]
 
 
@@ -176,13 +175,8 @@ def _comparator(ctx: LoweringContext, dtypes_in: Sequence[np.dtype],
 def _sort_lower(ctx: LoweringContext, *operands: HloInstruction, dimension: int,
                 is_stable: bool, num_keys: int) -> list[HloInstruction]:
     comparator = _comparator(ctx, [o.shape.dtype for o in operands], num_keys)
-    shapes = [o.shape for o in operands]
-    shape = shapes[0] if len(shapes) == 1 else Shape.tuple(shapes)
-    out = ctx.builder.add(Opcode.SORT, shape, operands,
-                          {"dimension": dimension, "is_stable": is_stable}, (comparator,))
-    if len(operands) == 1:
-        return [out]
-    return [hlo.get_tuple_element(ctx, out, i) for i in range(len(operands))]
+    return hlo.emit_results(ctx, Opcode.SORT, [o.shape for o in operands], operands,
+                            {"dimension": dimension, "is_stable": is_stable}, (comparator,))
 
 
 sort_p.abstract_eval = _sort_abstract_eval
@@ -205,6 +199,8 @@ def sort(operand: Any, dimension: int = -1, is_stable: bool = True,
     if not operands:
         raise ValueError("lax.sort: operand must be an array or a non-empty sequence.")
     ndim = len(np.shape(operands[0]))
+    if ndim and not -ndim <= int(dimension) < ndim:
+        raise ValueError(f"axis {dimension} is out of bounds for array of dimension {ndim}")
     dim = int(dimension) + ndim if dimension < 0 and ndim else int(dimension)
     outs = sort_p.bind(*operands, dimension=dim, is_stable=bool(is_stable),
                        num_keys=int(num_keys))

@@ -17,23 +17,13 @@ import numpy as np
 
 from jaxlite import lax
 from jaxlite import numpy as jnp
-from jaxlite.core import dtypes
+from jaxlite.lax._reducer_util import identity_of
 
 __all__ = ["segment_sum", "segment_prod", "segment_max", "segment_min"]
 
 
 def _identity(kind: str, dtype: np.dtype) -> Any:
-    if kind == "sum":
-        return np.zeros((), dtype)
-    if kind == "prod":
-        return np.ones((), dtype)
-    largest = kind == "min"
-    if dtype == np.bool_:
-        return np.array(largest)
-    if dtypes.is_inexact(dtype):
-        return np.array(np.inf if largest else -np.inf, dtype)
-    info = dtypes.iinfo(dtype)
-    return np.array(info.max if largest else info.min, dtype)
+    return identity_of({"sum": "add", "prod": "mul"}.get(kind, kind), dtype)
 
 
 _SCATTERS: dict[str, Callable[..., Any]] = {

@@ -61,8 +61,11 @@ def _tie_values(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any) ->
 def _comparison_record(name: str, numpy_fn: Callable[..., Any], dtypes: tuple) -> Record:
     def make_case(rng: np.random.Generator, dtype: Any) -> Case:
         shape = _shape(rng)
-        # Now and then a 0-d or trailing-shape second operand, which the wrapper broadcasts.
-        other = shape if rng.random() < 0.7 else shape[int(rng.integers(0, len(shape) + 1)):]
+        # Now and then a 0-d second operand, or one with some dimensions of size 1: lax
+        # broadcasts those (but not operands of another rank), as JAX does.
+        draw = rng.random()
+        other = (shape if draw < 0.7 else () if draw < 0.85
+                 else tuple(1 if rng.random() < 0.5 else d for d in shape))
         args = [_tie_values(rng, shape, dtype), _tie_values(rng, other, dtype)]
         return Case(getattr(lax, name), numpy_fn, args, values=_tie_values)
     return Record(name, make_case, dtypes=dtypes, grad=False)

@@ -3,26 +3,16 @@ the three modes, bfloat16 with and without preferred_element_type, gradients and
 data/ragged_dot_jax.txt is what JAX printed."""
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from recorded_scripts import recorded, run_with_jaxlite
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite import lax
 
-DATA = Path(__file__).parent / "data"
-
-
 def test_ragged_dot_matches_jax_line_by_line():
-    result = subprocess.run([sys.executable, str(DATA / "ragged_dot_script.py"), "jaxlite"],
-                            capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr
-    actual = result.stdout.splitlines()
-    expected = (DATA / "ragged_dot_jax.txt").read_text().splitlines()
+    actual, expected = run_with_jaxlite("ragged_dot"), recorded("ragged_dot")
     assert len(actual) == len(expected)
     for a, e in zip(actual, expected):
         if e.startswith("TypeError unhashable type"):  # JAX's failure on group_offset

@@ -310,13 +310,15 @@ def test_dot_precision_parameter_is_canonical():
 # -------------------------------------------------------------------- argument errors
 
 def test_reduction_argument_errors():
-    with pytest.raises(TypeError, match="reduce_max: axes"):
+    # Types and messages as in JAX 0.10.2.
+    with pytest.raises(ValueError, match=r"^reduction axes \(2,\) contains out-of-bounds"):
         lax.reduce_max(np.ones((3, 2)), (2,))
-    with pytest.raises(TypeError, match="reduce_max: axes"):
+    with pytest.raises(ValueError, match="^duplicate value in 'axes' of reduction"):
         lax.reduce_max(np.ones((3, 2)), (0, 0))
     with pytest.raises(TypeError, match="reduce_prod does not accept dtype bool"):
         lax.reduce_prod(np.ones(3, bool), (0,))
-    with pytest.raises(TypeError, match="reduce_and does not accept dtype float32"):
+    with pytest.raises(TypeError, match="^logical reduction requires operand dtype bool or int, "
+                                        "got float32"):
         lax.reduce_and(np.ones(3, F32), (0,))
     with pytest.raises(ValueError, match="non-empty reduced dimension"):
         lax.argmax(np.ones((0, 3), F32), 0, np.int32)

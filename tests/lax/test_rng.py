@@ -6,28 +6,19 @@ data/rng_bits_jax.txt is what JAX 0.10.2 printed.
 """
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from recorded_scripts import recorded, run_with_jaxlite
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite import lax
 
-DATA = Path(__file__).parent / "data"
-
-
 def test_rng_bit_generator_matches_jax_line_by_line():
-    result = subprocess.run([sys.executable, str(DATA / "rng_bits_script.py"), "jaxlite",
-                             "quick"], capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr
+    actual = run_with_jaxlite("rng_bits", "quick")
     quick = ("(5,)", "(2, 3)", "(3, 3)")
-    expected = [line for line in (DATA / "rng_bits_jax.txt").read_text().splitlines()
+    expected = [line for line in recorded("rng_bits")
                 if not line.startswith("True ") or line.split(" ", 2)[2].startswith(quick)]
-    actual = result.stdout.splitlines()
     assert len(actual) == len(expected)
     for number, (a, e) in enumerate(zip(actual, expected)):
         assert a == e, f"line {number}: {a!r} != {e!r}"

@@ -4,13 +4,9 @@ dot's sums is our GEMM's), errors by message."""
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
-
-DATA = Path(__file__).parent / "data"
+from recorded_scripts import recorded, run_with_jaxlite
 
 
 def _values(line: str) -> tuple[str, list[float]]:
@@ -19,11 +15,7 @@ def _values(line: str) -> tuple[str, list[float]]:
 
 
 def test_scaled_dot_matches_jax():
-    result = subprocess.run([sys.executable, str(DATA / "scaled_dot_script.py"), "jaxlite"],
-                            capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr
-    actual = result.stdout.splitlines()
-    expected = (DATA / "scaled_dot_jax.txt").read_text().splitlines()
+    actual, expected = run_with_jaxlite("scaled_dot"), recorded("scaled_dot")
     assert len(actual) == len(expected)
     for a, e in zip(actual, expected):
         if e.startswith("float32"):
