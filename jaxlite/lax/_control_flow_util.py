@@ -188,11 +188,13 @@ def promote_weak_carry(init_leaves: Sequence[Any], in_avals: Sequence[ShapedArra
 
     `fori_loop(0, n, lambda i, c: c + 0.5, 0)` starts with a weak int and returns floats:
     as in JAX, such a carry starts as the promoted type instead of failing the type check.
+    A carry whose only change is losing its weak type stays as it is (JAX's `typematch`
+    ignores weak types), so values the body computes from it stay weak in the first step.
     Returns the new leaves and whether any changed (then the body is traced again).
     """
     new, changed = [], False
     for leaf, a, b in zip(init_leaves, in_avals, out_avals):
-        if a.weak_type and a.shape == b.shape and (a.dtype != b.dtype or not b.weak_type):
+        if a.weak_type and a.shape == b.shape and a.dtype != b.dtype:
             dtype = dtypes.result_type(a, b)
             new.append(_convert_element_type(leaf, dtype, weak_type=False))
             changed = True

@@ -213,6 +213,20 @@ def test_while_promotes_a_weak_initial_carry():
     assert float(lax.fori_loop(0, 3, lambda i, c: c + 1., 1)) == 4.0
 
 
+def test_a_carry_that_only_loses_its_weak_type_is_not_promoted():
+    # JAX 0.10.2 (typematch ignores weak types): the body sees the weak Python-float carry,
+    # so what it emits from it stays weak, while the final carry is float32.
+    carry, ys = lax.scan(lambda c, y: (c + y, c), 0.0, jnp.arange(3.))
+    assert not carry.weak_type and ys.weak_type
+    np.testing.assert_array_equal(ys, [0., 0., 1.])
+    carry, ys = jax.jit(lambda a: lax.scan(lambda c, y: (c * a + y, c), 1.0,
+                                           jnp.arange(3.)))(2.0)
+    assert not carry.weak_type and ys.weak_type and float(carry) == 12.0  # a^3 + a + 2
+    grad = jax.grad(lambda a: lax.scan(lambda c, y: (c * a + y, c), 1.0, jnp.arange(3.))[0])
+    assert float(grad(2.0)) == 13.0  # 3 a^2 + 1
+    assert lax.fori_loop(0, 3, lambda i, c: c * 2.0, 1.0).weak_type
+
+
 def test_while_jaxpr():
     f = lambda x: lax.while_loop(lambda c: c[0] < 10,  # noqa: E731
                                  lambda c: (c[0] + 1, c[1] * x), (0, x))
