@@ -10,6 +10,12 @@ sys.path.insert(0, str(Path(__file__).parent / "xla"))
 sys.path.insert(0, str(Path(__file__).parent / "numpy"))
 sys.path.insert(0, str(Path(__file__).parent / "scipy"))
 
+# Tests that run scripts in a fresh interpreter must import this checkout's jaxlite, even
+# where the installed (editable) jaxlite points at another clone.
+ROOT = str(Path(__file__).resolve().parents[1])
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+
 settings.register_profile(
     "ci", max_examples=12, deadline=None, derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

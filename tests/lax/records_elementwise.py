@@ -9,12 +9,14 @@ points where a function jumps or has a kink.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 import ml_dtypes
 import numpy as np
 
 from jaxlite import lax
+from jaxlite.lax.fused_multiply_add import fused_multiply_add
 from records import Case, Record, standard_values
 
 BOOL = (np.bool_,)
@@ -272,6 +274,23 @@ def _atan2_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.arctan2(x, y)
 
 
+def _fma_reference(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """a * b + c computed exactly (fractions), then rounded once to the operands' dtype
+    (through float64, which is exact enough: the test's tolerance is an ulp)."""
+    exact = [float(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)))
+             for x, y, z in zip(a.ravel(), b.ravel(), c.ravel())]
+    return np.array(exact, np.float64).astype(a.dtype).reshape(a.shape)
+
+
+def _fma_record() -> Record:
+    def make_case(rng: np.random.Generator, dtype: Any) -> Case:
+        shape = _shape(rng)
+        args = [standard_values(rng, shape, dtype) for _ in range(3)]
+        return Case(fused_multiply_add, _fma_reference, args)
+    return Record("fused_multiply_add", make_case, dtypes=(np.float32, np.float64),
+                  notes="float32 and float64 only: one rounding of a * b + c")
+
+
 def _logistic(x: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)))
 
@@ -319,6 +338,7 @@ RECORDS: list[Record] = [
     _unary("acos", np.arccos, INEXACT, values=unit_interval),
     _unary("atan", np.arctan, INEXACT),
     _binary("atan2", _atan2_reference, INEXACT, second=positive),
+    _fma_record(),
     _unary("sinh", np.sinh, INEXACT),
     _unary("cosh", np.cosh, INEXACT),
     _unary("asinh", np.arcsinh, INEXACT),

@@ -7,7 +7,8 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from jaxlite import lax
+from jaxlite import devices, lax
+from jaxlite.sharding import SingleDeviceSharding
 from records import Case, Record, standard_values
 
 ALL = (np.bool_, np.int8, np.int32, np.uint32, np.float16, np.dtype(ml_dtypes.bfloat16),
@@ -47,6 +48,13 @@ def _dce_sink_case(rng: np.random.Generator, dtype: Any) -> Case:
     return Case(fun, lambda x: x, [standard_values(rng, _shape(rng), dtype)])
 
 
+def _sharding_constraint_case(rng: np.random.Generator, dtype: Any) -> Case:
+    # On one device a sharding constraint is an identity that only checks the placement.
+    sharding = SingleDeviceSharding(devices()[0])
+    return Case(lambda x: lax.with_sharding_constraint(x, sharding), lambda x: x,
+                [standard_values(rng, _shape(rng), dtype)])
+
+
 RECORDS = [
     Record("copy", _single(lax.copy_p), dtypes=ALL),
     Record("stage", _single(lax.stage_p), dtypes=ALL),
@@ -54,4 +62,5 @@ RECORDS = [
     Record("optimization_barrier", _several(lambda *xs: lax.optimization_barrier(xs)),
            dtypes=ALL),
     Record("dce_sink", _dce_sink_case, dtypes=ALL),
+    Record("sharding_constraint", _sharding_constraint_case, dtypes=ALL),
 ]
