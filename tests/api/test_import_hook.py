@@ -100,6 +100,9 @@ def test_run_module_runs_a_script_and_a_module(decoy, tmp_path):
     (tmp_path / "mymod.py").write_text("import jax\nprint('module', jax.__version__)\n")
     out = run_python(decoy, "-m", "jaxlite.run", "-m", "mymod", cwd=tmp_path)
     assert out.strip() == "module 0.10.2"
+    out = run_python(decoy, "-m", "jaxlite.run", "-c",
+                     "import sys, jax; print(jax.numpy.arange(3).sum(), sys.argv)", "x")
+    assert out.strip() == "3 ['-c', 'x']"
 
 
 def test_compat_private_modules_hold_what_libraries_import():
