@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from jaxlite.core import dtypes
+from jaxlite.core.sharding import unsharded
 
 _SHORT_DTYPE_NAMES = {
     "bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
@@ -41,8 +42,9 @@ class ShapedArray(AbstractValue):
     """An array known only by its shape and dtype (mirrors `jax.core.ShapedArray`).
 
     `weak_type` marks values that came from Python scalars: they take the dtype of the
-    other operand in type promotion instead of forcing their own. `sharding` is accepted
-    for JAX's signature; jaxlite has one device, so it takes no part in comparisons.
+    other operand in type promotion instead of forcing their own. `sharding` is the
+    value's sharding in JAX's types; outside a mesh (jaxlite's one device) it is the
+    unsharded `NamedSharding` of the rank, as in JAX, and takes no part in comparisons.
     """
 
     shape: tuple[int, ...]
@@ -55,6 +57,8 @@ class ShapedArray(AbstractValue):
         # every rule expects, a tuple and a numpy dtype (extended dtypes stay as given).
         if not isinstance(self.shape, tuple):
             object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+        if self.sharding is None:
+            object.__setattr__(self, "sharding", unsharded(len(self.shape)))
         if not isinstance(self.dtype, np.dtype):
             try:
                 object.__setattr__(self, "dtype", np.dtype(self.dtype))

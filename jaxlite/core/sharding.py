@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import contextvars
 import enum
+import functools
 import math
 from typing import Any, Iterator, Sequence
 
@@ -243,6 +244,8 @@ ABSTRACT_MESH_OVERRIDE: contextvars.ContextVar[AbstractMesh | None] = contextvar
     "abstract_mesh", default=None)
 
 
+@functools.lru_cache(maxsize=None)
 def unsharded(ndim: int) -> NamedSharding:
-    """The sharding of an aval outside any mesh: no mesh axes, nothing split."""
+    """The sharding of an aval outside any mesh: no mesh axes, nothing split (one object
+    per rank, shared by every aval of that rank)."""
     return NamedSharding(AbstractMesh((), ()), PartitionSpec(*([None] * ndim)))

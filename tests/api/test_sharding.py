@@ -115,3 +115,16 @@ def test_a_spec_names_each_mesh_axis_once():
 def test_devices_print_as_platform_and_id():
     device = jax.devices()[0]
     assert (str(device), repr(device)) == ("cpu:0", "CpuDevice(id=0)")
+
+
+def test_shaped_arrays_carry_the_unsharded_sharding_of_their_rank():
+    # JAX 0.10.2 prints NamedSharding(mesh=AbstractMesh((), axis_types=()), spec=P(None, None))
+    aval = jax.core.ShapedArray((2, 3), jnp.float32)
+    assert aval.sharding.spec == PartitionSpec(None, None)
+    assert aval.sharding.mesh.empty and aval.sharding.mesh.axis_names == ()
+    assert aval.update(shape=(4,)).sharding.spec == PartitionSpec(None)
+    seen = []
+    jax.jit(lambda x: seen.append(jax.typeof(x).sharding) or x)(jnp.ones(3))
+    assert seen[0].spec == PartitionSpec(None) and seen[0] == jax.typeof(jnp.ones(3)).sharding
+    assert repr(aval.sharding) == ("NamedSharding(mesh=AbstractMesh((), axis_types=()), "
+                                   "spec=P(None, None))")
