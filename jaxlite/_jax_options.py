@@ -93,9 +93,7 @@ DEFAULT_ONLY: dict[str, tuple[Any, str]] = {
     "jax_threefry_partitionable": (True, "the other setting draws different random bits"),
     "jax_default_prng_impl": ("threefry2x32", "jaxlite has only the threefry2x32 PRNG"),
     "jax_enable_custom_prng": (False, "custom PRNG implementations are not supported"),
-    "jax_legacy_prng_key": ("allow", "warnings/errors for raw uint32 keys are not built"),
     "jax_high_dynamic_range_gumbel": (False, "the other setting draws different samples"),
-    "jax_random_seed_offset": (0, "an offset changes every key made from a seed"),
     "jax_softmax_custom_jvp": (False, "the other setting changes softmax's derivative"),
     "jax_explicit_x64_dtypes": ("warn", "only the default handling of explicit 64-bit dtypes "
                                 "with x64 off is built"),

@@ -55,6 +55,20 @@ def _as_rank_promotion(value: Any) -> str:
     return mode
 
 
+def _as_legacy_prng_key(value: Any) -> str:
+    mode = str(getattr(value, "value", value))
+    if mode not in ("allow", "warn", "error"):
+        raise ValueError(f"{value!r} is not a valid LegacyPrngKeyState")
+    return mode
+
+
+def _as_int(value: Any) -> int:
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise ValueError(f"new int config value must be None or of type int, got {value} of "
+                         f"type {type(value)}")
+    return value.__index__()
+
+
 class Config:
     """The set of named options (mirrors `jax.config`).
 
@@ -186,6 +200,12 @@ config.define("jax_debug_nans", _env_bool("JAX_DEBUG_NANS", False),
               _as_bool, affects_tracing=True)
 config.define("jax_debug_infs", _env_bool("JAX_DEBUG_INFS", False),
               "As jax_debug_nans, for infinities.", _as_bool, affects_tracing=True)
+config.define("jax_legacy_prng_key", os.environ.get("JAX_LEGACY_PRNG_KEY", "allow"),
+              "What jaxlite.random does with a raw uint32 key: 'allow' it, 'warn' or 'error'.",
+              _as_legacy_prng_key)
+config.define("jax_random_seed_offset", int(os.environ.get("JAX_RANDOM_SEED_OFFSET", "0")),
+              "Added to every seed a key is made from (random.key, random.PRNGKey).", _as_int,
+              affects_tracing=True)
 config.define("jax_compilation_cache_dir", os.environ.get("JAXLITE_COMPILATION_CACHE_DIR"),
               "Folder for the persistent cache of compiled code.", _as_optional_str)
 config.define("jax_log_compiles", _env_bool("JAX_LOG_COMPILES", False),

@@ -10,12 +10,14 @@ keys (raw ones are wrapped as threefry2x32 keys, JAX's default implementation).
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
 
 from jaxlite import lax
 from jaxlite import numpy as jnp
+from jaxlite.config import config
 from jaxlite.core import dtypes
 from jaxlite.core.basearray import Array
 from jaxlite.random import _key_rules
@@ -91,12 +93,26 @@ def check_prng_key(name: str, key: Any, *, allow_batched: bool = False) -> tuple
         typed, wrapped = key, False
     elif _is_array_like(key):
         typed, wrapped = random_wrap(key, impl=default_prng_impl()), True
+        _check_legacy_key_allowed()
     else:
         raise TypeError(f"unexpected PRNG key type {type(key)}")
     if not allow_batched and typed.ndim:
         raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
                          f"{tuple(np.shape(key))} != (). Use jax.vmap for batching.")
     return typed, wrapped
+
+
+def _check_legacy_key_allowed() -> None:
+    """The option jax_legacy_prng_key: a raw uint32 key is allowed, warned about or an error."""
+    mode = config.read("jax_legacy_prng_key")
+    if mode == "allow":
+        return
+    message = ("Legacy uint32 key array passed as key to jax.random function. Please create "
+               "keys using jax.random.key(). If use of a raw key array was intended, set "
+               'jax_legacy_prng_key="allow".')
+    if mode == "error":
+        raise ValueError(message)
+    warnings.warn(message, stacklevel=3)
 
 
 def _return_keys(wrapped: bool, keys: Any) -> Any:
@@ -160,6 +176,9 @@ def random_seed(seeds: Any, impl: PRNGImpl) -> Any:
     if not dtypes.issubdtype(seeds.dtype, np.integer):
         raise TypeError(f"PRNG key seed must be an integer; got a seed of dtype "
                         f"{seeds.dtype}.")
+    offset = config.read("jax_random_seed_offset")
+    if offset:
+        seeds = seeds + offset
     seed = impl.seed
     for _ in range(seeds.ndim):
         seed = vmap(seed)

@@ -149,3 +149,31 @@ def test_debug_nans_skips_key_outputs():
     with jax.debug_nans(True):
         assert jax.random.split(jax.random.key(0)).shape == (2,)
         assert jax.jit(jax.random.split)(jax.random.key(1)).shape == (2,)
+
+
+def test_random_seed_offset_is_added_to_every_seed():
+    # JAX 0.10.2 with jax_random_seed_offset=5: key_data(key(0)) == PRNGKey(0) == [0, 5].
+    make = jax.jit(jax.random.key)
+    assert jax.random.key_data(make(0)).tolist() == [0, 0]
+    with jax.config.override("jax_random_seed_offset", 5):
+        assert jax.random.PRNGKey(0).tolist() == [0, 5]
+        assert jax.random.key_data(jax.random.key(0)).tolist() == [0, 5]
+        assert jax.random.key_data(make(0)).tolist() == [0, 5]  # retraced: a trace option
+    assert jax.random.PRNGKey(0).tolist() == [0, 0]
+    with pytest.raises(ValueError, match="new int config value must be None or of type int"):
+        jax.config.update("jax_random_seed_offset", "x")
+
+
+def test_legacy_prng_key_allows_warns_or_refuses_raw_keys():
+    raw = jax.random.PRNGKey(0)
+    expected = float(jax.random.normal(raw))
+    assert float(jax.random.normal(jax.random.key(0))) == expected
+    with jax.legacy_prng_key("warn"):
+        with pytest.warns(UserWarning, match="Legacy uint32 key array passed as key"):
+            assert float(jax.random.normal(raw)) == expected
+        float(jax.random.normal(jax.random.key(0)))  # typed keys never warn
+    with jax.legacy_prng_key("error"):
+        with pytest.raises(ValueError, match='set jax_legacy_prng_key="allow"'):
+            jax.random.uniform(raw)
+    with pytest.raises(ValueError, match="is not a valid LegacyPrngKeyState"):
+        jax.config.update("jax_legacy_prng_key", "sometimes")
