@@ -286,7 +286,19 @@ def _integer_divisor(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where(special, np.ones((), y.dtype), y)
 
 
+_RECIPROCAL_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _is_broadcast_view(y: np.ndarray) -> bool:
+    """Whether `y` repeats its elements along some dimension (a broadcast not copied)."""
+    return any(stride == 0 and size > 1 for stride, size in zip(y.strides, y.shape))
+
+
 def _div_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if x.dtype in _RECIPROCAL_DTYPES and _is_broadcast_view(y):
+        # As compiled code does (and JAX, where XLA rewrites it): a division by a broadcast
+        # divisor is a multiplication by its reciprocal; see algebraic_simplifier.py.
+        return np.multiply(x, np.divide(np.ones((), y.dtype), y))
     if not dtypes.is_integer(x.dtype):
         return np.divide(x, y)
     # XLA truncates toward zero; x / 0 is -1 (all bits set for unsigned types) and

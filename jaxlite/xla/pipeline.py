@@ -30,6 +30,7 @@ from jaxlite.xla.passes import (
 from jaxlite.xla.passes.call_inliner import inline_calls
 from jaxlite.xla.passes.fusion import fuse
 from jaxlite.xla.passes.layout_assignment import assign_layouts
+from jaxlite.xla.passes.reciprocal_division import divide_by_reciprocals
 from jaxlite.xla.passes.scheduling import schedule
 from jaxlite.xla.passes.tiling import assign_tiling
 from jaxlite.xla.text import print_module
@@ -121,6 +122,7 @@ SIMPLIFY = fixed_point(simplify_algebra, fold_constants, eliminate_common_subexp
 PIPELINE: tuple[Pass, ...] = (
     inline_calls,    # nested jit, checkpoint and custom rules lower to calls: see through them
     SIMPLIFY,
+    divide_by_reciprocals,  # XLA's x / c -> x * (1 / c): JAX's numbers, not the exact quotient
     assign_layouts,  # before fusion, as XLA's CPU pipeline: tiling reads the layouts
     fuse,            # loop, input (row), output (epilogue into dot), multi-output fusion
     assign_tiling,   # tiling decisions recorded on each fusion, for the code generators
