@@ -224,6 +224,22 @@ def _basic(x: Any, entries: Sequence[Entry]) -> Any:
     return lax.reshape(out, tuple(out_shape))
 
 
+def _clamped_static_ints(entries: list[Entry], shape: Sequence[int]) -> list[Entry]:
+    """The static integer entries clamped into their axes, as JAX's default gather mode
+    clamps (negative ones count from the end first); an empty axis raises IndexError."""
+    out, axis = [], 0
+    for e in entries:
+        if e.kind == INT:
+            size = shape[axis]
+            if size == 0:
+                raise IndexError(f"index is out of bounds for axis {axis} with size 0")
+            value = e.value + size if e.value < 0 else e.value
+            e = Entry(INT, min(max(value, 0), size - 1))
+        out.append(e)
+        axis += e.kind != NEW
+    return out
+
+
 def _checked_int(value: int, axis: int, size: int) -> int:
     if not -size <= value < size:
         raise IndexError(f"index {value} is out of bounds for axis {axis} with size {size}")
@@ -395,21 +411,16 @@ def getitem(x: Any, index: Any, *, mode: Any = None, fill_value: Any = None,
             wrap_negative_indices: bool = True) -> Any:
     """`x[index]` (the `__getitem__` of arrays and tracers, and `x.at[index].get()`).
 
-    With the default `mode` an out-of-bounds static integer raises IndexError and array
-    indices out of bounds are clamped; an explicit `mode` (as `x.at[...].get` takes it)
-    applies to every integer index.
-
-    Differences from JAX: JAX clamps an out-of-bounds static integer too (numpy raises, and
-    so does jaxlite).
+    With the default `mode` out-of-bounds indices are clamped, static integers too (as JAX
+    does, where numpy raises: JAX's control example reads `Q[T + 1]` of a length-T+1 axis);
+    only an integer into an empty axis raises IndexError. An explicit `mode` (as
+    `x.at[...].get` takes it) applies to every integer index.
     """
     x = ensure_array(x)
     x, entries, _ = parse_index(x, index)
     parsed = _PROMISE if mode is None else lax.GatherScatterMode.from_any(mode)
     if mode is None:
-        axes = [e for e in entries if e.kind != NEW]
-        for axis, (e, size) in enumerate(zip(axes, x.shape)):
-            if e.kind == INT:
-                _checked_int(e.value, axis, size)
+        entries = _clamped_static_ints(entries, x.shape)
     else:
         entries = [Entry(DYNAMIC, np.asarray(e.value, np.int32)) if e.kind == INT else e
                    for e in entries]

@@ -2,7 +2,8 @@
 
 Mirrors `jax.numpy`'s `logaddexp`, `logaddexp2`, `sinc`, `i0`, `gcd`, `lcm` and
 `bitwise_count`. Where JAX gives a function a hand-written derivative, these get the same
-derivative from the way they are written: `sinc` switches to its Maclaurin series at 0, so
+derivative: `logaddexp` and `logaddexp2` declare JAX's rule (the formula's |x1 - x2| has a
+kink where the arguments are equal); `sinc` switches to its Maclaurin series at 0, so
 that every derivative there is finite and right; `i0` is `exp(|x|) * i0e(x)`, whose
 derivative is I1.
 """
@@ -14,6 +15,7 @@ import numpy as np
 
 import jaxlite.lax as lax
 from jaxlite.core import dtypes
+from jaxlite.lax.custom_derivatives import custom_jvp
 from jaxlite.numpy._float_functions import reject_complex, strong_constant
 from jaxlite.numpy._promotion import check_arraylike, ensure_array, promote_args, \
     promote_args_inexact
@@ -36,19 +38,85 @@ def _log_add(x: Any, y: Any, log1p_of_exp: Any) -> Any:
     return lax.select(undefined, lax.add(x, y), out)
 
 
+def _complex_log_add(x: Any, y: Any, log1p_of_exp: Any, half_period: float) -> Any:
+    """max(x, y) + log1p_of_exp(x + y - 2 max(x, y)), the imaginary part wrapped into
+    [-half_period, half_period) (the max of complex numbers is lexicographic)."""
+    larger = lax.max(x, y)
+    two = lax.full_like(larger, 2)
+    out = lax.add(larger, log1p_of_exp(lax.sub(lax.add(x, y), lax.mul(larger, two))))
+    imag = lax.imag(out)
+    period = lax.full_like(imag, 2 * half_period)
+    shifted = lax.rem(lax.add(imag, lax.full_like(imag, half_period)), period)
+    shifted = lax.select(lax.lt(shifted, lax.full_like(imag, 0)), lax.add(shifted, period),
+                         shifted)
+    return lax.complex(lax.real(out), lax.sub(shifted, lax.full_like(imag, half_period)))
+
+
+def _plus_inf_to_zero(x: Any) -> Any:
+    """x with +inf (of the real part) replaced by 0, as JAX's logaddexp derivative reads it."""
+    real = lax.real(x) if dtypes.is_complex(x.dtype) else x
+    return lax.select(lax.eq(real, lax.full_like(real, np.inf)), lax.full_like(x, 0), x)
+
+
+def _log_add_tangent(x: Any, y: Any, out: Any, tx: Any, ty: Any, exp: Any) -> Any:
+    """JAX's hand-written derivative of logaddexp: tx e^(x - out) + ty e^(y - out).
+
+    The function as written (max plus log1p of a negative |x - y|) has a kink at x == y
+    (the derivative of |.| at 0), where this rule gives each argument its half."""
+    x, y, out = ensure_array(x), ensure_array(y), _plus_inf_to_zero(ensure_array(out))
+    return lax.add(lax.mul(tx, exp(lax.sub(_plus_inf_to_zero(x), out))),
+                   lax.mul(ty, exp(lax.sub(_plus_inf_to_zero(y), out))))
+
+
+def _log1p_exp(d: Any) -> Any:
+    return lax.log1p(lax.exp(d))
+
+
+def _log1p_exp2_over_ln2(d: Any) -> Any:
+    inv_ln2 = lax.full_like(d, 1 / np.log(2.0))
+    return lax.mul(inv_ln2, lax.log1p(lax.exp2(d)))
+
+
+@custom_jvp
+def _logaddexp(x: Any, y: Any) -> Any:
+    if dtypes.is_complex(x.dtype):
+        return _complex_log_add(x, y, _log1p_exp, np.pi)
+    return _log_add(x, y, _log1p_exp)
+
+
+@_logaddexp.defjvp
+def _logaddexp_jvp(primals: Any, tangents: Any) -> tuple[Any, Any]:
+    (x, y), (tx, ty) = primals, tangents
+    out = _logaddexp(x, y)
+    return out, _log_add_tangent(x, y, out, tx, ty, lax.exp)
+
+
+@custom_jvp
+def _logaddexp2(x: Any, y: Any) -> Any:
+    if dtypes.is_complex(x.dtype):
+        return _complex_log_add(x, y, _log1p_exp2_over_ln2, np.pi / np.log(2.0))
+    return _log_add(x, y, _log1p_exp2_over_ln2)
+
+
+@_logaddexp2.defjvp
+def _logaddexp2_jvp(primals: Any, tangents: Any) -> tuple[Any, Any]:
+    (x, y), (tx, ty) = primals, tangents
+    out = _logaddexp2(x, y)
+    return out, _log_add_tangent(x, y, out, tx, ty, lax.exp2)
+
+
 def logaddexp(x1: Any, x2: Any, /) -> Any:
-    """`log(exp(x1) + exp(x2))` without overflow (mirrors `jax.numpy.logaddexp`)."""
+    """`log(exp(x1) + exp(x2))` without overflow (mirrors `jax.numpy.logaddexp`), with
+    JAX's derivative `t1 exp(x1 - out) + t2 exp(x2 - out)`; complex inputs as JAX."""
     x, y = promote_args_inexact("logaddexp", x1, x2)
-    reject_complex("logaddexp", x, ValueError)
-    return _log_add(x, y, lambda d: lax.log1p(lax.exp(d)))
+    return _logaddexp(x, y)
 
 
 def logaddexp2(x1: Any, x2: Any, /) -> Any:
-    """`log2(2**x1 + 2**x2)` without overflow (mirrors `jax.numpy.logaddexp2`)."""
+    """`log2(2**x1 + 2**x2)` without overflow (mirrors `jax.numpy.logaddexp2`), with
+    JAX's derivative `t1 2**(x1 - out) + t2 2**(x2 - out)`; complex inputs as JAX."""
     x, y = promote_args_inexact("logaddexp2", x1, x2)
-    reject_complex("logaddexp2", x, ValueError)
-    ln2 = float(np.log(2.0))
-    return _log_add(x, y, lambda d: lax.div(lax.log1p(lax.exp2(d)), strong_constant(ln2, d.dtype)))
+    return _logaddexp2(x, y)
 
 
 # ------------------------------------------------------------------------ sinc and i0
