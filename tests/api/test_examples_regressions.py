@@ -138,3 +138,15 @@ def test_static_index_past_the_end_clamps_as_in_jax():
 
     q = jnp.arange(6.0).reshape(3, 2)
     np.testing.assert_array_equal(np.asarray(last_rows((jnp.zeros(2), q))), [8.0, 10.0])
+
+
+def test_private_util_names_of_the_optimizers_example():
+    # JAX's examples/optimizers.py: `from jax._src.util import safe_zip, safe_map, unzip2`
+    # (values as JAX 0.10.2 gives them).
+    from jaxlite.compat._src import util
+
+    assert util.safe_zip([1, 2], "ab") == [(1, "a"), (2, "b")]
+    assert util.safe_map(lambda a, b: a + b, [1, 2], [3, 4]) == [4, 6]
+    assert util.unzip2([(1, 2), (3, 4)]) == ((1, 3), (2, 4))
+    with pytest.raises(ValueError):
+        util.safe_zip([1], [1, 2])
