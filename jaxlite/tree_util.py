@@ -120,9 +120,15 @@ def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
         try:
             columns.append(treedef.flatten_up_to(other))
         except _StructureError as e:
-            raise ValueError(f"tree_map: tree argument {i + 1} does not match the structure "
-                             f"of the first tree: {e}") from None
+            raise ValueError(_map_mismatch("tree_map", i, e)) from None
     return treedef.unflatten([f(*xs) for xs in zip(*columns)])
+
+
+def _map_mismatch(name: str, index: int, error: Any) -> str:
+    """JAX's header for a tree of `rest` that does not match the first tree, then ours."""
+    return (f"pytree structure error: {error.kind} at key path\n    tree_map tree"
+            f"{error.key_path}\n{name}: tree argument {index + 1} does not have the first "
+            f"tree's structure there. {error}")
 
 
 def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
@@ -342,6 +348,5 @@ def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
         try:
             columns.append(treedef.flatten_up_to(other))
         except _StructureError as e:
-            raise ValueError(f"tree_map_with_path: tree argument {i + 1} does not match the "
-                             f"structure of the first tree: {e}") from None
+            raise ValueError(_map_mismatch("tree_map_with_path", i, e)) from None
     return treedef.unflatten([f(*xs) for xs in zip(*columns)])

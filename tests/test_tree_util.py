@@ -198,28 +198,50 @@ def test_flatten_up_to():
     assert tu.tree_structure({"a": 1, "b": 2}).flatten_up_to({"b": [3], "a": 4}) == [4, [3]]
 
 
-@pytest.mark.parametrize("prefix, tree, pattern", [
-    ((1, [2, 3]), (1, [2]), r"at key path \[1\]: expected a list with 2 children, got 1"),
-    ((1, [2, 3]), (1, (2, 3)), r"at key path \[1\]: expected a list node, got \(2, 3\)"),
-    ((1, [2, 3]), [1, [2, 3]], r"at key path <root>: expected a tuple node"),
-    ({"a": 1}, {"b": 1}, r"expected dict keys \['a'\], got \['b'\]"),
-    (None, 1, r"expected a None node, got 1; None is a pytree node with no children"),
-    ((None,), (1,), r"at key path \[0\]: expected a None node"),
-    ({"a": 1}, collections.defaultdict(int, a=1), r"expected a dict node"),
-    ((1, 2), Point(1, 2), r"expected a tuple node, got Point\(x=1, y=2\)"),
-    (Point(1, 2), (1, 2), r"expected a namedtuple Point node"),
+# The first sentence is JAX 0.10.2's (`tree_structure(prefix).flatten_up_to(tree)`), then
+# the key path and both structures.
+@pytest.mark.parametrize("prefix, tree, jax_says, path", [
+    ((1, [2, 3]), (1, [2]), "List arity mismatch: 1 != 2; list: [2].", "[1]"),
+    ((1, [2, 3]), (1, (2, 3)), "Expected list, got (2, 3).", "[1]"),
+    ((1, [2, 3]), [1, [2, 3]], "Expected tuple, got [1, [2, 3]].", "<root>"),
+    ({"a": 1}, {"b": 1}, "Dict key mismatch; expected keys: ['a']; present keys: ['b'].",
+     "<root>"),
+    (None, 1, "Expected None, got 1.", "<root>"),
+    ((None,), (1,), "Expected None, got 1.", "[0]"),
+    ({"a": 1}, collections.defaultdict(int, a=1),
+     "Expected dict, got defaultdict(<class 'int'>, {'a': 1}).", "<root>"),
+    ((1, 2), Point(1, 2), "Expected tuple, got Point(x=1, y=2).", "<root>"),
+    (Point(1, 2), (1, 2), "Expected named tuple, got (1, 2).", "<root>"),
     (collections.OrderedDict(a=1, b=2), collections.OrderedDict(b=1, a=2),
-     r"expected OrderedDict node data \('a', 'b'\), got \('b', 'a'\)"),
-    ({"x": [Point(1, [2])]}, {"x": [Point(1, (2,))]},
-     r"at key path \['x'\]\[0\]\.y: expected a list node"),
+     "Mismatch custom node data: ('a', 'b') != ('b', 'a'); value: "
+     "OrderedDict([('b', 1), ('a', 2)]).", "<root>"),
+    ({"x": [Point(1, [2])]}, {"x": [Point(1, (2,))]}, "Expected list, got (2,).",
+     "['x'][0].y"),
 ])
-def test_flatten_up_to_mismatch_names_path_and_structures(prefix, tree, pattern):
+def test_flatten_up_to_mismatch_names_path_and_structures(prefix, tree, jax_says, path):
     td = tu.tree_structure(prefix)
-    with pytest.raises(ValueError, match=pattern) as info:
+    with pytest.raises(ValueError) as info:
         td.flatten_up_to(tree)
     msg = str(info.value)
-    assert f"expected the structure {td}" in msg
-    assert f"got {tu.tree_structure(tree)}" in msg
+    assert msg.startswith(jax_says + " ")
+    assert f"At key path {path}: {td} is not a prefix of the tree's structure " \
+        f"{tu.tree_structure(tree)}" in msg
+    if prefix is None or prefix == (None,):
+        assert "None is a pytree node with no children" in msg
+
+
+def test_tree_map_mismatch_begins_as_jax_says():
+    # JAX 0.10.2: jax.tree.map(f, a, b) for these pairs.
+    cases = [({"a": 1, "b": 2}, {"a": 1, "c": 2}, "different pytree metadata", ""),
+             ({"a": 1}, {"a": 1, "b": 2}, "different numbers of pytree children", ""),
+             ([1, 2], [1, 2, 3], "different lengths of list", ""),
+             ({"a": (1, 2)}, {"a": (1,)}, "different lengths of tuple", "['a']"),
+             ({"layer1": [True]}, {"layer1": {"w": 1}}, "different types", "['layer1']")]
+    for a, b, kind, path in cases:
+        with pytest.raises(ValueError) as info:
+            tu.tree_map(lambda x, y: x, a, b)
+        assert str(info.value).startswith(
+            f"pytree structure error: {kind} at key path\n    tree_map tree{path}\n")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -244,9 +266,10 @@ def test_tree_map_mismatch_names_both_structures():
     with pytest.raises(ValueError) as info:
         tu.tree_map(lambda a, b: a, (1, 2), [1, 2])
     msg = str(info.value)
-    assert msg.startswith("tree_map: tree argument 1 does not match")
+    assert msg.startswith("pytree structure error: different types at key path\n")
+    assert "tree_map: tree argument 1 does not have the first tree's structure" in msg
     assert "PyTreeDef((*, *))" in msg and "PyTreeDef([*, *])" in msg
-    with pytest.raises(ValueError, match=r"tree argument 2 .*expected a tuple with 2 children"):
+    with pytest.raises(ValueError, match=r"tree argument 2 .*Tuple arity mismatch: 3 != 2"):
         tu.tree_map(lambda *a: a, (1, 2), (1, (2, 3)), (4, 5, 6))
     with pytest.raises(ValueError, match=r"None is a pytree node"):
         tu.tree_map(lambda a, b: a, (1, None), (2, 3))
@@ -314,7 +337,7 @@ def test_tree_broadcast():
         {"a": (1, 1), "b": [2, {"x": 2}]}
     assert tu.tree_broadcast([(1, 2)], [[5, 6, 7]], is_leaf=lambda x: isinstance(x, tuple)) \
         == [[(1, 2), (1, 2), (1, 2)]]
-    with pytest.raises(ValueError, match=r"not a prefix .*key path \[1\]: expected a list"):
+    with pytest.raises(ValueError, match=r"not a prefix .*Expected list, got .*key path \[1\]"):
         tu.tree_broadcast((1, [2, 3]), ([3], {"a": 4}))
     with pytest.raises(ValueError, match=r"not a prefix"):
         tu.tree_broadcast((1, None), ([3], {"a": 4}))
@@ -523,7 +546,7 @@ def test_register_pytree_node_functions_and_duplicates():
     assert tu.flatten_one_level(Box(1, [2], "m")) == ([1, [2]], "m")
     assert tu.flatten_one_level_with_keys(Box(1, [2], "m")) == \
         ([(FlattenedIndexKey(0), 1), (FlattenedIndexKey(1), [2])], "m")
-    with pytest.raises(ValueError, match=r"expected Box node data 'm', got 'n'"):
+    with pytest.raises(ValueError, match=r"Mismatch custom node data: 'm' != 'n'"):
         td.flatten_up_to(Box(1, [2], "n"))
     assert td.flatten_up_to(Box((1, 2), [{"x": 3}], "m")) == [(1, 2), {"x": 3}]
     for typ in (Box, tuple, dict, type(None), collections.OrderedDict, Partial):

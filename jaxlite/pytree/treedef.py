@@ -202,19 +202,30 @@ def _build(node: Any, it: Any) -> Any:
 
 
 class _StructureError(ValueError):
-    """Raised by `flatten_up_to`; callers that add context catch only this, not user errors."""
+    """Raised by `flatten_up_to`; callers that add context catch only this, not user errors.
+
+    `kind` and `key_path` let `tree_map` word the error as JAX's does."""
+
+    def __init__(self, message: str, kind: str = "", key_path: str = "") -> None:
+        super().__init__(message)
+        self.kind, self.key_path = kind, key_path
 
 
 class _Mismatch(ValueError):
-    """A tree does not match a treedef; `where` collects (parent value, child index) pairs."""
+    """A tree does not match a treedef; `where` collects (parent value, child index) pairs.
 
-    def __init__(self, detail: str) -> None:
-        super().__init__(detail)
+    `phrase` is what JAX's `flatten_up_to` says ("Dict key mismatch; ..."), `kind` what its
+    `tree_map` names the difference ("different types", ...); `hint` is our advice.
+    """
+
+    def __init__(self, phrase: str, kind: str, hint: str = "") -> None:
+        super().__init__(phrase)
+        self.phrase, self.kind, self.hint = phrase, kind, hint
         self.where: list[tuple[Any, int]] = []
 
 
-_NONE_HINT = ("; None is a pytree node with no children, not a leaf (pass "
-              "is_leaf=lambda x: x is None to treat it as one)")
+_NONE_HINT = (" None is a pytree node with no children, not a leaf (pass "
+              "is_leaf=lambda x: x is None to treat it as one).")
 
 
 def _up_to(node: Any, tree: Any, out: list) -> None:
@@ -222,13 +233,18 @@ def _up_to(node: Any, tree: Any, out: list) -> None:
     tt = type(tree)
     if tt is not t:
         hint = _NONE_HINT if t is _NoneType or tt is _NoneType else ""
-        raise _Mismatch(f"expected a {_type_name(t)} node, got {_short(tree)}{hint}")
+        expected = "named tuple" if _is_namedtuple_type(t) and t not in _NODES else \
+            _type_name(t)
+        raise _Mismatch(f"Expected {expected}, got {_short(tree)}.", "different types", hint)
     if t is tuple or t is list:
         children = tree
     elif t is dict:
         keys = _sorted_keys(tree)
         if keys != aux:
-            raise _Mismatch(f"expected dict keys {list(aux)!r}, got {list(keys)!r}")
+            kind = ("different numbers of pytree children" if len(keys) != len(aux)
+                    else "different pytree metadata")
+            raise _Mismatch(f"Dict key mismatch; expected keys: {list(aux)!r}; present keys: "
+                            f"{list(keys)!r}.", kind)
         children = [tree[k] for k in keys]
     elif t is _NoneType:
         return
@@ -236,11 +252,14 @@ def _up_to(node: Any, tree: Any, out: list) -> None:
         _, aux2, children = _one_level(tree)
         # The 1-tuples compare by identity first, and coerce the result to bool.
         if (aux2,) != (aux,):
-            raise _Mismatch(f"expected {_type_name(t)} node data {aux!r}, got {aux2!r} in "
-                            f"{_short(tree)}")
+            raise _Mismatch(f"Mismatch custom node data: {aux!r} != {aux2!r}; value: "
+                            f"{_short(tree)}.", "different pytree metadata")
     if len(children) != len(kids):
-        raise _Mismatch(f"expected a {_type_name(t)} with {len(kids)} children, got "
-                        f"{len(children)}: {_short(tree)}")
+        name = t.__name__ if t in (tuple, list) else "Custom node"
+        kind = (f"different lengths of {t.__name__}" if t in (tuple, list)
+                else "different numbers of pytree children")
+        raise _Mismatch(f"{name.capitalize()} arity mismatch: {len(children)} != {len(kids)}; "
+                        f"{t.__name__}: {_short(tree)}.", kind)
     for i in range(len(kids)):
         k = kids[i]
         if k is _LEAF:
@@ -364,10 +383,11 @@ class PyTreeDef:
             path = []
             for parent, i in reversed(e.where):
                 path.append(_one_level_keyed(parent)[2][i][0])
-            raise _StructureError(f"pytree structure mismatch at key path "
-                                  f"{keystr(tuple(path)) or '<root>'}: {e}; expected the "
-                                  f"structure {self}, got {PyTreeDef(_flatten(tree, None, []))}"
-                                  ) from None
+            where = keystr(tuple(path))
+            raise _StructureError(
+                f"{e.phrase} At key path {where or '<root>'}: {self} is not a prefix of the "
+                f"tree's structure {PyTreeDef(_flatten(tree, None, []))}.{e.hint}",
+                e.kind, where) from None
         return out
 
     def node_data(self) -> tuple[type, Any] | None:
