@@ -171,7 +171,8 @@ def _gather_batch(axis_size: int, args: Sequence[Any], dims: Sequence[int | None
             shifted(d.offset_dims), shifted(d.collapsed_slice_dims),
             shifted(d.start_index_map), (0,) + shifted(d.operand_batching_dims),
             (0,) + shifted(d.start_indices_batching_dims))
-        sizes = (1,) + tuple(slice_sizes)
+        # A batching dimension's slice is one element, or none when the batch is empty.
+        sizes = (min(axis_size, 1),) + tuple(slice_sizes)
     return gather_p.bind(operand, indices, dimension_numbers=dnums, slice_sizes=sizes,
                          **params), 0
 

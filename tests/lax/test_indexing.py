@@ -266,3 +266,12 @@ def test_vmap_with_some_arguments_unmapped(name, seed):
         out = jax.vmap(case.fun, in_axes=in_axes)(*args)
         np.testing.assert_array_equal(np.asarray(out), np.stack([np.asarray(o) for o in loop]),
                                       err_msg=f"{name} in_axes={in_axes}")
+
+
+def test_vmap_of_indexing_over_an_empty_batch():
+    # optax's hungarian_algorithm under vmap of zero problems; JAX 0.10.2 gives these shapes.
+    x, i = jnp.zeros((0, 2, 3)), jnp.zeros((0,), jnp.int32)
+    assert jax.vmap(lambda a, k: a[k])(x, i).shape == (0, 3)
+    assert jax.vmap(lambda a, k: a[k, 1:])(x, i).shape == (0, 2)
+    assert jax.jit(jax.vmap(lambda a, k: a[k] * 2))(x, i).shape == (0, 3)
+    assert jax.vmap(lambda a, k: a.at[k].set(1.0))(x, i).shape == (0, 2, 3)
