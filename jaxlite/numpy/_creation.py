@@ -144,6 +144,12 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False) -> Any:
     """
     check_arraylike("astype", x)
     x = ensure_array(x)
+    if dtypes.is_extended(x.dtype) or dtypes.is_extended(dtype):
+        # Typed PRNG keys convert only to their own dtype (a no-op), as in JAX.
+        if dtype == x.dtype:
+            return x
+        name = dtype if dtypes.is_extended(dtype) else np.dtype(getattr(dtype, "dtype", dtype))
+        raise ValueError(f"Cannot convert_element_type from {x.dtype} to {name}")
     target = _default_dtype(dtype, "astype")
     if dtypes.is_complex(x.dtype) and not dtypes.is_complex(target) and target != np.bool_:
         warnings.warn("Casting from complex to real dtypes will soon raise a ValueError; take "

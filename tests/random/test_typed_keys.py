@@ -289,3 +289,17 @@ def test_other_implementations():
         random.uniform(rbg)
     with pytest.raises(ValueError, match="unrecognized PRNG implementation"):
         random.key(0, impl="philox")
+
+
+def test_astype_of_keys_to_their_own_dtype_is_a_no_op():
+    # optax.MultiSteps does jnp.astype(jnp.where(emit, new, old), old.dtype) on every state
+    # leaf, keys included; JAX 0.10.2 returns the keys, and refuses other dtypes.
+    keys = jax.random.split(jax.random.key(0))
+    same = jnp.astype(jnp.where(True, keys, keys), keys.dtype)
+    np.testing.assert_array_equal(jax.random.key_data(same), jax.random.key_data(keys))
+    jitted = jax.jit(lambda k: jnp.astype(jnp.where(True, k, k), k.dtype))(keys)
+    np.testing.assert_array_equal(jax.random.key_data(jitted), jax.random.key_data(keys))
+    with pytest.raises(ValueError, match="Cannot convert_element_type from key<fry> to uint32"):
+        jnp.astype(keys, jnp.uint32)
+    with pytest.raises(ValueError, match="Cannot convert_element_type from uint32 to key<fry>"):
+        jnp.astype(jnp.ones(2, jnp.uint32), keys.dtype)
