@@ -136,3 +136,52 @@ def test_renamed_private_module_imports_from_its_package(decoy):
         print(compiler is jaxlite.runtime.compiler, hasattr(jax._src, "not_a_module"))
     """))
     assert out.split() == ["True", "False"]
+
+
+# Import lines common in research code and libraries; each works under JAX 0.10.2.
+COMMON_IMPORT_LINES = """
+import jax, jax.numpy as jnp
+from jax import grad, jit, vmap, pmap, lax, random, value_and_grad, jacfwd, jacrev, hessian
+from jax import config; config.update("jax_enable_x64", False)
+from jax.tree_util import tree_map, tree_flatten, register_pytree_node_class, Partial
+import jax.tree as jt; jt.map(lambda x: x, {"a": 1})
+from jax.typing import ArrayLike, DTypeLike
+from jax.experimental import sparse, checkify, io_callback, mesh_utils
+from jax.experimental.shard_map import shard_map
+from jax.sharding import Mesh, PartitionSpec, NamedSharding, PartitionSpec as P
+from jax.scipy.special import logsumexp, gammaln, digamma, betainc, erf
+from jax.scipy.stats import norm, multivariate_normal, gaussian_kde
+from jax.scipy.linalg import cho_factor, cho_solve, solve_triangular, expm
+from jax.nn import initializers, relu, softmax, gelu, one_hot, logsumexp
+from jax.nn.initializers import glorot_normal, delta_orthogonal, variance_scaling
+from jax.example_libraries import optimizers, stax
+from jax.flatten_util import ravel_pytree
+from jax.experimental.ode import odeint
+import jax.extend as jex; jex.core.Primitive("p")
+from jax.interpreters import ad, batching, mlir, partial_eval as pe
+from jax.core import ShapedArray, Tracer
+from jax.lax import with_sharding_constraint, stop_gradient, scan, cond, fori_loop
+from jax.random import PRNGKey, key, split, fold_in, key_data
+from jax.ad_checkpoint import checkpoint_name, checkpoint_policies
+from jax.custom_derivatives import custom_vjp, custom_jvp, closure_convert
+from jax.experimental.jet import jet
+from jax.stages import Compiled, Lowered, Wrapped
+from jax.errors import ConcretizationTypeError, TracerBoolConversionError
+from jax.dtypes import bfloat16, float0, canonicalize_dtype
+from jax.experimental.custom_partitioning import custom_partitioning
+from jax._src import dtypes as jax_dtypes
+from jax._src.util import safe_zip, safe_map, unzip2
+from jax._src.traceback_util import api_boundary, register_exclusion
+import jax.experimental.compilation_cache.compilation_cache as cc
+from jax.experimental.layout import Layout
+import jax.distributed, jax.dlpack
+"""
+
+
+def test_common_import_lines_work(decoy, tmp_path):
+    # `from jax import export` and `ffi` come with issue 15 (portable programs).
+    script = tmp_path / "imports.py"
+    script.write_text("LINES = " + repr(COMMON_IMPORT_LINES.strip().splitlines()) + "\n"
+                      "for line in LINES:\n    exec(line, {})\nprint(len(LINES))\n")
+    out = run_python(decoy, "-m", "jaxlite.run", str(script))
+    assert out.strip() == str(len(COMMON_IMPORT_LINES.strip().splitlines()))
