@@ -1,33 +1,30 @@
 """Numerical checks of derivatives and tolerances per dtype (mirrors `jax.test_util`).
 
-`check_grads` compares forward mode against central finite differences, and reverse mode
-against them by the dot-product test `<u, J v> == <J^T u, v>`, recursively up to the
-requested order.
+`check_grads` follows JAX's procedure, so that a check passes or fails as it does under JAX:
+forward mode against central finite differences (step `eps`, 1e-4) along one random
+direction, and reverse mode by the dot-product test `<u, J v> == <J^T u, v>` with `J v` from
+finite differences; directions come from `np.random.RandomState(0)` as JAX's do. Higher
+orders check `jvp(f)` at `(args, args)` and `vjp(f)` pulled back along its own output.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from jaxlite.transforms.autodiff import jvp, vjp
+from jaxlite.transforms.autodiff import jvp, linearize, vjp
 from jaxlite.core import dtypes
-from jaxlite.core.avals import get_aval
-from jaxlite.tree_util import tree_flatten, tree_map
+from jaxlite.tree_util import tree_map, tree_reduce
 
-# Relative/absolute tolerance of a derivative check, by the dtype of the computation: finite
-# differences in float64 lose about half the digits, so 1e-5 leaves a wide margin.
+# Default relative and absolute tolerance of a derivative check, by dtype (JAX's values).
 GRAD_TOLERANCE = {
     np.dtype(np.float64): 1e-5, np.dtype(np.complex128): 1e-5,
-    np.dtype(np.float32): 2e-2, np.dtype(np.complex64): 2e-2,
-    np.dtype(np.float16): 1e-1, np.dtype(dtypes.bfloat16): 1e-1,
+    np.dtype(np.float32): 2e-3, np.dtype(np.complex64): 1e-3,
+    np.dtype(np.float16): 1e-2, np.dtype(dtypes.bfloat16): 1e-1,
 }
-# Step of the central differences, by dtype: near the cube root of the machine epsilon.
-FINITE_DIFFERENCE_STEP = {
-    np.dtype(np.float64): 1e-4, np.dtype(np.complex128): 1e-4,
-    np.dtype(np.float32): 1e-2, np.dtype(np.complex64): 1e-2,
-    np.dtype(np.float16): 1e-1, np.dtype(dtypes.bfloat16): 1e-1,
-}
+# JAX's default finite-difference step, for every dtype.
+EPS = 1e-4
 
 # Value tolerance of a comparison with a reference, by dtype: a few ulps of accumulated error.
 VALUE_TOLERANCE = {
@@ -44,143 +41,188 @@ def tolerance(dtype: Any, table: dict = VALUE_TOLERANCE) -> float:
     return table[np.dtype(dtype)]
 
 
-def _computation_dtype(args: Sequence[Any]) -> np.dtype:
-    """The least precise inexact dtype jaxlite computes the arguments in.
-
-    Canonical dtypes, not numpy's: with x64 off a Python float or a float64 array is
-    computed in float32, and must be checked with float32's step and tolerance.
-    """
-    inexact = [d for d in (get_aval(x).dtype for x in tree_flatten(args)[0])
-               if dtypes.is_inexact(d)]
-    if not inexact:
-        return dtypes.default_float_dtype()
-    return max(inexact, key=lambda d: GRAD_TOLERANCE[np.dtype(d)])
+def _dtype(x: Any) -> np.dtype:
+    """The dtype jaxlite computes `x` in (float64 is float32 with x64 off)."""
+    return dtypes.dtype(x, canonicalize=True)
 
 
-def _random_like(rng: np.random.Generator, x: Any) -> np.ndarray:
+def _keep_type(op: Callable[..., Any]) -> Callable[..., Any]:
+    """`op` on leaves, its result cast back to the first leaf's computation dtype; Python
+    scalars stay Python scalars (so that `f` sees the argument types it was given)."""
+    def leaf_op(*xs: Any) -> Any:
+        out = np.array(op(*xs), dtype=_dtype(xs[0]))
+        return out.item() if all(dtypes.is_python_scalar(x) for x in xs) else out
+    return functools.partial(tree_map, leaf_op)
+
+
+_add = _keep_type(lambda x, y: np.add(x, y))
+_sub = _keep_type(lambda x, y: np.subtract(x, y))
+_conj = _keep_type(lambda x: np.conj(x))
+
+
+def _scale(xs: Any, a: float) -> Any:
+    def leaf(x: Any) -> Any:
+        dt = _dtype(x)
+        out = np.multiply(np.asarray(x, dt), np.array(a, dt), dtype=dt)
+        return out.item() if dtypes.is_python_scalar(x) else out
+    return tree_map(leaf, xs)
+
+
+def _difference(xs: Any, ys: Any) -> Any:
+    """xs - ys in xs's dtype, with equal values (inf and inf too) giving exactly 0."""
+    def leaf(x: Any, y: Any) -> np.ndarray:
+        dt = _dtype(x)
+        x, y = np.asarray(x), np.asarray(y)
+        with np.errstate(invalid="ignore"):
+            return np.where(x == y, np.array(0, dt), np.subtract(x, y, dtype=dt))
+    return tree_map(leaf, xs, ys)
+
+
+def _random_like(rng: np.random.RandomState, x: Any) -> Any:
+    """Standard normal values of `x`'s shape and computation dtype (complex: both parts)."""
+    dt = _dtype(x)
+    out = np.asarray(rng.randn(*np.shape(x)), dtype=dt)
+    if dtypes.issubdtype(dt, np.complexfloating):
+        out = out + dt.type(1j) * np.asarray(rng.randn(*np.shape(x)), dtype=dt)
+    return out.item() if dtypes.is_python_scalar(x) else out
+
+
+def _numerical_jvp(f: Callable[..., Any], primals: Any, tangents: Any, eps: float) -> Any:
+    """J v by central differences of step `eps` along `tangents`, in the inputs' dtypes."""
+    delta = _scale(tangents, eps)
+    above, below = f(*_add(primals, delta)), f(*_sub(primals, delta))
+    return _scale(_difference(above, below), 0.5 / eps)
+
+
+def _inner_product(xs: Any, ys: Any) -> Any:
+    """The real part of sum(conj(x) * y) over all leaves."""
+    def leaf(x: Any, y: Any) -> Any:
+        return np.real(np.dot(np.conj(np.asarray(x)).reshape(-1), np.asarray(y).reshape(-1)))
+    return tree_reduce(np.add, tree_map(leaf, xs, ys))
+
+
+def _merged(tol: Any) -> Any:
+    """A tolerance argument as JAX reads it: None is the default table, a dict overrides
+    entries of it, a number applies to every dtype."""
+    if tol is None:
+        return GRAD_TOLERANCE
+    if not isinstance(tol, dict):
+        return tol
+    return {**GRAD_TOLERANCE, **{np.dtype(k): v for k, v in tol.items()}}
+
+
+def _tolerance_for(dtype: np.dtype, tol: Any) -> float:
+    if not isinstance(tol, dict):
+        return tol
+    dtype = dtypes.canonicalize_dtype(dtype)
+    return tol.get(dtype, VALUE_TOLERANCE.get(dtype, 0))
+
+
+def _as_numpy(x: Any) -> np.ndarray:
     value = np.asarray(x)
-    out = rng.standard_normal(value.shape)
-    if np.iscomplexobj(value):
-        out = out + 1j * rng.standard_normal(value.shape)
-    return out.astype(value.dtype)
+    if value.dtype.kind == "V" and value.dtype != dtypes.float0:
+        return value.astype(np.float32)  # ml_dtypes' types: numpy's testing cannot compare
+    return value
 
 
-def _pairing(xs: Sequence[Any], ys: Sequence[Any]) -> float:
-    """The real part of the bilinear pairing sum(x * y), without conjugation.
-
-    Transposes in JAX are linear, not conjugate-linear; a real input's cotangent keeps the
-    real part, so real parts are what the dot-product test can compare in every case.
-    """
-    return float(sum(np.real(np.sum(np.asarray(x, np.complex128) * np.asarray(y, np.complex128)))
-                     for x, y in zip(xs, ys)))
-
-
-def _assert_close(actual: Any, expected: Any, tol: float, what: str) -> None:
-    a_leaves = tree_flatten(actual)[0]
-    e_leaves = tree_flatten(expected)[0]
-    for a, e in zip(a_leaves, e_leaves):
-        np.testing.assert_allclose(np.asarray(a, np.complex128), np.asarray(e, np.complex128),
-                                   rtol=tol, atol=tol, err_msg=what)
+def _check_close(actual: Any, expected: Any, atol: Any, rtol: Any, what: str) -> None:
+    """assert_allclose leaf by leaf, the tolerances scaled by the leaf's size as in JAX."""
+    def leaf(a: Any, b: Any) -> None:
+        a, b = _as_numpy(a), _as_numpy(b)
+        assert a.shape == b.shape, f"{what}: shapes {a.shape} and {b.shape} differ"
+        if a.dtype == b.dtype == dtypes.float0:
+            np.testing.assert_array_equal(a, b, err_msg=what)
+            return
+        a_tol = max(_tolerance_for(a.dtype, atol), _tolerance_for(b.dtype, atol)) * a.size
+        r_tol = max(_tolerance_for(a.dtype, rtol), _tolerance_for(b.dtype, rtol)) * b.size
+        kwargs = {k: v for k, v in (("atol", a_tol), ("rtol", r_tol)) if v}
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_allclose(a, b, err_msg=what, **kwargs)
+    tree_map(leaf, actual, expected)
 
 
-def _numerical_jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any],
-                   step: float) -> Any:
-    """J v by central differences along the direction `tangents`."""
-    plus = f(*tree_map(lambda x, t: np.asarray(x) + step * t, tuple(args), tuple(tangents)))
-    minus = f(*tree_map(lambda x, t: np.asarray(x) - step * t, tuple(args), tuple(tangents)))
-    return tree_map(lambda p, m: (np.asarray(p, np.complex128) - np.asarray(m, np.complex128))
-                    / (2 * step), plus, minus)
-
-
-def _check_jvp(f: Callable[..., Any], f_jvp: Callable[..., Any], args: Sequence[Any],
-               rng: np.random.Generator, tol: float, step: float, err_msg: str = "") -> None:
-    """`f_jvp` (primals, tangents) -> (outputs, tangents) against central finite
-    differences of `f` along a random direction."""
-    tangents = tree_map(lambda x: _random_like(rng, x), tuple(args))
-    out, tangent_out = f_jvp(tuple(args), tangents)
-    _assert_close(out, f(*args), tol, err_msg or "jvp primal output differs from f")
-    numeric = _numerical_jvp(f, args, tangents, step)
-    _assert_close(tangent_out, numeric, tol, err_msg or "jvp differs from finite differences")
-
-
-def _check_vjp(f: Callable[..., Any], f_vjp: Callable[..., Any], args: Sequence[Any],
-               rng: np.random.Generator, tol: float, step: float, err_msg: str = "") -> None:
-    """Reverse mode against finite differences: `<u, J v>` must equal `<J^T u, v>`.
-
-    `J v` comes from finite differences, not from `jvp`, so that functions with only a
-    reverse-mode rule (`custom_vjp`) can be checked too.
-    """
-    tangents = tree_map(lambda x: _random_like(rng, x), tuple(args))
-    out, pullback = f_vjp(*args)
-    _assert_close(out, f(*args), tol, err_msg or "vjp primal output differs from f")
-    cotangent = tree_map(lambda o: _random_like(rng, o), out)
-    cotangents_in = pullback(cotangent)
-    numeric = _numerical_jvp(f, args, tangents, step)
-    forward = _pairing(tree_flatten(cotangent)[0], tree_flatten(numeric)[0])
-    backward = _pairing(tree_flatten(cotangents_in)[0], tree_flatten(tangents)[0])
-    scale = max(1.0, abs(forward))
-    if abs(forward - backward) > tol * scale:
-        raise AssertionError(f"{err_msg + ': ' if err_msg else ''}vjp is not the transpose "
-                             f"of the derivative: <u, J v> = {forward} (finite differences), "
-                             f"<J^T u, v> = {backward} (tolerance {tol * scale})")
-
-
-def _tolerances(args: Sequence[Any], atol: float | None, rtol: float | None,
-                eps: float | None) -> tuple[float, float]:
-    dtype = _computation_dtype(args)
-    tol = atol if atol is not None else rtol if rtol is not None else GRAD_TOLERANCE[dtype]
-    return tol, eps if eps is not None else FINITE_DIFFERENCE_STEP[dtype]
+def _check_dtypes_match(xs: Any, ys: Any, what: str) -> None:
+    def leaf(x: Any, y: Any) -> None:
+        assert _dtype(x) == _dtype(y), f"{what}: dtypes {_dtype(x)} and {_dtype(y)} differ"
+    tree_map(leaf, xs, ys)
 
 
 def check_jvp(f: Callable[..., Any], f_jvp: Callable[..., Any], args: Sequence[Any],
-              atol: float | None = None, rtol: float | None = None, eps: float = 1e-4,
+              atol: Any = None, rtol: Any = None, eps: float = EPS,
               err_msg: str = "") -> None:
     """Check a forward-mode function `f_jvp(primals, tangents) -> (out, tangent_out)`
-    (such as `partial(jax.jvp, f)`) against finite differences of `f` at `args` (mirrors
-    `jax.test_util.check_jvp`)."""
-    tol, step = _tolerances(args, atol, rtol, eps)
-    _check_jvp(f, f_jvp, args, np.random.default_rng(0), tol, step, err_msg)
+    (such as `partial(jax.jvp, f)`) against finite differences of `f` at `args`, along one
+    random direction (mirrors `jax.test_util.check_jvp`)."""
+    atol, rtol = _merged(atol), _merged(rtol)
+    rng = np.random.RandomState(0)
+    tangents = tree_map(functools.partial(_random_like, rng), args)
+    out, tangent_out = f_jvp(args, tangents)
+    _check_dtypes_match(out, tangent_out, "jvp output and tangent")
+    expected = f(*args)
+    _check_dtypes_match(out, expected, "jvp output and f")
+    numeric = _numerical_jvp(f, args, tangents, eps)
+    prefix = f"{err_msg} " if err_msg else ""
+    _check_close(out, expected, atol, rtol, f"{prefix}primal")
+    _check_close(tangent_out, numeric, atol, rtol,
+                 f"{prefix}tangent (the jvp differs from finite differences)")
 
 
 def check_vjp(f: Callable[..., Any], f_vjp: Callable[..., Any], args: Sequence[Any],
-              atol: float | None = None, rtol: float | None = None, eps: float = 1e-4,
+              atol: Any = None, rtol: Any = None, eps: float = EPS,
               err_msg: str = "") -> None:
     """Check a reverse-mode function `f_vjp(*args) -> (out, pullback)` (such as
-    `partial(jax.vjp, f)`) against finite differences of `f` (mirrors
-    `jax.test_util.check_vjp`)."""
-    tol, step = _tolerances(args, atol, rtol, eps)
-    _check_vjp(f, f_vjp, args, np.random.default_rng(0), tol, step, err_msg)
+    `partial(jax.vjp, f)`) by the dot-product test `<u, J v> == <J^T u, v>`, with `J v`
+    from finite differences of `f` (mirrors `jax.test_util.check_vjp`)."""
+    atol, rtol = _merged(atol), _merged(rtol)
+    rng = np.random.RandomState(0)
+    out, pullback = f_vjp(*args)
+    prefix = f"{err_msg} " if err_msg else ""
+    _check_close(out, f(*args), atol, rtol, f"{prefix}primal")
+    tangents = tree_map(functools.partial(_random_like, rng), args)
+    numeric = _numerical_jvp(f, args, tangents, eps)
+    cotangent = tree_map(functools.partial(_random_like, rng), out)
+    pulled_back = _conj(pullback(_conj(cotangent)))
+    _check_close(_inner_product(tangents, pulled_back), _inner_product(numeric, cotangent),
+                 atol, rtol, f"{prefix}cotangent projection (the vjp is not the transpose "
+                 "of the derivative: <J^T u, v> against <u, J v> by finite differences)")
+
+
+def _jvp_by_linearize(f: Callable[..., Any], primals: Any, tangents: Any) -> Any:
+    out, f_lin = linearize(f, *primals)
+    return out, f_lin(*tangents)
 
 
 def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int,
-                modes: Sequence[str] = ("fwd", "rev"), atol: float | None = None,
-                rtol: float | None = None, eps: float | None = None,
-                seed: int = 0) -> None:
-    """Check derivatives of `f` at `args` up to `order` (mirrors `jax.test_util.check_grads`).
+                modes: Sequence[str] = ("fwd", "rev"), atol: Any = None,
+                rtol: Any = None, eps: float | None = None) -> None:
+    """Check derivatives of `f` at `args` up to `order` against finite differences
+    (mirrors `jax.test_util.check_grads`).
 
-    Parameters
-    ----------
-    f : function of the arrays `args`.
-    args : the point (use float64 with `jax_enable_x64` on for tight checks).
-    order : highest derivative order to check.
-    modes : "fwd" checks jvp, "rev" checks vjp, both against finite differences.
-    atol, rtol : tolerance (default from the dtype; rtol is folded into atol).
-    eps : finite-difference step (default from the dtype).
+    modes: "fwd" checks `jvp`, "rev" checks `vjp`, "lin" checks `linearize`.
+    atol, rtol: a number, or a dict by dtype over the default table (float32 2e-3,
+    float64 1e-5), scaled by each output's size as JAX does.
+    eps: the finite-difference step (default 1e-4, also in float32: use float64 with
+    `jax_enable_x64` for tight checks).
     """
-    rng = np.random.default_rng(seed)
-    tol, step = _tolerances(args, atol, rtol, eps)
+    eps = eps or EPS
 
-    def check(fun: Callable[..., Any], at: Sequence[Any], remaining: int) -> None:
+    def check(fun: Callable[..., Any], at: tuple, remaining: int, name: str) -> None:
+        def label(mode: str) -> str:
+            return f"{mode} of {name}" if name else mode
         if "fwd" in modes:
-            _check_jvp(fun, lambda p, t: jvp(fun, p, t), at, rng, tol, step)
+            check_jvp(fun, functools.partial(jvp, fun), at, atol, rtol, eps, label("JVP"))
+            if remaining > 1:
+                check(functools.partial(jvp, fun), (at, at), remaining - 1, label("JVP"))
         if "rev" in modes:
-            _check_vjp(fun, lambda *a: vjp(fun, *a), at, rng, tol, step)
-        if remaining <= 1:
-            return
-        if "fwd" in modes:
-            direction = tree_map(lambda x: _random_like(rng, x), tuple(at))
-            check(lambda *a: jvp(fun, a, direction)[1], at, remaining - 1)
-        if "rev" in modes:
-            cotangent = tree_map(lambda o: _random_like(rng, o), fun(*at))
-            check(lambda *a: vjp(fun, *a)[1](cotangent), at, remaining - 1)
-    check(f, args, order)
+            check_vjp(fun, functools.partial(vjp, fun), at, atol, rtol, eps, label("VJP"))
+            if remaining > 1:
+                def pulled_back_along_output(*a: Any) -> Any:
+                    out, pullback = vjp(fun, *a)
+                    return pullback(out)
+                check(pulled_back_along_output, at, remaining - 1, label("VJP"))
+        if "lin" in modes:
+            lin = functools.partial(_jvp_by_linearize, fun)
+            check_jvp(fun, lin, at, atol, rtol, eps, label("LIN"))
+            if remaining > 1:
+                check(lin, (at, at), remaining - 1, label("LIN"))
+    check(f, tuple(args), order, "")

@@ -254,10 +254,14 @@ def test_check_grads_passes_for_smooth_functions():
 
 
 def test_check_grads_uses_the_computation_dtype_of_python_and_float64_arguments():
-    # With x64 off these compute in float32 and take float32's step and tolerance.
+    # With x64 off these compute in float32 with float32's tolerance (2e-3) and JAX's step
+    # (1e-4); as under JAX 0.10.2 (/tmp/jaxvenv/bin/python, jax.test_util.check_grads on the
+    # same calls) the scalar passes and the float64 array fails its second-order reverse
+    # check, whose float32 finite differences are too coarse.
     f = lambda v: lax.exp(lax.sin(lax.mul(v, v)))  # noqa: E731
     check_grads(f, (0.7,), order=2)
-    check_grads(f, (np.array([0.7, 1.3, -2.1]),), order=2)
+    with pytest.raises(AssertionError, match="VJP of VJP cotangent projection"):
+        check_grads(f, (np.array([0.7, 1.3, -2.1]),), order=2)
     with jax.enable_x64():
         check_grads(f, (np.array([0.7, 1.3, -2.1]),), order=3)
 

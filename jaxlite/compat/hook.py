@@ -39,6 +39,10 @@ class _JaxModule(types.ModuleType):
     """`jax` under the hook: jaxlite's namespace, with JAX's version."""
 
     def __getattr__(self, name: str) -> Any:
+        if name == "_src":
+            # Real `import jax` loads jax._src, and libraries read it as an attribute
+            # (chex's set_n_cpu_devices: `jax._src.xla_bridge._backends`).
+            return importlib.import_module("jax._src")
         try:
             return getattr(jaxlite, name)
         except AttributeError:

@@ -254,11 +254,15 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     x0, x1 = xp[lax.sub(i, lax.full_like(i, 1))], xp[i]
     f0, f1 = fp[lax.sub(i, lax.full_like(i, 1))], fp[i]
     dx = lax.sub(x1, x0)
+    flat = lax.eq(dx, lax.full_like(dx, 0))
     joined = dtypes.result_type(x.dtype, fp.dtype)
-    t = convert(lax.div(lax.sub(x, x0), dx), joined)
+    # A zero-width segment divides by 1 instead: its value is f0 anyway, and 0/0 in the
+    # branch select drops would still turn its derivative into NaN.
+    safe_dx = lax.select(flat, lax.full_like(dx, 1), dx)
+    t = convert(lax.div(lax.sub(x, x0), safe_dx), joined)
     f0, f1 = convert(f0, joined), convert(f1, joined)
     value = lax.add(f0, lax.mul(t, lax.sub(f1, f0)))
-    value = lax.select(lax.eq(dx, lax.full_like(dx, 0)), f0, value)
+    value = lax.select(flat, f0, value)
     if period is not None:
         return value
     low = _interp_edge(left, convert(fp[0], value.dtype), value, value.dtype)

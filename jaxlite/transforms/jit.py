@@ -51,11 +51,12 @@ class _Traced:
 
 
 # Every jitted function still alive, so that `clear_caches` can empty their caches.
-LIVE_JIT_FUNCTIONS: "weakref.WeakSet[JitFunction]" = weakref.WeakSet()
+LIVE_JIT_FUNCTIONS: "weakref.WeakSet[PjitFunction]" = weakref.WeakSet()
 
 
-class JitFunction(Wrapped):
-    """The callable that `jit` returns (mirrors JAX's jitted function object)."""
+class PjitFunction(Wrapped):
+    """The callable that `jit` returns (mirrors JAX's jitted function object, whose type
+    is named `PjitFunction`: chex's `is_traceable` recognizes jitted functions by it)."""
 
     def __init__(self, fun: Callable[..., Any], static_argnums: tuple[int, ...],
                  static_argnames: tuple[str, ...], donate_argnums: tuple[int, ...],
@@ -256,6 +257,17 @@ class JitFunction(Wrapped):
         self._cache.clear()
         self._plans.clear()
 
+    def __repr__(self) -> str:
+        # JAX's text for a jitted function.
+        return f"<PjitFunction of {self._fun!r}>"
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        # JAX's jitted functions report the wrapped function's signature, so that
+        # `inspect.signature(f, follow_wrapped=False)` works (chex's fake_pmap asks so);
+        # without it inspect takes this object, which has `__get__`, for a builtin.
+        return inspect.signature(self._fun)
+
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         # Decorated methods bind `self` like plain functions do.
         return self if obj is None else functools.partial(self, obj)
@@ -391,8 +403,8 @@ def jit(fun: Callable[..., Any] | None = None, /, *, in_shardings: Any = None,
     if (in_shardings is not None or out_shardings is not None) and (
             device is not None or backend is not None):
         raise ValueError("jit: pass in_shardings/out_shardings or device/backend, not both.")
-    return JitFunction(fun, nums, names, donated, donated_names, device, backend,
-                       in_shardings, out_shardings)
+    return PjitFunction(fun, nums, names, donated, donated_names, device, backend,
+                        in_shardings, out_shardings)
 
 
 def _donate_positions(fun: Callable[..., Any], donate_argnums: Any,

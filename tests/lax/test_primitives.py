@@ -65,8 +65,8 @@ def test_derivatives_against_finite_differences(name, seed):
             for n, value in zip(argnums, diff_args):
                 full[n] = value
             return case.fun(*full)
-        check_grads(partial_fun, [args[n] for n in argnums], order=2, modes=("fwd", "rev"),
-                    seed=seed % 1000)
+        # The point varies with the seed; the directions are JAX's (RandomState(0)).
+        check_grads(partial_fun, [args[n] for n in argnums], order=2, modes=("fwd", "rev"))
 
 
 def _stack(values, axis):

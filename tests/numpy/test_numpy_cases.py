@@ -175,5 +175,8 @@ def test_derivatives_against_finite_differences(key, seed, data):
     rng = np.random.default_rng(seed)
     args = [draw_values(rng, shape, "f64", case.domain) for shape in shapes]
     with jaxlite.enable_x64(True):
+        if not jaxlite.tree_util.tree_leaves(case.fn(jnp, *args, **kwargs)):
+            return  # no output (unstack of an empty axis): JAX's check_grads raises TypeError
+        # The point varies with the seed; the directions are JAX's (RandomState(0)).
         check_grads(lambda *a: case.fn(jnp, *a, **kwargs), args, order=1,
-                    modes=("fwd", "rev"), seed=seed % 1000)
+                    modes=("fwd", "rev"))
