@@ -163,8 +163,11 @@ def _trigamma(x: Any) -> Any:
         series = add(_const(w, coefficient), mul(inv2, series))
     total = add(total, add(mul(inv, add(_const(w, 1), mul(inv2, series))),
                            mul(_const(w, 0.5), inv2)))
-    # sin(pi x)**2 has period 1: reducing x first keeps pi x accurate near the poles.
-    angle = mul(_const(x, math.pi), sub(x, round(x, RoundingMethod.TO_NEAREST_EVEN)))
+    # sin(pi x)**2 has period 1: reducing x first keeps pi x accurate near the poles. Where
+    # x is not reflected, a harmless 1/4 stands in for it, so that the unused branch (inf at
+    # whole x) does not make the derivative through `select` 0 * inf = nan.
+    xr = select(reflect, x, _const(x, 0.25))
+    angle = mul(_const(x, math.pi), sub(xr, round(xr, RoundingMethod.TO_NEAREST_EVEN)))
     reflected = sub(div(_const(x, math.pi ** 2), square(sin(angle))), total)
     return select(reflect, reflected, total)
 
