@@ -309,12 +309,13 @@ def test_check_jaxpr_rejects_unbound_variables():
 def test_primitives_namespace():
     assert primitives.add_p is lax.add_p and primitives.scan_p.name == "scan"
     assert primitives.add_jaxvals_p is ad.add_jaxvals_p
-    for name in primitives._MISSING:  # JAX's primitives jaxlite has none of: clear errors
-        with pytest.raises(NotImplementedError, match=name[:-2]):
-            getattr(primitives, name).bind(1.)
+    assert primitives.linear_solve_p.name == "custom_linear_solve"
+    for name in primitives.NOT_PROVIDED:  # JAX's primitives jaxlite has none of: why
+        with pytest.raises(AttributeError, match=name):
+            getattr(primitives, name)
     from jaxlite.core.primitive import registry
     assert all(getattr(primitives, n) is registry[getattr(primitives, n).name]
-               for n in dir(primitives) if n.endswith("_p") and n not in primitives._MISSING
+               for n in dir(primitives) if n.endswith("_p")
                and n not in ("call_p", "closed_call_p"))
     out = primitives.call_p.bind(lu.wrap_init(lambda x: [x * 2]), 3.)
     assert float(out[0]) == 6.0

@@ -28,3 +28,4 @@ from jaxlite.experimental.sparse.coo_csr import (  # noqa: F401
     coo_matvec_p, coo_todense, coo_todense_p, csr_fromdense, csr_fromdense_p, csr_matmat,
     csr_matmat_p, csr_matvec, csr_matvec_p, csr_todense, csr_todense_p)
 from jaxlite.experimental.sparse.transform import SparseTracer, sparsify  # noqa: F401
+from jaxlite.experimental.sparse import linalg  # noqa: F401,E402  (submodule, as in JAX)

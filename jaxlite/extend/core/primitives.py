@@ -1,10 +1,10 @@
 """`jax.extend.core.primitives`: JAX's primitive objects, by JAX's names.
 
 Each name is jaxlite's primitive of the same operation (`add_p`, `jit_p`, `scan_p`, ...),
-so a library comparing `eqn.primitive is primitives.jit_p` sees jaxlite's equations. For
-the names whose operation jaxlite has no primitive for, the name is a placeholder that
-appears in no jaxpr and raises NotImplementedError when bound. `call_p` and
-`closed_call_p` call their function (or jaxpr) under the current trace.
+so a library comparing `eqn.primitive is primitives.jit_p` sees jaxlite's equations. The
+few JAX primitives that jaxlite does not have (`NOT_PROVIDED`, with the reason) are absent:
+reading one raises AttributeError saying why. `call_p` and `closed_call_p` call their
+function (or jaxpr) under the current trace.
 """
 from __future__ import annotations
 
@@ -38,7 +38,19 @@ transpose triangular_solve tridiagonal tridiagonal_solve while xor zeta
 """.split()
 
 # JAX's name -> jaxlite's, where they differ.
-_JAXLITE_NAME = {"add_jaxvals": "add_any", "remat": "checkpoint", }
+_JAXLITE_NAME = {"add_jaxvals": "add_any", "remat": "checkpoint",
+                 "linear_solve": "custom_linear_solve"}
+
+# JAX's primitives with no jaxlite counterpart, and why.
+_TYPED_KEYS = ("jaxlite composes typed-key operations from threefry2x32 and "
+               "random_wrap/random_unwrap (jaxlite.random._keys); it has no primitive for them")
+NOT_PROVIDED = {
+    "empty2_p": "JAX's scan allocates its stacked outputs with it; jaxlite's scan does not",
+    "get_p": "jaxlite's refs (jax.ref) are eager-only and never appear in jaxprs",
+    "swap_p": "jaxlite's refs (jax.ref) are eager-only and never appear in jaxprs",
+    "random_bits_p": _TYPED_KEYS, "random_fold_in_p": _TYPED_KEYS,
+    "random_seed_p": _TYPED_KEYS, "random_split_p": _TYPED_KEYS,
+}
 
 
 class ClosedCallPrimitive(CallPrimitive):
@@ -51,30 +63,22 @@ class ClosedCallPrimitive(CallPrimitive):
         return super().bind(*args, **params)
 
 
-class _Missing(Primitive):
-    """A JAX primitive that jaxlite does not have: it appears in no jaxlite jaxpr."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(name, register=False)
-
-    def bind(self, *args: Any, **params: Any) -> Any:
-        raise NotImplementedError(
-            f"jax.extend.core.primitives.{self.name}_p: jaxlite has no '{self.name}' "
-            "primitive; the operation is either written with other primitives in jaxlite or "
-            "not supported.")
-
-
 def _lookup(jax_name: str) -> Primitive:
     name = _JAXLITE_NAME.get(jax_name, jax_name)
     for candidate in (name, name.replace("_", "-")):
         if candidate in registry:
             return registry[candidate]
-    return _Missing(jax_name)
+    raise LookupError(f"jaxlite has no primitive for JAX's {jax_name}_p")
 
 
 call_p = CallPrimitive("call")
 closed_call_p = ClosedCallPrimitive("closed_call")
-globals().update({f"{n}_p": _lookup(n) for n in _JAX_NAMES if f"{n}_p" not in globals()})
+globals().update({f"{n}_p": _lookup(n) for n in _JAX_NAMES
+                  if f"{n}_p" not in globals() and f"{n}_p" not in NOT_PROVIDED})
 
-# The names that are placeholders (see the module docstring).
-_MISSING = sorted(f"{n}_p" for n in _JAX_NAMES if isinstance(globals()[f"{n}_p"], _Missing))
+
+def __getattr__(name: str) -> Any:
+    if name in NOT_PROVIDED:
+        raise AttributeError(f"module 'jax.extend.core.primitives' has no attribute {name!r} "
+                             f"in jaxlite: {NOT_PROVIDED[name]}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
