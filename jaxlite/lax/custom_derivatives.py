@@ -86,12 +86,18 @@ def _instantiate(t: Any) -> Any:
 
 
 def _resolve_args(fun: Callable[..., Any], args: tuple, kwargs: dict, kind: str) -> tuple:
-    """The arguments as positional ones; keyword-only parameters cannot be (JAX's error)."""
-    if not kwargs:
-        return args
+    """The arguments as positional ones, omitted ones given their defaults (as JAX binds
+    them: a default may be a nondiff argument); keyword-only parameters cannot be (JAX's
+    error)."""
     name = getattr(fun, "__name__", fun)
     try:
-        bound = inspect.signature(fun).bind(*args, **kwargs)
+        signature = inspect.signature(fun)
+    except (TypeError, ValueError):
+        if not kwargs:
+            return args
+        raise
+    try:
+        bound = signature.bind(*args, **kwargs)
     except TypeError as error:
         raise TypeError(f"{name}: {error}") from None
     bound.apply_defaults()
