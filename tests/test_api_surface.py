@@ -25,8 +25,7 @@ DEFERRED: dict[str, str] = {
     # JAX primitives jaxlite has no counterpart of (jaxlite.extend.core.primitives.NOT_PROVIDED
     # says why); whether to add them is open in issue 10.
     **{f"jax.extend.core.primitives.{name}": "issue 10: no jaxlite primitive (NOT_PROVIDED)"
-       for name in ("empty2_p", "get_p", "swap_p", "random_bits_p", "random_fold_in_p",
-                    "random_seed_p", "random_split_p")},
+       for name in ("get_p", "swap_p")},
 }
 
 

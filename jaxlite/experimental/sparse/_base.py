@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from jaxlite import numpy as jnp
-from jaxlite.core.primitive import Primitive
+from jaxlite.extend.core._primitive import composed_primitive  # noqa: F401 (the formats')
 from jaxlite.core.trace import Tracer
 from jaxlite.transforms.vmap import vmap
 
@@ -34,20 +34,6 @@ class SparseEfficiencyWarning(UserWarning):
 class CuSparseEfficiencyWarning(SparseEfficiencyWarning):
     """A cuSPARSE kernel was not used (mirrors
     `jax.experimental.sparse.CuSparseEfficiencyWarning`; jaxlite has no cuSPARSE)."""
-
-
-def composed_primitive(name: str, decomposition: Callable[..., Any],
-                       multiple_results: bool = False) -> Primitive:
-    """A primitive named `name` whose `bind(*args, **params)` evaluates
-    `decomposition(*args, **params)` under the current trace."""
-    prim = Primitive(name, multiple_results=multiple_results)
-
-    def bind_with_trace(trace: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
-        out = decomposition(*args, **params)
-        return list(out) if multiple_results else out
-    prim.def_bind_with_trace(bind_with_trace)
-    prim.def_impl(decomposition)
-    return prim
 
 
 class JAXSparse:

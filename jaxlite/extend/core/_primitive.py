@@ -1,7 +1,8 @@
-"""The primitive classes of `jax.extend.core`: a library's primitive, and call primitives."""
+"""The primitive classes of `jax.extend.core`: a library's primitive, call primitives, and
+primitives composed of jaxlite's operations."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -52,3 +53,23 @@ def call_impl(f: Any, *args: Any, **params: Any) -> Any:
     """Call `f` on `args`; the parameters belong to the call primitive (mirrors
     `jax.extend.core.call_impl`)."""
     return f.call_wrapped(*args) if isinstance(f, WrappedFun) else f(*args)
+
+
+def composed_primitive(name: str, decomposition: Callable[..., Any],
+                       multiple_results: bool = False, *, register: bool = True
+                       ) -> _CorePrimitive:
+    """A primitive named `name` whose `bind(*args, **params)` evaluates
+    `decomposition(*args, **params)` under the current trace.
+
+    Transformations and backends see the decomposition's operations, so the primitive
+    needs no rules of its own and never appears in a jaxpr. `register=False` keeps it out
+    of jaxlite's registry of primitives (whose members must have every rule).
+    """
+    prim = _CorePrimitive(name, multiple_results=multiple_results, register=register)
+
+    def bind_with_trace(trace: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        out = decomposition(*args, **params)
+        return list(out) if multiple_results else out
+    prim.def_bind_with_trace(bind_with_trace)
+    prim.def_impl(decomposition)
+    return prim

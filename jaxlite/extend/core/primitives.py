@@ -4,7 +4,9 @@ Each name is jaxlite's primitive of the same operation (`add_p`, `jit_p`, `scan_
 so a library comparing `eqn.primitive is primitives.jit_p` sees jaxlite's equations. The
 few JAX primitives that jaxlite does not have (`NOT_PROVIDED`, with the reason) are absent:
 reading one raises AttributeError saying why. `call_p` and `closed_call_p` call their
-function (or jaxpr) under the current trace.
+function (or jaxpr) under the current trace. The typed-key primitives (`random_seed_p`,
+`random_split_p`, `random_fold_in_p`, `random_bits_p`) and `empty2_p` are composed of
+jaxlite's operations (`_composed_primitives`): binding one gives JAX's values.
 """
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from typing import Any
 from jaxlite import lax  # noqa: F401  (declares jaxlite's primitives)
 from jaxlite.core.jaxpr import ClosedJaxpr, eval_jaxpr
 from jaxlite.core.primitive import Primitive, registry
+from jaxlite.extend.core._composed_primitives import (  # noqa: F401 (JAX's names)
+    empty2_p, random_bits_p, random_fold_in_p, random_seed_p, random_split_p)
 from jaxlite.extend.core._primitive import CallPrimitive
 
 # JAX 0.10.2's names, without the `_p`.
@@ -42,14 +46,9 @@ _JAXLITE_NAME = {"add_jaxvals": "add_any", "remat": "checkpoint",
                  "linear_solve": "custom_linear_solve"}
 
 # JAX's primitives with no jaxlite counterpart, and why.
-_TYPED_KEYS = ("jaxlite composes typed-key operations from threefry2x32 and "
-               "random_wrap/random_unwrap (jaxlite.random._keys); it has no primitive for them")
 NOT_PROVIDED = {
-    "empty2_p": "JAX's scan allocates its stacked outputs with it; jaxlite's scan does not",
     "get_p": "jaxlite's refs (jax.ref) are eager-only and never appear in jaxprs",
     "swap_p": "jaxlite's refs (jax.ref) are eager-only and never appear in jaxprs",
-    "random_bits_p": _TYPED_KEYS, "random_fold_in_p": _TYPED_KEYS,
-    "random_seed_p": _TYPED_KEYS, "random_split_p": _TYPED_KEYS,
 }
 
 

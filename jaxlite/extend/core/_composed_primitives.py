@@ -1,0 +1,103 @@
+"""JAX primitives that jaxlite composes from its own operations: the typed-key primitives
+(`random_seed_p`, `random_split_p`, `random_fold_in_p`, `random_bits_p`) and `empty2_p`.
+
+JAX gives each of these its own rules; jaxlite's `jax.random` never binds them (it composes
+the same key operations itself). A library that binds one directly gets, under the current
+trace, the PRNG implementation's seed/split/fold_in/bits applied to each key (vmapped over
+the key array's dimensions), so the bits are JAX's and jit, vmap and grad see through them.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from jaxlite import lax
+from jaxlite import numpy as jnp
+from jaxlite.core import dtypes
+from jaxlite.extend.core._primitive import composed_primitive
+from jaxlite.random._keys import canonical_shape
+from jaxlite.random._prng import PRNGImpl, is_typed_key, random_unwrap, random_wrap
+from jaxlite.transforms.vmap import vmap
+
+__all__ = ["random_seed_p", "random_split_p", "random_fold_in_p", "random_bits_p",
+           "empty2_p"]
+
+
+def _per_key(fn: Callable[..., Any], ndim: int) -> Callable[..., Any]:
+    """`fn` of one key (and message), mapped over `ndim` leading dimensions."""
+    for _ in range(ndim):
+        fn = vmap(fn)
+    return fn
+
+
+def _impl_of_keys(name: str, keys: Any) -> PRNGImpl:
+    if not is_typed_key(keys):
+        raise TypeError(f"{name} takes typed PRNG keys (jax.random.key), got "
+                        f"{getattr(keys, 'dtype', type(keys))}; wrap raw uint32 key data "
+                        "with jax.random.wrap_key_data first.")
+    return keys.dtype.impl
+
+
+def _random_seed(seeds: Any, *, impl: PRNGImpl) -> Any:
+    """Keys of `impl` from integer seeds of any shape: JAX's random_seed_p, which (unlike
+    jax.random.key) neither widens Python ints to int64 nor adds jax_random_seed_offset."""
+    if not isinstance(impl, PRNGImpl):
+        raise TypeError(f"random_seed_p: impl must be a PRNGImpl (such as "
+                        f"jax.extend.random.threefry_prng_impl), got {impl!r}.")
+    seeds = jnp.asarray(seeds)
+    if not dtypes.issubdtype(seeds.dtype, np.integer):
+        raise TypeError(f"PRNG key seed must be an integer; got a seed of dtype "
+                        f"{seeds.dtype}.")
+    return random_wrap(_per_key(impl.seed, seeds.ndim)(seeds), impl=impl)
+
+
+def _random_split(keys: Any, *, shape: Sequence[int]) -> Any:
+    """Keys of shape `keys.shape + shape`: each key split into `shape` new ones."""
+    impl = _impl_of_keys("random_split_p", keys)
+    shape = canonical_shape("random_split_p", shape)
+    split = _per_key(lambda key: impl.split(key, shape), keys.ndim)
+    return random_wrap(split(random_unwrap(keys)), impl=impl)
+
+
+def _random_fold_in(keys: Any, msgs: Any) -> Any:
+    """Each key folded with its message; keys and messages broadcast as in JAX (equal
+    ranks with size-1 dimensions stretched, or one of them a scalar)."""
+    impl = _impl_of_keys("random_fold_in_p", keys)
+    msgs = jnp.asarray(msgs)
+    shape = _fold_in_shape(keys.shape, msgs.shape)
+    data = jnp.broadcast_to(random_unwrap(keys), shape + tuple(impl.key_shape))
+    folded = _per_key(impl.fold_in, len(shape))(data, jnp.broadcast_to(msgs, shape))
+    return random_wrap(folded, impl=impl)
+
+
+def _fold_in_shape(keys_shape: tuple[int, ...], msgs_shape: tuple[int, ...]
+                   ) -> tuple[int, ...]:
+    if not keys_shape or not msgs_shape:
+        return tuple(keys_shape or msgs_shape)
+    if len(keys_shape) == len(msgs_shape) and all(
+            a == b or 1 in (a, b) for a, b in zip(keys_shape, msgs_shape)):
+        return tuple(b if a == 1 else a for a, b in zip(keys_shape, msgs_shape))
+    raise TypeError(f"random_fold_in got incompatible shapes for broadcasting: "
+                    f"{tuple(keys_shape)}, {tuple(msgs_shape)}.")
+
+
+def _random_bits(keys: Any, *, bit_width: int, shape: Sequence[int]) -> Any:
+    """Unsigned integers of `bit_width` bits, shape `keys.shape + shape`."""
+    impl = _impl_of_keys("random_bits_p", keys)
+    shape = canonical_shape("random_bits_p", shape)
+    bits = _per_key(lambda key: impl.random_bits(key, bit_width, shape), keys.ndim)
+    return bits(random_unwrap(keys))
+
+
+def _empty2(*, dtype: Any, memory_space: Any) -> Any:
+    """A scalar of `dtype` whose value does not matter (JAX's scan fills it in); JAX's
+    compiled value is zero (a key of zero data for a key dtype), and so is this one."""
+    return lax.full((), 0, dtype)
+
+
+random_seed_p = composed_primitive("random_seed", _random_seed, register=False)
+random_split_p = composed_primitive("random_split", _random_split, register=False)
+random_fold_in_p = composed_primitive("random_fold_in", _random_fold_in, register=False)
+random_bits_p = composed_primitive("random_bits", _random_bits, register=False)
+empty2_p = composed_primitive("empty2", _empty2, register=False)
