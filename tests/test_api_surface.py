@@ -22,10 +22,6 @@ DATA = Path(__file__).parent / "data" / "api" / "public"
 DEFERRED: dict[str, str] = {
     "jax.export": "issue 15 (portable programs): jax.export serializes jaxlite programs",
     "jax.ffi": "issue 15 (portable programs): foreign function calls from compiled code",
-    # JAX primitives jaxlite has no counterpart of (jaxlite.extend.core.primitives.NOT_PROVIDED
-    # says why); whether to add them is open in issue 10.
-    **{f"jax.extend.core.primitives.{name}": "issue 10: no jaxlite primitive (NOT_PROVIDED)"
-       for name in ("get_p", "swap_p")},
 }
 
 

@@ -1,7 +1,7 @@
 """Cases run on JAX 0.10.2 (recorded by record_extend_primitives.py) and on jaxlite
 (test_extend_primitives.py): binding jax.extend.core.primitives' typed-key primitives
-(random_seed_p, random_split_p, random_fold_in_p, random_bits_p) and empty2_p directly,
-eagerly, under jit and under vmap.
+(random_seed_p, random_split_p, random_fold_in_p, random_bits_p), empty2_p, and get_p and
+swap_p on refs, directly: eagerly, under jit and under vmap.
 
 `run_all(api)` takes a namespace with `jax`, `jnp` and `P` (jax.extend.core.primitives)
 and returns {case: [dtype name, nested lists]}; keys are given as their key data.
@@ -109,6 +109,25 @@ def empty2_cases(api):
     return out
 
 
+def ref_cases(api):
+    """get_p and swap_p on refs without indexers (the treedef of ())."""
+    jax, jnp, P = api.jax, api.jnp, api.P
+    tree = jax.tree_util.tree_structure(())
+    ref = jax.new_ref(jnp.arange(4.0))
+    out = {"get": _out(api, P.get_p.bind(ref, tree=tree)),
+           "swap_returns_old": _out(api, P.swap_p.bind(ref, jnp.ones(4), tree=tree)),
+           "get_after_swap": _out(api, ref[...]),
+           "swap_numpy_float64": _out(api, P.swap_p.bind(ref, np.full(4, 2.5), tree=tree)),
+           "get_after_numpy": _out(api, P.get_p.bind(ref, tree=tree))}
+    scalar = jax.new_ref(jnp.int32(3))
+    out["swap_scalar"] = _out(api, P.swap_p.bind(scalar, jnp.int32(-7), tree=tree))
+    out["get_scalar"] = _out(api, P.get_p.bind(scalar, tree=tree))
+    weak = jax.new_ref(jnp.float32(3))
+    out["swap_python_float"] = _out(api, P.swap_p.bind(weak, 5.0, tree=tree))
+    out["get_python_float"] = _out(api, weak[...])
+    return out
+
+
 def run_all(api):
     return {**seed_cases(api), **split_cases(api), **fold_in_cases(api), **bits_cases(api),
-            **empty2_cases(api)}
+            **empty2_cases(api), **ref_cases(api)}

@@ -52,7 +52,7 @@ def test_jax_random_does_not_bind_them():
 def test_they_leave_no_equation_of_their_own():
     jaxpr = jax.make_jaxpr(lambda k: P.random_bits_p.bind(k, bit_width=32, shape=(2,)))(
         jax.random.key(0))
-    assert "threefry2x32" in str(jaxpr)
+    assert "threefry2x32" in str(jaxpr) and "random_bits" not in str(jaxpr)
 
 
 def test_seed_keeps_its_keys_impl():
@@ -85,7 +85,35 @@ def test_rbg_bits_are_refused_not_approximated():
         P.random_bits_p.bind(jax.random.key(5, impl="rbg"), bit_width=32, shape=(4,))
 
 
-def test_get_and_swap_say_why_they_are_missing():
-    for name in ("get_p", "swap_p"):
-        with pytest.raises(AttributeError, match="eager-only"):
-            getattr(P, name)
+REF_TREE = jax.tree_util.tree_structure(())
+
+
+@pytest.mark.parametrize("call, error, phrase", [
+    (lambda r: P.swap_p.bind(r, jnp.ones(4, jnp.int32), tree=REF_TREE), ValueError,
+     "Invalid dtype for `swap`. Ref dtype: float32. Value dtype: int32."),
+    (lambda r: P.swap_p.bind(r, 5, tree=REF_TREE), ValueError, "Invalid dtype for `swap`"),
+    (lambda r: P.swap_p.bind(r, jnp.ones(3), tree=REF_TREE), ValueError,
+     "Invalid shape for `swap`. Ref shape: (4,)"),
+    (lambda r: P.swap_p.bind(r, [1.0, 2.0, 3.0, 4.0], tree=REF_TREE), TypeError,
+     "Error interpreting argument to swap as a JAX value"),
+    (lambda r: P.get_p.bind(jnp.ones(3), tree=REF_TREE), ValueError,
+     "`get` must be called on `Ref` types"),
+    (lambda r: P.get_p.bind(r), TypeError, "tree"),
+    # JAX's indexers are its internal NDIndexer pytrees, which jaxlite does not have.
+    (lambda r: P.get_p.bind(r, *jax.tree_util.tree_flatten((1,))[0],
+                            tree=jax.tree_util.tree_flatten((1,))[1]),
+     NotImplementedError, "takes no indexers"),
+    # jaxlite's refs are eager-only (JAX threads them through jit as effects).
+    (lambda r: jax.jit(lambda: P.get_p.bind(r, tree=REF_TREE))(), NotImplementedError,
+     "eager code only"),
+])
+def test_ref_errors(call, error, phrase):
+    ref = jax.new_ref(jnp.arange(4.0))
+    with pytest.raises(error, match=re.escape(phrase)):
+        call(ref)
+    assert np.array_equal(ref[...], np.arange(4.0))  # a refused write leaves the ref alone
+
+
+def test_every_jax_primitive_is_provided():
+    assert P.NOT_PROVIDED == {}
+    assert P.get_p.name == "get" and P.swap_p.name == "swap"

@@ -1,5 +1,6 @@
 """JAX primitives that jaxlite composes from its own operations: the typed-key primitives
-(`random_seed_p`, `random_split_p`, `random_fold_in_p`, `random_bits_p`) and `empty2_p`.
+(`random_seed_p`, `random_split_p`, `random_fold_in_p`, `random_bits_p`), `empty2_p`, and
+`get_p`/`swap_p` on jaxlite's eager refs (without indexers: see `_check_ref_operands`).
 
 JAX gives each of these its own rules; jaxlite's `jax.random` never binds them (it composes
 the same key operations itself). A library that binds one directly gets, under the current
@@ -13,15 +14,17 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from jaxlite import lax
+from jaxlite import ref as ref_api
 from jaxlite import numpy as jnp
 from jaxlite.core import dtypes
 from jaxlite.extend.core._primitive import composed_primitive
 from jaxlite.random._keys import canonical_shape
 from jaxlite.random._prng import PRNGImpl, is_typed_key, random_unwrap, random_wrap
+from jaxlite.tree_util import tree_unflatten
 from jaxlite.transforms.vmap import vmap
 
 __all__ = ["random_seed_p", "random_split_p", "random_fold_in_p", "random_bits_p",
-           "empty2_p"]
+           "empty2_p", "get_p", "swap_p"]
 
 
 def _per_key(fn: Callable[..., Any], ndim: int) -> Callable[..., Any]:
@@ -96,8 +99,44 @@ def _empty2(*, dtype: Any, memory_space: Any) -> Any:
     return lax.full((), 0, dtype)
 
 
+def _ref_get(ref: Any, *flat_transforms: Any, tree: Any) -> Any:
+    """The whole value of an (eager) ref: JAX's get_p without indexers."""
+    _check_ref_operands("get", ref, flat_transforms, tree)
+    return ref_api.get(ref)
+
+
+def _ref_swap(ref: Any, value: Any, *flat_transforms: Any, tree: Any) -> Any:
+    """Replace an (eager) ref's whole value, returning the old one: JAX's swap_p without
+    indexers. As in JAX, the value must have the ref's shape and (canonical) dtype."""
+    _check_ref_operands("swap", ref, flat_transforms, tree)
+    if isinstance(value, (list, tuple)) or value is None:
+        raise TypeError(f"Error interpreting argument to swap as a JAX value: "
+                        f"{type(value)}.")
+    value = jnp.asarray(value)
+    if value.dtype != ref.dtype:
+        raise ValueError(f"Invalid dtype for `swap`. Ref dtype: {ref.dtype}. "
+                         f"Value dtype: {value.dtype}.")
+    if value.shape != ref.shape:
+        raise ValueError(f"Invalid shape for `swap`. Ref shape: {ref.shape}. "
+                         f"Value shape: {value.shape}.")
+    return ref_api.swap(ref, None, value)
+
+
+def _check_ref_operands(name: str, ref: Any, flat_transforms: Sequence[Any], tree: Any
+                        ) -> None:
+    if not isinstance(ref, ref_api.Ref):
+        raise ValueError(f"`{name}` must be called on `Ref` types: {ref!r}.")
+    if tree_unflatten(tree, list(flat_transforms)) != ():
+        raise NotImplementedError(
+            f"jaxlite's {name}_p takes no indexers (tree must be the treedef of ()): "
+            "jaxlite has no counterpart of JAX's internal NDIndexer transforms. Index the "
+            f"ref with ref[idx] or jax.ref.{name}(ref, idx, ...) instead.")
+
+
 random_seed_p = composed_primitive("random_seed", _random_seed, register=False)
 random_split_p = composed_primitive("random_split", _random_split, register=False)
 random_fold_in_p = composed_primitive("random_fold_in", _random_fold_in, register=False)
 random_bits_p = composed_primitive("random_bits", _random_bits, register=False)
 empty2_p = composed_primitive("empty2", _empty2, register=False)
+get_p = composed_primitive("get", _ref_get, register=False)
+swap_p = composed_primitive("swap", _ref_swap, register=False)

@@ -5,8 +5,9 @@ so a library comparing `eqn.primitive is primitives.jit_p` sees jaxlite's equati
 few JAX primitives that jaxlite does not have (`NOT_PROVIDED`, with the reason) are absent:
 reading one raises AttributeError saying why. `call_p` and `closed_call_p` call their
 function (or jaxpr) under the current trace. The typed-key primitives (`random_seed_p`,
-`random_split_p`, `random_fold_in_p`, `random_bits_p`) and `empty2_p` are composed of
-jaxlite's operations (`_composed_primitives`): binding one gives JAX's values.
+`random_split_p`, `random_fold_in_p`, `random_bits_p`), `empty2_p`, and `get_p`/`swap_p`
+(on eager refs, without indexers) are composed of jaxlite's operations
+(`_composed_primitives`): binding one gives JAX's values.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from jaxlite import lax  # noqa: F401  (declares jaxlite's primitives)
 from jaxlite.core.jaxpr import ClosedJaxpr, eval_jaxpr
 from jaxlite.core.primitive import Primitive, registry
 from jaxlite.extend.core._composed_primitives import (  # noqa: F401 (JAX's names)
-    empty2_p, random_bits_p, random_fold_in_p, random_seed_p, random_split_p)
+    empty2_p, get_p, random_bits_p, random_fold_in_p, random_seed_p, random_split_p, swap_p)
 from jaxlite.extend.core._primitive import CallPrimitive
 
 # JAX 0.10.2's names, without the `_p`.
@@ -45,11 +46,8 @@ transpose triangular_solve tridiagonal tridiagonal_solve while xor zeta
 _JAXLITE_NAME = {"add_jaxvals": "add_any", "remat": "checkpoint",
                  "linear_solve": "custom_linear_solve"}
 
-# JAX's primitives with no jaxlite counterpart, and why.
-NOT_PROVIDED = {
-    "get_p": "jaxlite's refs (jax.ref) are eager-only and never appear in jaxprs",
-    "swap_p": "jaxlite's refs (jax.ref) are eager-only and never appear in jaxprs",
-}
+# JAX's primitives with no jaxlite counterpart, and why (none at present).
+NOT_PROVIDED: dict[str, str] = {}
 
 
 class ClosedCallPrimitive(CallPrimitive):
