@@ -21,6 +21,8 @@ TESTED_THROUGH_TRANSFORMATIONS = {
     "custom_vmap_call": "jax.custom_batching.custom_vmap in tests/extend/test_custom_batching.py",
     "linear_call": "jax.custom_derivatives.linear_call in tests/extend/test_custom_derivatives.py",
     "name": "jax.ad_checkpoint.checkpoint_name in tests/extend/test_ad_checkpoint.py",
+    "custom_partitioning": "jax.experimental.custom_partitioning in "
+                           "tests/api/test_custom_partitioning.py",
     "ragged_all_to_all": "no map resolves it (nor does JAX 0.10.2's vmap): its shape rule and "
                          "error in tests/named_axes/test_named_axes.py",
 }

@@ -100,11 +100,14 @@ def _spence_derivative(t: Any, x: Any) -> Any:
 kernel_jvp(expi_p, lambda t, x: lax.mul(t, lax.div(lax.exp(x), x)))
 def _expn_dx(t: Any, n: Any, x: Any) -> Any:
     # E_n' = -E_(n-1); for n = 0 that is E_(-1)(x) = e^-x (1 + x) / x^2, outside expn's
-    # domain (JAX's rule gives nan there).
-    below = expn_p.bind(lax.sub(n, lax.full_like(n, 1)), x)
+    # domain (JAX's rule gives nan there). The unused branch takes order 1 where n = 0, so
+    # that the derivative of this rule has no nan to multiply by select's zero.
+    zeroth = lax.eq(n, lax.full_like(n, 0))
+    below = expn_p.bind(lax.sub(lax.select(zeroth, lax.full_like(n, 1), n),
+                                lax.full_like(n, 1)), x)
     e_minus_one = lax.div(lax.mul(lax.exp(lax.neg(x)), lax.add(lax.full_like(x, 1), x)),
                           lax.square(x))
-    return lax.neg(lax.mul(t, lax.select(lax.eq(n, lax.full_like(n, 0)), e_minus_one, below)))
+    return lax.neg(lax.mul(t, lax.select(zeroth, e_minus_one, below)))
 
 
 kernel_jvp(expn_p, _expn_not_in_n, _expn_dx)

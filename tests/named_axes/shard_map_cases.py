@@ -44,12 +44,14 @@ def programs(jax: Any) -> dict[str, Callable[[], Any]]:
         (s, adapt), means = lax.scan(step, (state, scalar), keys)
         return s, adapt, means
 
-    chains = jax.make_mesh((1,), ("chains",), axis_types=(Auto,))
     pc, ps = P("chains"), P()
     keys = jax.random.split(jax.random.key(3), 5)
     raw_keys = jax.random.split(jax.random.PRNGKey(4), 5)
 
     def run_eca_like(keys):
+        # The mesh is made when the program runs: a test that restarts the backends
+        # (jax.extend.backend.clear_backends) may run in between, replacing the devices.
+        chains = jax.make_mesh((1,), ("chains",), axis_types=(Auto,))
         f = jax.shard_map(eca_like, mesh=chains, in_specs=(pc, ps, ps),
                           out_specs=(pc, ps, ps))
         state = jax.device_put(jnp.arange(4.0), NamedSharding(chains, pc))

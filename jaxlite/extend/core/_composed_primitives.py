@@ -133,10 +133,10 @@ def _check_ref_operands(name: str, ref: Any, flat_transforms: Sequence[Any], tre
             f"ref with ref[idx] or jax.ref.{name}(ref, idx, ...) instead.")
 
 
-random_seed_p = composed_primitive("random_seed", _random_seed, register=False)
-random_split_p = composed_primitive("random_split", _random_split, register=False)
-random_fold_in_p = composed_primitive("random_fold_in", _random_fold_in, register=False)
-random_bits_p = composed_primitive("random_bits", _random_bits, register=False)
-empty2_p = composed_primitive("empty2", _empty2, register=False)
-get_p = composed_primitive("get", _ref_get, register=False)
-swap_p = composed_primitive("swap", _ref_swap, register=False)
+random_seed_p = composed_primitive("random_seed", _random_seed)
+random_split_p = composed_primitive("random_split", _random_split)
+random_fold_in_p = composed_primitive("random_fold_in", _random_fold_in)
+random_bits_p = composed_primitive("random_bits", _random_bits)
+empty2_p = composed_primitive("empty2", _empty2)
+get_p = composed_primitive("get", _ref_get)
+swap_p = composed_primitive("swap", _ref_swap)

@@ -56,16 +56,15 @@ def call_impl(f: Any, *args: Any, **params: Any) -> Any:
 
 
 def composed_primitive(name: str, decomposition: Callable[..., Any],
-                       multiple_results: bool = False, *, register: bool = True
-                       ) -> _CorePrimitive:
+                       multiple_results: bool = False) -> _CorePrimitive:
     """A primitive named `name` whose `bind(*args, **params)` evaluates
     `decomposition(*args, **params)` under the current trace.
 
     Transformations and backends see the decomposition's operations, so the primitive
-    needs no rules of its own and never appears in a jaxpr. `register=False` keeps it out
-    of jaxlite's registry of primitives (whose members must have every rule).
+    needs no rules of its own and never appears in a jaxpr; for the same reason it stays
+    out of jaxlite's registry of primitives (whose members must have every rule).
     """
-    prim = _CorePrimitive(name, multiple_results=multiple_results, register=register)
+    prim = _CorePrimitive(name, multiple_results=multiple_results, register=False)
 
     def bind_with_trace(trace: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
         out = decomposition(*args, **params)
