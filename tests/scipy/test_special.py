@@ -188,3 +188,13 @@ def test_jit_and_vmap():
                                sp.logsumexp(m, axis=1), rtol=1e-6)
     np.testing.assert_allclose(jax.jit(special.xlogy)(m, m + 1), sp.xlogy(m, m + 1), rtol=1e-6)
     assert jnp.asarray(jax.jit(special.logsumexp)(m)).shape == ()
+
+
+def test_second_derivative_of_expn_of_order_zero():
+    # E_0(x) = e^-x / x, so E_0'' = e^-x (1/x + 2/x^2 + 2/x^3); it was nan (the derivative
+    # of the unused order -1 branch of the rule).
+    with jax.enable_x64(True):
+        x = np.array([0.5, 3.0958116, 7.0])
+        got = jax.vmap(jax.grad(jax.grad(lambda v: special.expn(0, v))))(jnp.asarray(x))
+        np.testing.assert_allclose(got, np.exp(-x) * (1 / x + 2 / x**2 + 2 / x**3),
+                                   rtol=1e-12)
