@@ -384,7 +384,16 @@ def _one_minus(x: Any) -> Any:
     return sub(_const(x, 1), x)
 
 
-tanh_p = elementwise("tanh", np.tanh, kinds=INEXACT, hlo_opcode=Opcode.TANH)
+def _tanh_reference(x: np.ndarray) -> np.ndarray:
+    y = np.tanh(x)
+    if x.dtype.kind == "f" and x.dtype.itemsize <= 4:
+        # XLA's float32 tanh is exactly +-1 from |x| = 9 on; numpy's stops at 1 - 2**-24
+        # up to ~9.7, so 1 + tanh(-9.5) would not be 0 as in JAX.
+        y = np.where(np.abs(x) >= 9, np.copysign(np.ones((), x.dtype), x), y)
+    return y
+
+
+tanh_p = elementwise("tanh", _tanh_reference, kinds=INEXACT, hlo_opcode=Opcode.TANH)
 # (t + t tanh)(1 - tanh), JAX's formula: it keeps the precision that 1 - tanh**2 loses near
 # |tanh| = 1, and its residuals (tanh, 1 - tanh) are JAX's.
 ad.defjvp_with_output(tanh_p,

@@ -1,8 +1,9 @@
 """Hyperbolic functions and the logistic sigmoid: tanh, logistic, sinh, cosh.
 
 float32 tanh is a minimax rational function T(z) = z P(z^2) / Q(z^2) ~ tanh(z) on [0, 4.5],
-used through the doubling formula tanh(x) = 2T / (1 + T^2) at z = x/2 for every |x| up to 9
-(tanh rounds to +-1 beyond 9.01): one division 2nd / (n^2 + d^2), no branch and no select.
+used through the doubling formula tanh(x) = 2T / (1 + T^2) at z = x/2 for every |x| below 9,
+and exactly +-1 from 9 on (tanh rounds to +-1 beyond 9.01; XLA saturates from 9): one
+division 2nd / (n^2 + d^2) and one select.
 The formula damps the rounding errors of P and Q near saturation, where a plain rational
 reaches ~5 ulp (its derivative in T vanishes at T = 1), and with the scaling described at
 `_TANH_SCALE` it stays within 3.3 ulp everywhere at 8 multiply-adds, 5 multiplies and no
@@ -53,7 +54,11 @@ def tanh(x: V) -> V:
         u = a * a
         m = a * horner(u, [_TANH_SCALE * c * 0.25 ** k for k, c in enumerate(p)])
         e = horner(u, [_TANH_SCALE * c * 0.25 ** k for k, c in enumerate((1.0, *q))])
-        return copysign(minimum((m * e) / fma(e, e, m * 0.25 * m), 1.0), x)
+        t = minimum((m * e) / fma(e, e, m * 0.25 * m), 1.0)
+        # Saturate exactly as XLA does: +-1 from |x| = 9 on (the rational's value at the
+        # clamp is 1 - 2**-24, so without this 1 + tanh(-20) would be 2**-24, not 0).
+        # NaN compares false and keeps the rational's NaN.
+        return copysign(select(fabs(x) >= 9.0, 1.0, t), x)
     k, em = expm1_reduced(minimum(a + a, 44.0))
     s = pow2(k, x.elem)
     e = fma(s, em, s - 1.0)
