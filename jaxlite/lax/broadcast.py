@@ -226,7 +226,30 @@ def _reduce_sum_abstract_eval(operand: ShapedArray, *, axes: tuple[int, ...]) ->
 
 
 def _reduce_sum_reference(operand: np.ndarray, *, axes: tuple[int, ...]) -> np.ndarray:
-    return np.sum(operand, axis=axes, dtype=operand.dtype)
+    """The sum in a pairwise order, float16/bfloat16 accumulated in float32 and rounded once.
+
+    numpy sums pairwise (blocks of 8 accumulators, halves above 128 elements) only along a
+    contiguous last axis, and sequentially across the other axes; so the reduced axes are
+    moved last and flattened into one contiguous row first. Error bound of a float sum of n
+    terms: about log2(n) * eps * sum(|x|) (eps of float32 for the 16-bit types, then one
+    rounding to the result type); integers wrap as in XLA.
+    """
+    x = np.asarray(operand)
+    wide = np.dtype(hlo.widen_low_precision(x.dtype))
+    if not axes or x.size == 0:
+        return np.sum(x, axis=axes, dtype=wide).astype(x.dtype)
+    # A reduced axis of stride 0 (an eager broadcast) repeats one slice: its sum is the
+    # count times that slice's sum, rounded once, and nothing is materialized.
+    repeated = [d for d in axes if x.strides[d] == 0 and x.shape[d] > 1]
+    count = int(np.prod([x.shape[d] for d in repeated], dtype=np.int64))
+    x = x[tuple(slice(0, 1) if d in repeated else slice(None) for d in range(x.ndim))]
+    kept = tuple(d for d in range(x.ndim) if d not in axes)
+    out_shape = tuple(x.shape[d] for d in kept)
+    rows = np.ascontiguousarray(np.transpose(x, kept + tuple(axes)), dtype=wide)
+    total = np.sum(rows.reshape(out_shape + (-1,)), axis=-1, dtype=wide)
+    if count > 1:
+        total = total * np.asarray(count).astype(wide)
+    return np.asarray(total).astype(operand.dtype)
 
 
 def _reduce_sum_transpose(ct: Any, operand: Any, *, axes: tuple[int, ...]) -> list[Any]:
