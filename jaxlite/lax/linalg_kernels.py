@@ -42,7 +42,8 @@ def _each_matrix(fn: Callable[[np.ndarray], Any], a: np.ndarray,
             results = fn(a[index])
         except np.linalg.LinAlgError:
             for out in outs:
-                out[index] = np.nan
+                # JAX's failure value is NaN in every part: nan+nanj for complex outputs.
+                out[index] = complex(np.nan, np.nan) if out.dtype.kind == "c" else np.nan
             continue
         for out, r in zip(outs, results if isinstance(results, tuple) else (results,)):
             out[index] = r
