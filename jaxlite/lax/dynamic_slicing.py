@@ -87,7 +87,8 @@ def _same_index_type(ctx: LoweringContext,
 def _stacked_starts(starts: Sequence[Any], dims: Sequence[int | None],
                     axis_size: int) -> Any:
     """The start indices as one `[axis_size, n]` array (index vectors of a gather)."""
-    dtype = _index_dtype([get_aval(s).dtype for s in starts])
+    kinds = {np.dtype(get_aval(s).dtype) for s in starts}
+    dtype = kinds.pop() if len(kinds) == 1 else _index_dtype(list(kinds))
     columns = []
     for start, dim in zip(starts, dims):
         start = convert_element_type(start, dtype)
@@ -273,39 +274,73 @@ def _start_list(name: str, start_indices: Any, ndim: int) -> list[Any]:
     return starts
 
 
+def _checked_start(name: str, i: int, start: Any) -> None:
+    if isinstance(start, (bool, np.bool_)) or not (
+            isinstance(start, (int, np.integer)) or dtypes.is_integer(get_aval(start).dtype)):
+        raise TypeError(f"index arguments to {name} must be integers of the same type, "
+                        f"got: {np.dtype(get_aval(start).dtype).name} (start index {i} "
+                        f"is {start!r}).")
+    if np.ndim(start) != 0:
+        raise TypeError(f"start_indices arguments to {name} must be scalars, got start "
+                        f"index {i} of shape {np.shape(start)}.")
+
+
+def _wrapped_typed_start(start: Any, size: int, wrap: bool) -> Any:
+    """A typed start with a negative value moved up by `size`, computed in the start's own
+    dtype as JAX does: an int8 start of -5 on a dimension of 300 adds int8(300) = 44 and
+    becomes 39. numpy scalars use numpy's arithmetic (an out-of-range size raises
+    OverflowError there, as in JAX); unsigned starts are never negative."""
+    if not wrap or dtypes.is_unsigned(get_aval(start).dtype):
+        return start
+    if isinstance(start, np.integer):
+        return start + size if start < 0 else start
+    dtype = get_aval(start).dtype
+    return select(lt(start, np.zeros((), dtype)), add(start, np.asarray(size).astype(dtype)),
+                  start)
+
+
+def _fits(values: Sequence[int], dtype: Any) -> bool:
+    info = np.iinfo(dtype)
+    return all(info.min <= v <= info.max for v in values)
+
+
 def _normalized_starts(name: str, shape: Sequence[int], starts: Sequence[Any],
                        allow_negative_indices: bool | Sequence[bool]) -> list[Any]:
-    """Each start as an integer scalar of one index dtype; negative ones wrapped around
-    where allowed, as JAX does (static ones on the host)."""
+    """Each start as an integer scalar of one index dtype, negative ones wrapped around
+    where allowed (mirrors JAX's start-index normalisation).
+
+    Typed starts (arrays and numpy scalars) must share one dtype, as in JAX, and wrap in
+    that dtype; the primitive then clamps them into [0, dim - size] without overflow on
+    every backend. Python ints are wrapped on the host; mixed with typed starts they are
+    first clipped to [0, dim], which the clamp makes exact, so that they fit the typed
+    starts' dtype."""
     allow = ([bool(allow_negative_indices)] * len(starts)
              if isinstance(allow_negative_indices, (bool, np.bool_))
              else [bool(a) for a in allow_negative_indices])
-    kinds = []
     for i, start in enumerate(starts):
-        if isinstance(start, (bool, np.bool_)) or not (
-                isinstance(start, (int, np.integer))
-                or dtypes.is_integer(get_aval(start).dtype)):
-            raise TypeError(f"index arguments to {name} must be integers of the same type, "
-                            f"got: {np.dtype(get_aval(start).dtype).name} (start index {i} "
-                            f"is {start!r}).")
-        if np.ndim(start) != 0:
-            raise TypeError(f"start_indices arguments to {name} must be scalars, got start "
-                            f"index {i} of shape {np.shape(start)}.")
-        if not isinstance(start, (int, np.integer)):
-            kinds.append(get_aval(start).dtype)
-    dtype = _index_dtype(kinds)
-    out = []
+        _checked_start(name, i, start)
+    typed = list(dict.fromkeys(np.dtype(dtypes.canonicalize_dtype(get_aval(s).dtype))
+                               for s in starts
+                               if not isinstance(s, int) or isinstance(s, np.integer)))
+    if len(typed) > 1:
+        names = ", ".join(d.name for d in typed)
+        raise TypeError(f"index arguments to {name} must be integers of the same type, "
+                        f"got: {names}")
+    out: list[Any] = []
     for start, size, wrap in zip(starts, shape, allow):
-        if isinstance(start, (int, np.integer)):
+        if isinstance(start, int) and not isinstance(start, np.integer):
             value = int(start) + size if wrap and int(start) < 0 else int(start)
-            out.append(np.asarray(value).astype(dtype))
-            continue
-        start = convert_element_type(start, dtype)
-        if wrap and not dtypes.is_unsigned(dtype):
-            start = select(lt(start, np.zeros((), dtype)),
-                           add(start, np.asarray(size).astype(dtype)), start)
-        out.append(start)
-    return out
+            out.append(value if typed else np.asarray(value).astype(_index_dtype([])))
+        else:
+            out.append(_wrapped_typed_start(start, size, wrap))
+    if not typed:
+        return out
+    dtype = typed.pop()
+    plain = [min(max(v, 0), d) for v, d in zip(out, shape) if isinstance(v, int)]
+    if not _fits(plain, dtype):
+        dtype = _index_dtype([dtype])
+    return [np.asarray(min(max(v, 0), d)).astype(dtype) if isinstance(v, int)
+            else convert_element_type(v, dtype) for v, d in zip(out, shape)]
 
 
 def dynamic_slice(operand: Any, start_indices: Any, slice_sizes: Sequence[int], *,
@@ -345,17 +380,31 @@ def _axis(axis: int, ndim: int, name: str) -> int:
     return int(axis) % ndim if ndim else 0
 
 
+def _zero_starts(start_index: Any, ndim: int) -> list[Any]:
+    """Zero starts for the other dimensions, in the dtype of `start_index` as in JAX."""
+    if isinstance(start_index, int) and not isinstance(start_index, np.integer):
+        return [0] * ndim
+    return [np.zeros((), get_aval(start_index).dtype)] * ndim
+
+
+def _as_traced_index(index: Any) -> Any:
+    """A numpy integer scalar as a 0-d array: JAX's jitted wrappers see a traced value,
+    so its negative values wrap in its dtype instead of raising numpy's OverflowError."""
+    return np.asarray(index) if isinstance(index, np.integer) else index
+
+
 def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: int = 0, *,
                          allow_negative_indices: bool = True) -> Any:
     """`slice_size` elements from `start_index` along `axis` (mirrors
     `jax.lax.dynamic_slice_in_dim`); other dimensions are kept whole."""
     shape = np.shape(operand)
     axis = _axis(axis, len(shape), "dynamic_slice_in_dim")
-    starts: list[Any] = [0] * len(shape)
+    starts = _zero_starts(start_index, len(shape))
     sizes = list(shape)
     starts[axis], sizes[axis] = start_index, int(slice_size)
-    return dynamic_slice(operand, starts, sizes,
-                         allow_negative_indices=allow_negative_indices)
+    allow = [False] * len(shape)
+    allow[axis] = bool(allow_negative_indices)
+    return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow)
 
 
 def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0, keepdims: bool = True, *,
@@ -363,7 +412,7 @@ def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0, keepdims: bool
     """The entry `index` along `axis`, kept as a size-1 axis or squeezed away (mirrors
     `jax.lax.dynamic_index_in_dim`)."""
     axis = _axis(axis, np.ndim(operand), "dynamic_index_in_dim")
-    result = dynamic_slice_in_dim(operand, index, 1, axis,
+    result = dynamic_slice_in_dim(operand, _as_traced_index(index), 1, axis,
                                   allow_negative_indices=allow_negative_indices)
     return result if keepdims else squeeze(result, (axis,))
 
@@ -374,10 +423,11 @@ def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axi
     `jax.lax.dynamic_update_slice_in_dim`)."""
     ndim = np.ndim(operand)
     axis = _axis(axis, ndim, "dynamic_update_slice_in_dim")
-    starts: list[Any] = [0] * ndim
+    starts = _zero_starts(start_index, ndim)
     starts[axis] = start_index
-    return dynamic_update_slice(operand, update, starts,
-                                allow_negative_indices=allow_negative_indices)
+    allow = [False] * ndim
+    allow[axis] = bool(allow_negative_indices)
+    return dynamic_update_slice(operand, update, starts, allow_negative_indices=allow)
 
 
 def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int, *,
@@ -391,7 +441,7 @@ def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int
     elif np.ndim(update) != ndim:
         raise TypeError(f"dynamic_update_index_in_dim: the update of shape {np.shape(update)} "
                         f"must have the rank of the operand ({ndim}) or one less.")
-    return dynamic_update_slice_in_dim(operand, update, index, axis,
+    return dynamic_update_slice_in_dim(operand, update, _as_traced_index(index), axis,
                                        allow_negative_indices=allow_negative_indices)
 
 

@@ -273,7 +273,16 @@ def _index_dtype(entries: Sequence[Entry], shape: Sequence[int]) -> np.dtype:
 
 def _index_values(value: Any, size: int, wrap: bool, dtype: np.dtype) -> Any:
     """An integer index (array or scalar) in `dtype`, negative entries counted from the end
-    when `wrap`; concrete values are wrapped on the host."""
+    when `wrap`; concrete values are wrapped on the host.
+
+    As in JAX, a signed index counts from the end with the axis size in the index's own
+    dtype, so an axis too long for that dtype (an int8 index into 200 entries) raises
+    numpy's OverflowError rather than wrapping silently."""
+    index_dtype = np.dtype(getattr(value, "dtype", np.int64))
+    if (wrap and index_dtype.kind == "i"
+            and size > np.iinfo(dtypes.canonicalize_dtype(index_dtype)).max):
+        raise OverflowError(f"Python integer {size} out of bounds for "
+                            f"{np.dtype(dtypes.canonicalize_dtype(index_dtype)).name}")
     if not isinstance(value, Tracer):
         host = np.asarray(value).astype(np.int64)
         if wrap:

@@ -59,17 +59,31 @@ def _read_mode(fun_name: str, mode: Any) -> str:
     return mode
 
 
+def _from_end_in_dtype(indices: Any, size: int) -> Any:
+    """Negative indices plus `size`, added in the indices' own dtype as `jax.numpy.take`
+    does: `size` wraps into a narrow dtype (200 is -56 as int8), so an int8 -1 on an axis
+    of 200 stays negative (-57) and reads as out of bounds."""
+    if dtypes.is_unsigned(indices.dtype):
+        return indices
+    size_value = np.asarray(size).astype(indices.dtype)
+    return lax.select(lax.lt(indices, lax.full_like(indices, 0)),
+                      lax.add(indices, size_value), indices)
+
+
 def _gather_along(fun_name: str, a: Any, index: tuple, axis: int, mode: str,
                   fill_value: Any, **options: Any) -> Any:
     """`a[index]` where `index[axis]` holds the user's indices, with a take-style mode."""
     entries = list(index)
     user = entries[axis]
+    wrap_negative = mode != "clip"
     if mode == "wrap":
         entries[axis] = _wrapped(user, a.shape[axis])
         mode = "promise_in_bounds"
+    elif fun_name == "take" and wrap_negative:
+        entries[axis], wrap_negative = _from_end_in_dtype(user, a.shape[axis]), False
     # In clip mode a negative index clamps to 0 rather than counting from the end.
     return getitem(a, tuple(entries), mode=mode, fill_value=fill_value,
-                   wrap_negative_indices=mode != "clip", **options)
+                   wrap_negative_indices=wrap_negative, **options)
 
 
 def take(a: Any, indices: Any, axis: int | None = None, out: None = None,
@@ -137,6 +151,9 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None = -1, mode: Any = N
     check_arraylike("take_along_axis", arr, indices)
     arr, indices, axis = _along_axis_args("take_along_axis", arr, indices, axis)
     mode = _read_mode("take_along_axis", mode)
+    if np.dtype(indices.dtype).itemsize < 4:
+        # JAX widens narrow indices first: an int8 -1 on an axis of 200 reads entry 199.
+        indices = lax.convert_element_type(indices, np.int32)
     arr, index = _along_axis_index("take_along_axis", arr, indices, axis)
     if wrap_negative_indices is False:
         return getitem(arr, index, mode=mode, fill_value=fill_value,
