@@ -181,6 +181,19 @@ def default_complex_dtype() -> np.dtype:
     return canonicalize_dtype(_c8)
 
 
+def check_user_dtype_supported(dtype: DTypeLike, fun_name: str | None = None) -> np.dtype:
+    """The numpy dtype of `dtype`, or JAX's ValueError (None) / TypeError (a dtype arrays
+    cannot hold: object, str, datetime, void); mirrors ``jax.dtypes.check_user_dtype_supported``."""
+    if dtype is None:
+        raise ValueError("dtype must be specified.")
+    dt = _to_np_dtype(dtype)
+    if not _is_array_dtype(dt):
+        where = f" in {fun_name}" if fun_name else ""
+        raise TypeError("JAX only supports number, bool, and string dtypes, "
+                        f"got dtype {dtype}{where}")
+    return dt
+
+
 def check_and_canonicalize_user_dtype(dtype: DTypeLike, fun_name: str | None = None
                                       ) -> np.dtype:
     """Canonicalizes a dtype a user asked for, warning when x64 being off narrows it.
@@ -188,12 +201,7 @@ def check_and_canonicalize_user_dtype(dtype: DTypeLike, fun_name: str | None = N
     Mirrors ``jax._src.dtypes.check_and_canonicalize_user_dtype``. Python types never warn,
     since asking for ``float`` means "the default float", not float64.
     """
-    if dtype is None:
-        raise ValueError("dtype must be specified.")
-    dt = _to_np_dtype(dtype)
-    if not _is_array_dtype(dt):
-        where = f" in {fun_name}" if fun_name else ""
-        raise TypeError(f"jaxlite supports only bool and numeric dtypes, got {dt}{where}")
+    dt = check_user_dtype_supported(dtype, fun_name)
     out = canonicalize_dtype(dt)
     if out != dt and not (isinstance(dtype, type) and dtype in _PYTHON_TYPE_DTYPE):
         where = f" in {fun_name}" if fun_name else ""

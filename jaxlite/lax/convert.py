@@ -101,7 +101,9 @@ def convert_element_type(operand: Any, new_dtype: Any) -> Any:
     """Convert `operand` to `new_dtype` (mirrors `jax.lax.convert_element_type`).
 
     64-bit dtypes become 32-bit unless `jax_enable_x64` is on; the result is not weakly typed.
+    A dtype arrays cannot hold (object, str, ...) raises JAX's TypeError.
     """
+    dtypes.check_user_dtype_supported(new_dtype, "convert_element_type")
     return _convert_element_type(operand, new_dtype, weak_type=False)
 
 

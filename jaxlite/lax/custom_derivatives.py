@@ -208,6 +208,7 @@ class custom_jvp:
                     "Custom JVP rule must produce primal and tangent outputs with the same "
                     f"container (pytree) structure as the function's output {out_trees[0]}; "
                     f"got primal output {out_tree} and tangent output {t_tree}.")
+            _check_tangent_types(out_leaves, t_leaves)
             convert = _to_internal_zero if symbolic else _instantiate
             return out_leaves, [convert(x) for x in t_leaves]
 
@@ -218,6 +219,27 @@ class custom_jvp:
                                       num_consts=len(consts), symbolic_zeros=symbolic,
                                       name=self.__name__)
         return tree_unflatten(out_trees[0], outs)
+
+
+def _check_tangent_types(primals: Sequence[Any], tangents: Sequence[Any]) -> None:
+    """JAX's TypeError when a custom JVP rule's tangent has another shape or dtype than the
+    tangent type of its primal output (a float0 tangent space accepts any zeros)."""
+    for p, t in zip(primals, tangents):
+        if t is None or isinstance(t, Zero) or not hasattr(t, "dtype"):
+            continue
+        want, got = tangent_aval(get_aval(p)), get_aval(t)
+        if str(want.dtype) == "float0":
+            continue
+        if tuple(want.shape) != tuple(got.shape) or want.dtype != got.dtype:
+            raise TypeError(
+                "Custom JVP rule must produce primal and tangent outputs with corresponding "
+                f"shapes and dtypes. Expected {_type_name(want)} (tangent type of "
+                f"{_type_name(get_aval(p))}) but got {_type_name(got)}.")
+
+
+def _type_name(aval: Any) -> str:
+    """JAX's spelling of an array type in messages: float32[3,4]."""
+    return f"{aval.dtype}[{','.join(map(str, aval.shape))}]"
 
 
 class custom_vjp:

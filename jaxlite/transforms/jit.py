@@ -338,6 +338,7 @@ def _static_positions(fun: Callable[..., Any], static_argnums: Any,
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
                                                        p.POSITIONAL_OR_KEYWORD)]
     fixed_arity = not any(p.kind == p.VAR_POSITIONAL for p in params)
+    _check_argnums_in_range(nums, len(positional), fixed_arity, "static_argnums")
     takes_any_keyword = any(p.kind == p.VAR_KEYWORD for p in params)
     known = {p.name for p in params if p.kind != p.POSITIONAL_ONLY}
     invalid = set(names) - known
@@ -380,7 +381,8 @@ def jit(fun: Callable[..., Any] | None = None, /, *, in_shardings: Any = None,
     `.lower(*args)` the `Lowered` HLO, and `.lower(*args).compile()` the `Compiled` program.
 
     Differences from JAX: a donated Array whose memory something else holds (a numpy
-    view, another Array, the same Array passed twice) is copied for the call, not refused.
+    view, another Array) is copied for the call, not refused; the same Array given to a
+    donated and another parameter raises JAX's `JaxRuntimeError`, as in JAX.
     `keep_unused` and `inline` are accepted and ignored.
     """
     if fun is None:
@@ -420,6 +422,17 @@ def _donate_positions(fun: Callable[..., Any], donate_argnums: Any,
         return nums, names
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
                                                        p.POSITIONAL_OR_KEYWORD)]
+    _check_argnums_in_range(nums, len(positional),
+                            not any(p.kind == p.VAR_POSITIONAL for p in params),
+                            "donate_argnums")
     all_nums = set(nums) | {positional.index(n) for n in names if n in positional}
     all_names = set(names) | {positional[n] for n in nums if 0 <= n < len(positional)}
     return tuple(sorted(all_nums)), tuple(sorted(all_names))
+
+
+def _check_argnums_in_range(nums: tuple[int, ...], num_positional: int, fixed_arity: bool,
+                            label: str) -> None:
+    """JAX's ValueError, raised by `jit` itself, for an argnum beyond a fixed arity."""
+    if fixed_arity and any(not -num_positional <= n < num_positional for n in nums):
+        raise ValueError(f"Jitted function has {label}={nums}, but only accepts "
+                         f"{num_positional} positional arguments.")

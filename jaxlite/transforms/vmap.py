@@ -158,6 +158,9 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name
 def _out_dims(out_axes: Any, out_tree: PyTreeDef, ndims: list[int]) -> list[int | None]:
     example = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
     dims = _axes_per_leaf(out_axes, example, "out_axes")
+    for d, ndim in zip(dims, ndims):
+        if d is not None and not -(ndim + 1) <= d <= ndim:
+            raise ValueError(f"axis {d} is out of bounds for array of dimension {ndim + 1}")
     return [None if d is None else int(d) % (ndim + 1) for d, ndim in zip(dims, ndims)]
 
 
