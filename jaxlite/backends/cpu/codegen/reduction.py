@@ -8,6 +8,17 @@ the combiner's identity, folded together and across lanes at the end, and combin
 initial value once. A combiner without a known identity (a variadic argmax, a custom
 computation) is applied sequentially from the initial value, which is always exact.
 
+Float sums are blocked so that no accumulator takes more than a few hundred additions
+(`blocked_nest`): the loops over the reduced dimensions are cut into chunks, and at the end
+of each chunk the accumulators inside it are added into the chunk's own accumulator and
+reset, one level per chunk size (XLA's CPU backend splits long reductions into a tree for the
+same reason). A lane's hot accumulator takes at most `_HOT_FAN_IN` additions between folds
+and each outer accumulator at most `_FAN_IN`; with L = ceil(log_16(n)) levels a float sum of
+n terms is off by at most about (256 + 16 L) eps sum(|x|) (eps of the accumulation type:
+float32 for float16/bfloat16, which the lowering widens), and by about sqrt of that for
+rounding errors of random sign, instead of n eps for one sequential accumulator (which stalls
+at 2**24 per lane in float32).
+
 When the kept index itself runs across vector lanes (a column reduction: the reduced
 dimensions are not the minor ones), each lane accumulates its own column, one element per
 step of scalar loops over the reduced dimensions.
@@ -21,6 +32,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from jaxlite.backends.cpu.codegen.blocked_loops import blocked_nest, chunk_steps
 from jaxlite.backends.cpu.codegen.complex_values import Cx, is_complex, part_dtype
 from jaxlite.backends.cpu.codegen.elemental import Elemental, Value
 from jaxlite.backends.cpu.codegen.indexing import Lin, Multi, Var, memory_order
@@ -37,6 +49,8 @@ _O = Opcode
 _PRED = np.dtype(np.bool_)
 _UNROLL = 4
 _MAX_LANES = 16
+_HOT_FAN_IN = 256  # additions per lane into a hot accumulator between folds
+_FAN_IN = 16  # additions per lane into an outer (chunk) accumulator between folds
 
 
 def apply_computation(em: Elemental, comp: HloComputation, args: Sequence[Val]) -> list[Val]:
@@ -190,7 +204,16 @@ def reduce_pass(em: Elemental, reduces: Sequence[HloInstruction], kept: dict[int
                 _store(e, slot, v, e.width)
 
     extents = shape.dims
-    loop_nest(em.fb, ems, list(order), extents, width, unroll, body)
+    hot = [[(width, copies), (1, [scalar])] if copies else [(1, [scalar])]
+           for copies, scalar in zip(vector_slots, scalar_slots)]
+    steps = _blocking(plans, [extents[d] for d in order], width, unroll)
+    if steps is None:
+        loop_nest(em.fb, ems, list(order), extents, width, unroll, body)
+    else:
+        chunk = _chunk_levels(one, plans, hot, steps)
+        blocked_nest(ems, order, extents, steps, width, unroll, body,
+                     lambda level: _fold_level(one, plans, hot, chunk, level))
+        _fold_all(one, plans, hot, chunk)
     results = []
     for k, (r, n, dtypes, identity, inits) in enumerate(plans):
         comp = r.called[0]
@@ -209,38 +232,108 @@ def reduce_pass(em: Elemental, reduces: Sequence[HloInstruction], kept: dict[int
 
 def _column_pass(em: Elemental, reduces: Sequence[HloInstruction], kept: dict[int, Lin],
                  order: Sequence[int]) -> list[list[Val]]:
-    """Each lane reduces its own column: scalar loops over the reduced dimensions."""
-    fb, width = em.fb, em.width
+    """Each lane reduces its own column: scalar loops over the reduced dimensions (cut into
+    chunks for float sums, see the module docstring)."""
+    width = em.width
     shape = reduces[0].operands[0].shape
     plans = []
     for r in reduces:
         n = len(r.operands) // 2
         dtypes = [o.shape.dtype for o in r.operands[:n]]
+        identity = combiner_identity(r.called[0], dtypes[0]) if n == 1 else None
         inits = [em.value(i, Multi(())) for i in r.operands[n:]]
         slots = [_slot(em, d, width) for d in dtypes]
         for slot, v in zip(slots, inits):
             _store(em, slot, v, width)
-        plans.append((r, n, dtypes, slots))
-    parts = dict(kept)
+        plans.append((r, n, dtypes, identity, slots))
 
-    def level(position: int) -> None:
-        if position == len(order):
-            index = Multi(tuple(parts[d] for d in range(shape.rank)))
-            for r, n, dtypes, slots in plans:
-                values = [em.value(o, index) for o in r.operands[:n]]
-                accs = [_load(em, s, d, width) for s, d in zip(slots, dtypes)]
-                for slot, v in zip(slots, apply_computation(em, r.called[0], accs + values)):
-                    _store(em, slot, v, width)
-            return
-        d = order[position]
-        with fb.loop("0", str(shape.dims[d]), 1, f"r{d}_") as i:
-            parts[d] = Lin.of(Var(i, "scalar", 0, shape.dims[d]))
-            em.push()
-            level(position + 1)
-            em.pop()
-    level(0)
+    def body(e: Elemental, parts: dict[int, Lin], copy: int) -> None:
+        merged = {**kept, **parts}
+        index = Multi(tuple(merged[d] for d in range(shape.rank)))
+        for r, n, dtypes, _, slots in plans:
+            values = [e.value(o, index) for o in r.operands[:n]]
+            accs = [_load(e, s, d, width) for s, d in zip(slots, dtypes)]
+            for slot, v in zip(slots, apply_computation(e, r.called[0], accs + values)):
+                _store(e, slot, v, width)
+
+    ems = Emitters(em)
+    extents = shape.dims
+    steps = _blocking(plans, [extents[d] for d in order], 1, 1)
+    hot = [[(width, [p[4]])] for p in plans]
+    chunk = _chunk_levels(em, plans, hot, steps or [])
+    blocked_nest(ems, order, extents, steps or [[] for _ in order], 1, 1, body,
+                 lambda level: _fold_level(em, plans, hot, chunk, level), vector_inner=False,
+                 body_width=width)
+    _fold_all(em, plans, hot, chunk)
     return [[_load(em, s, d, width) for s, d in zip(slots, dtypes)]
-            for _, _, dtypes, slots in plans]
+            for _, _, dtypes, _, slots in plans]
+
+
+# --------------------------------------------------------------- blocked float sums
+
+# Per reduce, its accumulators: groups of (lane count, copies), a copy being one slot per
+# operand. The hot level has the loop's copies; each chunk level one copy per group.
+Groups = list[tuple[int, list[list[Slot]]]]
+
+
+def _blocking(plans: Sequence[tuple], loop_extents: Sequence[int], width: int,
+              unroll: int) -> list[list[int]] | None:
+    """The chunk steps of the reduced loops when some reduce is a float sum (None when no
+    reduce needs them or one has no identity to restart an accumulator from)."""
+    sums = [p for p in plans if p[3] is not None and p[0].called[0].root.opcode is _O.ADD
+            and (is_float(p[2][0]) or is_complex(p[2][0]))]
+    if not sums or any(p[3] is None for p in plans):
+        return None
+    steps = chunk_steps(loop_extents, width, unroll, _HOT_FAN_IN, _FAN_IN)
+    return steps if any(steps) else None
+
+
+def _chunk_levels(em: Elemental, plans: Sequence[tuple], hot: Sequence[Groups],
+                  steps: Sequence[Sequence[int]]) -> list[list[Groups]]:
+    """Per cut (innermost first), per reduce, accumulators shaped like the hot ones (one
+    copy per group), started at the identity."""
+    levels = []
+    for _ in range(sum(len(s) for s in steps)):
+        level = []
+        for (r, n, dtypes, identity, *_), groups in zip(plans, hot):
+            made: Groups = []
+            for lanes, _copies in groups:
+                slots = [_slot(em, d, lanes) for d in dtypes]
+                for slot in slots:
+                    _store(em, slot, _const(em, identity, dtypes[0]), lanes)
+                made.append((lanes, [slots]))
+            level.append(made)
+        levels.append(level)
+    return levels
+
+
+def _fold_level(em: Elemental, plans: Sequence[tuple], hot: Sequence[Groups],
+                chunk: list[list[Groups]], level: int) -> None:
+    """Add the accumulators of the level inside cut `level` (the hot ones inside the first
+    cut) into the cut's own, restarting them."""
+    inner = chunk[level - 1] if level > 0 else hot
+    for k, (r, n, dtypes, identity, *_) in enumerate(plans):
+        _fold_into(em, r.called[0], dtypes[0], identity, inner[k], chunk[level][k])
+
+
+def _fold_all(em: Elemental, plans: Sequence[tuple], hot: Sequence[Groups],
+              chunk: list[list[Groups]]) -> None:
+    """Add every cut level's accumulators into the hot ones, after the loops."""
+    for level in chunk:
+        for k, (r, n, dtypes, identity, *_) in enumerate(plans):
+            _fold_into(em, r.called[0], dtypes[0], identity, level[k], hot[k])
+
+
+def _fold_into(em: Elemental, comp: HloComputation, dtype: np.dtype, identity: Any,
+               source: Groups, target: Groups) -> None:
+    """target's first copy += every copy of source (group by group, same lane counts);
+    source restarts at the identity."""
+    for (lanes, copies), (_, (into, *_)) in zip(source, target):
+        total = _load(em, into[0], dtype, lanes)
+        for copy in copies:
+            total = apply_computation(em, comp, [total, _load(em, copy[0], dtype, lanes)])[0]
+            _store(em, copy[0], _const(em, identity, dtype), lanes)
+        _store(em, into[0], total, lanes)
 
 
 # ------------------------------------------------------------------- inner loops
