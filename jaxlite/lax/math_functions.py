@@ -30,7 +30,7 @@ from jaxlite.lax.arithmetic import (_const, add, complex_abs, conj, div, element
 from jaxlite.lax.comparisons import eq, ge
 from jaxlite.lax.convert import convert_element_type
 from jaxlite.lax.selection import select
-from jaxlite.xla.cpu_f32_kernels import for_float32, log1p_f32, log_f32
+from jaxlite.xla.cpu_f32_kernels import for_float32, log1p_f32, log_f32, tanh_f32
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 
@@ -385,12 +385,8 @@ def _one_minus(x: Any) -> Any:
 
 
 def _tanh_reference(x: np.ndarray) -> np.ndarray:
-    y = np.tanh(x)
-    if x.dtype.kind == "f" and x.dtype.itemsize <= 4:
-        # XLA's float32 tanh is exactly +-1 from |x| = 9 on; numpy's stops at 1 - 2**-24
-        # up to ~9.7, so 1 + tanh(-9.5) would not be 0 as in JAX.
-        y = np.where(np.abs(x) >= 9, np.copysign(np.ones((), x.dtype), x), y)
-    return y
+    # float32 and narrower saturate at |x| = 9 as XLA's kernel (see `tanh_f32`).
+    return tanh_f32(x) if x.dtype.kind == "f" and x.dtype.itemsize <= 4 else np.tanh(x)
 
 
 tanh_p = elementwise("tanh", _tanh_reference, kinds=INEXACT, hlo_opcode=Opcode.TANH)

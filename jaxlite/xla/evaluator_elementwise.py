@@ -24,7 +24,7 @@ import numpy as np
 from jaxlite.core import dtypes
 from jaxlite.xla import evaluator_special as special
 from jaxlite.xla.cpu_f32_kernels import (erf_f32, erf_inv_f32, for_float32, log1p_f32,
-                                         log_f32)
+                                         log_f32, tanh_f32)
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 
@@ -310,7 +310,7 @@ _UNARY: dict[Opcode, Callable[[np.ndarray], np.ndarray]] = {
     **{op: _in_f32(fn) for op, fn in {
         _O.ABS: _abs, _O.SIGN: _sign, _O.CEIL: np.ceil, _O.FLOOR: np.floor,
         _O.ROUND_AFZ: _round_afz, _O.CBRT: np.cbrt, _O.COS: np.cos, _O.SIN: np.sin,
-        _O.TAN: np.tan, _O.TANH: np.tanh, _O.EXP: np.exp, _O.EXPM1: np.expm1,
+        _O.TAN: np.tan, _O.TANH: for_float32(tanh_f32, np.tanh), _O.EXP: np.exp, _O.EXPM1: np.expm1,
         _O.LOG: for_float32(log_f32, np.log), _O.LOG1P: for_float32(log1p_f32, np.log1p),
         _O.LOGISTIC: _logistic, _O.SQRT: np.sqrt,
         _O.RSQRT: lambda x: np.reciprocal(np.sqrt(x)), _O.ACOS: np.arccos,

@@ -4,7 +4,7 @@ The expected values are JAX 0.10.2's, recorded under jit on CPU by
 `record_extreme_values.py` (/tmp/jaxvenv/bin/python tests/backends/cpu/record_extreme_values.py)
 into tests/data/extreme_values.json. A special value of JAX's (NaN, +-inf, +-0 with its sign,
 +-1) must be matched exactly; any other within 2 ulp. Checked under jit (the CPU backend's
-vector math library) and eagerly.
+vector math library), under jit on the interpreter backend (the HLO evaluator) and eagerly.
 
 Two documented differences are accepted, each narrowly:
 - XLA's CPU code flushes subnormal results and intermediates to zero (FTZ); jaxlite keeps
@@ -114,10 +114,12 @@ def x64(dtype):
 def _run(f, args, mode):
     if mode == "jit":
         return np.asarray(jaxlite.jit(f)(*args))
+    if mode == "jit_interpreter":
+        return np.asarray(jaxlite.jit(f, backend="interpreter")(*args))
     return np.asarray(f(*args))
 
 
-@pytest.mark.parametrize("mode", ["jit", "eager"])
+@pytest.mark.parametrize("mode", ["jit", "jit_interpreter", "eager"])
 @pytest.mark.parametrize("dtype,name", UNARY)
 def test_unary_extreme_values(dtype, name, mode, x64):
     f = dict(unary_cases(jaxlite))[name]
@@ -129,7 +131,7 @@ def test_unary_extreme_values(dtype, name, mode, x64):
     assert not bad, _report(name, [np.asarray(x)], got, want, bad)
 
 
-@pytest.mark.parametrize("mode", ["jit", "eager"])
+@pytest.mark.parametrize("mode", ["jit", "jit_interpreter", "eager"])
 @pytest.mark.parametrize("dtype,name", BINARY)
 def test_binary_extreme_values(dtype, name, mode, x64):
     f = dict(binary_cases(jaxlite))[name]
