@@ -14,7 +14,8 @@ import pytest
 import jaxlite
 import jaxlite.numpy as jnp
 
-MODES = {"eager": lambda f: f, "jit": jaxlite.jit}
+MODES = {"eager": lambda f: f, "jit": jaxlite.jit,
+         "jit_interpreter": lambda f: jaxlite.jit(f, backend="interpreter")}
 BAD = [np.full((2, 2), np.nan), np.array([[1.0, np.nan], [0.0, 2.0]]), np.full((3, 3), np.inf)]
 
 
