@@ -5,7 +5,9 @@ Reductions fold with the `to_apply` computation pairwise over the reduced elemen
 log2(n) vectorized steps, so any computation, variadic ones included, costs a few numpy calls
 per level); a `to_apply` that is one binary opcode of its parameters skips the interpreter
 and calls that opcode's kernel. The order of combination is unspecified in XLA; a tree is
-also what keeps float sums accurate. sort is a stable merge sort whose comparisons are
+also what keeps float sums accurate: a float sum of n terms is off by at most about
+log2(n) eps sum(|x|), and a float16/bfloat16 sum or product is computed in float32 and
+rounded once (jaxlite's lowering widens them already; this covers HLO from elsewhere). sort is a stable merge sort whose comparisons are
 vectorized over all rows and elements (binary search of each element's rank in the other
 run). dot and convolution accumulate integers in 64 bits (wrapping to the result type, as
 XLA's integer arithmetic does) and float16/bfloat16 in float32.
@@ -50,10 +52,13 @@ def _combiner(comp: HloComputation, apply: Apply) -> Combine:
 
 
 def fold_last_axis(values: list[np.ndarray], inits: list[np.ndarray], comp: HloComputation,
-                   apply: Apply) -> list[np.ndarray]:
-    """Combine the elements along the last axis of each of `values` with `comp`, starting
-    from `inits`: a pairwise tree, then the initial values."""
-    combine = _combiner(comp, apply)
+                   apply: Apply, kernel: Callable[..., Any] | None = None
+                   ) -> list[np.ndarray]:
+    """Combine the elements along the last axis of each of `values` with `comp` (or with
+    the binary `kernel` of the one value, when given), starting from `inits`: a pairwise
+    tree, then the initial values."""
+    combine = _combiner(comp, apply) if kernel is None else (
+        lambda acc, x: [np.asarray(kernel(acc[0], x[0]))])
     n = values[0].shape[-1]
     shape = values[0].shape[:-1]
     while n > 1:
@@ -81,7 +86,17 @@ def _reduce(inst: HloInstruction, ops: list[Any], apply: Apply) -> Any:
     shape = tuple(ops[0].shape[d] for d in kept)
     size = int(np.prod([ops[0].shape[d] for d in dims], dtype=np.int64))
     moved = [np.transpose(x, kept + dims).reshape(shape + (size,)) for x in ops[:n]]
+    dtype = ops[0].dtype
+    if n == 1 and dtype in _NARROW and binary_combiner(inst.called[0]) in (_O.ADD,
+                                                                          _O.MULTIPLY):
+        kernel = binary_kernel(binary_combiner(inst.called[0]))
+        wide = fold_last_axis([moved[0].astype(np.float32)], [ops[1].astype(np.float32)],
+                              inst.called[0], apply, kernel)
+        return wide[0].astype(dtype)
     return _single(fold_last_axis(moved, ops[n:], inst.called[0], apply))
+
+
+_NARROW = (np.dtype(np.float16), np.dtype(dtypes.bfloat16))
 
 
 def _context(inst: HloInstruction) -> RuleContext:

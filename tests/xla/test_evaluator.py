@@ -451,6 +451,16 @@ def test_reduce_bf16_rounds_each_step():
     assert total.dtype == BF16 and float(total) == 600.0
 
 
+def test_reduce_16_bit_floats_accumulates_in_float32():
+    # JAX 0.10.2 (XLA's CPU compiler sums in float32), recorded with
+    # float(jnp.sum(((np.arange(4096) % 10 + 1) * 0.01).astype(jnp.bfloat16))): 225.0, and
+    # 225.125 in float16. A pairwise tree in bfloat16 gives 226.0.
+    for dtype, expected in ((BF16, 225.0), (np.dtype(np.float16), 225.125)):
+        x = ((np.arange(4096) % 10 + 1) * 0.01).astype(dtype)
+        total = run(reduce_comp((4096,), dtype, (0,), binary(O.ADD, dtype), 0), x)
+        assert total.dtype == dtype and float(total) == expected
+
+
 def naive_reduce_window(x, init, op, window: Window):
     padded = np.pad(x, list(zip(window.pad_low, window.pad_high)), constant_values=init)
     out_shape = [(p - s) // st + 1 for p, s, st in zip(padded.shape, window.size,

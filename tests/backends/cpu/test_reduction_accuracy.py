@@ -35,6 +35,8 @@ JAX_BF16_4096_TENTHS = 410.0
 JAX_F16_4096_TENTHS = 409.5
 JAX_F16_70000_HUNDREDTHS = 700.0
 JAX_BF16_MEAN_100000_TENTHS = 0.10009765625
+JAX_BF16_PATTERN_SUM = 225.0  # jnp.sum(((np.arange(4096) % 10 + 1) * 0.01).astype(bf16))
+JAX_F16_PATTERN_SUM = 225.125  # the same in float16
 JAX_ONES = {10**9: 1e9, 3 * 10**9 + 7: 3e9, 10**10: 1e10, 10**11: 99999997952.0}
 
 MODES = {
@@ -66,6 +68,15 @@ def test_low_precision_sums_accumulate_in_float32(mode, dtype, n, value, expecte
     out = MODES[mode](jnp.sum)(x)
     assert out.dtype == dtype
     assert float(out) == expected
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype, expected", [
+    (jnp.bfloat16, JAX_BF16_PATTERN_SUM), (jnp.float16, JAX_F16_PATTERN_SUM)])
+def test_low_precision_sums_of_unequal_terms(mode, dtype, expected):
+    # Equal terms keep a 16-bit pairwise tree exact; these do not (bfloat16 tree: 226.0).
+    x = ((np.arange(4096) % 10 + 1) * 0.01).astype(dtype)
+    assert float(MODES[mode](jnp.sum)(x)) == expected
 
 
 @pytest.mark.parametrize("mode", MODES)
