@@ -10,6 +10,7 @@ keys (raw ones are wrapped as threefry2x32 keys, JAX's default implementation).
 """
 from __future__ import annotations
 
+import operator
 import warnings
 from typing import Any, Sequence
 
@@ -146,8 +147,20 @@ def _dimension(value: Any) -> int:
 def split_key(key: Any, num: int | Sequence[int] = 2) -> Any:
     """New typed keys of shape `num` from one typed key."""
     impl = key.dtype.impl
-    shape = tuple(int(n) for n in num) if isinstance(num, Sequence) else (int(num),)
-    return random_wrap(impl.split(random_unwrap(key), shape), impl=impl)
+    return random_wrap(impl.split(random_unwrap(key), _split_shape(num)), impl=impl)
+
+
+def _split_shape(num: Any) -> tuple[int, ...]:
+    """`split`'s `num` as a shape: integers only (JAX reads them with `operator.index`),
+    none negative (JAX's compiler refuses the key array's "invalid tensor dimension
+    size"; there is no MLIRError here, so a ValueError)."""
+    shape = tuple(num) if isinstance(num, Sequence) else (num,)
+    shape = tuple(operator.index(n) for n in shape)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"invalid tensor dimension size: random.split was asked for "
+                         f"num={num!r} keys; the number of keys (or each entry of a shape "
+                         f"of them) must be a nonnegative integer.")
+    return shape
 
 
 def split_keys(key: Any, num: int = 2) -> list[Any]:

@@ -27,6 +27,7 @@ import numpy as np
 
 from jaxlite import monitoring
 from jaxlite.runtime import compiler
+from jaxlite.runtime.allocation import INT64_MAX, allocation_error, out_of_memory
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.backends.base import Buffer, Client, CompileOptions, Executable, HostExecutable
 from jaxlite.backends.registry import get_backend
@@ -36,7 +37,6 @@ from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import ClosedJaxpr, eval_jaxpr
 from jaxlite.core.primitive import check_extended_operands
 from jaxlite.core.trace import EVAL_HOOKS
-from jaxlite.errors import JaxRuntimeError
 from jaxlite.interpreters.lowering import LoweredModule, lower_jaxpr
 from jaxlite.lax.higher_order import jit_p
 from jaxlite.xla.ir import HloModule
@@ -50,6 +50,10 @@ def to_numpy(value: Any, aval: ShapedArray) -> np.ndarray:
     if dtypes.is_extended(aval.dtype):
         # Typed keys reach only higher-order primitives, whose jaxprs take them as keys.
         return aval.dtype.from_physical(aval.dtype.to_physical(value))
+    if type(value) is int and aval.dtype.kind in "iu" and not (
+            np.iinfo(aval.dtype).min <= value <= np.iinfo(aval.dtype).max):
+        # JAX's words, not numpy's "too large to convert to C long" / "out of bounds".
+        raise OverflowError(f"Python int {value} too large to convert to {aval.dtype.name}")
     # A copy, so that an output which is a view of a user's numpy array stays immutable.
     return np.array(value, dtype=aval.dtype)
 
@@ -72,6 +76,9 @@ def apply_primitive(primitive: Any, args: Sequence[Any], params: dict[str, Any])
     in_avals = [get_aval(a) for a in args]
     check_extended_operands(primitive, in_avals)
     out_avals = primitive.abstract_eval(*in_avals, **params)
+    too_large = allocation_error(out_avals if primitive.multiple_results else [out_avals])
+    if too_large is not None:
+        raise too_large
     np_args = [to_numpy(a, aval) for a, aval in zip(args, in_avals)]
     with np.errstate(all="ignore"):
         outs = primitive.reference(*np_args, **params)
@@ -181,11 +188,18 @@ class CompiledCall:
         return outs
 
     def _call(self, args: Sequence[Any]) -> list[ArrayImpl]:
+        too_large = allocation_error(self.out_avals)
+        if too_large is not None:
+            raise too_large
+        try:
+            return self._run(args)
+        except MemoryError as e:  # a temporary the compiled code needed
+            raise out_of_memory(None, f"a buffer of the compiled call: {e}") from e
+
+    def _run(self, args: Sequence[Any]) -> list[ArrayImpl]:
         if len(args) != len(self.in_avals):
             raise TypeError(f"{self.executable!r} takes {len(self.in_avals)} arguments, got "
                             f"{len(args)}.")
-        if self.donated:
-            _check_donated_reuse(args, self.donated)
         if not self._host:
             return self._call_buffers(args)
         values = self._const_arrays + [
@@ -225,29 +239,6 @@ class CompiledCall:
             if type(args[i]) is ArrayImpl:
                 args[i].delete()
         return [_array_of(out.to_numpy(), aval) for out, aval in zip(outs, self.out_avals)]
-
-
-def _check_donated_reuse(args: Sequence[Any], donated: Sequence[int]) -> None:
-    """JAX's JaxRuntimeError when one Array is given to a donated parameter and to another
-    parameter of the same call (its buffer cannot be both given up and read); the call
-    runs nothing and deletes nothing."""
-    first_use: dict[int, int] = {}
-    for i, arg in enumerate(args):
-        if type(arg) is not ArrayImpl:
-            continue
-        first = first_use.setdefault(id(arg), i)
-        if first == i:
-            continue
-        if first in donated:
-            what, toy = "use a buffer that was previously donated in", "f(donate(a), a)"
-        elif i in donated:
-            what, toy = "donate a buffer which is also used by", "f(a, donate(a))"
-        else:
-            continue
-        raise JaxRuntimeError(
-            f"INVALID_ARGUMENT: Attempt to {what} the same call to Execute() (flattened "
-            f"argument {i}, replica 0, partition 0, first use: {first}). Toy example for "
-            f"this bug: `{toy}`. See https://docs.jax.dev/en/latest/faq.html#buffer-donation.")
 
 
 def _device_value(value: Any, aval: ShapedArray) -> np.ndarray:
@@ -318,6 +309,10 @@ def compile_lowered(lowered: LoweredModule, closed: ClosedJaxpr, name: str, clie
     "jaxlite"; level WARNING under `jax_log_compiles`, else DEBUG) with the function's name,
     backend and time.
     """
+    # Results whose byte size overflows int64 can never exist (JAX's XLA aborts there).
+    too_large = allocation_error(closed.out_avals, limit=INT64_MAX)
+    if too_large is not None:
+        raise too_large
     num_consts = len(lowered.const_args)
     usable = usable_donations(closed.in_avals, closed.out_avals, donated_invars)
     if len(usable) < len(set(donated_invars)):

@@ -1,7 +1,8 @@
 """Cases run on JAX 0.10.2 (recorded by record_robustness_indexing.py) and on jaxlite
 (test_robustness_indexing.py): start indices and array indices of narrow integer dtypes
 (int8, uint8, int16, uint16, uint32), whose negative values JAX counts from the end in
-the index's own dtype, and whose starts XLA clamps into [0, dim - size].
+the index's own dtype, and whose starts XLA clamps into [0, dim - size]; and arrays that
+cannot exist (JAX's RESOURCE_EXHAUSTED) or Python ints too large for int32.
 
 `run_all(api)` takes a namespace with `jax`, `jnp` and `lax` and returns
 {case: ["ok", nested list] or ["error", exception type name, message]}.
@@ -113,5 +114,34 @@ def array_index_cases(api):
     return out
 
 
+def creation_cases(api):
+    """Arrays that cannot exist, and Python ints too large for any array (issue 11's
+    sections 1 and 4). Shapes whose byte count overflows int64 abort JAX's process, so
+    they are tested literally in test_robustness_indexing.py instead."""
+    jax, jnp, lax = api.jax, api.jnp, api.lax
+    huge = (10**6, 10**6)
+    out = {
+        "zeros huge": _call(lambda: jnp.zeros(huge)),
+        "ones huge": _call(lambda: jnp.ones(huge)),
+        "full huge": _call(lambda: jnp.full(huge, 3.0)),
+        "empty huge": _call(lambda: jnp.empty(huge)),
+        "broadcast_to huge": _call(lambda: jnp.broadcast_to(1.0, huge)),
+        "zeros_like huge": _call(lambda: jnp.zeros_like(jax.ShapeDtypeStruct(huge, jnp.float32))),
+        "lax.full huge": _call(lambda: lax.full(huge, 0.0)),
+        "jit zeros huge": _call(lambda: jax.jit(lambda: jnp.zeros(huge))()),
+        "jit zeros huge sum": _call(lambda: jax.jit(lambda: jnp.zeros(huge).sum())()),
+        "eval_shape zeros huge": _call(lambda: jax.eval_shape(lambda: jnp.zeros(huge)).shape),
+        "zeros small": _call(lambda: jnp.zeros((2, 3)) + 1),
+        "split 2.5": _call(lambda: jax.random.split(jax.random.key(0), 2.5)),
+        "split 0": _call(lambda: jax.random.key_data(jax.random.split(jax.random.key(0), 0))),
+    }
+    for value in (2**70, -2**70, 2**40, 2**31):
+        out[f"array {value}"] = _call(lambda: jnp.array(value))
+        out[f"asarray {value}"] = _call(lambda: jnp.asarray(value))
+    out["array 2**31 - 1"] = _call(lambda: jnp.array(2**31 - 1))
+    out["array -2**31"] = _call(lambda: jnp.array(-2**31))
+    return out
+
+
 def run_all(api):
-    return {**dynamic_slice_cases(api), **array_index_cases(api)}
+    return {**dynamic_slice_cases(api), **array_index_cases(api), **creation_cases(api)}

@@ -54,3 +54,43 @@ def test_agrees_with_jax(ours, case):
         assert key_phrase in got[2], (case, got, want)
     else:
         assert got[0] == "ok" and _same_values(got[1], want[1]), (case, got, want)
+
+
+# Shapes whose byte count overflows int64: JAX 0.10.2's XLA aborts the whole process
+# ("overflow in static extent product: dimensions=[1099511627776, 1099511627776]"), so
+# there is nothing to record; jaxlite raises that phrase as a JaxRuntimeError at once,
+# eagerly and when compiling, while eval_shape still gives the shape as JAX's does.
+@pytest.mark.parametrize("make", [
+    lambda: jnp.zeros((2**40, 2**40)),
+    lambda: jnp.ones((2**62,)),
+    lambda: jnp.broadcast_to(1.0, (2**40, 2**40)),
+    lambda: jax.jit(lambda: jnp.zeros((2**40, 2**40)))(),
+])
+def test_sizes_beyond_int64_say_so(make):
+    with pytest.raises(jax.errors.JaxRuntimeError,
+                       match=r"overflow in static extent product: dimensions=\["):
+        make()
+
+
+def test_eval_shape_of_an_impossible_array_is_fine():
+    assert jax.eval_shape(lambda: jnp.zeros((2**40, 2**40))).shape == (2**40, 2**40)
+
+
+def test_arrays_up_to_the_memory_limit_stay_lazy_views():
+    from jaxlite.runtime.allocation import MEMORY_BYTES, allocation_error
+    assert allocation_error([jax.ShapeDtypeStruct((MEMORY_BYTES // 4,), jnp.float32)]) is None
+    too_big = allocation_error([jax.ShapeDtypeStruct((MEMORY_BYTES // 4 + 1,), jnp.float32)])
+    assert isinstance(too_big, jax.errors.JaxRuntimeError)
+    assert str(too_big).startswith("RESOURCE_EXHAUSTED: Out of memory allocating "
+                                   f"{(MEMORY_BYTES // 4 + 1) * 4} bytes.")
+
+
+# JAX 0.10.2 lets MLIR refuse a negative key count ("invalid tensor dimension size", an
+# MLIRError that jaxlite does not have); jaxlite raises a ValueError with that phrase
+# instead of the internal iota message.
+@pytest.mark.parametrize("num", [-1, (2, -1)])
+def test_split_with_a_negative_count(num):
+    with pytest.raises(ValueError, match=r"invalid tensor dimension size: random.split"):
+        jax.random.split(jax.random.key(0), num)
+    with pytest.raises(ValueError, match=r"invalid tensor dimension size: random.split"):
+        jax.jit(lambda k: jax.random.split(k, num))(jax.random.key(0))
