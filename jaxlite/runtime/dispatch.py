@@ -37,6 +37,7 @@ from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import ClosedJaxpr, eval_jaxpr
 from jaxlite.core.primitive import check_extended_operands
 from jaxlite.core.trace import EVAL_HOOKS
+from jaxlite.errors import JaxRuntimeError
 from jaxlite.interpreters.lowering import LoweredModule, lower_jaxpr
 from jaxlite.lax.higher_order import jit_p
 from jaxlite.xla.ir import HloModule
@@ -200,6 +201,8 @@ class CompiledCall:
         if len(args) != len(self.in_avals):
             raise TypeError(f"{self.executable!r} takes {len(self.in_avals)} arguments, got "
                             f"{len(args)}.")
+        if self.donated:
+            _check_donated_reuse(args, self.donated)
         if not self._host:
             return self._call_buffers(args)
         values = self._const_arrays + [
@@ -239,6 +242,29 @@ class CompiledCall:
             if type(args[i]) is ArrayImpl:
                 args[i].delete()
         return [_array_of(out.to_numpy(), aval) for out, aval in zip(outs, self.out_avals)]
+
+
+def _check_donated_reuse(args: Sequence[Any], donated: Sequence[int]) -> None:
+    """JAX's JaxRuntimeError when one Array is given to a donated parameter and to another
+    parameter of the same call (its buffer cannot be both given up and read); the call
+    runs nothing and deletes nothing."""
+    first_use: dict[int, int] = {}
+    for i, arg in enumerate(args):
+        if type(arg) is not ArrayImpl:
+            continue
+        first = first_use.setdefault(id(arg), i)
+        if first == i:
+            continue
+        if first in donated:
+            what, toy = "use a buffer that was previously donated in", "f(donate(a), a)"
+        elif i in donated:
+            what, toy = "donate a buffer which is also used by", "f(a, donate(a))"
+        else:
+            continue
+        raise JaxRuntimeError(
+            f"INVALID_ARGUMENT: Attempt to {what} the same call to Execute() (flattened "
+            f"argument {i}, replica 0, partition 0, first use: {first}). Toy example for "
+            f"this bug: `{toy}`. See https://docs.jax.dev/en/latest/faq.html#buffer-donation.")
 
 
 def _device_value(value: Any, aval: ShapedArray) -> np.ndarray:
