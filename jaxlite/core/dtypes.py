@@ -183,7 +183,8 @@ def default_complex_dtype() -> np.dtype:
 
 def check_user_dtype_supported(dtype: DTypeLike, fun_name: str | None = None) -> np.dtype:
     """The numpy dtype of `dtype`, or JAX's ValueError (None) / TypeError (a dtype arrays
-    cannot hold: object, str, datetime, void); mirrors ``jax.dtypes.check_user_dtype_supported``."""
+    cannot hold: object, str, datetime, void); mirrors JAX's internal
+    ``jax._src.dtypes.check_user_dtype_supported``."""
     if dtype is None:
         raise ValueError("dtype must be specified.")
     dt = _to_np_dtype(dtype)
