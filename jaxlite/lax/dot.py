@@ -25,6 +25,7 @@ from jaxlite.lax.broadcast import transpose
 from jaxlite.lax.convert import _convert_element_type
 from jaxlite.lax.dot_algorithms import (DotAlgorithm, DotAlgorithmPreset,
                                         algorithm_compute_types, is_algorithm)
+from jaxlite.xla.evaluator_reductions import blocked_matmul
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 
@@ -232,7 +233,7 @@ def _dot_general_reference(lhs: np.ndarray, rhs: np.ndarray, *,
     rhs_free = _free_dims(rhs.ndim, rhs_contract, rhs_batch)
     a = _as_matrices(lhs, lhs_batch, lhs_free, lhs_contract, True)
     b = _as_matrices(rhs, rhs_batch, rhs_free, rhs_contract, False)
-    product = np.matmul(a.astype(acc), b.astype(acc))
+    product = blocked_matmul(a.astype(acc), b.astype(acc))  # accurate long contractions
     if dtypes.is_complex(acc) and not dtypes.is_complex(out_dtype):
         product = product.real
     shape = (tuple(lhs.shape[d] for d in lhs_batch) + tuple(lhs.shape[d] for d in lhs_free)

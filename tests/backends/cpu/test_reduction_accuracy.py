@@ -149,3 +149,16 @@ def test_complex_sum_within_bound():
     bound = _random_sign_bound("jit", 2**22)
     assert abs(out.real - exact.real) / exact.real <= bound
     assert abs(out.imag - exact.imag) / exact.imag <= bound
+
+
+@pytest.mark.parametrize("mode", ["eager", "interpreter"])
+@pytest.mark.parametrize("lhs_shape, rhs_shape", [((2**24,), (2**24,)), ((4, 2**20), (2**20, 3))])
+def test_long_contractions_within_bound(mode, lhs_shape, rhs_shape):
+    # numpy's own float dot accumulates almost sequentially (about 3000 eps for the first);
+    # the references cut the contraction into chunks added pairwise (JAX: 0.47 eps).
+    x = np.random.default_rng(3).uniform(0.1, 0.11, lhs_shape).astype(np.float32)
+    y = np.ones(rhs_shape, np.float32)
+    out = np.asarray(MODES[mode](jnp.dot)(x, y), np.float64)
+    exact = x.astype(np.float64) @ y.astype(np.float64)
+    k = lhs_shape[-1]
+    assert np.max(np.abs(out - exact) / exact) <= _random_sign_bound(mode, k)
