@@ -10,7 +10,8 @@ takes over). Select it explicitly with `jaxlite.config.update("jax_platforms", "
 
 The pieces: `codegen/` (HLO to LLVM IR text: kernels per fusion, program functions running
 the schedule), `native` (IR to object code to a callable), `runtime` (the thread pool
-generated code calls), `compile_cache` (object code in memory and on disk), `client`,
+generated code calls), `compile_cache` (keys and object code in memory), `disk_cache` and
+`object_file` (the persistent cache's files, checked before linking), `client`,
 `executable`, `buffer`; `vecmath/` and `gemm*` generate the math library and matrix products.
 """
 from __future__ import annotations

@@ -14,7 +14,7 @@ import llvmlite.binding as llvm
 import numpy as np
 
 from jaxlite.backends.base import Client, CompileOptions, Device
-from jaxlite.backends.cpu import compile_cache, llvm_target
+from jaxlite.backends.cpu import compile_cache, disk_cache, llvm_target
 from jaxlite.backends.cpu.buffer import CpuBuffer, CpuDevice
 from jaxlite.backends.cpu.codegen.custom_call import install_custom_calls
 from jaxlite.backends.cpu.codegen.module import ENTRY, emit_module, module_info
@@ -65,30 +65,46 @@ class CpuClient(Client):
         # The most threads a kernel with scratch memory (a GEMM) may use in this executable.
         threads = config.read("jaxlite_cpu_threads")
         key = compile_cache.cache_key(print_module(optimized), (donated, threads))
-        folder = config.read("jax_compilation_cache_dir")
-        ir_texts, info = None, None
-        payload = OBJECT_CACHE.get(key)
-        if payload is not None:
-            self.stats["memory_hits"] += 1
-        elif folder and (payload := compile_cache.read_entry(folder, key)) is not None \
-                and compile_cache.unpack_objects(payload) is not None:
-            self.stats["disk_hits"] += 1
-        else:
-            payload = None
+        ir_texts, info, payload = None, None, self._cached_objects(key)
         if payload is None:
             ir_texts, info = emit_module(optimized, donated, threads)
+            ir_texts[0] += compile_cache.key_global(key)
             payload = compile_cache.pack_objects(compile_objects(ir_texts))
             self.stats["llvm_compiles"] += 1
-            if folder:
-                compile_cache.write_entry(folder, key, payload)
+            self._store_objects(key, payload)
         OBJECT_CACHE.put(key, payload)
         if info is None:
             info = module_info(optimized, donated, threads)
         objects = compile_cache.unpack_objects(payload)
         assert objects is not None
         native = load_objects(objects, ENTRY)
+        key_address = native.engine.get_global_value_address(compile_cache.KEY_SYMBOL)
+        if not compile_cache.linked_key_matches(key_address, key):
+            raise RuntimeError(f"compile: the object code linked for {module.name} was "
+                               "compiled for another program; please report this.")
         return CpuExecutable(self, self._devices[0], module, optimized, options, info, native,
                              ir_texts, threads)
+
+    def _cached_objects(self, key: bytes) -> bytes | None:
+        """The object code compiled for `key` earlier in this process or found valid in
+        the persistent cache, or None."""
+        payload = OBJECT_CACHE.get(key)
+        if payload is not None:
+            self.stats["memory_hits"] += 1
+            return payload
+        folder = config.read("jax_compilation_cache_dir")
+        if not folder or not disk_cache.folder_status(folder)[0]:
+            return None
+        payload = disk_cache.read_entry(
+            folder, key, lambda data: compile_cache.payload_problem(data, key))
+        if payload is not None:
+            self.stats["disk_hits"] += 1
+        return payload
+
+    def _store_objects(self, key: bytes, payload: bytes) -> None:
+        folder = config.read("jax_compilation_cache_dir")
+        if folder and disk_cache.folder_status(folder)[1]:
+            disk_cache.write_entry(folder, key, payload)
 
 
 def make_client() -> CpuClient:

@@ -6,37 +6,35 @@ The key is a SHA-256 of everything the machine code depends on: the optimized mo
 donated parameters, the source of this backend's code generators (any change to them
 invalidates every entry), the LLVM version, and the host CPU's name and features.
 
-A disk entry is one file, `<key>.jlobj`: a fixed header (magic, format version, the key,
-the payload's length and its SHA-256), then the object code (`pack_objects`: the
-executable's object file and those of the library modules it links). Nothing is unpickled and
-nothing is trusted: an entry whose header, key, length or checksum does not match is
-ignored (and overwritten by the recompiled code), so a corrupt, truncated or foreign file is
-never executed. Files are written to a temporary name and renamed, so a reader never sees a
-partial entry.
+The payload of a disk entry (`disk_cache` writes and checks the files) is the object code
+(`pack_objects`: the executable's object file and those of the library modules it links).
+Nothing is unpickled and nothing is trusted: before linking, `payload_problem` checks that
+each object file is well-formed for this host and that the program's own object carries its
+key (`key_global` compiles the key into it), so neither garbage nor another program's code
+under a recomputed header is linked or run.
 """
 from __future__ import annotations
 
 import collections
+import ctypes
 import functools
 import hashlib
-import os
 import struct
-import tempfile
 import threading
 from pathlib import Path
 
 import llvmlite.binding as llvm
 
 from jaxlite.backends.cpu import llvm_target
+from jaxlite.backends.cpu.disk_cache import FORMAT
+from jaxlite.backends.cpu.object_file import object_file_problem
 
-__all__ = ["cache_key", "read_entry", "write_entry", "MemoryCache", "codegen_fingerprint",
-           "pack_objects", "unpack_objects", "MAGIC", "FORMAT", "SUFFIX"]
+__all__ = ["cache_key", "MemoryCache", "codegen_fingerprint", "pack_objects",
+           "unpack_objects", "key_global", "linked_key_matches", "payload_problem",
+           "KEY_SYMBOL"]
 
-MAGIC = b"JAXLITE-CPU-OBJ\x00"
-FORMAT = 2
-SUFFIX = ".jlobj"
-# format version, key, payload length, payload SHA-256
-_HEADER = struct.Struct("<I32sQ32s")
+# The global holding a program's cache key inside its object code.
+KEY_SYMBOL = "jl_cache_key"
 
 
 @functools.lru_cache(maxsize=None)
@@ -71,10 +69,6 @@ def cache_key(module_text: str, options: object) -> bytes:
     return digest.digest()
 
 
-def _path(folder: str, key: bytes) -> Path:
-    return Path(folder) / f"{key.hex()}{SUFFIX}"
-
-
 def pack_objects(objects: list[bytes]) -> bytes:
     """Several object files as one payload: their count, their lengths, their bytes."""
     return struct.pack(f"<I{len(objects)}Q", len(objects), *map(len, objects)) + b"".join(
@@ -99,35 +93,33 @@ def unpack_objects(payload: bytes) -> list[bytes] | None:
     return objects
 
 
-def read_entry(folder: str, key: bytes) -> bytes | None:
-    """The object code stored under `key`, or None when absent or not valid."""
-    try:
-        data = _path(folder, key).read_bytes()
-    except OSError:
-        return None
-    start = len(MAGIC) + _HEADER.size
-    if len(data) < start or data[:len(MAGIC)] != MAGIC:
-        return None
-    version, stored_key, length, checksum = _HEADER.unpack_from(data, len(MAGIC))
-    payload = data[start:]
-    if version != FORMAT or stored_key != key or length != len(payload):
-        return None
-    if hashlib.sha256(payload).digest() != checksum:
-        return None
-    return payload
+def key_global(key: bytes) -> str:
+    """LLVM IR defining `KEY_SYMBOL`, the key compiled into the program's own object code:
+    an entry holding another program's code (even under a recomputed header) cannot pass
+    `payload_problem` or `linked_key_matches`."""
+    data = "".join(f"\\{byte:02X}" for byte in key)
+    return f'\n@{KEY_SYMBOL} = constant [{len(key)} x i8] c"{data}", align 1\n'
 
 
-def write_entry(folder: str, key: bytes, payload: bytes) -> None:
-    """Store `payload` under `key` (atomically; errors are ignored: a cache is optional)."""
-    header = MAGIC + _HEADER.pack(FORMAT, key, len(payload), hashlib.sha256(payload).digest())
-    try:
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "wb") as out:
-            out.write(header + payload)
-        os.replace(tmp, _path(folder, key))
-    except OSError:
-        return
+def linked_key_matches(address: int, key: bytes) -> bool:
+    """Whether the linked `KEY_SYMBOL` at `address` holds `key`."""
+    return bool(address) and ctypes.string_at(address, len(key)) == key
+
+
+def payload_problem(payload: bytes, key: bytes) -> str:
+    """What is wrong with a payload read from disk for `key` ("" when nothing): it must be
+    well-formed object files for this host, the first compiled for `key`. Checked before
+    linking, because the linker trusts its input."""
+    objects = unpack_objects(payload)
+    if objects is None:
+        return "its object files are not packed as jaxlite packs them"
+    for code in objects:
+        problem = object_file_problem(code)
+        if problem:
+            return problem
+    if key not in objects[0]:
+        return "its code was compiled for another program"
+    return ""
 
 
 class MemoryCache:

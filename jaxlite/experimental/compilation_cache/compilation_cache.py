@@ -21,7 +21,8 @@ def set_cache_dir(path: Any) -> None:
     `jax.experimental.compilation_cache.compilation_cache.set_cache_dir`).
 
     As the option's, `path` must be a str or None (a `pathlib.Path` is refused, as in
-    JAX). The cache is trusted: do not share its folder with users you do not trust.
+    JAX). The folder is created private (0700); one that another user owns or may
+    write to is refused with a warning, since its entries are code this process runs.
     """
     if path is not None and not isinstance(path, str):
         raise ValueError(f"new string config value must be None or of type str, got {path} "

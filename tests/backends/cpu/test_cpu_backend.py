@@ -1,7 +1,6 @@
 """The cpu backend as a backend: the foundation's test records through jit, registration,
-text stages, threads, the compile caches (kernels compiled once, object code in memory and
-on disk, corrupt and foreign entries recompiled), errors for what it cannot compile, and
-generated code that never touches memory outside its buffers (guard pages).
+text stages, threads, kernels compiled once (the caches of object code are tested in
+test_compile_cache.py), errors for what it cannot compile, and generated code that never touches memory outside its buffers (guard pages).
 """
 from __future__ import annotations
 
@@ -18,8 +17,6 @@ from cpu_testing import assert_same, cpu_client, module, run_cpu, run_interprete
 from hlo_strategies import hlo_programs
 from jaxlite.backends import cpu
 from jaxlite.backends.base import CompileOptions
-from jaxlite.backends.cpu import compile_cache
-from jaxlite.backends.cpu.client import OBJECT_CACHE
 from jaxlite.backends.registry import BackendRegistry
 from jaxlite.config import config
 from jaxlite.test_util import VALUE_TOLERANCE
@@ -124,15 +121,6 @@ def test_thread_count_option_rejects_nonsense():
 
 # ------------------------------------------------------------------------ caches
 
-def _fresh_module(tag: float) -> object:
-    return module(f"""
-    %x = f32[33] parameter(0)
-    %c = f32[] constant({tag})
-    %b = f32[33] broadcast(%c), dimensions={{}}
-    ROOT %y = f32[33] multiply(%x, %b)
-    """)
-
-
 def test_identical_kernels_are_emitted_once():
     m = module("""
     %x = f32[100] parameter(0)
@@ -145,54 +133,6 @@ def test_identical_kernels_are_emitted_once():
     """)
     llvm_ir = cpu_client().compile(m, CompileOptions()).text("llvm")
     assert llvm_ir.count("define internal void @kernel.") == 1
-
-
-def test_object_code_is_cached_in_memory_and_on_disk(tmp_path):
-    client = cpu_client()
-    m = _fresh_module(1.2345)
-    x = np.arange(33, dtype=np.float32)
-    OBJECT_CACHE.clear()
-    with config.override("jax_compilation_cache_dir", str(tmp_path)):
-        before = dict(client.stats)
-        first = run_cpu(m, [x])[0]
-        assert client.stats["llvm_compiles"] == before.get("llvm_compiles", 0) + 1
-        entries = list(tmp_path.glob(f"*{compile_cache.SUFFIX}"))
-        assert len(entries) == 1
-        run_cpu(m, [x])
-        assert client.stats["memory_hits"] == before.get("memory_hits", 0) + 1
-        OBJECT_CACHE.clear()
-        np.testing.assert_array_equal(run_cpu(m, [x])[0], first)
-        assert client.stats["disk_hits"] == before.get("disk_hits", 0) + 1
-        assert client.stats["llvm_compiles"] == before.get("llvm_compiles", 0) + 1
-
-
-@pytest.mark.parametrize("damage", ["payload", "header", "truncated", "foreign"])
-def test_corrupt_or_foreign_cache_entries_are_recompiled_not_run(tmp_path, damage):
-    client = cpu_client()
-    m = _fresh_module(2.5 + len(damage))
-    x = np.arange(33, dtype=np.float32)
-    with config.override("jax_compilation_cache_dir", str(tmp_path)):
-        OBJECT_CACHE.clear()
-        run_cpu(m, [x])
-        (entry,) = tmp_path.glob(f"*{compile_cache.SUFFIX}")
-        data = bytearray(entry.read_bytes())
-        if damage == "payload":
-            data[-10] ^= 0xFF
-        elif damage == "header":
-            data[3] ^= 0xFF
-        elif damage == "truncated":
-            data = data[:len(data) // 2]
-        else:  # a valid entry of another module under this module's name
-            other = tmp_path / "other"
-            with config.override("jax_compilation_cache_dir", str(other)):
-                OBJECT_CACHE.clear()
-                run_cpu(_fresh_module(99.0), [x])
-            data = bytearray(next(other.glob(f"*{compile_cache.SUFFIX}")).read_bytes())
-        entry.write_bytes(bytes(data))
-        OBJECT_CACHE.clear()
-        compiles = client.stats["llvm_compiles"]
-        np.testing.assert_allclose(run_cpu(m, [x])[0], x * np.float32(2.5 + len(damage)))
-        assert client.stats["llvm_compiles"] == compiles + 1
 
 
 # ------------------------------------------------------------------- guard pages
