@@ -27,6 +27,7 @@ import numpy as np
 
 from jaxlite import monitoring
 from jaxlite.runtime import compiler
+from jaxlite.runtime.call_cache import LRUCache, SingleFlight
 from jaxlite.runtime.allocation import INT64_MAX, allocation_error, out_of_memory
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.backends.base import Buffer, Client, CompileOptions, Executable, HostExecutable
@@ -380,43 +381,71 @@ def _log_compile(name: str, client: Client, closed: ClosedJaxpr, seconds: float,
 
 
 class _ExecutableCache:
-    """Executables by module text, client and compile options, the least recently used
-    dropped beyond `capacity`.
+    """Executables by module text, client and compile options, for as long as something
+    uses them.
 
     Transformations build a new jaxpr on every call (`grad(jit(f))` linearizes anew each
     time), so a cache by jaxpr identity alone would compile the same program again and
     again. The module's text is a complete key: it holds every instruction, attribute and
     small constant, and large constants are parameters whose values the caller passes.
+
+    Entries are weak: an executable lives as long as a jitted function's cache, a
+    `Compiled`, or `KEPT` (the recent executables of calls whose jaxprs are transient)
+    holds it, and its machine code is freed with it. Concurrent requests for one key
+    compile once (`SingleFlight`).
     """
 
-    def __init__(self, capacity: int = 1024) -> None:
-        self.capacity = capacity
-        self._entries: OrderedDict[Hashable, Executable] = OrderedDict()
+    def __init__(self) -> None:
+        self._entries: dict[Hashable, Callable[[], Executable | None]] = {}
         self._lock = threading.Lock()
+        self._compiling = SingleFlight()
+
+    def _lookup(self, key: Hashable) -> Executable | None:
+        with self._lock:
+            ref = self._entries.get(key)
+        return None if ref is None else ref()
 
     def get(self, module: HloModule, client: Client, options: CompileOptions,
             compile_now: Callable[[], Executable]) -> Executable:
         key = (id(client), client.platform, options, print_module(module))
-        with self._lock:
-            if key in self._entries:
-                self._entries.move_to_end(key)
-                return self._entries[key]
-        executable = compile_now()
-        with self._lock:
-            self._entries[key] = executable
-            while len(self._entries) > self.capacity:
-                self._entries.popitem(last=False)
-        return executable
+        executable = self._lookup(key)
+        if executable is not None:
+            return executable
+
+        def compile_and_keep() -> Executable:
+            found = self._lookup(key)
+            if found is not None:
+                return found
+            compiled = compile_now()
+            with self._lock:
+                self._entries[key] = self._reference(key, compiled)
+            return compiled
+        return self._compiling.run(key, compile_and_keep)
+
+    def _reference(self, key: Hashable, executable: Executable
+                   ) -> Callable[[], Executable | None]:
+        def forget(ref: Any) -> None:
+            with self._lock:
+                if self._entries.get(key) is ref:
+                    del self._entries[key]
+        try:
+            return weakref.ref(executable, forget)
+        except TypeError:  # an executable class without weak references: held strongly
+            return lambda: executable
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+        KEPT.clear()
 
     def __len__(self) -> int:
         return len(self._entries)
 
 
 EXECUTABLES = _ExecutableCache()
+# The executables of the latest calls of the `jit` primitive (as `grad(jit(f))` makes),
+# whose jaxprs die with each call: kept so that the next such call finds its executable.
+KEPT: LRUCache = LRUCache(64)
 
 
 def lower_and_compile(closed: ClosedJaxpr, name: str, client: Client,
@@ -436,14 +465,28 @@ class _CompileCache:
     def __init__(self) -> None:
         self._entries: dict[int, tuple[weakref.ref, dict[Hashable, CompiledCall]]] = {}
         self._lock = threading.Lock()
+        self._compiling = SingleFlight()
+
+    def _lookup(self, closed: ClosedJaxpr, key: Hashable) -> CompiledCall | None:
+        with self._lock:
+            entry = self._entries.get(id(closed))
+            if entry is not None and entry[0]() is closed:
+                return entry[1].get(key)
+        return None
 
     def get(self, closed: ClosedJaxpr, name: str, client: Client,
             donated_invars: tuple[int, ...]) -> CompiledCall:
         key = (client.platform, id(client), donated_invars)
-        with self._lock:
-            entry = self._entries.get(id(closed))
-            if entry is not None and entry[0]() is closed and key in entry[1]:
-                return entry[1][key]
+        compiled = self._lookup(closed, key)
+        if compiled is not None:
+            return compiled
+        # Threads compiling this jaxpr at once: one lowers and compiles, the others wait.
+        return self._compiling.run(
+            (id(closed), key), lambda: self._lookup(closed, key)
+            or self._compile_and_keep(closed, name, client, donated_invars, key))
+
+    def _compile_and_keep(self, closed: ClosedJaxpr, name: str, client: Client,
+                          donated_invars: tuple[int, ...], key: Hashable) -> CompiledCall:
         compiled = lower_and_compile(closed, name, client, donated_invars)
         with self._lock:
             entry = self._entries.get(id(closed))
@@ -473,7 +516,9 @@ def compiled_call(closed: ClosedJaxpr, name: str, client: Client,
 
 def _jit_impl(*args: Any, jaxpr: ClosedJaxpr, name: str) -> list[ArrayImpl]:
     """Eager execution of the `jit` primitive: compile with the default backend and run."""
-    return compiled_call(jaxpr, name, get_backend())(args)
+    compiled = compiled_call(jaxpr, name, get_backend())
+    KEPT[compiled.executable] = True
+    return compiled(args)
 
 
 jit_p.impl = _jit_impl

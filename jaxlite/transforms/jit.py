@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from jaxlite.runtime import dispatch
+from jaxlite.runtime.call_cache import LRUCache, SingleFlight
 from jaxlite.transforms import api_util as _api_util
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.runtime import environment
@@ -53,6 +54,16 @@ class _Traced:
 # Every jitted function still alive, so that `clear_caches` can empty their caches.
 LIVE_JIT_FUNCTIONS: "weakref.WeakSet[PjitFunction]" = weakref.WeakSet()
 
+# The most signatures one jitted function keeps traced and compiled (least recently used
+# dropped beyond it, and traced again when called again). JAX bounds its jit caches too
+# (8192 compiled entries shared by all functions, 2048 traces); a function's caches live
+# and die with it, and so do the executables only they hold.
+MAX_SIGNATURES = 1024
+
+# Traces in progress, by (function, signature): threads calling a function with a signature
+# another thread is tracing wait for that trace (see `call_cache.SingleFlight`).
+_TRACING = SingleFlight()
+
 
 class PjitFunction(Wrapped):
     """The callable that `jit` returns (mirrors JAX's jitted function object, whose type
@@ -73,11 +84,11 @@ class PjitFunction(Wrapped):
         self._donate_argnames = donate_argnames
         self._device = device
         self._backend = backend
-        self._cache: dict[Any, _Traced] = {}
+        self._cache: LRUCache = LRUCache(MAX_SIGNATURES)  # signature -> _Traced
         # Calls whose arguments are all Arrays, passed by position, skip flattening and the
         # caches above: (client, x64 flag, then shape, dtype, weak type of each argument)
         # -> the compiled call and the output tree, as the general path found them.
-        self._plans: dict[tuple, tuple[dispatch.CompiledCall, PyTreeDef]] = {}
+        self._plans: LRUCache = LRUCache(MAX_SIGNATURES)
         self._plain = not static_argnums and not static_argnames and \
             in_shardings is None and out_shardings is None
         LIVE_JIT_FUNCTIONS.add(self)
@@ -134,15 +145,27 @@ class PjitFunction(Wrapped):
         avals = tuple(_api_util.abstractify(x) for x in leaves)
         # The named axes in scope decide how collectives trace (all_gather's shape).
         key = (in_tree, avals, statics, config.trace_context(), axis_env())
-        traced = self._cache.get(key)
+        traced = self._cache.lookup(key)
         if traced is None:
-            names = self._leaf_names(args, dynamic_kwargs)
-            traced = self._trace_new(in_tree, avals, statics, names)
-            traced.donated_invars = tuple(len(traced.consts) + i for i in
-                                          self._donated_leaves(args, dynamic_kwargs))
-            if not any(isinstance(c, Tracer) for c in traced.consts):
-                self._cache[key] = traced
+            def trace() -> _Traced:
+                # Another thread may have finished this signature since the lookup.
+                return self._cache.lookup(key) or self._trace_and_keep(
+                    key, args, dynamic_kwargs, in_tree, avals, statics)
+            traced = _TRACING.run((id(self), key), trace, _without_tracers)
         return traced, leaves
+
+    def _trace_and_keep(self, key: Any, args: tuple, dynamic_kwargs: dict,
+                        in_tree: PyTreeDef, avals: tuple[ShapedArray, ...],
+                        statics: tuple) -> _Traced:
+        """Trace a new signature; keep it unless it holds an outer transformation's
+        tracers (which belong to that one call)."""
+        names = self._leaf_names(args, dynamic_kwargs)
+        traced = self._trace_new(in_tree, avals, statics, names)
+        traced.donated_invars = tuple(len(traced.consts) + i for i in
+                                      self._donated_leaves(args, dynamic_kwargs))
+        if _without_tracers(traced):
+            self._cache[key] = traced
+        return traced
 
     def _donated_leaves(self, args: tuple, dynamic_kwargs: dict) -> list[int]:
         """Positions among the leaves of the arguments that `donate_argnums` /
@@ -197,6 +220,7 @@ class PjitFunction(Wrapped):
             key = _plan_key(self._client(), args)
             plan = self._plans.get(key) if key is not None else None
             if plan is not None:
+                self._plans.touch(key)
                 return tree_unflatten(plan[1], plan[0](args))
         if self._in_shardings is not None:
             self._check_in_shardings(args)
@@ -284,6 +308,12 @@ def _plan_key(client: Client, args: tuple) -> tuple | None:
         value = a._value
         key += (value.shape, value.dtype, a.weak_type)
     return tuple(key)
+
+
+def _without_tracers(traced: _Traced) -> bool:
+    """Whether a trace may be kept and shared: it closes over no tracer of an outer
+    transformation (those belong to one call, on one thread)."""
+    return not any(isinstance(c, Tracer) for c in traced.consts)
 
 
 def _runs_eagerly(consts: Sequence[Any], leaves: Sequence[Any]) -> bool:

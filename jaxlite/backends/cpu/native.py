@@ -3,7 +3,10 @@ backend's counterpart of XLA's `SimpleOrcJIT` and its object-code cache hooks).
 
 `compile_objects(irs)` optimizes the executable's main module at -O3 for the host and code-
 generates the library modules it calls (GEMMs, compiled once per process) and returns the
-object files' bytes: what the persistent compilation cache stores. `load_objects(objs)`
+object files' bytes: what the persistent compilation cache stores. After the first
+`IN_PROCESS_COMPILES` modules, the -O3 pipeline runs in worker processes
+(`llvm_optimize`), each replaced after `WORKER_COMPILES` modules, because llvmlite's pass
+manager leaks about 57 KB per module it optimizes; the code is the same bytes. `load_objects(objs)`
 links them into the process (resolving the runtime's symbols and the C math library by
 address, and each other's) and returns the entry point as a ctypes function and as an
 address (which the runtime's `jl_invoke` calls with the arguments in a frame). `assembly(ir)`
@@ -11,17 +14,21 @@ compiles again to assembly, for `Executable.text("asm")` only.
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import ctypes.util
 import functools
 import hashlib
+import os
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Sequence
 
 import llvmlite.binding as llvm
 
-from jaxlite.backends.cpu import llvm_target, runtime
+from jaxlite.backends.cpu import llvm_optimize, llvm_target, runtime
 
 __all__ = ["NativeModule", "compile_object", "compile_library", "compile_objects", "link",
            "load_objects", "assembly", "ENTRY_ARGTYPES"]
@@ -61,36 +68,143 @@ def _new_machine() -> llvm.TargetMachine:
                                         codemodel="jitdefault")
 
 
-@functools.lru_cache(maxsize=None)
 def _machine() -> llvm.TargetMachine:
-    return _new_machine()
+    return llvm_optimize.target_machine(*llvm_target.host_cpu())
 
 
 def _parsed(ir_texts: Sequence[str], optimize: bool) -> llvm.ModuleRef:
     """The modules parsed, verified and linked into the first (then optimized)."""
-    machine = _machine()
-    module = None
-    for text in ir_texts:
-        part = llvm.parse_assembly(text)
-        part.verify()
-        part.triple = machine.triple
-        part.data_layout = str(machine.target_data)
-        if module is None:
-            module = part
-        else:
-            module.link_in(part)
-    assert module is not None, "no module to compile"
-    if optimize:
-        options = llvm.create_pipeline_tuning_options(speed_level=3)
-        options.loop_vectorization = True
-        options.slp_vectorization = True
-        builder = llvm.create_pass_builder(machine, options)
-        builder.getModulePassManager().run(module, builder)
-    return module
+    return llvm_optimize.parse_and_link(ir_texts, _machine(), optimize)
 
 
 def _compile(ir_texts: Sequence[str]) -> bytes:
-    return bytes(_machine().emit_object(_parsed(ir_texts, True)))
+    cpu, features = llvm_target.host_cpu()
+    return _WORKERS.object_code(ir_texts, cpu, features)
+
+
+# Whether the -O3 pipeline may run in worker processes; modules optimized here first (a
+# short program never starts a worker); modules a worker optimizes before it is replaced.
+USE_WORKERS = True
+IN_PROCESS_COMPILES = 32
+WORKER_COMPILES = 256
+# Starts a worker: `llvm_optimize` loaded by its path, so the worker imports llvmlite only.
+_LAUNCH = ("import importlib.util as u, sys; s = u.spec_from_file_location('jaxlite_llvm_"
+           "optimize', sys.argv[1]); m = u.module_from_spec(s); s.loader.exec_module(m); "
+           "m.serve(sys.stdin.buffer, sys.stdout.buffer)")
+
+
+class _WorkerDied(Exception):
+    pass
+
+
+class _Worker:
+    """A process running `llvm_optimize.serve`."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen([sys.executable, "-c", _LAUNCH, llvm_optimize.__file__],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.compiles = 0
+
+    def object_code(self, ir_texts: Sequence[str], cpu: str, features: str) -> bytes:
+        self.compiles += 1
+        try:
+            llvm_optimize.write_message(self.process.stdin, [
+                cpu.encode(), features.encode(), *(t.encode() for t in ir_texts)])
+            answer = llvm_optimize.read_message(self.process.stdout)
+        except OSError as error:
+            raise _WorkerDied(str(error)) from error
+        if answer is None or len(answer) != 2:
+            raise _WorkerDied(f"exit status {self.process.poll()}")
+        status, body = answer
+        if status != b"ok":
+            raise RuntimeError(body.decode())  # what LLVM said, as when run in this process
+        return body
+
+    def close(self, gracefully: bool = True) -> None:
+        """End the worker: at the end of its input, or at once (its state is unknown)."""
+        try:
+            if gracefully:
+                self.process.stdin.close()
+                self.process.wait(timeout=5)
+                return
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            stream.close()
+
+
+class _WorkerPool:
+    """Idle workers, started on demand (one per thread compiling at once, at most one per
+    core; beyond that a module is optimized here) and replaced when used up."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[_Worker] = []
+        self._busy = 0
+        self._in_process = 0
+        self._pid = os.getpid()
+        self._broken = not sys.executable
+
+    def object_code(self, ir_texts: Sequence[str], cpu: str, features: str) -> bytes:
+        for attempt in range(2):
+            worker = self._take()
+            if worker is None:
+                return llvm_optimize.object_code(ir_texts, cpu, features)
+            try:
+                code = worker.object_code(ir_texts, cpu, features)
+            except _WorkerDied as died:
+                self._give_back(worker, broken=True)
+                if attempt:
+                    raise RuntimeError(f"LLVM failed: the optimizer process ended ({died}) "
+                                       "while compiling this module.") from None
+                continue
+            except BaseException:  # an LLVM error (the worker is fine), or an interrupt
+                self._give_back(worker, broken=not isinstance(sys.exc_info()[1],
+                                                              RuntimeError))
+                raise
+            self._give_back(worker, broken=False)
+            return code
+        raise AssertionError("unreachable")
+
+    def _take(self) -> _Worker | None:
+        with self._lock:
+            if os.getpid() != self._pid:  # a forked child: the parent's workers are not ours
+                self._idle, self._busy, self._pid = [], 0, os.getpid()
+            if not USE_WORKERS or self._broken or self._in_process < IN_PROCESS_COMPILES or (
+                    not self._idle and self._busy >= max(2, os.cpu_count() or 1)):
+                self._in_process += 1
+                return None
+            self._busy += 1
+            if self._idle:
+                return self._idle.pop()
+        try:
+            return _Worker()
+        except OSError:  # no processes here (a sandbox): optimize in this process
+            with self._lock:
+                self._broken = True
+                self._busy -= 1
+            return None
+
+    def _give_back(self, worker: _Worker, broken: bool) -> None:
+        with self._lock:
+            self._busy -= 1
+            if not broken and worker.compiles < WORKER_COMPILES:
+                self._idle.append(worker)
+                return
+        worker.close(gracefully=not broken)
+
+    def close(self) -> None:
+        """End the idle workers (at exit; new ones start when needed)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.close()
+
+
+_WORKERS = _WorkerPool()
+atexit.register(_WORKERS.close)
 
 
 def compile_object(ir_texts: str | Sequence[str]) -> bytes:

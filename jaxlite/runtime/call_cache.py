@@ -1,0 +1,149 @@
+"""Two pieces of the caches of compiled calls: a bounded least-recently-used map, and
+single flight.
+
+`LRUCache` bounds what a jitted function keeps (its traces and call plans), as JAX's jit
+caches are bounded; evicted entries are recomputed on their next use.
+
+`SingleFlight` runs one computation per key at a time: threads that ask for a key another
+thread is already computing wait for its result instead of computing it again (the
+in-flight entries of JAX's jit cache, where one thread compiles a signature while the others
+wait). `jit` uses it for tracing and `dispatch` for lowering and compiling, so that 8 threads
+released together on a new jitted function trace and compile it once. Its rules, each for a
+reason:
+- An exception in the computing thread is raised in every thread waiting for it, and the key
+  is forgotten, so that a later call tries again (a failure never poisons a cache).
+- A thread that asks again for a key it is itself computing (a recursive call) computes it
+  directly: waiting for itself would never end.
+- A waiter whose computing thread is itself blocked (in a join, an event, a lock of
+  `threading`, or waiting in here for another key) computes the value itself after a short
+  grace period: the computing thread may be waiting for this very waiter (a jitted function
+  that starts a thread calling itself, or two threads tracing mutually nested jits), and a
+  duplicate computation is better than a deadlock.
+- Results that must not cross threads (`shareable` says no: a trace holding another
+  thread's tracers) are computed again by each waiter.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections import OrderedDict
+from typing import Any, Callable, Hashable
+
+__all__ = ["LRUCache", "SingleFlight"]
+
+# How often a waiter looks at the computing thread, and after how long it starts to.
+_SLICE_SECONDS = 0.02
+_GRACE_SECONDS = 0.1
+# Files whose functions block a thread until another thread acts.
+_BLOCKING_FILES = tuple(os.path.normcase(os.path.abspath(f)) for f in (
+    threading.__file__, __file__,
+    getattr(sys.modules.get("queue"), "__file__", None) or threading.__file__))
+
+
+class LRUCache(OrderedDict):
+    """A dict that keeps at most `capacity` entries, dropping the least recently used.
+
+    `lookup` counts as a use; plain `get` does not (hot paths call `get` and `touch`, two
+    C calls). Safe under concurrent use: a key evicted meanwhile is simply missing."""
+
+    def __init__(self, capacity: int) -> None:
+        super().__init__()
+        self.capacity = capacity
+
+    def lookup(self, key: Hashable) -> Any:
+        value = self.get(key)
+        if value is not None:
+            self.touch(key)
+        return value
+
+    def touch(self, key: Hashable) -> None:
+        try:
+            self.move_to_end(key)
+        except KeyError:  # evicted by another thread since it was read
+            pass
+
+    def __setitem__(self, key: Hashable, value: Any) -> None:
+        super().__setitem__(key, value)
+        self.touch(key)
+        while len(self) > self.capacity:
+            try:
+                self.popitem(last=False)
+            except KeyError:  # emptied by another thread
+                break
+
+
+class _Flight:
+    """A computation in progress: its thread, and its outcome once `done` is set."""
+
+    __slots__ = ("owner", "done", "result", "error")
+
+    def __init__(self) -> None:
+        self.owner = threading.get_ident()
+        self.done = threading.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+
+class SingleFlight:
+    """Runs `compute` once per key among concurrent callers (see the module's rules)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._flights: dict[Hashable, _Flight] = {}
+
+    def run(self, key: Hashable, compute: Callable[[], Any],
+            shareable: Callable[[Any], bool] = lambda _: True) -> Any:
+        """The value of `compute()` for `key`: computed here, or by the thread already
+        computing it (its exception raised here too)."""
+        me = threading.get_ident()
+        with self._lock:
+            flight = self._flights.get(key)
+            if flight is None:
+                flight = self._flights[key] = _Flight()
+                owner = True
+            else:
+                owner = False
+        if owner:
+            return self._compute(key, flight, compute)
+        if flight.owner != me and _wait(flight):
+            if flight.error is not None:
+                raise flight.error
+            if shareable(flight.result):
+                return flight.result
+        return compute()  # recursive, abandoned wait, or a result of the other thread's own
+
+    def _compute(self, key: Hashable, flight: _Flight, compute: Callable[[], Any]) -> Any:
+        try:
+            flight.result = compute()
+            return flight.result
+        except BaseException as error:
+            flight.error = error
+            raise
+        finally:
+            with self._lock:
+                if self._flights.get(key) is flight:
+                    del self._flights[key]
+            flight.done.set()
+
+    def __len__(self) -> int:
+        return len(self._flights)
+
+
+def _wait(flight: _Flight) -> bool:
+    """Wait for `flight`; False when waiting was given up (its thread is blocked)."""
+    waited = 0.0
+    while not flight.done.wait(_SLICE_SECONDS):
+        waited += _SLICE_SECONDS
+        if waited >= _GRACE_SECONDS and _blocked(flight.owner):
+            return False
+    return True
+
+
+def _blocked(ident: int) -> bool:
+    """Whether thread `ident` is gone or waits for another thread (its innermost Python
+    frame is in `threading`, `queue` or this module)."""
+    frame = sys._current_frames().get(ident)
+    if frame is None:
+        return True
+    return os.path.normcase(os.path.abspath(frame.f_code.co_filename)) in _BLOCKING_FILES

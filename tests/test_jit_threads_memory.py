@@ -1,0 +1,290 @@
+"""jit under threads and over long runs (issue 11 §4): a signature traced and compiled once
+however many threads ask for it at once, failures that reach every waiter without poisoning
+the cache, no deadlock through nested or self-calling jits, per-function caches bounded and
+dropped with the function (executables and their machine code freed), and a process whose
+memory stays flat while it jits and drops thousands of functions."""
+from __future__ import annotations
+
+import gc
+import itertools
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import weakref
+
+import numpy as np
+import pytest
+
+import jaxlite
+import jaxlite.numpy as jnp
+from jaxlite.backends.registry import get_backend
+from jaxlite.runtime import dispatch
+from jaxlite.runtime.call_cache import LRUCache, SingleFlight
+from jaxlite.transforms import jit as jit_module
+
+THREADS = 8
+# Each test's programs carry constants no other test (nor an earlier run of the same
+# process) compiles, so that counting compiles counts this test's.
+_UNIQUE = itertools.count(1)
+
+
+def _unique() -> float:
+    return float(next(_UNIQUE)) + (os.getpid() % 1000) / 1024
+
+
+def _compiles() -> dict[str, int]:
+    stats = get_backend().stats
+    return {"llvm": stats["llvm_compiles"],
+            "all": stats["llvm_compiles"] + stats["memory_hits"] + stats["disk_hits"]}
+
+
+def _in_threads(call, count: int = THREADS, timeout: float = 120.0) -> list:
+    """Run `call()` in `count` threads released together; their results (or exceptions)."""
+    barrier = threading.Barrier(count)
+    results: list = [None] * count
+
+    def worker(k: int) -> None:
+        barrier.wait()
+        try:
+            results[k] = call()
+        except BaseException as error:  # noqa: BLE001 - reported to the test
+            results[k] = error
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+        assert not t.is_alive(), "a thread is stuck (deadlock?)"
+    return results
+
+
+def test_threads_released_together_compile_each_signature_once():
+    x = jnp.arange(8.0, dtype=jnp.float32)
+    rounds = 5
+    traces = []
+    before = _compiles()
+    for _ in range(rounds):
+        scale = _unique()
+
+        def body(v, scale=scale):
+            traces.append(scale)
+            return jnp.sin(v) * scale + v.sum()
+        f = jaxlite.jit(body)
+        want = np.sin(np.arange(8.0, dtype=np.float32)) * np.float32(scale) + np.float32(28)
+        for out in _in_threads(lambda: np.asarray(f(x))):
+            assert not isinstance(out, BaseException), out
+            np.testing.assert_allclose(out, want, rtol=2e-7)
+    after = _compiles()
+    assert len(traces) == rounds
+    assert after["all"] - before["all"] == rounds  # the backend was asked once per round
+    assert after["llvm"] - before["llvm"] <= rounds
+
+
+def test_a_slow_trace_is_traced_once_while_the_others_wait():
+    traces = []
+    scale = _unique()
+
+    def body(v):
+        traces.append(threading.get_ident())
+        time.sleep(0.3)  # every thread arrives while the first one traces
+        return v * scale
+    f = jaxlite.jit(body)
+    x = jnp.ones((3,), jnp.float32)
+    for out in _in_threads(lambda: np.asarray(f(x))):
+        np.testing.assert_array_equal(out, np.full(3, scale, np.float32))
+    assert len(traces) == 1
+
+
+def test_an_error_reaches_every_waiter_and_does_not_poison_the_cache():
+    failing = [True]
+    traces = []
+
+    def body(v):
+        traces.append(1)
+        time.sleep(0.2)
+        if failing[0]:
+            raise ValueError("no trace this time")
+        return v + 1
+    f = jaxlite.jit(body)
+    x = jnp.zeros((2,), jnp.int32)
+    outs = _in_threads(lambda: f(x))
+    assert all(isinstance(o, ValueError) and "no trace this time" in str(o) for o in outs)
+    assert len(traces) < THREADS  # waiters got the first failure rather than tracing
+    failing[0] = False
+    np.testing.assert_array_equal(np.asarray(f(x)), [1, 1])
+
+
+def test_nested_and_recursive_jits_in_threads():
+    inner = jaxlite.jit(lambda v: jnp.cos(v) + 1.0)
+    outer = jaxlite.jit(lambda v: inner(v) * 2.0 + inner(v + 1.0))
+
+    def countdown_body(v, n):
+        return v if n == 0 else countdown(v * 2.0, n - 1) + 1.0
+    countdown = jaxlite.jit(countdown_body, static_argnums=1)
+    x = np.linspace(0, 1, 5, dtype=np.float32)
+    want_outer = (np.cos(x) + 1) * 2 + np.cos(x + 1) + 1
+    want_countdown = x * 8 + 3
+
+    def call():
+        return np.asarray(outer(x)), np.asarray(countdown(x, 3))
+    for out in _in_threads(call):
+        assert not isinstance(out, BaseException), out
+        np.testing.assert_allclose(out[0], want_outer, rtol=1e-6)
+        np.testing.assert_allclose(out[1], want_countdown, rtol=1e-6)
+
+
+def test_a_function_that_calls_itself_from_another_thread_while_tracing():
+    # The first trace starts a thread that calls the same function with the same
+    # signature and waits for it: waiting for that trace would deadlock.
+    spawned = []
+    x = jnp.arange(4.0, dtype=jnp.float32)
+
+    def body(v):
+        if not spawned:
+            spawned.append(None)
+            result = []
+            t = threading.Thread(target=lambda: result.append(np.asarray(f(x))))
+            t.start()
+            t.join(60)
+            assert not t.is_alive() and result
+            np.testing.assert_array_equal(result[0], np.arange(4.0) * 3)
+        return v * 3.0
+    f = jaxlite.jit(body)
+    np.testing.assert_array_equal(np.asarray(f(x)), np.arange(4.0) * 3)
+
+
+def test_single_flight_shares_results_and_errors_and_forgets_failures():
+    flight = SingleFlight()
+    calls = []
+    gate = threading.Event()
+
+    def compute():
+        calls.append(1)
+        gate.wait(5)
+        return object()
+    results = []
+    starter = threading.Thread(target=lambda: results.append(flight.run("k", compute)))
+    starter.start()
+    while not calls:
+        time.sleep(0.001)
+    waiters = [threading.Thread(target=lambda: results.append(flight.run("k", compute)))
+               for _ in range(3)]
+    for t in waiters:
+        t.start()
+    time.sleep(0.05)
+    gate.set()
+    for t in [starter, *waiters]:
+        t.join(10)
+    assert len(calls) == 1 and len(results) == 4 and len({id(r) for r in results}) == 1
+    assert len(flight) == 0
+
+    def fail():
+        raise KeyError("once")
+    with pytest.raises(KeyError):
+        flight.run("k", fail)
+    assert flight.run("k", lambda: 5) == 5  # the failure was not kept
+    # A thread asking again for a key it is computing computes it (no self-wait).
+    assert flight.run("r", lambda: flight.run("r", lambda: 7) + 1) == 8
+
+
+def test_single_flight_does_not_share_what_shareable_refuses():
+    flight = SingleFlight()
+    calls = []
+
+    def compute():
+        calls.append(threading.get_ident())
+        time.sleep(0.2)
+        return object()
+    outs = _in_threads(lambda: flight.run("k", compute, shareable=lambda _: False), count=3)
+    assert len(calls) == 3 and len({id(o) for o in outs}) == 3
+
+
+def test_lru_cache_keeps_the_most_recently_used():
+    cache = LRUCache(3)
+    for k in range(3):
+        cache[k] = str(k)
+    assert cache.lookup(0) == "0"
+    cache[3] = "3"
+    assert list(cache) == [2, 0, 3]
+
+
+def _executable_of(f) -> object:
+    (plan,) = f._plans.values()
+    return plan[0].executable
+
+
+def test_a_dropped_jitted_function_frees_its_executable():
+    scale = _unique()
+    f = jaxlite.jit(lambda v: v * scale - 1.0)
+    np.testing.assert_array_equal(np.asarray(f(jnp.ones(2))), [scale - 1] * 2)
+    executable = _executable_of(f)
+    refs = [weakref.ref(executable), weakref.ref(executable._native.engine),
+            weakref.ref(next(iter(f._cache.values())).jaxpr)]
+    del f, executable
+    gc.collect()
+    assert [r() for r in refs] == [None, None, None]
+
+
+def test_per_function_caches_are_bounded(monkeypatch):
+    monkeypatch.setattr(jit_module, "MAX_SIGNATURES", 4)
+    f = jaxlite.jit(lambda v: v * 2 + 1)
+    refs = []
+    for n in range(1, 11):
+        np.testing.assert_array_equal(np.asarray(f(jnp.arange(n))), np.arange(n) * 2 + 1)
+        refs.append(weakref.ref(f._plans[next(reversed(f._plans))][0].executable))
+    gc.collect()
+    assert len(f._cache) == 4 and len(f._plans) == 4
+    assert [r() is None for r in refs] == [True] * 6 + [False] * 4
+    # An evicted signature is traced and compiled again, and still right.
+    np.testing.assert_array_equal(np.asarray(f(jnp.arange(1))), [1])
+
+
+def test_grad_of_jit_keeps_its_executable_between_calls():
+    scale = _unique()
+    g = jaxlite.grad(jaxlite.jit(lambda v: jnp.sum(jnp.sin(v) * scale)))
+    x = jnp.linspace(0.0, 1.0, 4)
+    g(x)
+    before = _compiles()
+    for _ in range(3):
+        np.testing.assert_allclose(np.asarray(g(x)), np.cos(np.asarray(x)) * scale,
+                                   rtol=1e-6)
+    assert _compiles()["all"] == before["all"]
+
+
+_RSS_SCRIPT = textwrap.dedent("""
+    import gc, os, sys
+    import jaxlite, jaxlite.numpy as jnp
+    def rss_mb():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    x = jnp.ones((4,), jnp.float32)
+    def run(start, count):
+        for i in range(start, start + count):
+            f = jaxlite.jit(lambda v, i=i: v * float(i) + 1.0)  # a new program each time
+            f(x).block_until_ready()
+            del f
+    run(0, 200)  # warm-up: caches fill, the optimizer worker starts
+    gc.collect()
+    before = rss_mb()
+    run(1000, {count})
+    gc.collect()
+    print((rss_mb() - before) * 1024 / {count})
+""")
+
+
+@pytest.mark.slow
+def test_memory_stays_flat_while_jitting_and_dropping_functions():
+    # Budget: about 20 ms per new function here, 15-25 s in all. Before the fix the growth
+    # was about 58 KB per function (llvmlite's pass manager leaking per compile, and
+    # executables kept by a process-wide cache).
+    count = 800
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(os.path.dirname(jaxlite.__file__)), os.environ.get("PYTHONPATH", "")]))
+    result = subprocess.run([sys.executable, "-c", _RSS_SCRIPT.format(count=count)],
+                            capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr
+    kb_per_function = float(result.stdout.split()[-1])
+    assert kb_per_function < 10, f"RSS grew {kb_per_function:.1f} KB per dropped function"
