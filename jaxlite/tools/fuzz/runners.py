@@ -1,0 +1,183 @@
+"""Running a program every way jaxlite can, and checking the ways against each other.
+
+Modes: `eager` (op by op), `jit_interpreter` (`jit(f, backend="interpreter")`), `jit_cpu`
+(`jit(f)`), and `jax` (real JAX in another interpreter, through `oracle.Oracle`). With JAX
+present every jaxlite mode is compared with it; without, the jit modes are compared with
+eager. Two transformation checks need no oracle: `vmap` (vmap over the first input against a
+Python loop) and `grad` (reverse mode against central differences, float64 programs).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+import jaxlite
+from jaxlite.tools.fuzz import compare as cmp
+from jaxlite.tools.fuzz import interp
+from jaxlite.tools.fuzz.generate import NAMESPACE
+from jaxlite.tools.fuzz.values import category, has_subnormal
+
+MODES = ("eager", "jit_interpreter", "jit_cpu")
+jnp = NAMESPACE.jnp
+
+
+@dataclasses.dataclass
+class Finding:
+    """One disagreement: `mode` against `reference`, of `category` (compare.CATEGORIES)."""
+    mode: str
+    reference: str
+    category: str
+    detail: str
+    subnormal: bool = False   # the program's values hold subnormals (a known class vs XLA)
+
+    @property
+    def kind(self) -> str:
+        prefix = "subnormal: " if self.subnormal else ""
+        return f"{prefix}{self.mode} vs {self.reference}: {self.category}"
+
+
+def _outcome(thunk) -> dict:
+    try:
+        return {"ok": True, "value": np.asarray(thunk())}
+    except Exception as e:  # a raised error is an outcome to compare
+        return interp.encode_exception(e)
+
+
+def _inputs(program):
+    return [jnp.asarray(interp.decode_input(s)) for s in program["inputs"]]
+
+
+def run_eager(program) -> tuple[dict, float, bool]:
+    """The eager outcome, the largest magnitude among all values, and whether any is subnormal."""
+    with jaxlite.enable_x64(program["x64"]):
+        try:
+            env = interp.run_all(program, NAMESPACE, _inputs(program))
+            values = [np.asarray(v) for v in env]
+        except Exception as e:
+            return interp.encode_exception(e), 1.0, False
+    return ({"ok": True, "value": values[-1]}, cmp.magnitude(values),
+            any(has_subnormal(v) for v in values))
+
+
+def run_mode(program, mode: str) -> dict:
+    """The outcome of one jaxlite mode."""
+    if mode == "eager":
+        return run_eager(program)[0]
+    f = interp.as_function(program, NAMESPACE)
+    backend = {"jit_interpreter": "interpreter", "jit_cpu": None}[mode]
+    with jaxlite.enable_x64(program["x64"]):
+        jitted = jaxlite.jit(f, backend=backend) if backend else jaxlite.jit(f)
+        return _outcome(lambda: jitted(*_inputs(program)))
+
+
+def from_oracle(result: dict) -> dict:
+    """An oracle worker's answer as an outcome."""
+    if not result["ok"]:
+        return result
+    return {"ok": True, "value": interp.decode_array(result)}
+
+
+def _tol(program):
+    meta = program.get("meta", {})
+    return 0 if meta.get("exact", False) else max(int(meta.get("tol_ops", 0)), 4)
+
+
+def check_modes(program, modes=MODES, jax_outcome=None) -> tuple[dict, list[Finding]]:
+    """Runs `modes` and compares them (with JAX's outcome when given, else with eager)."""
+    eager, scale, subnormal = run_eager(program)
+    outcomes = {"eager": eager}
+    for mode in modes:
+        if mode != "eager":
+            outcomes[mode] = run_mode(program, mode)
+    reference, ref_name = (jax_outcome, "jax") if jax_outcome is not None else (eager, "eager")
+    findings = []
+    for mode in modes:
+        if mode == ref_name:
+            continue
+        found = cmp.compare(reference, outcomes[mode], _tol(program), scale)
+        if found:
+            sub = ref_name == "jax" and (subnormal or _has_subnormal_outcome(reference))
+            findings.append(Finding(mode, ref_name, found[0], found[1], sub))
+    return outcomes, findings
+
+
+def _has_subnormal_outcome(outcome):
+    return outcome["ok"] and has_subnormal(outcome["value"])
+
+
+def check_vmap(program, batch: int = 2) -> list[Finding]:
+    """vmap over the first input (rolled copies stacked) against a loop of eager calls."""
+    spec = program["inputs"][0]
+    if not spec["values"]:
+        return []
+    f = interp.as_function(program, NAMESPACE)
+    with jaxlite.enable_x64(program["x64"]):
+        inputs = _inputs(program)
+        first = interp.decode_input(spec)
+        rows = [np.roll(first.ravel(), k).reshape(first.shape) for k in range(batch)]
+        loop = [_outcome(lambda r=r: f(jnp.asarray(r), *inputs[1:])) for r in rows]
+        stacked = jnp.asarray(np.stack(rows))
+        in_axes = (0,) + (None,) * (len(inputs) - 1)
+        mapped = _outcome(lambda: jaxlite.vmap(f, in_axes=in_axes)(stacked, *inputs[1:]))
+    if not all(o["ok"] for o in loop):
+        want = next(o for o in loop if not o["ok"])
+    else:
+        want = {"ok": True, "value": np.stack([o["value"] for o in loop])}
+    scale = cmp.magnitude([o["value"] for o in loop if o["ok"]] + rows)
+    found = cmp.compare(want, mapped, _tol(program), scale)
+    return [Finding("vmap", "loop", found[0], found[1])] if found else []
+
+
+def check_grad(program, seed: int = 0) -> list[Finding]:
+    """grad of sum(f) along a random direction per float input against central differences.
+
+    Both sides run in float64: the step is eps**(1/3) times the input's scale, which balances
+    truncation (h**2) against rounding (eps / h), so the difference quotient is good to about
+    eps**(2/3) ~ 4e-11 relative; the tolerance 1e-6 (relative to |f| + |derivative| + 1)
+    leaves room for curvature and stays far below any real error in a derivative rule.
+    """
+    f = interp.as_function(program, NAMESPACE)
+    specs = program["inputs"]
+    argnums = [i for i, s in enumerate(specs) if category(s["dtype"]) == "float" and s["values"]]
+    if not argnums or not program["x64"]:
+        return []
+    rng = np.random.default_rng(seed)
+    with jaxlite.enable_x64(True):
+        inputs = [interp.decode_input(s) for s in specs]
+
+        def loss(*xs):
+            return jnp.sum(f(*xs))
+        base = _outcome(lambda: loss(*[jnp.asarray(x) for x in inputs]))
+        if not base["ok"] or not np.isfinite(base["value"]):
+            return []
+        try:
+            gs = jaxlite.grad(loss, argnums=tuple(argnums))(*[jnp.asarray(x) for x in inputs])
+        except Exception as e:  # f runs, so its gradient must too
+            return [Finding("grad", "finite differences", "raises only here",
+                            f"{type(e).__name__}: {str(e)[:200]}")]
+        findings = []
+        for g, i in zip(gs, argnums):
+            found = _directional_check(loss, inputs, i, np.asarray(g), float(base["value"]), rng)
+            if found:
+                findings.append(Finding("grad", "finite differences", "value",
+                                        f"input {i}: {found}"))
+        return findings
+
+
+def _directional_check(loss, inputs, i, g, value, rng):
+    x = inputs[i]
+    v = rng.standard_normal(x.shape)
+    h = np.finfo(np.float64).eps ** (1 / 3) * max(1.0, float(np.max(np.abs(x), initial=0)))
+
+    def at(t):
+        xs = list(inputs)
+        xs[i] = x + t * v
+        return float(loss(*[jnp.asarray(a) for a in xs]))
+    fd = (at(h) - at(-h)) / (2 * h)
+    ad = float(np.sum(g * v))
+    if not (np.isfinite(fd) and np.isfinite(ad)):
+        return None
+    if abs(ad - fd) <= 1e-6 * (abs(value) + abs(fd) + 1):
+        return None
+    return f"directional derivative {ad!r}, central difference {fd!r}"
