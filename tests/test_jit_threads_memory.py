@@ -76,7 +76,7 @@ def test_threads_released_together_compile_each_signature_once():
         want = np.sin(np.arange(8.0, dtype=np.float32)) * np.float32(scale) + np.float32(28)
         for out in _in_threads(lambda: np.asarray(f(x))):
             assert not isinstance(out, BaseException), out
-            np.testing.assert_allclose(out, want, rtol=2e-7)
+            np.testing.assert_allclose(out, want, rtol=2e-7, atol=8e-6)
     after = _compiles()
     assert len(traces) == rounds
     assert after["all"] - before["all"] == rounds  # the backend was asked once per round

@@ -101,8 +101,11 @@ class _Worker:
     """A process running `llvm_optimize.serve`."""
 
     def __init__(self) -> None:
+        # A session of its own: Ctrl-C in a terminal interrupts this process, not the worker
+        # (which ends when its input does, as when this process dies).
         self.process = subprocess.Popen([sys.executable, "-c", _LAUNCH, llvm_optimize.__file__],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        start_new_session=True)
         self.compiles = 0
 
     def object_code(self, ir_texts: Sequence[str], cpu: str, features: str) -> bytes:
@@ -199,6 +202,8 @@ class _WorkerPool:
         """End the idle workers (at exit; new ones start when needed)."""
         with self._lock:
             idle, self._idle = self._idle, []
+            if os.getpid() != self._pid:  # a forked child's copies: its parent's workers
+                return
         for worker in idle:
             worker.close()
 
