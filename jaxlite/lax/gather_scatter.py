@@ -27,6 +27,7 @@ from jaxlite.interpreters.batching import move_batch_axis
 from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.interpreters.transpose import is_undefined
 from jaxlite.lax import _lowering_util as hlo
+from jaxlite.lax._declare import NUMERIC, check_dtype_kind
 from jaxlite.lax._gather_scatter_util import (GatherDimensionNumbers, GatherScatterMode,
                                               ScatterDimensionNumbers, check_mode,
                                               check_scatter, default_fill_value,
@@ -418,8 +419,10 @@ def scatter_add(operand: Any, scatter_indices: Any, updates: Any,
     `jax.lax.scatter_add`).
 
     Updates to the same position all add up. `mode` (default FILL_OR_DROP) says what happens
-    to windows that do not fit: they are dropped, or with CLIP moved inside.
+    to windows that do not fit: they are dropped, or with CLIP moved inside. Booleans raise
+    JAX's TypeError (JAX combines with `lax.add`, which takes no bool).
     """
+    check_dtype_kind("add", np.dtype(get_aval(operand).dtype), NUMERIC, 0)
     return bind_scatter(scatter_add_p, operand, scatter_indices, updates, dimension_numbers,
                         indices_are_sorted, unique_indices, mode)
 

@@ -29,6 +29,7 @@ from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.interpreters.staging import trace_to_jaxpr
 from jaxlite.interpreters.transpose import is_undefined
 from jaxlite.lax import _lowering_util as hlo
+from jaxlite.lax._declare import NUMERIC, check_dtype_kind
 from jaxlite.lax._gather_scatter_util import (GatherScatterMode, ScatterDimensionNumbers,
                                               gather_dnums_of_scatter, scatter_slice_sizes)
 from jaxlite.lax.arithmetic import add, div, full, mul, neg
@@ -297,8 +298,10 @@ def scatter_mul(operand: Any, scatter_indices: Any, updates: Any,
     """`operand` multiplied by `updates` at the scattered windows (mirrors
     `jax.lax.scatter_mul`).
 
-    As in JAX, the derivative with respect to `updates` needs `unique_indices=True`.
+    As in JAX, the derivative with respect to `updates` needs `unique_indices=True`, and
+    booleans raise JAX's TypeError (JAX combines with `lax.mul`, which takes no bool).
     """
+    check_dtype_kind("mul", np.dtype(get_aval(operand).dtype), NUMERIC, 0)
     return bind_scatter(scatter_mul_p, operand, scatter_indices, updates, dimension_numbers,
                         indices_are_sorted, unique_indices, mode)
 

@@ -7,6 +7,7 @@ infinity and `remainder` takes the sign of the divisor, for integers and floats 
 """
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -197,22 +198,34 @@ def _integer_power(x: Any, y: Any) -> Any:
     return acc
 
 
+def _concrete_index(x: Any) -> int | None:
+    """`x` as a Python int when it is an integer scalar known now (not traced), else None."""
+    if isinstance(x, Tracer):
+        return None
+    try:
+        return operator.index(x)
+    except TypeError:
+        return None
+
+
 def power(x1: Any, x2: Any, /) -> Any:
     """Elementwise `x1 ** x2` (mirrors `jax.numpy.power`).
 
-    A Python int exponent uses `lax.integer_pow` (exact repeated multiplication, the dtype
-    of `x1` kept). Integer arrays raised to integer arrays use square-and-multiply and wrap
+    A concrete integer scalar exponent (a Python int or bool, a numpy integer, a 0-d integer
+    array known now) uses `lax.integer_pow` (exact repeated multiplication, the dtype of
+    `x1` kept), as in JAX. Integer arrays raised to integer arrays use square-and-multiply and wrap
     on overflow; bool operands count as int32.
 
     Differences from JAX: a negative integer exponent of an integer array gives the
     truncated reciprocal (0, or +-1 for bases +-1) rather than an unspecified value.
     """
     check_arraylike("power", x1, x2)
-    if isinstance(x2, int) and not isinstance(x2, bool):
+    exponent = _concrete_index(x2)
+    if exponent is not None:
         x = ensure_array(x1)
         if x.dtype == np.bool_:
             x = promote_args_numeric("power", x)[0]
-        return lax.integer_pow(x, x2)
+        return lax.integer_pow(x, exponent)
     dtype, weak = dtypes.result_type(x1, x2, return_weak_type_flag=True)
     exponent = ensure_array(x2)
     if dtypes.is_inexact(dtype) and dtypes.is_integer(exponent.dtype):

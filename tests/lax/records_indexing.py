@@ -269,9 +269,10 @@ RECORDS = [
     Record("dynamic_update_slice", _dynamic_update_slice_case, dtypes=ALL),
     Record("gather", _gather_case, dtypes=ALL),
     _scatter_record("scatter", lax.scatter, lambda old, new: new, ALL),
-    _scatter_record("scatter-add", lax.scatter_add, _add, ALL),
+    # bool raises in JAX for add and mul (its combiners are lax.add / lax.mul)
+    _scatter_record("scatter-add", lax.scatter_add, _add, NUMERIC),
     _scatter_record("scatter-sub", lax.scatter_sub, lambda old, new: old - new, NUMERIC),
-    _scatter_record("scatter-mul", lax.scatter_mul, _mul, ALL, unique_grads_only=True),
+    _scatter_record("scatter-mul", lax.scatter_mul, _mul, NUMERIC, unique_grads_only=True),
     _scatter_record("scatter-min", lax.scatter_min, _min, REAL, separated=True),
     _scatter_record("scatter-max", lax.scatter_max, _max, REAL, separated=True),
 ]

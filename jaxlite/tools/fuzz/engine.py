@@ -185,7 +185,8 @@ class Fuzzer:
 def _modes_for(finding, modes):
     if finding.mode in ("vmap", "grad"):
         return ()
-    return tuple(m for m in (finding.mode, finding.reference) if m in modes)
+    reference = "jax" if finding.reference.startswith("jax") else finding.reference
+    return tuple(m for m in (finding.mode, reference) if m in modes)
 
 
 def _checks_for(finding):

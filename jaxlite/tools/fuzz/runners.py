@@ -1,9 +1,9 @@
 """Running a program every way jaxlite can, and checking the ways against each other.
 
 Modes: `eager` (op by op), `jit_interpreter` (`jit(f, backend="interpreter")`), `jit_cpu`
-(`jit(f)`), and `jax` (real JAX in another interpreter, through `oracle.Oracle`). With JAX
-present every jaxlite mode is compared with it; without, the jit modes are compared with
-eager. Two transformation checks need no oracle: `vmap` (vmap over the first input against a
+(`jit(f)`), and `jax` (real JAX in another interpreter, through `oracle.Oracle`, eager and
+under jit). With JAX present, eager is compared with JAX's eager outcome and the jit modes
+with JAX's jit outcome; without, the jit modes are compared with eager. Two transformation checks need no oracle: `vmap` (vmap over the first input against a
 Python loop) and `grad` (reverse mode against central differences, float64 programs).
 """
 from __future__ import annotations
@@ -72,10 +72,14 @@ def run_mode(program, mode: str) -> dict:
 
 
 def from_oracle(result: dict) -> dict:
-    """An oracle worker's answer as an outcome."""
-    if not result["ok"]:
-        return result
-    return {"ok": True, "value": interp.decode_array(result)}
+    """An oracle worker's answer for one program as outcomes {"eager": ..., "jit": ...}."""
+    return {way: _decoded(result[way]) for way in ("eager", "jit")}
+
+
+def _decoded(outcome):
+    if not outcome["ok"]:
+        return outcome
+    return {"ok": True, "value": interp.decode_array(outcome)}
 
 
 def _tol(program):
@@ -83,21 +87,26 @@ def _tol(program):
     return 0 if meta.get("exact", False) else max(int(meta.get("tol_ops", 0)), 4)
 
 
-def check_modes(program, modes=MODES, jax_outcome=None) -> tuple[dict, list[Finding]]:
-    """Runs `modes` and compares them (with JAX's outcome when given, else with eager)."""
+def check_modes(program, modes=MODES, jax=None) -> tuple[dict, list[Finding]]:
+    """Runs `modes` and compares them: with JAX's outcomes when given (`from_oracle`: eager
+    mode with JAX's eager outcome, jit modes with JAX's jit), else the jit modes with eager."""
     eager, scale, subnormal = run_eager(program)
     outcomes = {"eager": eager}
     for mode in modes:
         if mode != "eager":
             outcomes[mode] = run_mode(program, mode)
-    reference, ref_name = (jax_outcome, "jax") if jax_outcome is not None else (eager, "eager")
     findings = []
     for mode in modes:
-        if mode == ref_name:
+        if jax is not None:
+            ref_name = "jax" if mode == "eager" else "jax_jit"
+            reference = jax["eager" if mode == "eager" else "jit"]
+        elif mode == "eager":
             continue
+        else:
+            ref_name, reference = "eager", eager
         found = cmp.compare(reference, outcomes[mode], _tol(program), scale)
         if found:
-            sub = ref_name == "jax" and (subnormal or _has_subnormal_outcome(reference))
+            sub = jax is not None and (subnormal or _has_subnormal_outcome(reference))
             findings.append(Finding(mode, ref_name, found[0], found[1], sub))
     return outcomes, findings
 

@@ -6,10 +6,13 @@ chosen at run time so that jaxlite's sources hold no import of JAX), and then an
 requests, one JSON object per line on stdin, with one JSON line on stdout:
 
     request:  {"programs": [program, ...]}
-    response: {"results": [{"ok": true, "dtype": ..., "shape": ..., "hex": ...}
-                           or {"ok": false, "type": ..., "base": ..., "message": ...}, ...]}
+    response: {"results": [{"eager": outcome, "jit": outcome}, ...]}
+    outcome:  {"ok": true, "dtype": ..., "shape": ..., "hex": ...}
+              or {"ok": false, "type": ..., "base": ..., "message": ...}
 
-Each program runs op by op (the namespace's eager mode), under the program's x64 setting.
+Each program runs op by op (the namespace's eager mode) and under the namespace's `jit`,
+with the program's x64 setting: the two can differ (a concrete exponent of `power` keeps the
+base's dtype eagerly, a traced one promotes), so each jaxlite mode meets its counterpart.
 """
 import argparse
 import importlib
@@ -37,11 +40,18 @@ def load_namespace(name):
 
 
 def run_one(interp, ns, program):
-    """One program's result (or exception) in the protocol's form."""
+    """One program's outcomes, eager and under jit, in the protocol's form."""
+    f = interp.as_function(program, ns)
+    return {"eager": run_as(interp, ns, program, f),
+            "jit": run_as(interp, ns, program, ns.root.jit(f))}
+
+
+def run_as(interp, ns, program, f):
+    """The outcome of `f` on the program's inputs."""
     try:
         ns.root.config.update("jax_enable_x64", bool(program.get("x64", False)))
         inputs = [ns.jnp.asarray(interp.decode_input(s)) for s in program["inputs"]]
-        out = interp.as_function(program, ns)(*inputs)
+        out = f(*inputs)
         result = interp.encode_array(out)
         result["ok"] = True
         return result
