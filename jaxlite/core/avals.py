@@ -130,6 +130,7 @@ def get_aval(value: Any) -> ShapedArray:
     if aval is not None:
         return aval
     if isinstance(value, (np.ndarray, np.generic)):
+        check_byte_order(value)
         return ShapedArray(value.shape, dtypes.canonicalize_dtype(value.dtype), False)
     # After numpy's scalars: np.float64 subclasses float but has a strong dtype.
     if isinstance(value, (bool, int, float, complex)) or value is None:
@@ -142,6 +143,17 @@ def get_aval(value: Any) -> ShapedArray:
     raise TypeError(
         f"Value {value!r} of type {type(value).__name__} is not a valid jaxlite array: "
         "pass an Array, a numpy array or a Python scalar.")
+
+
+def check_byte_order(value: Any) -> None:
+    """Refuse a numpy value stored in the other byte order (big-endian on this machine) with
+    JAX's TypeError: compiled code would read its bytes as native numbers."""
+    dt = getattr(value, "dtype", None)
+    if isinstance(dt, np.dtype) and not dt.isnative:
+        raise TypeError(
+            f"Dtype {dt.str} is not a valid JAX array type. Only arrays of numeric types are "
+            f"supported by JAX. (This numpy value is stored in non-native byte order; convert "
+            f"it first with x.astype(x.dtype.newbyteorder('=')).)")
 
 
 def _python_scalar_aval(value: Any) -> ShapedArray:

@@ -18,7 +18,7 @@ import numpy as np
 import jaxlite.lax as lax
 from jaxlite.config import config
 from jaxlite.core import dtypes
-from jaxlite.core.avals import get_aval
+from jaxlite.core.avals import check_byte_order, get_aval
 from jaxlite.core.operators import ArrayOperators
 
 
@@ -36,6 +36,8 @@ def is_arraylike(x: Any) -> bool:
 def check_arraylike(fun_name: str, *args: Any) -> None:
     """Raise TypeError, as JAX does, when an argument is a list, tuple or other non-array."""
     for position, arg in enumerate(args):
+        if isinstance(arg, np.ndarray):
+            check_byte_order(arg)
         if not is_arraylike(arg):
             hint = (" Convert it with jnp.asarray(...) first; lists are not accepted, since "
                     "converting them silently is slow and hides bugs."
@@ -67,6 +69,7 @@ def host_to_array(value: Any, dtype: Any = None, weak_type: bool = False) -> Any
             source = np.array(value, dtype=dtypes.canonicalize_dtype(dtype))
     else:
         host = np.asarray(value)
+        check_byte_order(host)
         canonical = dtypes.dtype(host)  # rejects strings and objects with a clear TypeError
         with np.errstate(over="ignore"):
             source = host.astype(canonical) if host.dtype != canonical else host
@@ -185,21 +188,40 @@ def _rank_promotion(fun_name: str, shapes: list[tuple[int, ...]]) -> None:
     warnings.warn(message, stacklevel=4)
 
 
+def check_python_ints(fun_name: str, *args: Any) -> None:
+    """Refuse a Python int operand beyond the default integer type (int32, int64 under
+    x64) with JAX's OverflowError, whatever the other operands' dtypes: JAX's `jnp`
+    functions are jitted, and parsing their arguments converts a Python int to that type."""
+    for position, arg in enumerate(args):
+        if type(arg) is int and not -2**31 <= arg < 2**31:
+            info = np.iinfo(dtypes.default_int_dtype())
+            if not info.min <= arg <= info.max:
+                raise OverflowError(
+                    "An overflow was encountered while parsing an argument to a jitted "
+                    f"computation, whose argument path is {fun_name}[{position}]. Got "
+                    f"{type(arg)} with value {arg} (a Python int operand must fit "
+                    f"{info.dtype.name}; pass it as a float or as an array of a wider "
+                    "dtype).")
+
+
 def promote_args(fun_name: str, *args: Any) -> list[Any]:
     """Check, promote to a common dtype and broadcast to a common shape (`jnp` ufuncs)."""
     check_arraylike(fun_name, *args)
+    check_python_ints(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes(*args))
 
 
 def promote_args_inexact(fun_name: str, *args: Any) -> list[Any]:
     """`promote_args`, with integer and bool results computed in floating point."""
     check_arraylike(fun_name, *args)
+    check_python_ints(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
 
 
 def promote_args_numeric(fun_name: str, *args: Any) -> list[Any]:
     """`promote_args`, with bool results computed in the default integer type."""
     check_arraylike(fun_name, *args)
+    check_python_ints(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes_numeric(*args))
 
 
@@ -252,7 +274,23 @@ def canonicalize_shape(shape: Any, fun_name: str) -> tuple[int, ...]:
                             f"got {tuple(entries)}.")
         size = concrete_int(entry, f"{fun_name}: a shape entry")
         if size < 0:
-            raise ValueError(f"{fun_name}: shape entries must be nonnegative, got "
-                             f"{tuple(entries)}.")
+            raise _negative_shape(fun_name, tuple(entries))
         out.append(size)
     return tuple(out)
+
+
+# JAX's error for a negative shape entry: the one of the lax operation the function
+# builds on (broadcast_in_dim for the creation functions), except where JAX checks first.
+_NEGATIVE_SHAPE = {
+    "indices": (TypeError, "iota shape must have every element be nonnegative, got {}."),
+    "resize": (ValueError, "all elements of `new_shape` must be non-negative, got {}."),
+    "tile": (ValueError, "tile: invalid tensor dimension size in reps {}."),
+    "fromfunction": (ValueError, "negative dimensions are not allowed, got {}."),
+}
+
+
+def _negative_shape(fun_name: str, entries: tuple) -> Exception:
+    kind, phrase = _NEGATIVE_SHAPE.get(
+        fun_name, (TypeError, "broadcast_in_dim shape must have every element be nonnegative, "
+                              "got {}."))
+    return kind(phrase.format(entries) + f" ({fun_name}: shape entries must be nonnegative.)")

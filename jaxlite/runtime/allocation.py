@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Iterable
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray
+from jaxlite.core.jaxpr import ClosedJaxpr, Jaxpr
 from jaxlite.errors import JaxRuntimeError
 
-__all__ = ["INT64_MAX", "MEMORY_BYTES", "allocation_error", "out_of_memory"]
+__all__ = ["INT64_MAX", "MEMORY_BYTES", "allocation_error", "out_of_memory", "staged_avals"]
 
 INT64_MAX = 2**63 - 1
 
@@ -66,3 +67,17 @@ def allocation_error(avals: Iterable[ShapedArray],
                 f"than a 64-bit size can count)")
         return out_of_memory(nbytes, what)
     return None
+
+
+def staged_avals(jaxpr: Jaxpr) -> Iterator[Any]:
+    """The abstract values of every intermediate of `jaxpr`, those of the jaxprs in its
+    equations' parameters (loop bodies, branches, calls) included."""
+    for eqn in jaxpr.eqns:
+        for var in eqn.outvars:
+            yield var.aval
+        for value in eqn.params.values():
+            for inner in value if isinstance(value, (tuple, list)) else (value,):
+                if isinstance(inner, ClosedJaxpr):
+                    yield from staged_avals(inner.jaxpr)
+                elif isinstance(inner, Jaxpr):
+                    yield from staged_avals(inner)

@@ -28,7 +28,8 @@ import numpy as np
 from jaxlite import monitoring
 from jaxlite.runtime import compiler
 from jaxlite.runtime.call_cache import LRUCache, SingleFlight
-from jaxlite.runtime.allocation import INT64_MAX, allocation_error, out_of_memory
+from jaxlite.runtime.allocation import (INT64_MAX, allocation_error, out_of_memory,
+                                        staged_avals)
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.backends.base import Buffer, Client, CompileOptions, Executable, HostExecutable
 from jaxlite.backends.registry import get_backend
@@ -336,8 +337,10 @@ def compile_lowered(lowered: LoweredModule, closed: ClosedJaxpr, name: str, clie
     "jaxlite"; level WARNING under `jax_log_compiles`, else DEBUG) with the function's name,
     backend and time.
     """
-    # Results whose byte size overflows int64 can never exist (JAX's XLA aborts there).
-    too_large = allocation_error(closed.out_avals, limit=INT64_MAX)
+    # Results and intermediates whose byte size overflows int64 can never exist (JAX's XLA
+    # aborts there; the compiler would fail inside constant folding or buffer assignment).
+    too_large = allocation_error(closed.out_avals, limit=INT64_MAX) or allocation_error(
+        staged_avals(closed.jaxpr), limit=INT64_MAX)
     if too_large is not None:
         raise too_large
     num_consts = len(lowered.const_args)

@@ -34,14 +34,26 @@ def _flat_fun(fun: Callable[..., Any], args: Sequence[Any], argnums: tuple[int, 
         aux = None
         if has_aux:
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise TypeError("has_aux=True requires the function to return a pair "
-                                f"(output, auxiliary data), got {type(out).__name__}")
+                raise TypeError("expected function with aux output to return a two-element "
+                                f"tuple, but got {_describe_output(out)} (has_aux=True: "
+                                "return (output, auxiliary_data)).")
             out, aux = out
         out_leaves, out_tree = tree_flatten(out)
         aux_leaves, aux_tree = tree_flatten(aux)
         out_store[:] = [out_tree, aux_tree, len(out_leaves)]
         return out_leaves + aux_leaves
     return flat
+
+
+def _describe_output(out: Any) -> str:
+    """What a function returned, in the user's terms (an array, not the tracer carrying
+    it)."""
+    if isinstance(out, (tuple, list)):
+        return f"a {type(out).__name__} of {len(out)} element{'s' * (len(out) != 1)}"
+    shape, dtype = getattr(out, "shape", None), getattr(out, "dtype", None)
+    if shape is not None and dtype is not None:
+        return f"a single array of shape {tuple(shape)} and dtype {dtype}"
+    return f"a value of type {type(out)}"
 
 
 def _vjp_flat(flat: Callable[..., list], leaves: Sequence[Any], out_store: list

@@ -142,7 +142,11 @@ class PjitFunction(Wrapped):
             # Naming the arguments reads the signature: only worth it for an error or a miss.
             _api_util.check_array_leaves(leaves, self._leaf_names(args, dynamic_kwargs),
                                          f"jit of {self.__name__}")
-        avals = tuple(_api_util.abstractify(x) for x in leaves)
+        try:
+            avals = tuple(_api_util.abstractify(x) for x in leaves)
+        except TypeError as error:
+            raise _api_util.abstract_argument_error(
+                error, self._fun, leaves, self._leaf_names(args, dynamic_kwargs)) from None
         # The named axes in scope decide how collectives trace (all_gather's shape).
         key = (in_tree, avals, statics, config.trace_context(), axis_env())
         traced = self._cache.lookup(key)
@@ -205,10 +209,15 @@ class PjitFunction(Wrapped):
             dynamic_args, dynamic_kwargs = tree_unflatten(in_tree, leaves)
             args, kwargs = self._rebuild(dynamic_args, dynamic_kwargs, statics)
             out_leaves, out_tree = tree_flatten(self._fun(*args, **kwargs))
+            if not all(map(is_array_like, out_leaves)):
+                _api_util.check_output_leaves(out_leaves, self._fun, "jit")
             out_trees.append(out_tree)
             return out_leaves
         debug = DebugInfo("jit", _api_util.function_name(self._fun), tuple(names))
-        closed = trace_to_jaxpr(flat_fun, avals, debug)
+        try:
+            closed = trace_to_jaxpr(flat_fun, avals, debug)
+        except RecursionError as error:
+            raise _api_util.recursion_error(error, self._fun) from None
         closed, consts = hoist_tracer_consts(closed)
         return _Traced(closed, consts, out_trees[0], in_tree, names=tuple(names))
 
@@ -290,7 +299,12 @@ class PjitFunction(Wrapped):
         # JAX's jitted functions report the wrapped function's signature, so that
         # `inspect.signature(f, follow_wrapped=False)` works (chex's fake_pmap asks so);
         # without it inspect takes this object, which has `__get__`, for a builtin.
-        return inspect.signature(self._fun)
+        # Kept once found: inspect asks a wrapper's `__signature__` more than once per
+        # level, so nested jits recomputing it took time exponential in the depth.
+        known = self.__dict__.get("_signature")
+        if known is None:
+            known = self.__dict__["_signature"] = inspect.signature(self._fun)
+        return known
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         # Decorated methods bind `self` like plain functions do.
