@@ -255,6 +255,8 @@ def _dynamic(x: Any, entries: list[Entry], wrap: bool) -> tuple[Any, list[Entry]
             out.append(entry)
             continue
         dynamic = entry.kind == DYNAMIC
+        if dynamic and x.shape[axis] == 0:
+            raise IndexError(f"index is out of bounds for axis {axis} with size 0")
         starts.append(entry.value if dynamic else 0)
         sizes.append(1 if dynamic else x.shape[axis])
         out.append(Entry(INT, 0) if dynamic else entry)
@@ -442,8 +444,7 @@ def getitem(x: Any, index: Any, *, mode: Any = None, fill_value: Any = None,
     x, entries = _presliced(x, entries)
     if indexed_axes_empty(x.shape, entries):
         plan_shape = indexed_shape(x.shape, entries)
-        if int(np.prod(plan_shape)):
-            raise IndexError("index is out of bounds for an axis of size 0")
+        _check_empty_axes(x.shape, entries, int(np.prod(plan_shape)) > 0)
         return lax.full_like(x, 0, shape=plan_shape)
     plan = gather_plan(x.shape, entries, wrap_negative_indices)
     if not int(np.prod(plan.gather_shape)):
@@ -452,6 +453,20 @@ def getitem(x: Any, index: Any, *, mode: Any = None, fill_value: Any = None,
                      indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
                      mode=parsed, fill_value=fill_value)
     return lax.reshape(out, plan.final_shape)
+
+
+def _check_empty_axes(shape: Sequence[int], entries: Sequence[Entry], reads: bool) -> None:
+    """JAX's errors for indices into an axis of size 0: a scalar index raises IndexError; an
+    index array raises the TypeError of a gather's slice size, unless nothing is read."""
+    axes = [e for e in entries if e.kind != NEW]
+    for i, e in enumerate(axes):
+        if shape[i] == 0 and e.kind in (INT, DYNAMIC):
+            raise IndexError(f"index is out of bounds for axis {i} with size 0")
+    for i, e in enumerate(axes):
+        if shape[i] == 0 and e.kind == ARRAY and reads:
+            raise TypeError(f"Slice size at index {i} in gather op is out of range, must be "
+                            "within [0, 0 + 1), got 1. (An index array reads an axis of "
+                            "size 0.)")
 
 
 def indexed_shape(shape: Sequence[int], entries: Sequence[Entry]) -> tuple[int, ...]:
