@@ -374,7 +374,8 @@ def cumulative_window(ctx: LoweringContext, x: HloInstruction, axis: int, revers
                       computation: HloComputation, init: Any) -> HloInstruction:
     """The running reduction of `x` along `axis` as XLA's reduce-window: a window as long as
     the axis, padded with n - 1 identities before (after, if `reverse`) the elements, so
-    that the window at position i covers elements 0..i (i..n-1)."""
+    that the window at position i covers elements 0..i (i..n-1). The pass
+    xla/passes/cumulative_scan.py makes it a scan of blocks when the axis is long."""
     n, rank = x.shape.dims[axis], x.shape.rank
     size, pad = [1] * rank, [(0, 0)] * rank
     size[axis] = n

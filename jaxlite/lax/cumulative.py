@@ -29,6 +29,7 @@ from jaxlite.lax.shape_ops import rev
 from jaxlite.lax.slicing import concatenate, pad, slice_in_dim
 from jaxlite.xla.ir import HloComputation, HloInstruction
 from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.passes.cumulative_scan import BLOCK
 from jaxlite.xla.shape import Shape, xla_type_name
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",
@@ -58,12 +59,8 @@ def _cumulative(name: str, reference: Callable[..., np.ndarray],
     def oriented(operand: np.ndarray, *, axis: int, reverse: bool) -> np.ndarray:
         x = operand.astype(np.float32) if operand.dtype in (np.float16, dtypes.bfloat16) \
             else operand
-        if reverse:
-            x = np.flip(x, axis)
         with np.errstate(all="ignore"):
-            out = reference(x, axis)
-        if reverse:
-            out = np.flip(out, axis)
+            out = reference(x, axis, reverse, operand.dtype)
         return np.asarray(out).astype(operand.dtype)
 
     primitive.abstract_eval = abstract_eval
@@ -83,6 +80,7 @@ def _canonical_axis(name: str, operand: Any, axis: int) -> int:
 
 # ------------------------------------------------------------------ the prefix scan
 
+Combine = Callable[[np.ndarray, np.ndarray], np.ndarray]
 Pair = tuple[Any, Any]
 
 
@@ -190,12 +188,84 @@ def _logaddexp_pair(a: Pair, b: Pair) -> Pair:
 
 # ---------------------------------------------------------------------- primitives
 
-def _cumsum_reference(x: np.ndarray, axis: int) -> np.ndarray:
-    return np.cumsum(x, axis=axis, dtype=x.dtype)  # integers wrap, as in XLA
+def _window_fold(combine: Combine, identity: Any, x: np.ndarray,
+                 reverse: bool) -> np.ndarray:
+    """The running reduction along the last axis as a reduce-window computes it: each output
+    folds the identity, then its window's elements in index order (identities padding it)."""
+    n = x.shape[-1]
+    padding = np.full(x.shape[:-1] + (n - 1,), identity, x.dtype)
+    padded = np.concatenate([x, padding] if reverse else [padding, x], axis=-1)
+    out = np.full(x.shape, identity, x.dtype)
+    for k in range(n):
+        out = combine(out, padded[..., k:k + n])
+    return out
 
 
-def _cumprod_reference(x: np.ndarray, axis: int) -> np.ndarray:
-    return np.cumprod(x, axis=axis, dtype=x.dtype)
+def _scan_in_blocks(combine: Combine, identity: Any, x: np.ndarray,
+                    reverse: bool) -> np.ndarray:
+    """The running reduction along the last axis in the compiled order (xla/passes/
+    cumulative_scan.py, XLA's too): windows of `BLOCK`, then the blocks' totals. numpy's
+    sequential order was off by ~400 for a float32 cumsum of 2**24 terms (JAX: 1.8)."""
+    n = x.shape[-1]
+    if n <= BLOCK:
+        return _window_fold(combine, identity, x, reverse)
+    blocks = -(-n // BLOCK)
+    padding = np.full(x.shape[:-1] + (blocks * BLOCK - n,), identity, x.dtype)
+    split = np.concatenate([x, padding], axis=-1).reshape(x.shape[:-1] + (blocks, BLOCK))
+    inner = _window_fold(combine, identity, split, reverse)
+    running = _scan_in_blocks(combine, identity, inner[..., 0 if reverse else -1], reverse)
+    edge = np.full(running.shape[:-1] + (1,), identity, x.dtype)
+    before = np.concatenate([running[..., 1:], edge] if reverse else [edge, running[..., :-1]],
+                            axis=-1)
+    return combine(inner, before[..., None]).reshape(x.shape[:-1] + (blocks * BLOCK,))[..., :n]
+
+
+def _scan_reference(combine: Combine, identity: Any) -> Callable[..., np.ndarray]:
+    """A float running reduction in the compiled order; float16 and bfloat16 (given as
+    float32) are rounded to their dtype after every step, as XLA's reducer does."""
+    def reference(x: np.ndarray, axis: int, reverse: bool, dtype: np.dtype) -> np.ndarray:
+        step = combine
+        if x.dtype != dtype:
+            def step(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+                return combine(a, b).astype(dtype).astype(x.dtype)
+        moved = np.moveaxis(x, axis, -1)
+        if moved.size == 0:
+            return x
+        return np.moveaxis(_scan_in_blocks(step, identity, moved, reverse), -1, axis)
+    return reference
+
+
+def _order_free(accumulate: Callable[[np.ndarray, int], np.ndarray]
+                ) -> Callable[..., np.ndarray]:
+    """A reference whose result does not depend on the order (integers, max, min)."""
+    def reference(x: np.ndarray, axis: int, reverse: bool, dtype: np.dtype) -> np.ndarray:
+        if reverse:
+            return np.flip(accumulate(np.flip(x, axis), axis), axis)
+        return accumulate(x, axis)
+    return reference
+
+
+def _by_kind(inexact: Callable[..., np.ndarray],
+             exact: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    def reference(x: np.ndarray, axis: int, reverse: bool, dtype: np.dtype) -> np.ndarray:
+        chosen = inexact if dtypes.is_inexact(x.dtype) else exact
+        return chosen(x, axis, reverse, dtype)
+    return reference
+
+
+def _logaddexp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """log(e**a + e**b) as the compiled reducer computes it (`_logaddexp_computation`)."""
+    delta = a - b
+    stable = np.maximum(a, b) + np.log1p(np.exp(-np.abs(delta)))
+    return np.where(delta != delta, a + b, stable)
+
+
+# integers wrap, as in XLA
+_cumsum_reference = _by_kind(_scan_reference(np.add, 0),
+                             _order_free(lambda x, axis: np.cumsum(x, axis, x.dtype)))
+_cumprod_reference = _by_kind(_scan_reference(np.multiply, 1),
+                              _order_free(lambda x, axis: np.cumprod(x, axis, x.dtype)))
+_cumlogsumexp_reference = _scan_reference(_logaddexp, -np.inf)
 
 
 def _signed_zeros(x: np.ndarray, out: np.ndarray, axis: int, largest: bool) -> np.ndarray:
@@ -207,40 +277,49 @@ def _signed_zeros(x: np.ndarray, out: np.ndarray, axis: int, largest: bool) -> n
     return np.where(out == 0, zero, out)
 
 
-def _cummax_reference(x: np.ndarray, axis: int) -> np.ndarray:
-    return _signed_zeros(x, np.maximum.accumulate(x, axis=axis), axis, largest=True)
+_cummax_reference = _order_free(lambda x, axis: _signed_zeros(
+    x, np.maximum.accumulate(x, axis=axis), axis, largest=True))
+_cummin_reference = _order_free(lambda x, axis: _signed_zeros(
+    x, np.minimum.accumulate(x, axis=axis), axis, largest=False))
 
 
-def _cummin_reference(x: np.ndarray, axis: int) -> np.ndarray:
-    return _signed_zeros(x, np.minimum.accumulate(x, axis=axis), axis, largest=False)
+def _logaddexp_body(inner: LoweringContext, a: HloInstruction,
+                    b: HloInstruction) -> HloInstruction:
+    """log(e**a + e**b), stable for large operands."""
+    delta = hlo.binary(inner, Opcode.SUBTRACT, a, b)
+    correction = hlo.unary(inner, Opcode.LOG1P, hlo.unary(inner, Opcode.EXP, hlo.unary(
+        inner, Opcode.NEGATE, hlo.unary(inner, Opcode.ABS, delta))))
+    stable = hlo.binary(inner, Opcode.ADD, hlo.extremum(inner, a, b, larger=True), correction)
+    # delta is NaN for a NaN operand or two infinities of one sign: a + b is then right.
+    undefined = hlo.compare(inner, delta, delta, "NE")
+    return hlo.select(inner, undefined, hlo.binary(inner, Opcode.ADD, a, b), stable)
 
 
-def _cumlogsumexp_reference(x: np.ndarray, axis: int) -> np.ndarray:
-    return np.logaddexp.accumulate(x, axis=axis)
+Body = Callable[[LoweringContext, HloInstruction, HloInstruction], HloInstruction]
+Reducer = Callable[[LoweringContext, np.dtype, np.dtype], HloComputation]
 
 
-def _logaddexp_computation(ctx: LoweringContext, dtype: np.dtype) -> HloComputation:
-    """The scalar reducer log(e**a + e**b) of cumlogsumexp, stable for large operands."""
-    def build() -> HloComputation:
-        builder = ctx.new_builder(f"logaddexp_{xla_type_name(dtype)}")
-        inner = ctx.with_builder(builder)
-        scalar = Shape(dtype, ())
-        a, b = builder.parameter(scalar, "lhs"), builder.parameter(scalar, "rhs")
-        delta = hlo.binary(inner, Opcode.SUBTRACT, a, b)
-        correction = hlo.unary(inner, Opcode.LOG1P, hlo.unary(inner, Opcode.EXP, hlo.unary(
-            inner, Opcode.NEGATE, hlo.unary(inner, Opcode.ABS, delta))))
-        stable = hlo.binary(inner, Opcode.ADD, hlo.extremum(inner, a, b, larger=True), correction)
-        # delta is NaN for a NaN operand or two infinities of one sign: a + b is then right.
-        undefined = hlo.compare(inner, delta, delta, "NE")
-        return builder.build(hlo.select(inner, undefined, hlo.binary(inner, Opcode.ADD, a, b),
-                                        stable))
-    return ctx.cached_computation(("logaddexp", dtype), build)
+def _rounding_reducer(name: str, body: Body) -> Reducer:
+    """The scalar reducer `body` in the wide dtype, rounded to the operand's dtype after
+    every step when that is float16 or bfloat16 (XLA's reduce-window does so: JAX's
+    cumsum of bfloat16 values accumulates in bfloat16)."""
+    def reducer(ctx: LoweringContext, wide: np.dtype, narrow: np.dtype) -> HloComputation:
+        def build() -> HloComputation:
+            builder = ctx.new_builder(f"{name}_{xla_type_name(narrow)}")
+            inner = ctx.with_builder(builder)
+            scalar = Shape(wide, ())
+            a, b = builder.parameter(scalar, "lhs"), builder.parameter(scalar, "rhs")
+            out = body(inner, a, b)
+            if narrow != wide:
+                out = hlo.convert(inner, hlo.convert(inner, out, narrow), wide)
+            return builder.build(out)
+        return ctx.cached_computation((name, wide, narrow), build)
+    return reducer
 
 
-def _cumulative_lower(reducer: Callable[[LoweringContext, np.dtype], HloComputation],
-                      identity: Callable[[np.dtype], Any]) -> hlo.Rule:
-    """The rule of a cumulative reduction: a reduce-window, in float32 for float16 and
-    bfloat16 (as the reference computes them)."""
+def _cumulative_lower(reducer: Reducer, identity: Callable[[np.dtype], Any]) -> hlo.Rule:
+    """The rule of a cumulative reduction: a reduce-window (which xla/passes/
+    cumulative_scan.py turns into blocks), in float32 for float16 and bfloat16."""
     def lower(ctx: LoweringContext, operand: HloInstruction, *, axis: int,
               reverse: bool) -> HloInstruction:
         if operand.shape.dims[axis] <= 1 or operand.shape.size == 0:
@@ -248,7 +327,7 @@ def _cumulative_lower(reducer: Callable[[LoweringContext, np.dtype], HloComputat
         dtype = operand.shape.dtype
         wide = hlo.widen_low_precision(dtype)
         out = hlo.cumulative_window(ctx, hlo.convert(ctx, operand, wide), axis, reverse,
-                                    reducer(ctx, wide), identity(wide))
+                                    reducer(ctx, wide, dtype), identity(wide))
         return hlo.convert(ctx, out, dtype)
     return lower
 
@@ -270,13 +349,16 @@ cumprod_p.jvp = _cumulative_jvp(cumprod_p, _mul_pair)
 cummax_p.jvp = _cumulative_jvp(cummax_p, _chooser_pair(max_))
 cummin_p.jvp = _cumulative_jvp(cummin_p, _chooser_pair(min_))
 cumlogsumexp_p.jvp = _cumulative_jvp(cumlogsumexp_p, _logaddexp_pair)
-cumsum_p.lower = _cumulative_lower(lambda c, d: c.scalar_computation(Opcode.ADD, d), hlo.zero)
-cumprod_p.lower = _cumulative_lower(lambda c, d: c.scalar_computation(Opcode.MULTIPLY, d),
-                                    hlo.one)
-cummax_p.lower = _cumulative_lower(lambda c, d: hlo.extremum_computation(c, d, True), hlo.lowest)
-cummin_p.lower = _cumulative_lower(lambda c, d: hlo.extremum_computation(c, d, False),
+cumsum_p.lower = _cumulative_lower(_rounding_reducer(
+    "add", lambda c, a, b: hlo.binary(c, Opcode.ADD, a, b)), hlo.zero)
+cumprod_p.lower = _cumulative_lower(_rounding_reducer(
+    "multiply", lambda c, a, b: hlo.binary(c, Opcode.MULTIPLY, a, b)), hlo.one)
+cummax_p.lower = _cumulative_lower(lambda c, wide, _: hlo.extremum_computation(c, wide, True),
+                                   hlo.lowest)
+cummin_p.lower = _cumulative_lower(lambda c, wide, _: hlo.extremum_computation(c, wide, False),
                                    hlo.highest)
-cumlogsumexp_p.lower = _cumulative_lower(_logaddexp_computation, hlo.lowest)
+cumlogsumexp_p.lower = _cumulative_lower(_rounding_reducer("logaddexp", _logaddexp_body),
+                                         hlo.lowest)
 
 
 # ---------------------------------------------------------------------- wrappers
@@ -284,8 +366,7 @@ cumlogsumexp_p.lower = _cumulative_lower(_logaddexp_computation, hlo.lowest)
 def cumsum(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
     """Running sum along `axis`, from the end if `reverse` (mirrors `jax.lax.cumsum`).
 
-    Differences from JAX: a negative `axis` counts from the end instead of raising; float16
-    and bfloat16 are summed in float32 and rounded once.
+    Differences from JAX: a negative `axis` counts from the end instead of raising.
     """
     return cumsum_p.bind(operand, axis=_canonical_axis("cumsum", operand, axis),
                          reverse=bool(reverse))

@@ -198,9 +198,11 @@ def _normalized_columns(v: np.ndarray) -> np.ndarray:
     """Columns scaled to unit norm with their largest component real (LAPACK's geev)."""
     if v.size == 0:
         return v
-    v = v / np.linalg.norm(v, axis=-2, keepdims=True)
-    largest = np.take_along_axis(v, np.argmax(np.abs(v), axis=-2)[..., None, :], axis=-2)
-    phase = np.where(largest == 0, 1, np.conj(largest) / np.abs(largest))
+    # A NaN or zero column (a matrix with NaN entries) stays NaN, without numpy's warnings.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        v = v / np.linalg.norm(v, axis=-2, keepdims=True)
+        largest = np.take_along_axis(v, np.argmax(np.abs(v), axis=-2)[..., None, :], axis=-2)
+        phase = np.where(largest == 0, 1, np.conj(largest) / np.abs(largest))
     return v * phase
 
 

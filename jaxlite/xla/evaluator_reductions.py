@@ -122,10 +122,16 @@ def _windows(x: np.ndarray, fill: Any, window: Window) -> np.ndarray:
 
 
 def _reduce_window(inst: HloInstruction, ops: list[Any], apply: Apply) -> Any:
+    """Each output folds the initial values, then its window's elements in index order:
+    XLA's order, which the cpu backend follows (a running sum's rounding depends on it)."""
     n = len(ops) // 2
     window = window_of(_context(inst), ops[0].ndim)
     views = [_windows(x, init, window) for x, init in zip(ops[:n], ops[n:])]
-    return _single(fold_last_axis(views, ops[n:], inst.called[0], apply))
+    combine = _combiner(inst.called[0], apply)
+    acc = [np.broadcast_to(init, views[0].shape[:-1]) for init in ops[n:]]
+    for k in range(views[0].shape[-1]):
+        acc = combine(acc, [v[..., k] for v in views])
+    return _single([np.array(a, dtype=init.dtype) for a, init in zip(acc, ops[n:])])
 
 
 def _select_and_scatter(inst: HloInstruction, ops: list[Any], apply: Apply) -> np.ndarray:

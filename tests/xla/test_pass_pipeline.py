@@ -91,8 +91,8 @@ def test_fixed_point_repeats_until_nothing_changes() -> None:
 
 def test_pipeline_is_listed_in_order() -> None:
     assert [pass_name(p) for p in PIPELINE] == [
-        "inline_calls", "simplify", "divide_by_reciprocals", "assign_layouts", "fuse",
-        "assign_tiling", "schedule"]
+        "inline_calls", "simplify", "scan_in_blocks", "divide_by_reciprocals",
+        "assign_layouts", "fuse", "assign_tiling", "schedule"]
     assert [p.__name__ for p in SIMPLIFY.passes] == [
         "simplify_algebra", "fold_constants", "eliminate_common_subexpressions",
         "eliminate_dead_code"]
@@ -129,10 +129,10 @@ def test_dump_dir_writes_numbered_files_after_every_pass(tmp_path: Path) -> None
                           "m.0004.eliminate_common_subexpressions.txt",
                           "m.0005.eliminate_dead_code.txt"]
     # After the simplification rounds come the other passes, one file each, in order.
-    tail = [name.split(".", 2)[2] for name in files[-5:]]
-    assert tail == ["divide_by_reciprocals.txt", "assign_layouts.txt", "fuse.txt",
-                    "assign_tiling.txt", "schedule.txt"]
-    simplify_files = files[2:-5]
+    tail = [name.split(".", 2)[2] for name in files[-6:]]
+    assert tail == ["scan_in_blocks.txt", "divide_by_reciprocals.txt", "assign_layouts.txt",
+                    "fuse.txt", "assign_tiling.txt", "schedule.txt"]
+    simplify_files = files[2:-6]
     # The last round of the fixed point changed nothing: its files repeat the round before.
     assert len(simplify_files) % 4 == 0
     last_round = (tmp_path / "config" / simplify_files[-1]).read_text()
