@@ -156,6 +156,65 @@ def test_a_function_that_calls_itself_from_another_thread_while_tracing():
     np.testing.assert_array_equal(np.asarray(f(x)), np.arange(4.0) * 3)
 
 
+def test_two_threads_tracing_mutually_nested_jits_do_not_deadlock():
+    # Thread A traces f, which calls g; thread B traces g, which calls f: each waits for
+    # the other's trace. (The depth is per thread, so the traces end; which thread's trace
+    # of the inner function each uses depends on timing, so the values do not.)
+    depth = threading.local()
+    both_tracing = threading.Barrier(2)
+
+    def nested(other, v, extra):
+        if getattr(depth, "level", 0):
+            return v + extra
+        depth.level = 1
+        both_tracing.wait(10)
+        return other(v) * 0.0 + v + extra
+    f = jaxlite.jit(lambda v: nested(g, v, 1.0))
+    g = jaxlite.jit(lambda v: nested(f, v, 2.0))
+    x = np.arange(3.0, dtype=np.float32)
+    results = {}
+    threads = [threading.Thread(target=lambda n=n, h=h: results.setdefault(n, np.asarray(h(x))))
+               for n, h in (("f", f), ("g", g))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+        assert not t.is_alive(), "deadlock"
+    np.testing.assert_array_equal(results["f"], x + 1)
+    np.testing.assert_array_equal(results["g"], x + 2)
+
+
+def test_a_trace_blocked_on_a_lock_the_waiter_holds_does_not_deadlock():
+    # A traces f and blocks (in C) on a lock that B holds while B calls f: B waits for
+    # A's trace until it has not moved for a while, then traces f itself.
+    lock = threading.RLock()
+    a_tracing, b_holds = threading.Event(), threading.Event()
+
+    def body(v):
+        a_tracing.set()
+        b_holds.wait(10)
+        with lock:
+            return v - 1.0
+    f = jaxlite.jit(body)
+    x = jnp.ones((2,), jnp.float32)
+    results = {}
+
+    def b():
+        a_tracing.wait(10)
+        with lock:
+            b_holds.set()
+            results["b"] = np.asarray(f(x))
+    threads = [threading.Thread(target=lambda: results.setdefault("a", np.asarray(f(x)))),
+               threading.Thread(target=b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+        assert not t.is_alive(), "deadlock"
+    np.testing.assert_array_equal(results["a"], [0, 0])
+    np.testing.assert_array_equal(results["b"], [0, 0])
+
+
 def test_single_flight_shares_results_and_errors_and_forgets_failures():
     flight = SingleFlight()
     calls = []
@@ -288,3 +347,75 @@ def test_memory_stays_flat_while_jitting_and_dropping_functions():
     assert result.returncode == 0, result.stderr
     kb_per_function = float(result.stdout.split()[-1])
     assert kb_per_function < 10, f"RSS grew {kb_per_function:.1f} KB per dropped function"
+
+
+# ------------------------------------------------------- the LLVM optimizer processes
+from jaxlite.backends.cpu import llvm_optimize, llvm_target, native  # noqa: E402
+
+_IR = """
+define void @scale(ptr noalias %x, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %p = getelementptr inbounds float, ptr %x, i64 %i
+  %v = load float, ptr %p
+  %w = fmul float %v, 3.0
+  store float %w, ptr %p
+  %next = add i64 %i, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+"""
+
+
+@pytest.fixture
+def fresh_pool(monkeypatch):
+    """A pool of workers of this test's own, used from the first module on."""
+    pool = native._WorkerPool()
+    monkeypatch.setattr(native, "_WORKERS", pool)
+    monkeypatch.setattr(native, "IN_PROCESS_COMPILES", 0)
+    yield pool
+    pool.close()
+
+
+def test_a_worker_gives_the_same_object_code_as_this_process(fresh_pool):
+    cpu, features = llvm_target.host_cpu()
+    from_worker = native._compile([_IR])
+    assert len(fresh_pool._idle) == 1  # it did run in a worker
+    assert from_worker == llvm_optimize.object_code([_IR], cpu, features)
+
+
+def test_llvm_errors_from_a_worker_read_as_in_this_process(fresh_pool):
+    with pytest.raises(RuntimeError, match="expected top-level entity"):
+        native._compile(["this is not LLVM IR"])
+    assert len(fresh_pool._idle) == 1  # the worker lives on
+    native._compile([_IR])
+
+
+def test_a_killed_worker_is_replaced(fresh_pool):
+    native._compile([_IR])
+    (worker,) = fresh_pool._idle
+    worker.process.kill()
+    worker.process.wait()
+    cpu, features = llvm_target.host_cpu()
+    assert native._compile([_IR]) == llvm_optimize.object_code([_IR], cpu, features)
+    assert fresh_pool._idle and fresh_pool._idle[0] is not worker
+
+
+def test_workers_are_replaced_when_used_up(fresh_pool, monkeypatch):
+    monkeypatch.setattr(native, "WORKER_COMPILES", 2)
+    pids = set()
+    for _ in range(4):
+        native._compile([_IR])
+        pids.add(fresh_pool._idle[0].process.pid if fresh_pool._idle else None)
+    assert len(pids - {None}) == 2
+
+
+def test_without_processes_modules_are_optimized_here(fresh_pool, monkeypatch):
+    monkeypatch.setattr(native.sys, "executable", "/bin/false")  # starts, never says ready
+    cpu, features = llvm_target.host_cpu()
+    assert native._compile([_IR]) == llvm_optimize.object_code([_IR], cpu, features)
+    assert fresh_pool._broken and not fresh_pool._idle

@@ -18,7 +18,9 @@ reason:
   `threading`, or waiting in here for another key) computes the value itself after a short
   grace period: the computing thread may be waiting for this very waiter (a jitted function
   that starts a thread calling itself, or two threads tracing mutually nested jits), and a
-  duplicate computation is better than a deadlock.
+  duplicate computation is better than a deadlock. With `stall_seconds` (for computations
+  that run user code, as tracing does), a computing thread whose innermost frame has not
+  moved for that long counts as blocked too (it may wait in C for a lock the waiter holds).
 - Results that must not cross threads (`shareable` says no: a trace holding another
   thread's tracers) are computed again by each waiter.
 """
@@ -88,9 +90,10 @@ class _Flight:
 class SingleFlight:
     """Runs `compute` once per key among concurrent callers (see the module's rules)."""
 
-    def __init__(self) -> None:
+    def __init__(self, stall_seconds: float | None = None) -> None:
         self._lock = threading.Lock()
         self._flights: dict[Hashable, _Flight] = {}
+        self._stall_seconds = stall_seconds
 
     def run(self, key: Hashable, compute: Callable[[], Any],
             shareable: Callable[[Any], bool] = lambda _: True) -> Any:
@@ -106,7 +109,7 @@ class SingleFlight:
                 owner = False
         if owner:
             return self._compute(key, flight, compute)
-        if flight.owner != me and _wait(flight):
+        if flight.owner != me and _wait(flight, self._stall_seconds):
             if flight.error is not None:
                 raise flight.error
             if shareable(flight.result):
@@ -130,20 +133,30 @@ class SingleFlight:
         return len(self._flights)
 
 
-def _wait(flight: _Flight) -> bool:
+def _wait(flight: _Flight, stall_seconds: float | None) -> bool:
     """Wait for `flight`; False when waiting was given up (its thread is blocked)."""
-    waited = 0.0
+    waited = still = 0.0
+    place = None
+    blocked = 0  # consecutive looks that found it waiting (one look may catch it passing)
     while not flight.done.wait(_SLICE_SECONDS):
         waited += _SLICE_SECONDS
-        if waited >= _GRACE_SECONDS and _blocked(flight.owner):
+        if waited < _GRACE_SECONDS:
+            continue
+        frame = sys._current_frames().get(flight.owner)
+        if frame is None:
+            return False
+        blocked = blocked + 1 if _in_blocking_code(frame) else 0
+        if blocked >= 3:
+            return False
+        here = (id(frame), frame.f_lasti)
+        still = still + _SLICE_SECONDS if here == place else 0.0
+        place = here
+        if stall_seconds is not None and still >= stall_seconds:
             return False
     return True
 
 
-def _blocked(ident: int) -> bool:
-    """Whether thread `ident` is gone or waits for another thread (its innermost Python
-    frame is in `threading`, `queue` or this module)."""
-    frame = sys._current_frames().get(ident)
-    if frame is None:
-        return True
+def _in_blocking_code(frame: Any) -> bool:
+    """Whether a thread's innermost Python frame waits for another thread (it is in
+    `threading`, `queue` or this module)."""
     return os.path.normcase(os.path.abspath(frame.f_code.co_filename)) in _BLOCKING_FILES

@@ -428,9 +428,10 @@ class _ExecutableCache:
     def _reference(self, key: Hashable, executable: Executable
                    ) -> Callable[[], Executable | None]:
         def forget(ref: Any) -> None:
-            with self._lock:
-                if self._entries.get(key) is ref:
-                    del self._entries[key]
+            # No lock: the collector may run this while this thread holds it. (A racing
+            # new entry may be dropped too; it is then compiled again.)
+            if self._entries.get(key) is ref:
+                self._entries.pop(key, None)
         try:
             return weakref.ref(executable, forget)
         except TypeError:  # an executable class without weak references: held strongly

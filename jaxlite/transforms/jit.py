@@ -61,8 +61,9 @@ LIVE_JIT_FUNCTIONS: "weakref.WeakSet[PjitFunction]" = weakref.WeakSet()
 MAX_SIGNATURES = 1024
 
 # Traces in progress, by (function, signature): threads calling a function with a signature
-# another thread is tracing wait for that trace (see `call_cache.SingleFlight`).
-_TRACING = SingleFlight()
+# another thread is tracing wait for that trace (see `call_cache.SingleFlight`; tracing runs
+# user code, which may block on the waiter: a trace stuck for 2 s is not waited for).
+_TRACING = SingleFlight(stall_seconds=2.0)
 
 
 class PjitFunction(Wrapped):

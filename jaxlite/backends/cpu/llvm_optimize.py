@@ -9,8 +9,9 @@ without bound, so `native` sends modules to a worker running this file and repla
 worker every so many modules: the leak dies with it.
 
 Protocol over the worker's stdin and stdout: a message is a count of parts, then each part as
-its length and bytes. A request holds the CPU's name, its features, then the IR texts; the
-answer holds a status (b"ok" then the object code, or b"error" then the message).
+its length and bytes. The worker first says `READY`; a request holds the CPU's name, its
+features, then the IR texts; the answer holds a status (b"ok" then the object code, or
+b"error" then the message).
 """
 from __future__ import annotations
 
@@ -21,7 +22,10 @@ from typing import BinaryIO, Sequence
 import llvmlite.binding as llvm
 
 __all__ = ["target_machine", "parse_and_link", "object_code", "write_message",
-           "read_message", "serve"]
+           "read_message", "serve", "READY"]
+
+# The worker's first message, once llvmlite is loaded and the target initialized.
+READY = b"ready"
 
 _COUNT = struct.Struct("<I")
 _LENGTH = struct.Struct("<Q")
@@ -106,7 +110,9 @@ def read_message(stream: BinaryIO) -> list[bytes] | None:
 
 
 def serve(requests: BinaryIO, answers: BinaryIO) -> None:
-    """Answer requests until the other end closes the stream."""
+    """Say `READY`, then answer requests until the other end closes the stream."""
+    _initialize()
+    write_message(answers, [READY])
     while (parts := read_message(requests)) is not None:
         try:
             cpu, features, *texts = (p.decode() for p in parts)

@@ -23,6 +23,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -98,7 +99,8 @@ class _WorkerDied(Exception):
 
 
 class _Worker:
-    """A process running `llvm_optimize.serve`."""
+    """A process running `llvm_optimize.serve`; OSError when it cannot start or does not
+    say it is ready."""
 
     def __init__(self) -> None:
         # A session of its own: Ctrl-C in a terminal interrupts this process, not the worker
@@ -107,6 +109,9 @@ class _Worker:
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         start_new_session=True)
         self.compiles = 0
+        if llvm_optimize.read_message(self.process.stdout) != [llvm_optimize.READY]:
+            self.close(gracefully=False)
+            raise OSError("the LLVM optimizer process did not start")
 
     def object_code(self, ir_texts: Sequence[str], cpu: str, features: str) -> bytes:
         self.compiles += 1
@@ -129,13 +134,16 @@ class _Worker:
             if gracefully:
                 self.process.stdin.close()
                 self.process.wait(timeout=5)
-                return
         except (OSError, subprocess.TimeoutExpired):
-            pass
-        self.process.kill()
-        self.process.wait()
+            gracefully = False
+        if not gracefully:
+            self.process.kill()
+            self.process.wait()
         for stream in (self.process.stdin, self.process.stdout):
-            stream.close()
+            try:
+                stream.close()
+            except OSError:  # unwritten bytes for a process that is gone
+                pass
 
 
 class _WorkerPool:
@@ -158,14 +166,17 @@ class _WorkerPool:
             try:
                 code = worker.object_code(ir_texts, cpu, features)
             except _WorkerDied as died:
+                # Killed from outside, or LLVM crashed on this module: one more try.
                 self._give_back(worker, broken=True)
                 if attempt:
                     raise RuntimeError(f"LLVM failed: the optimizer process ended ({died}) "
                                        "while compiling this module.") from None
                 continue
-            except BaseException:  # an LLVM error (the worker is fine), or an interrupt
-                self._give_back(worker, broken=not isinstance(sys.exc_info()[1],
-                                                              RuntimeError))
+            except RuntimeError:  # LLVM rejected the module; the worker is fine
+                self._give_back(worker, broken=False)
+                raise
+            except BaseException:  # an interrupt: the worker's state is unknown
+                self._give_back(worker, broken=True)
                 raise
             self._give_back(worker, broken=False)
             return code
@@ -218,23 +229,29 @@ def compile_object(ir_texts: str | Sequence[str]) -> bytes:
     return _compile([ir_texts] if isinstance(ir_texts, str) else ir_texts)
 
 
-# Object code of modules compiled without the optimization pipeline, by their text's digest.
-_LIBRARY_OBJECTS: dict[bytes, bytes] = {}
+# Object code of modules compiled without the optimization pipeline, by their text's digest
+# (the least recently used dropped beyond the capacity: GEMM kernels differ by shape).
+_LIBRARY_OBJECTS: OrderedDict[bytes, bytes] = OrderedDict()
+_LIBRARY_CAPACITY = 1024
 _LIBRARY_LOCK = threading.Lock()
 
 
 def compile_library(ir_text: str) -> bytes:
     """The object code of a module whose IR needs no optimization (a generated GEMM: its
     loops are already blocked, unrolled and vectorized; LLVM's -O3 pipeline makes it no
-    faster and costs twice the time), code-generated at -O3. Compiled once per process."""
+    faster and costs twice the time), code-generated at -O3. Compiled once per process
+    (while among the `_LIBRARY_CAPACITY` most recently used)."""
     key = hashlib.sha256(ir_text.encode()).digest()
     with _LIBRARY_LOCK:
         if key in _LIBRARY_OBJECTS:
+            _LIBRARY_OBJECTS.move_to_end(key)
             return _LIBRARY_OBJECTS[key]
     _install_symbols()
     code = bytes(_machine().emit_object(_parsed([ir_text], False)))
     with _LIBRARY_LOCK:
         _LIBRARY_OBJECTS[key] = code
+        while len(_LIBRARY_OBJECTS) > _LIBRARY_CAPACITY:
+            _LIBRARY_OBJECTS.popitem(last=False)
     return code
 
 
