@@ -117,6 +117,46 @@ def test_an_error_reaches_every_waiter_and_does_not_poison_the_cache():
     np.testing.assert_array_equal(np.asarray(f(x)), [1, 1])
 
 
+def test_a_compile_error_reaches_every_waiter_and_is_not_kept(monkeypatch):
+    failing = [True]
+    compiles = []
+    real = dispatch.compiler.backend_compile_and_load
+
+    def flaky(client, module, options):
+        compiles.append(1)
+        time.sleep(0.2)
+        if failing[0]:
+            raise RuntimeError("the backend failed this time")
+        return real(client, module, options)
+    monkeypatch.setattr(dispatch.compiler, "backend_compile_and_load", flaky)
+    scale = _unique()
+    f = jaxlite.jit(lambda v: v * scale)
+    x = jnp.ones((2,), jnp.float32)
+    outs = _in_threads(lambda: f(x))
+    assert all(isinstance(o, RuntimeError) and "failed this time" in str(o) for o in outs)
+    assert len(compiles) < THREADS
+    failing[0] = False
+    np.testing.assert_array_equal(np.asarray(f(x)), [scale, scale])
+
+
+def test_an_interrupt_stays_in_its_thread():
+    flight = SingleFlight()
+    started = threading.Event()
+
+    def interrupted():
+        started.set()
+        time.sleep(0.2)
+        raise KeyboardInterrupt
+    results = []
+    waiter = threading.Thread(target=lambda: (started.wait(5), results.append(
+        flight.run("k", lambda: "computed by the waiter"))))
+    waiter.start()
+    with pytest.raises(KeyboardInterrupt):
+        flight.run("k", interrupted)
+    waiter.join(10)
+    assert results == ["computed by the waiter"]
+
+
 def test_nested_and_recursive_jits_in_threads():
     inner = jaxlite.jit(lambda v: jnp.cos(v) + 1.0)
     outer = jaxlite.jit(lambda v: inner(v) * 2.0 + inner(v + 1.0))

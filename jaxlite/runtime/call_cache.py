@@ -11,7 +11,8 @@ wait). `jit` uses it for tracing and `dispatch` for lowering and compiling, so t
 released together on a new jitted function trace and compile it once. Its rules, each for a
 reason:
 - An exception in the computing thread is raised in every thread waiting for it, and the key
-  is forgotten, so that a later call tries again (a failure never poisons a cache).
+  is forgotten, so that a later call tries again (a failure never poisons a cache). An
+  interrupt (KeyboardInterrupt, SystemExit) stays in its thread: waiters compute instead.
 - A thread that asks again for a key it is itself computing (a recursive call) computes it
   directly: waiting for itself would never end.
 - A waiter whose computing thread is itself blocked (in a join, an event, a lock of
@@ -110,11 +111,13 @@ class SingleFlight:
         if owner:
             return self._compute(key, flight, compute)
         if flight.owner != me and _wait(flight, self._stall_seconds):
-            if flight.error is not None:
+            if isinstance(flight.error, Exception):
                 raise flight.error
-            if shareable(flight.result):
+            if flight.error is None and shareable(flight.result):
                 return flight.result
-        return compute()  # recursive, abandoned wait, or a result of the other thread's own
+        # Recursive, abandoned wait, the other thread interrupted (KeyboardInterrupt is
+        # that thread's own), or a result of the other thread's own.
+        return compute()
 
     def _compute(self, key: Hashable, flight: _Flight, compute: Callable[[], Any]) -> Any:
         try:
