@@ -10,7 +10,6 @@ from pathlib import Path
 
 import ml_dtypes
 import numpy as np
-import pytest
 
 from jaxlite.lax.arithmetic import add_p
 from jaxlite.tools.fuzz import compare as cmp

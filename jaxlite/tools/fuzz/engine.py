@@ -13,6 +13,7 @@ import collections
 import dataclasses
 import hashlib
 import json
+import re
 import time
 from pathlib import Path
 
@@ -41,6 +42,7 @@ class Minimal:
     detail: str
     program: dict
     subnormal: bool = False
+    signature: str | None = None   # an exception's message up to numbers (see _signature)
 
 
 @dataclasses.dataclass
@@ -100,9 +102,12 @@ class Fuzzer:
         return found
 
     def _known(self, finding, program) -> bool:
+        """A repeat: an earlier minimal program has this kind and a subset of the ops, or
+        (for exceptions) the same kind and the same message up to numbers."""
         names = op_names(program)
-        return any(m.kind == finding.kind and op_names(m.program) <= names
-                   for m in self.stats.minimal)
+        return any(m.kind == finding.kind and (op_names(m.program) <= names or (
+            m.signature is not None and m.signature == _signature(finding)))
+            for m in self.stats.minimal)
 
     # -- one round ----------------------------------------------------------------------------
     def run_round(self, round_seed: int, deadline: float, smooth: bool = False):
@@ -163,7 +168,7 @@ class Fuzzer:
         if state["best"] is not None:
             program, finding = state["best"]
             self.stats.minimal.append(Minimal(finding.kind, finding.detail, program,
-                                              finding.subnormal))
+                                              finding.subnormal, _signature(finding)))
 
     def _count(self, modes, checks):
         for m in tuple(modes) + tuple(checks):
@@ -180,6 +185,14 @@ class Fuzzer:
             r += 1
         self.stats.seconds = time.monotonic() - start
         return self.stats
+
+
+def _signature(finding) -> str | None:
+    """For a disagreement about exceptions, its message with numbers blanked, else None."""
+    if finding.category not in ("exception type", "raises only here",
+                                "raises only in reference"):
+        return None
+    return re.sub(r"[0-9]+", "#", finding.detail)[:80]
 
 
 def _modes_for(finding, modes):

@@ -22,6 +22,8 @@ import os
 import sys
 import types
 
+CLEAR_EVERY = 100  # programs between clearing the namespace's compilation caches
+
 
 def load_interp():
     """interp.py from this folder, loaded by path under a private module name."""
@@ -65,11 +67,17 @@ def main(argv=None):
     args = parser.parse_args(argv)
     interp = load_interp()
     ns = load_namespace(args.namespace)
+    done = 0
     for line in sys.stdin:
         if not line.strip():
             continue
         request = json.loads(line)
         results = [run_one(interp, ns, p) for p in request["programs"]]
+        done += len(results)
+        if done >= CLEAR_EVERY and hasattr(ns.root, "clear_caches"):
+            # every program compiles new shapes: without this JAX's caches grow by GBs
+            ns.root.clear_caches()
+            done = 0
         sys.stdout.write(json.dumps({"results": results}) + "\n")
         sys.stdout.flush()
 
