@@ -25,13 +25,15 @@ from jaxlite.backends import analysis
 from jaxlite.backends.base import (Buffer, Client, CompileOptions, HostExecutable,
                                    MemoryAnalysis, check_arguments, entry_result_shapes,
                                    unknown_stage)
-from jaxlite.backends.cpu import runtime
+from jaxlite.backends.cpu import interrupt, runtime
 from jaxlite.backends.cpu.buffer import CpuBuffer, CpuDevice
+from jaxlite.backends.cpu.codegen.control_flow import control_computations
 from jaxlite.backends.cpu.codegen.custom_call import raise_pending_error
 from jaxlite.backends.cpu.codegen.module import ModuleInfo, emit_module
 from jaxlite.backends.cpu.native import NativeModule, assembly
 from jaxlite.config import config
 from jaxlite.xla.ir import HloModule
+from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.text import print_module
 
 __all__ = ["CpuExecutable", "STAGES"]
@@ -104,9 +106,14 @@ class CpuExecutable(HostExecutable):
         self._words = slice(first, first + count)
         self._frame, self._frame_address, self._arena = self._new_frame()
         self._invoke = runtime.invoker()
+        self._invoke_interruptible = runtime.invoker(interruptible=True)
         # Whether some result leaf shares its array with another of other dimensions.
         self._reshaped = any(shapes[leaf].dims != self._fresh[k][0]
                              for leaf, (kind, k) in enumerate(self._leaves) if kind == "new")
+        # Whether the code has while loops, which Ctrl-C may stop (see `interrupt`).
+        self._loops = any(inst.opcode is Opcode.WHILE
+                          for comp in control_computations(optimized)
+                          for inst in comp.instructions)
 
     @property
     def client(self) -> Client:
@@ -192,18 +199,23 @@ class CpuExecutable(HostExecutable):
             words = [a.ctypes.data for a in arrays]
             words += [r.ctypes.data for r in results]
         threads = config.read("jaxlite_cpu_threads")
+        # Ctrl-C stops while loops run from the main thread (see `interrupt`).
+        interruptible = self._loops and interrupt.enter()
+        invoke = self._invoke_interruptible if interruptible else self._invoke
         if self._lock.acquire(blocking=False):
             try:
                 self._frame[6] = threads
                 self._frame[self._words] = words
-                self._invoke(self._frame_address)
+                invoke(self._frame_address)
             finally:
                 self._lock.release()
         else:  # another thread is running this executable: a frame and arena of its own
             frame, address, arena = self._new_frame()
             frame[6] = threads
             frame[self._words] = words
-            self._invoke(address)
+            invoke(address)
+        if interruptible:
+            interrupt.leave()  # KeyboardInterrupt, the partial results dropped
         raise_pending_error()  # what a custom-call target raised inside the call
         return results  # `arrays` and `results` lived until here: the code used their memory
 

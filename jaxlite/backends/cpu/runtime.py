@@ -28,6 +28,8 @@ from typing import Callable
 import llvmlite.binding as llvm
 import numpy as np
 
+from jaxlite.backends.cpu import interrupt
+
 __all__ = ["install", "invoker", "invoke_frame", "RUNTIME_IR", "MAX_THREADS", "FRAME_HEADER",
            "ARRAY_DATA_OFFSET"]
 
@@ -176,7 +178,8 @@ _LOCK = threading.Lock()
 
 # C library functions that generated code may call, resolved by address (the JIT linker's
 # own search of the process would find most of them; this makes it certain).
-_LIBC = ("pthread_create", "pthread_join", "memcpy", "memmove", "memset", "malloc", "free")
+_LIBC = ("pthread_create", "pthread_join", "memcpy", "memmove", "memset", "malloc", "free",
+         "sigaction", "pthread_self")
 
 
 _INSTALLED: list[llvm.ExecutionEngine] = []
@@ -193,17 +196,24 @@ def install(compile_object: Callable[[str], bytes],
         libc = ctypes.CDLL(None)
         for name in _LIBC:
             llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
-        engine = link(compile_object(RUNTIME_IR))
+        engine = link(compile_object(RUNTIME_IR + interrupt.IR))
         llvm.add_symbol("jl_parallel_for", engine.get_function_address("jl_parallel_for"))
+        # Ctrl-C in compiled while loops (see `interrupt`): the flag loops poll, the check.
+        flag = engine.get_global_value_address("jl_interrupt_flag")
+        llvm.add_symbol("jl_interrupt_flag", flag)
+        llvm.add_symbol("jl_interrupt_here", engine.get_function_address("jl_interrupt_here"))
+        interrupt.bind(flag)
         _INSTALLED.append(engine)  # the code lives as long as its engine
         # A CFUNCTYPE releases the GIL during the call, so other threads run meanwhile.
-        _INVOKER.append(ctypes.CFUNCTYPE(None, ctypes.c_void_p)(
-            engine.get_function_address("jl_invoke")))
+        for name in ("jl_invoke", "jl_invoke_interruptible"):
+            _INVOKER.append(ctypes.CFUNCTYPE(None, ctypes.c_void_p)(
+                engine.get_function_address(name)))
 
 
-def invoker() -> Callable[[int], None]:
-    """`jl_invoke` as a ctypes function of the frame's address (after `install`)."""
-    return _INVOKER[0]
+def invoker(interruptible: bool = False) -> Callable[[int], None]:
+    """`jl_invoke` as a ctypes function of the frame's address (after `install`); with
+    `interruptible`, `jl_invoke_interruptible` (Ctrl-C stops its while loops: `interrupt`)."""
+    return _INVOKER[1 if interruptible else 0]
 
 
 def invoke_frame(entry: int, consts: int, params: int, results: int) -> ctypes.Array:

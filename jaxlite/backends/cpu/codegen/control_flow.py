@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from jaxlite.backends.cpu import interrupt
 from jaxlite.backends.cpu.codegen.program import ComputationPlan, plan_computation, result_moves
 from jaxlite.xla.buffer_assignment import ALIGNMENT
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
@@ -210,8 +211,14 @@ def _while(builder: Any, state: Any, inst: HloInstruction) -> None:
         moved = [(p, o, s.size) for p, o, s in zip(state_ptrs, outs, loop_state) if s.size]
     flag = fb.alloca("i8", 1, "cond")
     head, body, done = fb.label("while.head"), fb.label("while.body"), fb.label("while.done")
+    test = fb.label("while.cond")
+    for line in interrupt.declarations():
+        builder.declarations.setdefault(line, None)
     fb.br(head)
     fb.start(head)
+    # Ctrl-C leaves the loop (and the run, whose results are then dropped): `interrupt`.
+    interrupt.poll_head(fb, done, test)
+    fb.start(test)
     _invoke(state, cond_name, state_ptrs, [flag], scratch)
     value = fb.op(f"load i8, ptr {flag}, align 1", "c")
     go = fb.op(f"icmp ne i8 {value}, 0", "c")

@@ -1,0 +1,217 @@
+"""Ctrl-C (SIGINT) during a compiled while loop on the cpu backend (issue 11 §4).
+
+Each scenario runs in a child process (signals and the process-wide handler are its own):
+a timer thread sends SIGINT to the process while a jitted `lax.while_loop` runs, and the
+child reports, as one JSON line, what happened and what later calls computed. The loops
+that never end stall a float32 counter at 2**24 (c + 1 == c), so only an interrupt ends
+them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+
+PRELUDE = textwrap.dedent("""
+    import json, os, signal, sys, threading, time
+    import numpy as np
+    import jaxlite as jax, jaxlite.numpy as jnp
+    from jaxlite import lax
+
+    def forever(x):  # a float32 counter stalls at 2**24: the loop never ends
+        return lax.while_loop(lambda c: c < jnp.inf, lambda c: c + 1.0, x)
+
+    def counted(n):  # sum of i < n in int32 (wrapping), computed in a loop of n steps
+        return lax.fori_loop(0, n, lambda i, acc: acc + i, jnp.int32(0))
+
+    def mixed(n):  # an int32 recurrence LLVM cannot shorten: about 1 ns a step
+        return lax.fori_loop(0, n, lambda i, acc: acc * 1103515245 + i, jnp.int32(0))
+
+    def one_second_of(g):
+        # A step count for which g runs about a second, and g's value there (computed
+        # with no signal about: the reference).
+        g(10)  # compiled before timing
+        start = time.perf_counter()
+        g(20_000_000)
+        n = int(min(2**31 - 1, 20_000_000 / max(time.perf_counter() - start, 1e-3)))
+        return n, int(g(n))
+
+    def interrupt_after(seconds):
+        threading.Timer(seconds, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+
+    def timed_interrupt(fun, *args):
+        start = time.perf_counter()
+        try:
+            fun(*args)
+            return None
+        except KeyboardInterrupt:
+            return time.perf_counter() - start
+
+    report = {}
+""")
+
+SCENARIOS = {
+    # A loop that never ends stops at Ctrl-C; the process stays usable, twice over.
+    "stops": """
+        f = jax.jit(forever)
+        g = jax.jit(counted)
+        report["warm"] = int(g(10))
+        f.lower(0.0).compile()
+        interrupt_after(1.0)
+        report["first"] = timed_interrupt(f, 0.0)
+        report["after"] = int(g(1000))
+        interrupt_after(0.5)
+        report["second"] = timed_interrupt(f, 0.0)
+        report["again"] = int(g(12345))
+    """,
+    # A loop inside a loop (the inner one polls too; the outer leaves at its next test).
+    "nested": """
+        def outer(x):
+            return lax.while_loop(lambda c: c < jnp.inf,
+                                  lambda c: c + lax.fori_loop(0, 1000, lambda i, a: a + 0.0,
+                                                              0.0) + 1.0, x)
+        f = jax.jit(outer)
+        f.lower(0.0).compile()
+        interrupt_after(1.0)
+        report["first"] = timed_interrupt(f, 0.0)
+        report["after"] = int(jax.jit(counted)(1000))
+    """,
+    # Ctrl-C while another thread runs a loop: the main thread gets KeyboardInterrupt, the
+    # other thread's loop is not cut short (its result is exact).
+    "thread": """
+        g = jax.jit(mixed)
+        n, report["reference"] = one_second_of(g)
+        out = {}
+        worker = threading.Thread(target=lambda: out.setdefault("value", int(g(n))))
+        worker.start()
+        interrupt_after(0.3)
+        try:
+            while worker.is_alive():
+                time.sleep(0.01)
+            report["main"] = "not interrupted"
+        except KeyboardInterrupt:
+            report["main"] = "interrupted"
+        worker.join()
+        report["worker"] = out["value"]
+    """,
+    # A Ctrl-C that Python already raised and the user caught does not cut the next
+    # run short.
+    "handled_before": """
+        g = jax.jit(counted)
+        g(10)
+        interrupt_after(0.1)
+        try:
+            time.sleep(5)
+        except KeyboardInterrupt:
+            report["caught"] = True
+        report["after"] = int(g(50_000_000))
+    """,
+    # The user's own SIGINT handler runs and the loop finishes with its right result (a
+    # handler may not raise: partial results must not be returned); with Python's default
+    # handler back, loops are interruptible again.
+    "own_handler": """
+        calls = []
+        signal.signal(signal.SIGINT, lambda signum, frame: calls.append(signum))
+        g = jax.jit(mixed)
+        n, report["reference"] = one_second_of(g)
+        interrupt_after(0.2)
+        report["value"] = int(g(n))
+        time.sleep(0.05)
+        report["handler_calls"] = len(calls)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        f = jax.jit(forever)
+        f.lower(0.0).compile()
+        interrupt_after(0.5)
+        report["first"] = timed_interrupt(f, 0.0)
+    """,
+    # SIGINT ignored: the loop is not interrupted (and nothing is installed over SIG_IGN).
+    "ignored": """
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        g = jax.jit(mixed)
+        n, report["reference"] = one_second_of(g)
+        interrupt_after(0.2)
+        report["value"] = int(g(n))
+        report["ignored"] = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    """,
+}
+
+
+def _run(name: str, timeout: float = 120.0) -> dict:
+    script = PRELUDE + textwrap.dedent(SCENARIOS[name]) + "\nprint(json.dumps(report))\n"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu",
+               JAXLITE_COMPILATION_CACHE_DIR="")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=str(ROOT))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _sum_below(n: int) -> int:
+    """sum(range(n)) wrapped to int32, as the loop computes it."""
+    return int(np.array(n * (n - 1) // 2 % 2**32, np.uint32).view(np.int32))
+
+
+def test_sigint_stops_a_compiled_while_loop_and_the_process_stays_usable():
+    report = _run("stops")
+    assert report["warm"] == 45
+    # interrupted about 1 s in (within 2 s of the signal), twice
+    assert report["first"] is not None and 0.9 <= report["first"] < 3.0, report
+    assert report["second"] is not None and 0.4 <= report["second"] < 2.5, report
+    assert report["after"] == _sum_below(1000) and report["again"] == _sum_below(12345)
+
+
+def test_sigint_stops_nested_while_loops():
+    report = _run("nested")
+    assert report["first"] is not None and 0.9 <= report["first"] < 3.0, report
+    assert report["after"] == _sum_below(1000)
+
+
+def test_sigint_does_not_cut_short_another_threads_loop():
+    report = _run("thread")
+    assert report["main"] == "interrupted"
+    assert report["worker"] == report["reference"]
+
+
+def test_a_handled_sigint_does_not_stop_the_next_loop():
+    report = _run("handled_before")
+    assert report["caught"] is True
+    assert report["after"] == _sum_below(50_000_000)
+
+
+def test_a_users_own_handler_runs_and_the_loop_finishes():
+    report = _run("own_handler")
+    assert report["value"] == report["reference"]
+    assert report["handler_calls"] == 1
+    assert report["first"] is not None and 0.4 <= report["first"] < 2.5, report
+
+
+def test_ignored_sigint_is_left_alone():
+    report = _run("ignored")
+    assert report["value"] == report["reference"]
+    assert report["ignored"] is True
+
+
+def test_loops_still_compute_right_in_process():
+    # The poll is a load and a branch per iteration: values of loops with and without
+    # interruptible runs agree with numpy (also off the main thread).
+    import threading
+
+    import jaxlite as jax
+    from jaxlite import lax
+    import jaxlite.numpy as jnp
+
+    f = jax.jit(lambda n: lax.fori_loop(0, n, lambda i, acc: acc + i, jnp.int32(0)))
+    assert int(f(100_000)) == _sum_below(100_000)
+    out = {}
+    worker = threading.Thread(target=lambda: out.setdefault("v", int(f(54321))))
+    worker.start()
+    worker.join()
+    assert out["v"] == _sum_below(54321)
