@@ -221,6 +221,9 @@ def test_negative_dimensions_elsewhere_as_jax():
         jnp.resize(jnp.ones(2), (-1,))
     with pytest.raises(ValueError, match="negative dimensions are not allowed"):
         jnp.eye(-1)
+    with pytest.raises(TypeError, match=r"reshape new_sizes must all be positive, got "
+                       r"\(-2, -2\)"):
+        jnp.ones(4).reshape((-2, -2))
 
 
 # ------------------------------------------------------------------ impossible sizes in jit

@@ -69,7 +69,8 @@ def _resolve_shape(old_shape: tuple[int, ...], new_shape: Any) -> tuple[int, ...
     if len(unknown) > 1:
         raise TypeError(f"can only specify one unknown axis size with a `-1` value, got {new}")
     if any(d < -1 for d in new):
-        raise TypeError(f"reshape new sizes must be nonnegative (or -1 once), got {new}")
+        raise TypeError(f"reshape new_sizes must all be positive, got {new}. (Sizes must be "
+                        "nonnegative, with at most one -1 for a size to infer.)")
     if unknown:
         known = math.prod(d for d in new if d != -1)
         if known == 0 or old_size % known:
