@@ -22,7 +22,7 @@ import jaxlite
 import jaxlite.numpy as jnp
 from jaxlite.backends.registry import get_backend
 from jaxlite.runtime import dispatch
-from jaxlite.runtime.call_cache import LRUCache, SingleFlight
+from jaxlite.runtime.call_cache import LRUCache, SharedBudget, SingleFlight
 from jaxlite.transforms import jit as jit_module
 
 THREADS = 8
@@ -339,6 +339,38 @@ def test_per_function_caches_are_bounded(monkeypatch):
     assert [r() is None for r in refs] == [True] * 6 + [False] * 4
     # An evicted signature is traced and compiled again, and still right.
     np.testing.assert_array_equal(np.asarray(f(jnp.arange(1))), [1])
+
+
+def test_all_functions_together_keep_a_bounded_number_of_signatures(monkeypatch):
+    monkeypatch.setattr(jit_module, "ALL_TRACES", SharedBudget(4))
+    monkeypatch.setattr(jit_module, "ALL_PLANS", SharedBudget(4))
+    functions = [jaxlite.jit(lambda v, k=k: v + k) for k in range(3)]
+    refs = []
+    for f in functions:
+        for n in (1, 2, 3):
+            np.testing.assert_array_equal(np.asarray(f(jnp.zeros(n, jnp.int32))),
+                                          np.full(n, functions.index(f)))
+            refs.append(weakref.ref(f._plans[next(reversed(f._plans))][0].executable))
+    gc.collect()
+    assert sum(len(f._cache) for f in functions) == 4
+    assert sum(len(f._plans) for f in functions) == 4
+    assert [r() is None for r in refs] == [True] * 5 + [False] * 4
+    np.testing.assert_array_equal(np.asarray(functions[0](jnp.zeros(1, jnp.int32))), [0])
+
+
+def test_a_shared_budget_forgets_dead_caches():
+    budget = SharedBudget(3)
+    caches = [LRUCache(10) for _ in range(2)]
+    for k, cache in enumerate(caches):
+        cache[k] = "value"
+        budget.use(cache, k)
+    del caches[0], cache
+    gc.collect()
+    assert len(budget) == 1
+    for k in range(5):
+        caches[0][k] = "value"
+        budget.use(caches[0], k)
+    assert list(caches[0]) == [2, 3, 4]
 
 
 def test_grad_of_jit_keeps_its_executable_between_calls():

@@ -2,7 +2,9 @@
 single flight.
 
 `LRUCache` bounds what a jitted function keeps (its traces and call plans), as JAX's jit
-caches are bounded; evicted entries are recomputed on their next use.
+caches are bounded; evicted entries are recomputed on their next use. `SharedBudget` bounds
+the entries of many such caches together (JAX's 8192 compiled entries shared by all jitted
+functions).
 
 `SingleFlight` runs one computation per key at a time: threads that ask for a key another
 thread is already computing wait for its result instead of computing it again (the
@@ -30,10 +32,11 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any, Callable, Hashable
 
-__all__ = ["LRUCache", "SingleFlight"]
+__all__ = ["LRUCache", "SharedBudget", "SingleFlight"]
 
 # How often a waiter looks at the computing thread, and after how long it starts to.
 _SLICE_SECONDS = 0.02
@@ -74,6 +77,55 @@ class LRUCache(OrderedDict):
                 self.popitem(last=False)
             except KeyError:  # emptied by another thread
                 break
+
+
+class SharedBudget:
+    """At most `capacity` entries in all the caches that `use` it: beyond that, the entry
+    used least recently (through `use`) is dropped from its cache. Caches are held weakly,
+    and a dead cache's entries leave the budget (with the keys they hold) at the next use."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._order: OrderedDict[tuple[int, Hashable], weakref.ref] = OrderedDict()
+        # id of a live cache -> (a weak reference to it, its keys in `_order`)
+        self._caches: dict[int, tuple[weakref.ref, set]] = {}
+        self._dead: list[int] = []  # ids of caches that died (appended by the collector)
+        self._lock = threading.Lock()
+
+    def use(self, cache: dict, key: Hashable) -> None:
+        """Record a use of `cache[key]` (a new entry, or a hit)."""
+        token = (id(cache), key)
+        dropped = []
+        with self._lock:
+            self._forget_dead()
+            if token in self._order:
+                self._order.move_to_end(token)
+                return
+            known = self._caches.get(id(cache))
+            if known is None:
+                known = self._caches[id(cache)] = (weakref.ref(
+                    cache, lambda _, ident=id(cache): self._dead.append(ident)), set())
+            known[1].add(key)
+            self._order[token] = known[0]
+            while len(self._order) > self.capacity:
+                (ident, old_key), old_ref = self._order.popitem(last=False)
+                self._caches[ident][1].discard(old_key)
+                dropped.append((old_ref, old_key))
+        for old_ref, old_key in dropped:  # outside the lock: dropping frees executables
+            owner = old_ref()
+            if owner is not None:
+                owner.pop(old_key, None)
+
+    def _forget_dead(self) -> None:
+        while self._dead:
+            ident = self._dead.pop()
+            for key in self._caches.pop(ident, (None, ()))[1]:
+                self._order.pop((ident, key), None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._forget_dead()
+            return len(self._order)
 
 
 class _Flight:

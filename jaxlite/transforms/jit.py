@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from jaxlite.runtime import dispatch
-from jaxlite.runtime.call_cache import LRUCache, SingleFlight
+from jaxlite.runtime.call_cache import LRUCache, SharedBudget, SingleFlight
 from jaxlite.transforms import api_util as _api_util
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.runtime import environment
@@ -56,9 +56,13 @@ LIVE_JIT_FUNCTIONS: "weakref.WeakSet[PjitFunction]" = weakref.WeakSet()
 
 # The most signatures one jitted function keeps traced and compiled (least recently used
 # dropped beyond it, and traced again when called again). JAX bounds its jit caches too
-# (8192 compiled entries shared by all functions, 2048 traces); a function's caches live
-# and die with it, and so do the executables only they hold.
+# (8192 compiled entries shared by all functions); a function's caches live and die with it,
+# and so do the executables only they hold.
 MAX_SIGNATURES = 1024
+# All functions together keep at most 8192 traces (least recently used dropped first) and
+# 8192 call plans (oldest first: their hits are the fast path, which records nothing).
+ALL_TRACES = SharedBudget(8192)
+ALL_PLANS = SharedBudget(8192)
 
 # Traces in progress, by (function, signature): threads calling a function with a signature
 # another thread is tracing wait for that trace (see `call_cache.SingleFlight`; tracing runs
@@ -151,7 +155,9 @@ class PjitFunction(Wrapped):
         # The named axes in scope decide how collectives trace (all_gather's shape).
         key = (in_tree, avals, statics, config.trace_context(), axis_env())
         traced = self._cache.lookup(key)
-        if traced is None:
+        if traced is not None:
+            ALL_TRACES.use(self._cache, key)
+        else:
             def trace() -> _Traced:
                 # Another thread may have finished this signature since the lookup.
                 return self._cache.lookup(key) or self._trace_and_keep(
@@ -170,6 +176,7 @@ class PjitFunction(Wrapped):
                                       self._donated_leaves(args, dynamic_kwargs))
         if _without_tracers(traced):
             self._cache[key] = traced
+            ALL_TRACES.use(self._cache, key)
         return traced
 
     def _donated_leaves(self, args: tuple, dynamic_kwargs: dict) -> list[int]:
@@ -242,6 +249,7 @@ class PjitFunction(Wrapped):
             outs = compiled(leaves)
             if key is not None and not traced.consts:
                 self._plans[key] = (compiled, traced.out_tree)
+                ALL_PLANS.use(self._plans, key)
         else:
             outs = jit_p.bind(*traced.consts, *leaves, jaxpr=traced.jaxpr, name=name)
         result = tree_unflatten(traced.out_tree, outs)
