@@ -213,10 +213,14 @@ class CompiledCall:
             for a, dtype, aval in zip(args, self._in_dtypes, self.in_avals)]
         if self.donated:
             self._hand_over(args, values)
-        outs = self.executable.execute_arrays(values)  # type: ignore[attr-defined]
-        for i in self.donated:
-            if type(args[i]) is ArrayImpl:
-                args[i].delete()
+        try:
+            outs = self.executable.execute_arrays(values)  # type: ignore[attr-defined]
+        except KeyboardInterrupt:
+            # Ctrl-C stopped the run: a donated Array's memory may hold part of an update,
+            # so it is given up as JAX gives it up at dispatch.
+            self._delete_donated(args)
+            raise
+        self._delete_donated(args)
         if self._plain_outputs:
             return [ArrayImpl(out, weak) for out, weak in zip(outs, self._out_weak)]
         return [_array_of(out, aval) for out, aval in zip(outs, self.out_avals)]
@@ -239,11 +243,18 @@ class CompiledCall:
         buffers = list(self.const_buffers)
         buffers += [client.buffer_from_numpy(_device_value(a, aval), device)
                     for a, aval in zip(args, self.in_avals)]
-        outs = self.executable.execute(buffers)
+        try:
+            outs = self.executable.execute(buffers)
+        except KeyboardInterrupt:
+            self._delete_donated(args)  # (as above)
+            raise
+        self._delete_donated(args)
+        return [_array_of(out.to_numpy(), aval) for out, aval in zip(outs, self.out_avals)]
+
+    def _delete_donated(self, args: Sequence[Any]) -> None:
         for i in self.donated:
             if type(args[i]) is ArrayImpl:
                 args[i].delete()
-        return [_array_of(out.to_numpy(), aval) for out, aval in zip(outs, self.out_avals)]
 
 
 def _check_donated_reuse(args: Sequence[Any], donated: Sequence[int]) -> None:

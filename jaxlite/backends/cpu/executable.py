@@ -220,7 +220,12 @@ class CpuExecutable(HostExecutable):
         return results  # `arrays` and `results` lived until here: the code used their memory
 
     def execute(self, buffers: Sequence[Buffer]) -> list[Buffer]:
-        results = self.execute_arrays(self._arrays(buffers))
+        try:
+            results = self.execute_arrays(self._arrays(buffers))
+        except KeyboardInterrupt:  # a donated buffer may hold part of an update
+            for i in self._donated:
+                buffers[i].delete()
+            raise
         for i in self._donated:
             buffers[i].delete()
         return [CpuBuffer(r, self._device) for r in results]
