@@ -172,6 +172,16 @@ def test_python_int_beyond_int32_overflows_in_every_binary_op(op, value, dtype):
             call()
 
 
+def test_python_int_beyond_int32_in_where_and_clip():
+    # JAX: the same OverflowError (paths x and max)
+    with pytest.raises(OverflowError, match=OVERFLOW):
+        jnp.where(jnp.ones(3) > 0, 2**40, 0.0)
+    with pytest.raises(OverflowError, match=OVERFLOW):
+        jnp.clip(jnp.ones(3), 0, 2**40)
+    np.testing.assert_array_equal(np.asarray(jnp.where(jnp.arange(3) > 0, 2**31 - 1, 0)),
+                                  [0, 2**31 - 1, 2**31 - 1])
+
+
 @pytest.mark.parametrize("value", [2**31 - 1, -2**31])
 def test_python_int_at_the_int32_edges_still_works(value):
     np.testing.assert_array_equal(np.asarray(jnp.ones(2) + value),

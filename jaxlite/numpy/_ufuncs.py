@@ -16,8 +16,8 @@ import jaxlite.lax as lax
 from jaxlite.core import dtypes
 from jaxlite.core.trace import Tracer
 from jaxlite.numpy._nonzero import nonzero
-from jaxlite.numpy._promotion import (broadcast_shapes, check_arraylike, convert,
-                                      ensure_array, promote_args, promote_args_inexact,
+from jaxlite.numpy._promotion import (broadcast_shapes, check_arraylike, check_python_ints,
+                                      convert, ensure_array, promote_args, promote_args_inexact,
                                       promote_args_numeric, promote_dtypes, promote_shapes)
 
 __all__ = [
@@ -426,6 +426,7 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
     if size is not None or fill_value is not None:
         raise ValueError("jnp.where: size and fill_value apply only to the one-argument form.")
     check_arraylike("where", condition, x, y)
+    check_python_ints("where", x, y)
     x, y = promote_dtypes(x, y)
     # Checked first: where raises JAX's ValueError, not an elementwise op's TypeError.
     broadcast_shapes("where", np.shape(condition), np.shape(x), np.shape(y))

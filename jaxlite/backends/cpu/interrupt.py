@@ -1,5 +1,5 @@
-"""Ctrl-C during a compiled while loop (JAX's CPU runtime is interruptible between
-iterations too; no XLA counterpart file).
+"""Ctrl-C during a compiled while loop (no XLA counterpart: JAX 0.10.2's CPU runtime
+ignores Ctrl-C until a computation ends, so a jitted loop that never ends hangs it).
 
 A compiled call is one foreign call: Python's SIGINT handler only sets a flag that the
 interpreter reads at its next bytecode, which never comes while a `lax.while_loop` runs
@@ -11,19 +11,18 @@ forever in native code. So:
   KeyboardInterrupt at its next bytecode, and a wakeup fd, if set, is still written);
 - every compiled while loop reads that word once per iteration (a load and a branch that
   is never taken) and, when it is set, asks `jl_interrupt_here()` whether this run is the
-  one to stop: only the main thread's run, and only while `enter` has marked it so
-  (`jl_interrupt_owner` holds its thread id). Then the loop leaves at once, and so does
-  every enclosing loop; the run ends with partial results, which `leave` never returns: it
-  raises KeyboardInterrupt instead.
+  one to stop: only a run started by `jl_invoke_interruptible`, which records its thread
+  in `jl_interrupt_owner`. Then the loop leaves at once, and so does every enclosing loop;
+  the run ends with partial results, which `leave` never returns: it raises
+  KeyboardInterrupt instead.
 
-The native handler is installed (`jl_interrupt_arm`, by sigaction) in front of whatever
-C-level handler SIGINT has, at the start of each interruptible run
-(`jl_invoke_interruptible`, the runtime's `jl_invoke` between arming and marking the owner
-and unmarking it), so a handler Python installed again since (`signal.signal`) is chained
-again; SIG_IGN and SIG_DFL are left alone. Runs are interruptible only on the main thread and while Python's handler is
-`signal.default_int_handler`: a user's own handler might not raise, and partial results
-must never be returned. Other threads' runs are never cut short (the flag is global, the
-owner is not).
+`jl_invoke_interruptible` is the runtime's `jl_invoke` after installing the native
+handler (`jl_interrupt_arm`, by sigaction) in front of whatever C-level handler SIGINT
+has, so a handler Python installed again since (`signal.signal`) is chained again; SIG_IGN
+and SIG_DFL are left alone. Executables use it (`enter`) only on the main thread and while
+Python's handler is `signal.default_int_handler`: a user's own handler might not raise,
+and partial results must never be returned. Other threads' runs are never cut short (the
+flag is global, the owner is not).
 """
 from __future__ import annotations
 
