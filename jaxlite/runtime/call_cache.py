@@ -50,16 +50,19 @@ _BLOCKING_FILES = tuple(os.path.normcase(os.path.abspath(f)) for f in (
 class LRUCache(OrderedDict):
     """A dict that keeps at most `capacity` entries, dropping the least recently used.
 
-    `lookup` counts as a use; plain `get` does not (hot paths call `get` and `touch`, two
-    C calls). Safe under concurrent use: a key evicted meanwhile is simply missing."""
+    `lookup` counts as a use once the cache is more than half full: below that nothing is
+    near eviction, and recording a use costs a second hash of the key (a jit signature's
+    takes a microsecond), so the order is exact only among uses made past half. Plain `get`
+    is not a use. Safe under concurrent use: a key evicted meanwhile is simply missing."""
 
     def __init__(self, capacity: int) -> None:
         super().__init__()
         self.capacity = capacity
+        self._half = capacity // 2
 
     def lookup(self, key: Hashable) -> Any:
         value = self.get(key)
-        if value is not None:
+        if value is not None and len(self) > self._half:
             self.touch(key)
         return value
 
