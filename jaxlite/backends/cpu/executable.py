@@ -214,9 +214,9 @@ class CpuExecutable(HostExecutable):
             frame[6] = threads
             frame[self._words] = words
             invoke(address)
+        raise_pending_error()  # what a custom-call target raised inside the call
         if interruptible:
             interrupt.leave()  # KeyboardInterrupt, the partial results dropped
-        raise_pending_error()  # what a custom-call target raised inside the call
         return results  # `arrays` and `results` lived until here: the code used their memory
 
     def execute(self, buffers: Sequence[Buffer]) -> list[Buffer]:

@@ -132,6 +132,32 @@ SCENARIOS = {
         interrupt_after(0.5)
         report["first"] = timed_interrupt(f, 0.0)
     """,
+    # Ctrl-C while a host callback inside the loop runs Python: the run ends, with
+    # KeyboardInterrupt, or (when the signal lands inside the callback) with the
+    # callback's failure as JAX reports one, JaxRuntimeError 'INTERNAL: CpuCallback
+    # error' naming KeyboardInterrupt; the next calls carry no stale error.
+    "callback": """
+        def body(c):
+            jax.debug.callback(lambda v: time.sleep(0.001), c)
+            return c + 1.0
+        f = jax.jit(lambda x: lax.while_loop(lambda c: c < jnp.inf, body, x))
+        f.lower(0.0).compile()
+        interrupt_after(1.0)
+        try:
+            f(0.0)
+            report["outcome"] = "finished"
+        except KeyboardInterrupt:
+            report["outcome"] = "KeyboardInterrupt"
+        except jax.errors.JaxRuntimeError as error:
+            report["outcome"] = ("callback failed: KeyboardInterrupt"
+                                 if "KeyboardInterrupt" in str(error) else repr(error))
+        report["after"] = int(jax.jit(counted)(1000))
+        seen = []
+        g = jax.jit(lambda n: lax.fori_loop(0, n, lambda i, a: (
+            jax.debug.callback(seen.append, i) or a + i), jnp.int32(0)))
+        report["with_callback"] = int(g(5))
+        report["seen"] = len(seen)
+    """,
     # An interrupted run's donated argument is given up (its memory may hold part of the
     # loop's update), as JAX gives it up at dispatch; a later donation works.
     "donated": """
@@ -218,6 +244,13 @@ def test_an_interrupted_runs_donated_argument_is_deleted():
     assert report["deleted"] is True
     assert report["use"].startswith("Array has been deleted")
     assert report["step"] == [10.0, 10.0, 10.0]
+
+
+def test_sigint_during_a_host_callback_in_a_loop():
+    report = _run("callback")
+    assert report["outcome"] in ("KeyboardInterrupt", "callback failed: KeyboardInterrupt")
+    assert report["after"] == _sum_below(1000)
+    assert report["with_callback"] == _sum_below(5) and report["seen"] == 5
 
 
 def test_ignored_sigint_is_left_alone():

@@ -188,4 +188,6 @@ def raise_pending_error() -> None:
         _PENDING.error = None
         if isinstance(error, JaxRuntimeError):  # a host callback's report, JAX's error type
             raise error
+        if not isinstance(error, Exception):  # Ctrl-C in a host callback stays KeyboardInterrupt
+            raise error
         raise RuntimeError(f"a custom-call target failed: {error!r}") from error
