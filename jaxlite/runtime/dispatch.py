@@ -492,9 +492,10 @@ class _CompileCache:
     def get(self, closed: ClosedJaxpr, name: str, client: Client,
             donated_invars: tuple[int, ...]) -> CompiledCall:
         key = (client.platform, id(client), donated_invars)
-        compiled = self._lookup(closed, key)
-        if compiled is not None:
-            return compiled
+        with self._lock:  # (`_lookup` inlined: this is every call's path)
+            entry = self._entries.get(id(closed))
+            if entry is not None and entry[0]() is closed and key in entry[1]:
+                return entry[1][key]
         # Threads compiling this jaxpr at once: one lowers and compiles, the others wait.
         return self._compiling.run(
             (id(closed), key), lambda: self._lookup(closed, key)
