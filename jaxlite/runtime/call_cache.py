@@ -30,6 +30,7 @@ reason:
 from __future__ import annotations
 
 import os
+import queue
 import sys
 import threading
 import weakref
@@ -43,8 +44,7 @@ _SLICE_SECONDS = 0.02
 _GRACE_SECONDS = 0.1
 # Files whose functions block a thread until another thread acts.
 _BLOCKING_FILES = tuple(os.path.normcase(os.path.abspath(f)) for f in (
-    threading.__file__, __file__,
-    getattr(sys.modules.get("queue"), "__file__", None) or threading.__file__))
+    threading.__file__, queue.__file__, __file__))
 
 
 class LRUCache(OrderedDict):

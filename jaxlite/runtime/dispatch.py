@@ -20,7 +20,6 @@ import threading
 import time
 import warnings
 import weakref
-from collections import OrderedDict
 from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
