@@ -41,6 +41,9 @@ def _values_like(x: Any, values: Any) -> Any:
     return values
 
 
+_NUMERIC_SCATTERS = {lax.scatter_add: "add", lax.scatter_mul: "mul", lax.scatter_sub: "sub"}
+
+
 def _scatter_update(x: Any, index: Any, values: Any, scatter: Scatter, name: str, *,
                     indices_are_sorted: bool, unique_indices: bool, mode: Any,
                     wrap_negative_indices: bool) -> Any:
@@ -56,6 +59,12 @@ def _scatter_update(x: Any, index: Any, values: Any, scatter: Scatter, name: str
     shape = get_aval(operand).shape
     plan_shape = _indexing.indexed_shape(shape, entries)
     if not int(np.prod(plan_shape)) or _indexing.indexed_axes_empty(shape, entries):
+        _indexing.check_empty_axes(shape, entries, reads=False)   # scalars: IndexError
+        if dtype == np.bool_ and scatter in _NUMERIC_SCATTERS:
+            # JAX's combiner (lax.add, lax.mul) rejects bool even when nothing is written.
+            op = _NUMERIC_SCATTERS[scatter]
+            raise TypeError(f"{op} does not accept dtype bool at position 0. Accepted dtypes "
+                            "at position 0 are subtypes of integer, floating, complexfloating.")
         return x
     plan = _indexing.gather_plan(shape, entries, wrap_negative_indices)
     operand, updates = promote_dtypes(operand, values)

@@ -444,7 +444,7 @@ def getitem(x: Any, index: Any, *, mode: Any = None, fill_value: Any = None,
     x, entries = _presliced(x, entries)
     if indexed_axes_empty(x.shape, entries):
         plan_shape = indexed_shape(x.shape, entries)
-        _check_empty_axes(x.shape, entries, int(np.prod(plan_shape)) > 0)
+        check_empty_axes(x.shape, entries, int(np.prod(plan_shape)) > 0)
         return lax.full_like(x, 0, shape=plan_shape)
     plan = gather_plan(x.shape, entries, wrap_negative_indices)
     if not int(np.prod(plan.gather_shape)):
@@ -455,7 +455,7 @@ def getitem(x: Any, index: Any, *, mode: Any = None, fill_value: Any = None,
     return lax.reshape(out, plan.final_shape)
 
 
-def _check_empty_axes(shape: Sequence[int], entries: Sequence[Entry], reads: bool) -> None:
+def check_empty_axes(shape: Sequence[int], entries: Sequence[Entry], reads: bool) -> None:
     """JAX's errors for indices into an axis of size 0: a scalar index raises IndexError; an
     index array raises the TypeError of a gather's slice size, unless nothing is read."""
     axes = [e for e in entries if e.kind != NEW]

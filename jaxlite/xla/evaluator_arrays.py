@@ -70,7 +70,8 @@ def _occurrence_rank(targets: np.ndarray) -> np.ndarray:
 
 def combine_at(outs: list[np.ndarray], targets: np.ndarray, values: list[np.ndarray],
                comp: HloComputation, apply: Apply) -> None:
-    """outs[i].flat[t] = comp(outs..., values...)[i] for each target t, in order (in place)."""
+    """outs[i].flat[t] = comp(outs..., values...)[i] for each target t, in order (in place;
+    `outs` must be C-contiguous)."""
     if not len(targets):
         return
     flat = [o.reshape(-1) for o in outs]
@@ -211,7 +212,9 @@ def _gather(inst: HloInstruction, ops: list[Any], apply: Apply) -> np.ndarray:
 
 def _scatter(inst: HloInstruction, ops: list[Any], apply: Apply) -> Any:
     count = (len(ops) - 1) // 2
-    outs = [np.array(o) for o in ops[:count]]
+    # C order: combine_at writes through reshape(-1), which copies (and the writes are lost)
+    # when an operand arrives as a strided view, as a transpose's result does.
+    outs = [np.array(o, order="C") for o in ops[:count]]
     indices, updates = ops[count], ops[count + 1:]
     a = inst.attr
     window_positions = list(a("update_window_dims"))
