@@ -158,6 +158,24 @@ SCENARIOS = {
         report["with_callback"] = int(g(5))
         report["seen"] = len(seen)
     """,
+    # A program without loops polls after each large kernel: a chain of 8 matmuls stops
+    # after the one running when Ctrl-C comes (a single kernel is not cut inside).
+    "kernels": """
+        def chain(a):  # a matrix of halves stays one (exactly: 2048 * 0.25 / 1024)
+            for _ in range(8):
+                a = a @ a * (1.0 / 1024)
+            return a
+        f = jax.jit(chain)
+        a = jnp.full((2048, 2048), 0.5)
+        f(a).block_until_ready()
+        start = time.perf_counter()
+        f(a).block_until_ready()
+        report["whole"] = time.perf_counter() - start
+        interrupt_after(report["whole"] / 5)
+        report["first"] = timed_interrupt(f, a)
+        out = np.asarray(f(a))
+        report["after"] = [float(out.min()), float(out.max())]
+    """,
     # An interrupted run's donated argument is given up (its memory may hold part of the
     # loop's update), as JAX gives it up at dispatch; a later donation works.
     "donated": """
@@ -251,6 +269,13 @@ def test_sigint_during_a_host_callback_in_a_loop():
     assert report["outcome"] in ("KeyboardInterrupt", "callback failed: KeyboardInterrupt")
     assert report["after"] == _sum_below(1000)
     assert report["with_callback"] == _sum_below(5) and report["seen"] == 5
+
+
+def test_sigint_stops_a_straight_line_program_between_large_kernels():
+    report = _run("kernels")
+    assert report["first"] is not None, report
+    assert report["first"] < 0.75 * report["whole"], report
+    assert report["after"] == [0.5, 0.5]
 
 
 def test_ignored_sigint_is_left_alone():

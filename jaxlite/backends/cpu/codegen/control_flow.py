@@ -212,8 +212,6 @@ def _while(builder: Any, state: Any, inst: HloInstruction) -> None:
     flag = fb.alloca("i8", 1, "cond")
     head, body, done = fb.label("while.head"), fb.label("while.body"), fb.label("while.done")
     test = fb.label("while.cond")
-    for line in interrupt.declarations():
-        builder.declarations.setdefault(line, None)
     fb.br(head)
     fb.start(head)
     # Ctrl-C leaves the loop (and the run, whose results are then dropped): `interrupt`.

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jaxlite.backends.cpu import interrupt
 from jaxlite.backends.cpu.codegen.control_flow import (control_computations, emit_control_flow,
                                                        extra_bytes)
 from jaxlite.backends.cpu.codegen.input_kernel import emit_input_fusion
@@ -197,7 +198,8 @@ class _ModuleBuilder:
                  "declare void @jl_parallel_for(ptr, ptr, i64, i64, i64)",
                  "declare void @llvm.memmove.p0.p0.i64(ptr, ptr, i64, i1)",
                  # scratch of sort kernels; declared once however many kernels use it
-                 "declare ptr @malloc(i64)", "declare void @free(ptr)"]
+                 "declare ptr @malloc(i64)", "declare void @free(ptr)",
+                 *interrupt.declarations()]  # polled by loops and after large kernels
         parts += self.ctx.constants.texts
         parts.append(self.ctx.mathlib.definitions())
         parts += self.declarations

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from jaxlite.backends.cpu import interrupt
 from jaxlite.backends.cpu.codegen.kernel import Kernel
 from jaxlite.backends.cpu.codegen.llvm_text import FunctionBuilder
 from jaxlite.xla.buffer_assignment import BufferAssignment, BufferSlice, assign_buffers
@@ -259,6 +260,13 @@ class ProgramState:
                                 f"i64 {self.emitter.scratch_threads})", "th")
             fb.do(f"call void @jl_parallel_for(ptr @{task}, ptr {ctx}, i64 {kernel.units}, "
                   f"i64 {kernel.grain}, i64 {threads})")
+            # After a large kernel, Ctrl-C ends the run (`interrupt`; a loop around it
+            # leaves at its next test): one load and a branch per large kernel.
+            stop, go = fb.label("interrupted"), fb.label("go")
+            interrupt.poll_head(fb, stop, go)
+            fb.start(stop)
+            fb.ret_void()
+            fb.start(go)
             return
         args = ", ".join(f"ptr {p}" for p in pointers)
         fb.do(f"call void @{name}({args}, i64 0, i64 {kernel.units})")
