@@ -9,12 +9,14 @@ forever in native code. So:
   process-global word `jl_interrupt_flag` and then calls the handler it replaced, Python's
   C-level one, which trips Python's own flag as before (so Python still raises
   KeyboardInterrupt at its next bytecode, and a wakeup fd, if set, is still written);
-- every compiled while loop reads that word once per iteration (a load and a branch that
-  is never taken) and, when it is set, asks `jl_interrupt_here()` whether this run is the
-  one to stop: only a run started by `jl_invoke_interruptible`, which records its thread
-  in `jl_interrupt_owner`. Then the loop leaves at once, and so does every enclosing loop;
-  the run ends with partial results, which `leave` never returns: it raises
-  KeyboardInterrupt instead.
+- every compiled while loop reads that word once per iteration, and every program after
+  each kernel large enough to run in parallel (a load and a branch that is never taken);
+  when it is set, it asks `jl_interrupt_here()` whether this run is the one to stop: only
+  a run started by `jl_invoke_interruptible`, which records its thread in
+  `jl_interrupt_owner`. Then the loop leaves (the program returns) at once, and so does
+  every enclosing loop; the run ends with partial results, which `leave` never returns: it
+  raises KeyboardInterrupt instead. One kernel is never cut inside (a huge matmul runs to
+  its end first).
 
 `jl_invoke_interruptible` is the runtime's `jl_invoke` after installing the native
 handler (`jl_interrupt_arm`, by sigaction) in front of whatever C-level handler SIGINT
