@@ -60,8 +60,9 @@ def _scatter_update(x: Any, index: Any, values: Any, scatter: Scatter, name: str
     plan_shape = _indexing.indexed_shape(shape, entries)
     if not int(np.prod(plan_shape)) or _indexing.indexed_axes_empty(shape, entries):
         _indexing.check_empty_axes(shape, entries, reads=False)   # scalars: IndexError
-        if dtype == np.bool_ and scatter in _NUMERIC_SCATTERS:
-            # JAX's combiner (lax.add, lax.mul) rejects bool even when nothing is written.
+        if dtype == np.bool_ and scatter in _NUMERIC_SCATTERS and int(np.prod(plan_shape)):
+            # JAX's combiner (lax.add, lax.mul) rejects bool even when nothing is written
+            # (but JAX skips the scatter when the selection is empty).
             op = _NUMERIC_SCATTERS[scatter]
             raise TypeError(f"{op} does not accept dtype bool at position 0. Accepted dtypes "
                             "at position 0 are subtypes of integer, floating, complexfloating.")

@@ -207,6 +207,16 @@ def _op_dynamic_slice(ns, args, p):
     return ns.lax.dynamic_slice(args[0], starts, tuple(p["sizes"]))
 
 
+def _op_dynamic_update_slice(ns, args, p):
+    index_dtype = dtype_of(p["index_dtype"])
+    starts = [ns.jnp.asarray(np.asarray(s).astype(index_dtype)) for s in p["starts"]]
+    return ns.lax.dynamic_update_slice(args[0], args[1], starts)
+
+
+def _op_bitcast(ns, args, p):
+    return ns.lax.bitcast_convert_type(args[0], dtype_of(p["dtype"]))
+
+
 def _op_where(ns, args, p):
     return ns.jnp.where(args[0], args[1], args[2])
 
@@ -252,7 +262,8 @@ OPS = {
     "astype": _op_astype, "reshape": _op_reshape, "transpose": _op_transpose,
     "expand_dims": _op_expand_dims, "broadcast_to": _op_broadcast_to,
     "concatenate": _op_concatenate, "index": _op_index, "at": _op_at,
-    "dynamic_slice": _op_dynamic_slice, "where": _op_where, "dot": _op_dot,
+    "dynamic_slice": _op_dynamic_slice, "dynamic_update_slice": _op_dynamic_update_slice,
+    "bitcast": _op_bitcast, "where": _op_where, "dot": _op_dot,
     "cond": _op_cond, "fori_loop": _op_fori_loop, "while_loop": _op_while_loop,
     "scan": _op_scan,
 }

@@ -223,6 +223,24 @@ def astype(b):
     return b.emit("astype", [x], {"dtype": dtype}, x.exact)
 
 
+# Same-width dtypes a bitcast may reinterpret as (bool and complex are not bitcast).
+BITCAST_PEERS = {1: ("int8", "uint8"), 2: ("int16", "float16", "bfloat16"),
+                 4: ("float32", "int32", "uint32"), 8: ("float64", "int64", "uint64")}
+
+
+def bitcast(b):
+    """lax.bitcast_convert_type between same-width types, of inputs or integer values only:
+    a NaN an operation makes has no fixed bit pattern (its sign and payload vary)."""
+    x = b.pick(lambda v: cat_of(v) in ("int", "uint", "float") and v.exact
+               and (cat_of(v) != "float" or v.ref[0] == "in"))
+    if x is None:
+        return None
+    peers = [t for t in BITCAST_PEERS[x.dtype.itemsize] if t in b.dtypes()]
+    if not peers:
+        return None
+    return b.emit("bitcast", [x], {"dtype": b.draw.choice(peers)}, True)
+
+
 def movement(b):
     """reshape, transpose, expand_dims or broadcast_to: exactness passes through."""
     d = b.draw

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite.tools.fuzz.ops_elementwise import BODIES, SMOOTH_BODIES, broadcastable, cat_of
-from jaxlite.tools.fuzz.values import INDEX_DTYPES, X64_INDEX_DTYPES, index_spec
+from jaxlite.tools.fuzz.values import INDEX_DTYPES, X64_INDEX_DTYPES, index_spec, input_spec
 
 
 def _index_dtype(b):
@@ -68,22 +68,41 @@ def scatter(b):
                                    "index": [{"k": "array", "arg": 1}]}, exact)
 
 
+def _starts(b, shape, dtype):
+    """Start indices for a dynamic slice: in range, negative, past the end or extreme."""
+    d = b.draw
+    info = np.iinfo(np.dtype(dtype))
+    starts = []
+    for n in shape:
+        s = d.choice([d.integer(0, max(n - 1, 0)), -1, n, int(info.max), int(info.min), -n - 2])
+        if b.options.smooth:
+            s = d.integer(0, max(n - 1, 0))
+        starts.append(int(min(max(s, info.min), info.max)))
+    return starts
+
+
 def dynamic_slice(b):
     d = b.draw
     x = b.pick(lambda v: v.ndim > 0)
     if x is None:
         return None
     dtype = _index_dtype(b)
-    info = np.iinfo(np.dtype(dtype))
-    starts, sizes = [], []
-    for n in x.shape:
-        s = d.choice([d.integer(0, max(n - 1, 0)), -1, n, int(info.max), int(info.min), -n - 2])
-        if b.options.smooth:
-            s = d.integer(0, max(n - 1, 0))
-        starts.append(int(min(max(s, info.min), info.max)))
-        sizes.append(d.integer(0, n))
+    starts = _starts(b, x.shape, dtype)
+    sizes = [d.integer(0, n) for n in x.shape]
     return b.emit("dynamic_slice", [x], {"starts": starts, "sizes": sizes,
                                          "index_dtype": dtype}, x.exact)
+
+
+def dynamic_update_slice(b):
+    d = b.draw
+    x = b.pick(lambda v: v.ndim > 0)
+    if x is None:
+        return None
+    update = b.add_input(input_spec(d, x.dtype.name, [d.integer(0, n) for n in x.shape],
+                                    b.options.smooth))
+    dtype = _index_dtype(b)
+    return b.emit("dynamic_update_slice", [x, update],
+                  {"starts": _starts(b, x.shape, dtype), "index_dtype": dtype}, x.exact)
 
 
 def where(b):
