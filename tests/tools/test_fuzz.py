@@ -12,6 +12,7 @@ import ml_dtypes
 import numpy as np
 
 from jaxlite.lax.arithmetic import add_p
+from jaxlite.lax.math_functions import sin_p
 from jaxlite.tools.fuzz import compare as cmp
 from jaxlite.tools.fuzz import interp, runners
 from jaxlite.tools.fuzz.engine import Fuzzer, save_case
@@ -166,6 +167,22 @@ def test_planted_bug_seen_against_an_oracle(monkeypatch):
         want = runners.from_oracle(oracle.run_batch([program])[0])
     _, findings = runners.check_modes(program, runners.MODES, want)
     assert [f.kind for f in findings] == ["eager vs jax: value"]  # jit modes are right
+
+
+def test_grad_check_catches_a_wrong_derivative(monkeypatch):
+    """float32 and float64: right rules pass, a sin derivative 1% off is reported."""
+    for dtype in ("float32", "float64"):
+        program = {"x64": dtype == "float64", "inputs": [
+            {"dtype": dtype, "shape": [3], "values": [0.5, 1.0, -2.0]}],
+            "ops": [{"op": "unary", "args": [0], "params": {"fn": "sin", "lib": "jnp"}}]}
+        assert runners.check_grad(program) == []
+    good = sin_p.jvp
+
+    def wrong(primals, tangents, **params):
+        out, tangent = good(primals, tangents, **params)
+        return out, tangent * 1.01
+    monkeypatch.setattr(sin_p, "jvp", wrong)
+    assert [f.kind for f in runners.check_grad(program)] == ["grad vs finite differences: value"]
 
 
 def test_cli_runs_and_prints_a_summary(tmp_path):

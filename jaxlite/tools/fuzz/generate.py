@@ -145,7 +145,7 @@ def _tolerance_weight(name, args, params) -> int:
 
 def build_program(draw: Draw, options: Options = Options()) -> dict:
     """One random program (see the module docstring)."""
-    x64 = options.smooth or (options.x64 and draw.boolean(4))
+    x64 = draw.boolean(2) if options.smooth else (options.x64 and draw.boolean(4))
     b = Builder(draw, options, x64)
     for _ in range(draw.integer(1, options.max_inputs)):
         b.new_input()

@@ -9,6 +9,7 @@ Python loop) and `grad` (reverse mode against central differences, float64 progr
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 
@@ -141,40 +142,60 @@ def check_vmap(program, batch: int = 2) -> list[Finding]:
 def check_grad(program, seed: int = 0) -> list[Finding]:
     """grad of sum(f) along a random direction per float input against central differences.
 
-    Both sides run in float64: the step is eps**(1/3) times the input's scale, which balances
-    truncation (h**2) against rounding (eps / h), so the difference quotient is good to about
-    eps**(2/3) ~ 4e-11 relative; the tolerance 1e-6 (relative to |f| + |derivative| + 1)
-    leaves room for curvature and stays far below any real error in a derivative rule.
+    The difference quotient always runs in float64 (a float32 program is rerun with its
+    float32 inputs widened): the step is eps**(1/3) times the input's scale, which balances
+    truncation (h**2) against rounding (eps / h), so the quotient is good to about
+    eps**(2/3) ~ 4e-11 relative. The derivative runs in the program's own dtype; the
+    tolerance, relative to |f| + |derivative| + 1, is 1e-6 for float64 and sqrt(eps) ~ 3e-4
+    for float32 (rounding errors of a few dozen float32 operations, amplified by the
+    program's condition), far below the error of a wrong derivative rule.
     """
-    f = interp.as_function(program, NAMESPACE)
     specs = program["inputs"]
     argnums = [i for i, s in enumerate(specs) if category(s["dtype"]) == "float" and s["values"]]
-    if not argnums or not program["x64"]:
+    if not argnums or any(s["dtype"] not in ("float32", "float64") for s in specs
+                          if category(s["dtype"]) == "float"):
         return []
+    wide = _widened(program)
     rng = np.random.default_rng(seed)
+    tol = 1e-6 if program["x64"] else float(np.sqrt(np.finfo(np.float32).eps))
+    try:
+        with jaxlite.enable_x64(program["x64"]):
+            gs = jaxlite.grad(_loss(program), argnums=tuple(argnums))(*_inputs(program))
+            gs = [np.asarray(g, np.float64) for g in gs]
+    except Exception as e:  # f runs (checked below), so its gradient must too
+        if not run_eager(program)[0]["ok"]:
+            return []
+        return [Finding("grad", "finite differences", "raises only here",
+                        f"{type(e).__name__}: {str(e)[:200]}")]
     with jaxlite.enable_x64(True):
-        inputs = [interp.decode_input(s) for s in specs]
-
-        def loss(*xs):
-            return jnp.sum(f(*xs))
+        loss = _loss(wide)
+        inputs = [interp.decode_input(s) for s in wide["inputs"]]
         base = _outcome(lambda: loss(*[jnp.asarray(x) for x in inputs]))
         if not base["ok"] or not np.isfinite(base["value"]):
             return []
-        try:
-            gs = jaxlite.grad(loss, argnums=tuple(argnums))(*[jnp.asarray(x) for x in inputs])
-        except Exception as e:  # f runs, so its gradient must too
-            return [Finding("grad", "finite differences", "raises only here",
-                            f"{type(e).__name__}: {str(e)[:200]}")]
         findings = []
         for g, i in zip(gs, argnums):
-            found = _directional_check(loss, inputs, i, np.asarray(g), float(base["value"]), rng)
+            found = _directional_check(loss, inputs, i, g, float(base["value"]), rng, tol)
             if found:
                 findings.append(Finding("grad", "finite differences", "value",
                                         f"input {i}: {found}"))
         return findings
 
 
-def _directional_check(loss, inputs, i, g, value, rng):
+def _loss(program):
+    f = interp.as_function(program, NAMESPACE)
+    return lambda *xs: jnp.sum(f(*xs))
+
+
+def _widened(program):
+    """The program with float32 inputs and casts made float64, run with x64 on."""
+    text = json.dumps(program).replace('"float32"', '"float64"')
+    wide = json.loads(text)
+    wide["x64"] = True
+    return wide
+
+
+def _directional_check(loss, inputs, i, g, value, rng, tol):
     x = inputs[i]
     v = rng.standard_normal(x.shape)
     h = np.finfo(np.float64).eps ** (1 / 3) * max(1.0, float(np.max(np.abs(x), initial=0)))
@@ -187,6 +208,6 @@ def _directional_check(loss, inputs, i, g, value, rng):
     ad = float(np.sum(g * v))
     if not (np.isfinite(fd) and np.isfinite(ad)):
         return None
-    if abs(ad - fd) <= 1e-6 * (abs(value) + abs(fd) + 1):
+    if abs(ad - fd) <= tol * (abs(value) + abs(fd) + 1):
         return None
     return f"directional derivative {ad!r}, central difference {fd!r}"
