@@ -1,4 +1,4 @@
-"""Cases run on JAX 0.10.2 (recorded by record_experimental_extra.py) and on jaxlite
+"""Cases run on JAX 0.10.2 (recorded by record_with_jax.py experimental_extra) and on jaxlite
 (test_experimental_extra.py): jax.experimental.random, rnn and sparse.linalg.
 
 `run_all(api)` takes a namespace with `jax`, `jnp`, `xrandom` (jax.experimental.random),

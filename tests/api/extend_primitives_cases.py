@@ -1,4 +1,4 @@
-"""Cases run on JAX 0.10.2 (recorded by record_extend_primitives.py) and on jaxlite
+"""Cases run on JAX 0.10.2 (recorded by record_with_jax.py extend_primitives) and on jaxlite
 (test_extend_primitives.py): binding jax.extend.core.primitives' typed-key primitives
 (random_seed_p, random_split_p, random_fold_in_p, random_bits_p), empty2_p, and get_p and
 swap_p on refs, directly: eagerly, under jit and under vmap.

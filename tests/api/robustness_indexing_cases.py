@@ -1,4 +1,4 @@
-"""Cases run on JAX 0.10.2 (recorded by record_robustness_indexing.py) and on jaxlite
+"""Cases run on JAX 0.10.2 (recorded by record_with_jax.py robustness_indexing) and on jaxlite
 (test_robustness_indexing.py): start indices and array indices of narrow integer dtypes
 (int8, uint8, int16, uint16, uint32), whose negative values JAX counts from the end in
 the index's own dtype, and whose starts XLA clamps into [0, dim - size]; and arrays that

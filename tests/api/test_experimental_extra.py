@@ -1,6 +1,6 @@
 """jax.experimental.{random, rnn, sparse.linalg, shard_alike, compute_on, xla_metadata,
 pjit, key_reuse} and jax.extend.core.primitives on jaxlite, against numpy/scipy and against
-JAX 0.10.2's answers (recorded by record_experimental_extra.py from
+JAX 0.10.2's answers (recorded by record_with_jax.py experimental_extra from
 experimental_extra_cases.py)."""
 from __future__ import annotations
 

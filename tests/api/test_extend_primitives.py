@@ -1,5 +1,5 @@
 """jax.extend.core.primitives' typed-key primitives and empty2_p, bound directly: the same
-keys, bits and dtypes as JAX 0.10.2 (recorded by record_extend_primitives.py from
+keys, bits and dtypes as JAX 0.10.2 (recorded by record_with_jax.py extend_primitives from
 extend_primitives_cases.py), eagerly, under jit, vmap and grad; and their errors."""
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 dynamic_slice / dynamic_update_slice and their *_in_dim wrappers with int8, uint8, int16,
 uint16 and uint32 start indices, eagerly, under jit and vmap (the cpu backend and the HLO
 evaluator), and x[i], jnp.take, take_along_axis and x.at[i] with narrow index arrays. The
-expected answers were recorded from JAX 0.10.2 by record_robustness_indexing.py into
+expected answers were recorded from JAX 0.10.2 by record_with_jax.py robustness_indexing into
 tests/data/api/robustness_indexing_jax.json; see robustness_indexing_cases.py for the one
 JAX quirk (eager int8 updates) that jaxlite deliberately does not copy.
 """
