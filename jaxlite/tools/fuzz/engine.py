@@ -90,11 +90,17 @@ class Fuzzer:
         checks = self.checks if checks is None else checks
         jax = None
         if self.oracle is not None and "jax" in modes:
-            jax = runners.from_oracle(self.oracle.run_batch([program])[0])
+            # JAX works in its process while jaxlite works in this one.
+            self.oracle.submit([program])
+            jax = _Pending(self.oracle)
         own = tuple(m for m in modes if m in runners.MODES)
         found = []
-        if own:
-            _, found = runners.check_modes(program, own, jax)
+        try:
+            if own:
+                _, found = runners.check_modes(program, own, jax)
+        finally:
+            if jax is not None:
+                jax()   # the answer is read even if nothing used it, to keep the pipe in step
         if "vmap" in checks:
             found += runners.check_vmap(program)
         if "grad" in checks:
@@ -185,6 +191,19 @@ class Fuzzer:
             r += 1
         self.stats.seconds = time.monotonic() - start
         return self.stats
+
+
+class _Pending:
+    """The oracle's answer for the program submitted last, read once when first needed."""
+
+    def __init__(self, oracle):
+        self.oracle = oracle
+        self.value = None
+
+    def __call__(self):
+        if self.value is None:
+            self.value = runners.from_oracle(self.oracle.receive(1)[0])
+        return self.value
 
 
 def _signature(finding) -> str | None:

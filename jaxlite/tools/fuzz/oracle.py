@@ -48,11 +48,23 @@ class Oracle:
         """The results of `programs`, in order (see worker.py for their form)."""
         if not programs:
             return []
+        self.submit(programs)
+        return self.receive(len(programs))
+
+    def submit(self, programs: list[dict]) -> None:
+        """Sends a batch without waiting, so that the caller can work meanwhile."""
         if self._proc is None or self._proc.poll() is not None:
             self._start()
         try:
             self._proc.stdin.write(json.dumps({"programs": programs}) + "\n")
             self._proc.stdin.flush()
+        except (BrokenPipeError, OSError) as e:
+            self.close()
+            raise OracleError(f"oracle worker {self.python} died: {e}") from e
+
+    def receive(self, count: int) -> list[dict]:
+        """The results of the batch sent last."""
+        try:
             line = self._proc.stdout.readline()
         except (BrokenPipeError, OSError) as e:
             self.close()
@@ -61,7 +73,7 @@ class Oracle:
             self.close()
             raise OracleError(f"oracle worker {self.python} exited without answering")
         self.calls += 1
-        self.programs_run += len(programs)
+        self.programs_run += count
         return json.loads(line)["results"]
 
     def close(self):
