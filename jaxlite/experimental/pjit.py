@@ -3,9 +3,9 @@
 parameters)."""
 from __future__ import annotations
 
-import warnings
 from typing import Any, Callable
 
+from jaxlite._deprecations import deprecated_names
 from jaxlite.transforms.jit import jit
 
 
@@ -25,9 +25,5 @@ def _pjit(fun: Callable[..., Any], in_shardings: Any = None, out_shardings: Any 
 _pjit.__name__ = _pjit.__qualname__ = "pjit"
 
 
-def __getattr__(name: str) -> Any:
-    if name == "pjit":
-        warnings.warn("jax.experimental.pjit.pjit has been deprecated. Please use `jax.jit` "
-                      "instead.", DeprecationWarning, stacklevel=2)
-        return _pjit
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = deprecated_names(__name__, {"pjit": (
+    "jax.experimental.pjit.pjit has been deprecated. Please use `jax.jit` instead.", _pjit)})

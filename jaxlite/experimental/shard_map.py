@@ -5,17 +5,12 @@ Its `shard_map(f, mesh, in_specs, out_specs, check_rep=True)` is deprecated in J
 """
 from __future__ import annotations
 
-import warnings
-from typing import Any
-
+from jaxlite._deprecations import deprecated_names
 from jaxlite.transforms.shard_map import legacy_shard_map
 
 __all__: list[str] = []
 
 
-def __getattr__(name: str) -> Any:
-    if name == "shard_map":
-        warnings.warn("jax.experimental.shard_map is deprecated in v0.8.0. Used "
-                      "jax.shard_map instead.", DeprecationWarning, stacklevel=2)
-        return legacy_shard_map
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = deprecated_names(__name__, {"shard_map": (
+    "jax.experimental.shard_map is deprecated in v0.8.0. Used jax.shard_map instead.",
+    legacy_shard_map)})
