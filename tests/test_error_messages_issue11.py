@@ -111,6 +111,17 @@ def test_big_endian_arrays_are_refused_everywhere(convert):
         convert(BIG)
 
 
+@pytest.mark.parametrize("make", [lambda: jnp.zeros(3, dtype=">f4"),
+                                  lambda: jnp.ones(3).astype(">f4"),
+                                  lambda: jnp.frombuffer(BIG.tobytes(), dtype=">f4")])
+def test_big_endian_dtypes_asked_for_are_refused(make):
+    # JAX: TypeError "JAX only supports number, bool, and string dtypes, got dtype >f4 in
+    # zeros" (astype, frombuffer alike); was accepted (as float32)
+    with pytest.raises(TypeError, match="JAX only supports number, bool, and string dtypes, "
+                       "got dtype >f4 in"):
+        make()
+
+
 def test_native_copies_of_big_endian_data_compute_right():
     native = BIG.astype(BIG.dtype.newbyteorder("="))
     expect = np.array([0.0, 2.0, 4.0], np.float32)

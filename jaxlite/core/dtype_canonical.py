@@ -180,10 +180,11 @@ def check_user_dtype_supported(dtype: DTypeLike, fun_name: str | None = None) ->
     if dtype is None:
         raise ValueError("dtype must be specified.")
     dt = _to_np_dtype(dtype)
-    if not _is_array_dtype(dt):
+    if not _is_array_dtype(dt) or not dt.isnative:
         where = f" in {fun_name}" if fun_name else ""
+        order = "" if dt.isnative else " (a non-native byte order: use the plain dtype)"
         raise TypeError("JAX only supports number, bool, and string dtypes, "
-                        f"got dtype {dtype}{where}")
+                        f"got dtype {dtype}{where}{order}")
     return dt
 
 
