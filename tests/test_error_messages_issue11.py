@@ -101,6 +101,7 @@ def test_big_endian_argument_to_jit():
 
 
 @pytest.mark.parametrize("convert", [jnp.asarray, jnp.array, jax.device_put,
+                                     lambda x: jnp.array([x, x]),
                                      lambda x: jnp.add(x, 1), lambda x: jnp.ones(3) + x,
                                      lambda x: lax.add(x, x), jnp.sum])
 def test_big_endian_arrays_are_refused_everywhere(convert):

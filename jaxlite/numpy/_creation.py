@@ -16,6 +16,7 @@ import numpy as np
 import jaxlite.lax as lax
 from jaxlite.numpy._placement import accepts_placement
 from jaxlite.core import dtypes
+from jaxlite.core.avals import check_byte_order
 from jaxlite.core.trace import Tracer
 from jaxlite.errors import ConcretizationTypeError
 from jaxlite.numpy._promotion import (broadcast_shapes, broadcast_to_shape, canonicalize_axis,
@@ -55,6 +56,8 @@ def _from_sequence(obj: Any, dtype: np.dtype | None) -> Any:
                                 or dtypes.is_python_scalar(leaf)):
             raise TypeError(f"jnp.array: unsupported list entry {leaf!r} of type "
                             f"{type(leaf).__name__}; entries must be numbers or arrays.")
+        if isinstance(leaf, np.ndarray):
+            check_byte_order(leaf)  # JAX's TypeError for a big-endian entry
     if dtype is None:
         # Lists are strong-typed as a whole: [1, 2] is int32, not weak.
         dtype = dtypes.result_type(*leaves) if leaves else dtypes.default_float_dtype()
