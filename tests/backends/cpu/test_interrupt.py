@@ -176,6 +176,16 @@ SCENARIOS = {
         out = np.asarray(f(a))
         report["after"] = [float(out.min()), float(out.max())]
     """,
+    # Eager while loops and the interpreter backend run Python between iterations: Python
+    # raises KeyboardInterrupt there by itself.
+    "python_loops": """
+        interrupt_after(0.5)
+        report["eager"] = timed_interrupt(forever, jnp.float32(0))
+        f = jax.jit(forever, backend="interpreter")
+        interrupt_after(0.5)
+        report["interpreter"] = timed_interrupt(f, jnp.float32(0))
+        report["after"] = int(jax.jit(counted, backend="interpreter")(100))
+    """,
     # An interrupted run's donated argument is given up (its memory may hold part of the
     # loop's update), as JAX gives it up at dispatch; a later donation works.
     "donated": """
@@ -276,6 +286,13 @@ def test_sigint_stops_a_straight_line_program_between_large_kernels():
     assert report["first"] is not None, report
     assert report["first"] < 0.75 * report["whole"], report
     assert report["after"] == [0.5, 0.5]
+
+
+def test_eager_and_interpreter_loops_are_interruptible():
+    report = _run("python_loops")
+    for where in ("eager", "interpreter"):
+        assert report[where] is not None and 0.4 <= report[where] < 2.5, report
+    assert report["after"] == _sum_below(100)
 
 
 def test_ignored_sigint_is_left_alone():
