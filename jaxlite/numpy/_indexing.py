@@ -228,9 +228,14 @@ def _clamped_static_ints(entries: list[Entry], shape: Sequence[int]) -> list[Ent
     """The static integer entries clamped into their axes, as JAX's default gather mode
     clamps (negative ones count from the end first); an empty axis raises IndexError."""
     out, axis = [], 0
+    advanced = any(e.kind == ARRAY for e in entries)
     for e in entries:
         if e.kind == INT:
             size = shape[axis]
+            if size == 0 and advanced:  # an int among index arrays is one of them (see
+                out.append(e)           # check_empty_axes)
+                axis += 1
+                continue
             if size == 0:
                 raise IndexError(f"index is out of bounds for axis {axis} with size 0")
             value = e.value + size if e.value < 0 else e.value
@@ -261,6 +266,14 @@ def _dynamic(x: Any, entries: list[Entry], wrap: bool) -> tuple[Any, list[Entry]
         sizes.append(1 if dynamic else x.shape[axis])
         out.append(Entry(INT, 0) if dynamic else entry)
         axis += 1
+    if len(starts) > 1:
+        # As JAX: with several starts, each is first converted to the shape's index type, so
+        # an int8 -1 counts from the end of a long axis and an int64 2**32 + 3 wraps to 3
+        # (a single start keeps its own type: int8 -1 on 200 elements clamps to 0).
+        wide = any(d >= 2**31 for d in x.shape)
+        index_dtype = dtypes.canonicalize_dtype(np.int64 if wide else np.int32)
+        starts = [s if isinstance(s, int) else lax.convert_element_type(s, index_dtype)
+                  for s in starts]
     return lax.dynamic_slice(x, starts, sizes, allow_negative_indices=wrap), out
 
 
@@ -459,11 +472,13 @@ def check_empty_axes(shape: Sequence[int], entries: Sequence[Entry], reads: bool
     """JAX's errors for indices into an axis of size 0: a scalar index raises IndexError; an
     index array raises the TypeError of a gather's slice size, unless nothing is read."""
     axes = [e for e in entries if e.kind != NEW]
+    # Among index arrays, integers and 0-d arrays are advanced indices too (a gather).
+    scalars = () if any(e.kind == ARRAY for e in axes) else (INT, DYNAMIC)
     for i, e in enumerate(axes):
-        if shape[i] == 0 and e.kind in (INT, DYNAMIC):
+        if shape[i] == 0 and e.kind in scalars:
             raise IndexError(f"index is out of bounds for axis {i} with size 0")
     for i, e in enumerate(axes):
-        if shape[i] == 0 and e.kind == ARRAY and reads:
+        if shape[i] == 0 and e.kind in (ARRAY, INT, DYNAMIC) and reads:
             raise TypeError(f"Slice size at index {i} in gather op is out of range, must be "
                             "within [0, 0 + 1), got 1. (An index array reads an axis of "
                             "size 0.)")

@@ -57,9 +57,17 @@ def _cumulative(scan_op: Callable[..., Any], keep_bool: bool = False) -> Callabl
 
 
 def _scatter(method: str) -> Callable[..., Any]:
-    """`ufunc.at` through the `x.at[indices].<method>(b)` update."""
+    """`ufunc.at` through the `x.at[indices].<method>(b)` update. Booleans are added and
+    multiplied as int32 and turned back to bool (logical or / and), as JAX does: the scatter
+    itself takes no bool for add and mul."""
     def at(a: Any, indices: Any, b: Any) -> Any:
-        return getattr(ensure_array(a).at[indices], method)(b)
+        a = ensure_array(a)
+        if a.dtype == np.bool_ and method in ("add", "multiply"):
+            as_int = lax.convert_element_type(a, np.int32)
+            b = lax.convert_element_type(lax.convert_element_type(ensure_array(b), np.bool_),
+                                         np.int32)
+            return lax.convert_element_type(getattr(as_int.at[indices], method)(b), np.bool_)
+        return getattr(a.at[indices], method)(b)
     return at
 
 
