@@ -63,6 +63,9 @@ def test_nans_infs_and_signed_zeros():
     assert cmp.compare(ok(np.float32([0.0])), ok(np.float32([-0.0])))[0] == "signed zero"
     c = np.complex64([complex(np.nan, 0)])
     assert cmp.compare(ok(c), ok(np.complex64([complex(0, np.nan)]))) is None
+    inf = np.complex64([complex(np.inf, 0)])  # complex parts compare one by one
+    assert cmp.compare(ok(inf), ok(np.complex64([complex(np.inf, 1e-7)])), tol_ops=4) is None
+    assert cmp.compare(ok(inf), ok(np.complex64([complex(-np.inf, 0)])), tol_ops=4)[0] == "inf"
 
 
 def test_exceptions_compare_by_builtin_class():

@@ -8,7 +8,7 @@ Two outcomes agree when:
 - both returned arrays of exactly the same dtype and shape, and
   - integers and booleans are equal;
   - floats and complex numbers have NaNs at the same elements (any NaN part makes an element
-    NaN), the same infinities, and elsewhere |got - want| <= rtol * |want| + atol with
+    NaN); elsewhere (complex numbers part by part) the same infinities, and elsewhere |got - want| <= rtol * |want| + atol with
     `rtol = 2 * tol_ops * eps(dtype)` and `atol = rtol * scale`. `tol_ops` is the program's
     op-count factor (generate.py: 4 per inexact op, plus one per summed element, times loop
     trip counts; 0 when the result is exact, which makes the comparison bitwise), and
@@ -79,6 +79,8 @@ def _compare_floats(a, b, tol_ops, scale):
         return "nan", _first_difference(a, b, nan_x != nan_y)
     keep = ~nan_x
     x, y = x[keep], y[keep]
+    if np.iscomplexobj(x):  # the parts are compared as floats, each with its own infinities
+        x, y = np.concatenate([x.real, x.imag]), np.concatenate([y.real, y.imag])
     inf_x, inf_y = ~np.isfinite(x), ~np.isfinite(y)
     if np.any(inf_x | inf_y):
         bad = (inf_x | inf_y) & (x != y)
@@ -91,7 +93,7 @@ def _compare_floats(a, b, tol_ops, scale):
         bad = np.abs(y - x) > rtol * np.abs(x) + atol
     if np.any(bad):
         return "value", _first_difference(x, y, bad) + f" (rtol {rtol:.3g}, atol {atol:.3g})"
-    if tol_ops == 0 and not np.iscomplexobj(x):
+    if tol_ops == 0:
         zeros = (x == 0) & (np.signbit(x) != np.signbit(y))
         if np.any(zeros):
             return "signed zero", _first_difference(x, y, zeros)
