@@ -224,7 +224,10 @@ class PjitFunction(Wrapped):
         try:
             closed = trace_to_jaxpr(flat_fun, avals, debug)
         except RecursionError as error:
-            raise _api_util.recursion_error(error, self._fun) from None
+            said = _api_util.recursion_error(error, self._fun)
+            if said is error:  # a nested jit said it already
+                raise
+            raise said from error  # (the cause keeps the frames of a recursive function)
         closed, consts = hoist_tracer_consts(closed)
         return _Traced(closed, consts, out_trees[0], in_tree, names=tuple(names))
 
