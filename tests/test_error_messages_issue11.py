@@ -67,8 +67,9 @@ def test_200_nested_jits_say_what_the_recursion_is():
     limit = sys.getrecursionlimit()
     with pytest.raises(RecursionError, match=r"maximum recursion depth exceeded while tracing "
                        r"<lambda> at .* for jit \(Python's recursion limit is "
-                       rf"{limit}\).*sys\.setrecursionlimit"):
+                       rf"{limit}\).*sys\.setrecursionlimit") as info:
         _nested(200)(0.0)
+    assert isinstance(info.value.__cause__, RecursionError)  # Python's own, with its frames
 
 
 def test_200_nested_jits_work_with_a_higher_recursion_limit():
