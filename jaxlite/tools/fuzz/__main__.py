@@ -49,9 +49,10 @@ def main(argv=None) -> int:
     try:
         stats = fuzzer.run(args.minutes, args.seed)
         print(stats.summary())
-        if args.save:
+        if args.save:  # subnormal differences are a known class: not kept as cases
             for m in stats.minimal:
-                print("saved", save_case(args.save, m, oracle))
+                if not m.subnormal:
+                    print("saved", save_case(args.save, m, oracle))
     finally:
         if oracle is not None:
             oracle.close()
