@@ -23,6 +23,7 @@ from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax._declare import COMPLEX, FLOATING, INEXACT, INTEGER, NUMERIC, elementwise
 from jaxlite.lax.broadcast import broadcast_in_dim
 from jaxlite.lax.convert import _convert_element_type, convert_element_type
+from jaxlite.xla.complex_division import complex_divide
 from jaxlite.xla.opcodes import Opcode
 
 __all__: list[str] = [
@@ -298,7 +299,10 @@ def _div_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if x.dtype in _RECIPROCAL_DTYPES and _is_broadcast_view(y):
         # As compiled code does (and JAX, where XLA rewrites it): a division by a broadcast
         # divisor is a multiplication by its reciprocal; see algebraic_simplifier.py.
-        return np.multiply(x, np.divide(np.ones((), y.dtype), y))
+        divide = complex_divide if dtypes.is_complex(y.dtype) else np.divide
+        return np.multiply(x, divide(np.ones((), y.dtype), y))
+    if dtypes.is_complex(x.dtype):
+        return complex_divide(x, y)  # XLA's special values where Smith's gives NaN
     if not dtypes.is_integer(x.dtype):
         return np.divide(x, y)
     # XLA truncates toward zero; x / 0 is -1 (all bits set for unsigned types) and
@@ -375,7 +379,10 @@ def _integer_pow_reference(x: np.ndarray, *, y: int) -> np.ndarray:
         exponent >>= 1
         if exponent:
             base = base * base
-    return np.divide(np.ones((), x.dtype), acc) if y < 0 else acc
+    if y >= 0:
+        return acc
+    divide = complex_divide if dtypes.is_complex(x.dtype) else np.divide
+    return divide(np.ones((), x.dtype), acc)
 
 
 def _integer_pow_abstract_eval(x: ShapedArray, *, y: int) -> ShapedArray:

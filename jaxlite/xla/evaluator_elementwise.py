@@ -23,6 +23,7 @@ import numpy as np
 
 from jaxlite.core import dtypes
 from jaxlite.xla import evaluator_special as special
+from jaxlite.xla.complex_division import complex_divide
 from jaxlite.xla.cpu_f32_kernels import (erf_f32, erf_inv_f32, for_float32, log1p_f32,
                                          log_f32, tanh_f32)
 from jaxlite.xla.ir import HloInstruction
@@ -71,6 +72,8 @@ def _safe_divisor(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _divide(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if dtypes.is_complex(x.dtype):
+        return complex_divide(x, y)
     if not dtypes.is_integer(x.dtype):
         return np.divide(x, y)
     safe = _safe_divisor(x, y)

@@ -3,7 +3,8 @@ ElementalIrEmitter splits complex values into real and imaginary parts).
 
 complex64 and complex128 are stored interleaved (real, imaginary) as numpy stores them and
 computed as two `Val`s of float32/float64. Arithmetic follows the evaluator, which uses
-numpy: products without fused multiply-add, Smith's division, numpy's reciprocal, maximum
+numpy: products without fused multiply-add, Smith's division (with XLA's special values
+where it gives NaN), numpy's reciprocal, maximum
 and minimum ordered lexicographically, magnitude through `hypot` (NaN if a part is NaN),
 powers through the polar form in double precision. Transcendental functions call the C
 library's complex functions one lane at a time (as numpy does); expm1 and log1p use
@@ -114,7 +115,61 @@ class ComplexOps:
         re0, im0 = f(_O.DIVIDE, x.re, abs_r), f(_O.DIVIDE, x.im, abs_r)
         re = a.select(real_larger, a.select(both_zero, re0, re1), re2)
         im = a.select(real_larger, a.select(both_zero, im0, im1), im2)
-        return Cx(re, im, x.dtype)
+        return self._restore_special_quotients(x, y, Cx(re, im, x.dtype))
+
+    def _restore_special_quotients(self, x: Cx, y: Cx, q: Cx) -> Cx:
+        """XLA's values where Smith's algorithm gives NaN in both parts: the three cases of
+        jaxlite/xla/complex_division.py (which the evaluator and eager mode run), in its
+        order."""
+        a, f = self.a, self._f
+        dt, width = q.re.dtype, q.re.width
+        zero, one = a.const(0.0, dt, width), a.const(1.0, dt, width)
+        inf = a.const(np.inf, dt, width)
+        int_dt = np.dtype(np.int32 if dt == np.float32 else np.int64)
+
+        def both(p: Val, r: Val) -> Val:
+            return a.binary(_O.AND, p, r)
+
+        def either(p: Val, r: Val) -> Val:
+            return a.binary(_O.OR, p, r)
+
+        def nan(v: Val) -> Val:
+            return a.compare("NE", v, v)
+
+        def infinite(v: Val) -> Val:
+            return a.compare("EQ", a.unary(_O.ABS, v), inf)
+
+        def unit(v: Val) -> Val:  # +-1 where v is infinite, +-0 elsewhere, v's sign
+            magnitude = a.select(infinite(v), one, zero)
+            negative = a.compare("LT", a.bitcast(v, int_dt), a.const(0, int_dt, width))
+            return a.select(negative, a.unary(_O.NEGATE, magnitude), magnitude)
+
+        def finite(v: Val) -> Val:
+            return a.unary(_O.IS_FINITE, v)
+
+        zero_den = both(both(a.compare("EQ", y.re, zero), a.compare("EQ", y.im, zero)),
+                        a.unary(_O.NOT, both(nan(x.re), nan(x.im))))
+        signed_inf = a.select(a.compare("LT", a.bitcast(y.re, int_dt),
+                                        a.const(0, int_dt, width)), a.unary(_O.NEGATE, inf), inf)
+        inf_num = both(either(infinite(x.re), infinite(x.im)), both(finite(y.re), finite(y.im)))
+        inf_den = both(either(infinite(y.re), infinite(y.im)), both(finite(x.re), finite(x.im)))
+        xr, xi, yr, yi = unit(x.re), unit(x.im), unit(y.re), unit(y.im)
+        cases = [
+            (zero_den, f(_O.MULTIPLY, signed_inf, x.re), f(_O.MULTIPLY, signed_inf, x.im)),
+            (inf_num,
+             f(_O.MULTIPLY, inf, f(_O.ADD, f(_O.MULTIPLY, xr, y.re), f(_O.MULTIPLY, xi, y.im))),
+             f(_O.MULTIPLY, inf, f(_O.SUBTRACT, f(_O.MULTIPLY, xi, y.re),
+                                   f(_O.MULTIPLY, xr, y.im)))),
+            (inf_den,
+             f(_O.MULTIPLY, zero, f(_O.ADD, f(_O.MULTIPLY, x.re, yr), f(_O.MULTIPLY, x.im, yi))),
+             f(_O.MULTIPLY, zero, f(_O.SUBTRACT, f(_O.MULTIPLY, x.im, yr),
+                                    f(_O.MULTIPLY, x.re, yi)))),
+        ]
+        re, im = q.re, q.im
+        for pred, case_re, case_im in reversed(cases):
+            re, im = a.select(pred, case_re, re), a.select(pred, case_im, im)
+        restore = both(nan(q.re), nan(q.im))
+        return Cx(a.select(restore, re, q.re), a.select(restore, im, q.im), q.dtype)
 
     def reciprocal(self, x: Cx) -> Cx:
         a, f = self.a, self._f
