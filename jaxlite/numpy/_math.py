@@ -197,9 +197,12 @@ log10 = _log_base("log10", 10.0)
 
 
 def square(x: Any, /) -> Any:
-    """Elementwise `x * x`; integer dtypes are kept, bool becomes int32 (`jnp.square`)."""
+    """Elementwise `x * x`; integer dtypes are kept, bool becomes int32 (`jnp.square`).
+
+    Through `lax.square`, as JAX: a complex square is (a - b)(a + b) + 2ab i (XLA's), not
+    the product `x * x` that `x ** 2` computes."""
     (x,) = promote_args_numeric("square", x)
-    return lax.integer_pow(x, 2)
+    return lax.square(x)
 
 
 def reciprocal(x: Any, /) -> Any:
