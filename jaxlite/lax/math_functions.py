@@ -129,7 +129,9 @@ def _complex_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     zero_base = (a == 0) & (b == 0)
     at_zero = np.where((c == 0) & (d == 0), 1 + 0j,
                        np.where((c > 0) & (d == 0), 0j, complex(np.nan, np.nan)))
-    return np.where(zero_base, at_zero, out).astype(x.dtype)
+    # A zero exponent gives 1 whatever the base (NaN and infinities too), as XLA.
+    out = np.where(zero_base, at_zero, out)
+    return np.where((c == 0) & (d == 0), 1 + 0j, out).astype(x.dtype)
 
 
 _real_power = upcast_low_precision(np.power)

@@ -134,7 +134,9 @@ def _complex_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     out = radius * np.cos(phase) + 1j * (radius * np.sin(phase))
     at_zero = np.where((c == 0) & (d == 0), 1 + 0j,
                        np.where((c > 0) & (d == 0), 0j, complex(np.nan, np.nan)))
-    return np.where((a == 0) & (b == 0), at_zero, out).astype(x.dtype)
+    out = np.where((a == 0) & (b == 0), at_zero, out)
+    # A zero exponent gives 1 whatever the base (NaN and infinities too), as XLA.
+    return np.where((c == 0) & (d == 0), 1 + 0j, out).astype(x.dtype)
 
 
 def _power(x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -307,8 +307,10 @@ class ComplexOps:
         at_im = a.select(a.binary(_O.OR, unit, vanish), zero, nan)
         base_zero = a.binary(_O.AND, a.compare("EQ", xr, zero), a.compare("EQ", xi, zero))
         part = part_dtype(x.dtype)
-        return Cx(a.convert(a.select(base_zero, at_re, re), part),
-                  a.convert(a.select(base_zero, at_im, im), part), x.dtype)
+        re, im = a.select(base_zero, at_re, re), a.select(base_zero, at_im, im)
+        # A zero exponent gives 1 whatever the base (NaN and infinities too), as XLA.
+        re, im = a.select(unit, a.const(1.0, _F64), re), a.select(unit, zero, im)
+        return Cx(a.convert(re, part), a.convert(im, part), x.dtype)
 
     def _libm(self, name: str, x: Cx) -> Cx:
         """A C99 complex function, one lane at a time (x86-64 calling convention: float
