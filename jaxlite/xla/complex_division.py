@@ -25,7 +25,7 @@ def _signed_unit_if_inf(v: np.ndarray) -> np.ndarray:
 def complex_divide(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """x / y for complex arrays with XLA's special values (see the module docstring)."""
     with np.errstate(all="ignore"):
-        q = np.divide(x, y)
+        q = np.asarray(np.divide(x, y))  # an array even for 0-d operands (parts writable)
         both_nan = np.isnan(q.real) & np.isnan(q.imag)
         if not np.any(both_nan):
             return q

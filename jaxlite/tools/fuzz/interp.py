@@ -201,16 +201,21 @@ def _op_at(ns, args, p):
     return getattr(ref, p["fn"])(value)
 
 
-def _op_dynamic_slice(ns, args, p):
+def _starts(ns, args, p):
+    """Start indices: the op's 0-d integer arguments after the operands (traced under jit),
+    or, in older specs, constants listed in the params."""
+    if "starts" not in p:
+        return list(args)
     index_dtype = dtype_of(p["index_dtype"])
-    starts = [ns.jnp.asarray(np.asarray(s).astype(index_dtype)) for s in p["starts"]]
-    return ns.lax.dynamic_slice(args[0], starts, tuple(p["sizes"]))
+    return [ns.jnp.asarray(np.asarray(s).astype(index_dtype)) for s in p["starts"]]
+
+
+def _op_dynamic_slice(ns, args, p):
+    return ns.lax.dynamic_slice(args[0], _starts(ns, args[1:], p), tuple(p["sizes"]))
 
 
 def _op_dynamic_update_slice(ns, args, p):
-    index_dtype = dtype_of(p["index_dtype"])
-    starts = [ns.jnp.asarray(np.asarray(s).astype(index_dtype)) for s in p["starts"]]
-    return ns.lax.dynamic_update_slice(args[0], args[1], starts)
+    return ns.lax.dynamic_update_slice(args[0], args[1], _starts(ns, args[2:], p))
 
 
 def _op_bitcast(ns, args, p):

@@ -68,16 +68,20 @@ def scatter(b):
                                    "index": [{"k": "array", "arg": 1}]}, exact)
 
 
-def _starts(b, shape, dtype):
-    """Start indices for a dynamic slice: in range, negative, past the end or extreme."""
+def _starts(b, shape):
+    """Start indices for a dynamic slice, as 0-d inputs of one index dtype (so traced under
+    jit: JAX folds constant starts differently from traced ones, see the fuzz notes): in
+    range, negative, past the end or extreme."""
     d = b.draw
+    dtype = _index_dtype(b)
     info = np.iinfo(np.dtype(dtype))
     starts = []
     for n in shape:
         s = d.choice([d.integer(0, max(n - 1, 0)), -1, n, int(info.max), int(info.min), -n - 2])
         if b.options.smooth:
             s = d.integer(0, max(n - 1, 0))
-        starts.append(int(min(max(s, info.min), info.max)))
+        s = int(min(max(s, info.min), info.max))
+        starts.append(b.add_input({"dtype": dtype, "shape": [], "values": [s]}))
     return starts
 
 
@@ -86,11 +90,8 @@ def dynamic_slice(b):
     x = b.pick(lambda v: v.ndim > 0)
     if x is None:
         return None
-    dtype = _index_dtype(b)
-    starts = _starts(b, x.shape, dtype)
     sizes = [d.integer(0, n) for n in x.shape]
-    return b.emit("dynamic_slice", [x], {"starts": starts, "sizes": sizes,
-                                         "index_dtype": dtype}, x.exact)
+    return b.emit("dynamic_slice", [x] + _starts(b, x.shape), {"sizes": sizes}, x.exact)
 
 
 def dynamic_update_slice(b):
@@ -100,9 +101,7 @@ def dynamic_update_slice(b):
         return None
     update = b.add_input(input_spec(d, x.dtype.name, [d.integer(0, n) for n in x.shape],
                                     b.options.smooth))
-    dtype = _index_dtype(b)
-    return b.emit("dynamic_update_slice", [x, update],
-                  {"starts": _starts(b, x.shape, dtype), "index_dtype": dtype}, x.exact)
+    return b.emit("dynamic_update_slice", [x, update] + _starts(b, x.shape), {}, x.exact)
 
 
 def where(b):
