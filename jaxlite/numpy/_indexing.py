@@ -280,9 +280,9 @@ def _dynamic(x: Any, entries: list[Entry], wrap: bool) -> tuple[Any, list[Entry]
 # ------------------------------------------------------------------------ gather plans
 
 def _index_dtype(entries: Sequence[Entry], shape: Sequence[int]) -> np.dtype:
-    wide = any(d >= 2**31 for d in shape) or any(
-        e.kind in (ARRAY, DYNAMIC) and np.dtype(e.value.dtype).itemsize == 8
-        for e in entries)
+    # From the shape alone, as JAX: an int64 index into a small array becomes int32 (its
+    # high bits dropped, after negatives count from the end), so 2**63 - 1 reads index 0.
+    wide = any(d >= 2**31 for d in shape)
     return dtypes.canonicalize_dtype(np.int64 if wide else np.int32)
 
 
@@ -303,12 +303,13 @@ def _index_values(value: Any, size: int, wrap: bool, dtype: np.dtype) -> Any:
         if wrap:
             host = np.where(host < 0, host + size, host)
         return host_to_array(host, dtype)
-    signed = not dtypes.is_unsigned(value.dtype)
-    value = lax.convert_element_type(value, dtype)
-    if wrap and signed:
-        value = lax.select(lax.lt(value, np.zeros((), dtype)),
-                           lax.add(value, np.asarray(size, dtype)), value)
-    return value
+    if wrap and not dtypes.is_unsigned(value.dtype):
+        # Negatives count from the end in the index's own dtype, then the index type is
+        # converted (JAX's order: it matters when the conversion drops high bits).
+        own = value.dtype
+        value = lax.select(lax.lt(value, np.zeros((), own)),
+                           lax.add(value, np.asarray(size, own)), value)
+    return lax.convert_element_type(value, dtype)
 
 
 @dataclass
