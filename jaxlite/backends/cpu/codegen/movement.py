@@ -163,14 +163,23 @@ def _concatenate(em: "Elemental", inst: HloInstruction, index: "Index") -> Val:
     return result
 
 
+def saturate_unsigned_start(em: "Elemental", value: Val, limit: int) -> Val:
+    """An unsigned 64-bit start saturated at `limit` before it becomes a signed i64 (2**64 - 1
+    would read as -1 and clamp to 0; XLA clamps it to the end)."""
+    if value.dtype != np.uint64:
+        return value
+    return em.arith.binary(_O.MINIMUM, value, em.arith.const(limit, np.uint64, value.width))
+
+
 def _dynamic_slice(em: "Elemental", inst: HloInstruction, index: "Index") -> Val:
     operand = inst.operands[0]
     multi = em.ix.to_multi(index)
     sizes = inst.attr("sizes")
     parts = []
     for d, (part, start_inst) in enumerate(zip(multi.parts, inst.operands[1:])):
-        start = em.arith.convert(em.value(start_inst, Multi(())), I64)
         limit = operand.shape.dims[d] - sizes[d]
+        start = em.arith.convert(saturate_unsigned_start(em, em.value(start_inst, Multi(())),
+                                              max(limit, 0)), I64)
         clamped = em.ix.clamp(Lin.of(em.ix.from_value(start.ref, 1)), 0, max(limit, 0))
         parts.append(part + clamped)
     return em.value(operand, Multi(tuple(parts)))
@@ -226,9 +235,11 @@ def _gather(em: "Elemental", inst: HloInstruction, index: "Index") -> Val:
         parts = list(batch)
         if vector_dim < indices.shape.rank:
             parts.insert(vector_dim, Lin.of(k))
-        value = em.arith.convert(em.value(indices, Multi(tuple(parts))), I64)
+        limit = max(dims[d] - sizes[d], 0)
+        value = em.arith.convert(
+            saturate_unsigned_start(em, em.value(indices, Multi(tuple(parts))), limit), I64)
         start = em.ix.from_value(value.ref, value.width)
-        starts[d] = em.ix.clamp(start, 0, max(dims[d] - sizes[d], 0))
+        starts[d] = em.ix.clamp(start, 0, limit)
     for d, index_dim in zip(operand_batching, index_batching):
         starts[d] = batch[index_dim - (index_dim > vector_dim)]
     skipped = set(a("collapsed_slice_dims", ())) | set(operand_batching)

@@ -21,6 +21,7 @@ from jaxlite.backends.cpu.codegen.kernel import (DEFAULT_UNROLL, Kernel, KernelC
                                                  emitter, kernel_function, lanes_for)
 from jaxlite.backends.cpu.codegen.llvm_text import I64, FunctionBuilder, Val, llvm_elem
 from jaxlite.backends.cpu.codegen.loops import Emitters, loop_nest
+from jaxlite.backends.cpu.codegen.movement import saturate_unsigned_start
 from jaxlite.backends.cpu.codegen.reduction import apply_computation
 from jaxlite.backends.cpu.codegen.window_loops import (all_of, taps_loop, window_of_instruction,
                                                        window_position)
@@ -48,9 +49,13 @@ def _copy(fb: FunctionBuilder, dest: str, src: str, size: int) -> None:
               "i1 false)")
 
 
-def _index(em: Elemental, inst: HloInstruction) -> Lin:
-    """A scalar integer operand as an index component."""
-    value = em.arith.convert(em.value(inst, Multi(())), I64)
+def _index(em: Elemental, inst: HloInstruction, limit: int | None = None) -> Lin:
+    """A scalar integer operand as an index component (a uint64 one saturated at `limit`
+    first, so that values past 2**63 do not turn negative)."""
+    value = em.value(inst, Multi(()))
+    if limit is not None:
+        value = saturate_unsigned_start(em, value, max(limit, 0))
+    value = em.arith.convert(value, I64)
     return em.ix.from_value(value.ref, 1)
 
 
@@ -65,7 +70,7 @@ def emit_dynamic_update_slice(ctx: KernelContext, inst: HloInstruction,
         inner = update.shape.layout[0] if update.shape.rank else 0
         width = lanes_for(update.shape.dtype, sizes[inner] if sizes else 1)
         em = emitter(ctx, fb, min(width, 16), ins)
-        starts = [em.ix.clamp(_index(em, p), 0, d - n)
+        starts = [em.ix.clamp(_index(em, p, d - n), 0, d - n)
                   for p, d, n in zip(params[2:], dims, sizes)]
         order = tuple(reversed(update.shape.layout or ()))
 
