@@ -460,6 +460,18 @@ def test_a_worker_gives_the_same_object_code_as_this_process(fresh_pool):
     assert from_worker == llvm_optimize.object_code([_IR], cpu, features)
 
 
+def test_a_worker_runs_the_optimizer_source_this_process_loaded(fresh_pool, tmp_path,
+                                                               monkeypatch):
+    # The file on disk may change under a long run (an upgrade): the worker must speak this
+    # process's protocol, so it runs the source read at import, not the file.
+    changed = tmp_path / "llvm_optimize.py"
+    changed.write_text("raise SystemExit('the changed file was run')\n")
+    monkeypatch.setattr(llvm_optimize, "__file__", str(changed))
+    cpu, features = llvm_target.host_cpu()
+    assert native._compile([_IR]) == llvm_optimize.object_code([_IR], cpu, features)
+    assert len(fresh_pool._idle) == 1 and not fresh_pool._broken
+
+
 def test_llvm_errors_from_a_worker_read_as_in_this_process(fresh_pool):
     with pytest.raises(RuntimeError, match="expected top-level entity"):
         native._compile(["this is not LLVM IR"])

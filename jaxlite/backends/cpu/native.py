@@ -25,6 +25,7 @@ import sys
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 import llvmlite.binding as llvm
@@ -88,10 +89,13 @@ def _compile(ir_texts: Sequence[str]) -> bytes:
 USE_WORKERS = True
 IN_PROCESS_COMPILES = 32
 WORKER_COMPILES = 256
-# Starts a worker: `llvm_optimize` loaded by its path, so the worker imports llvmlite only.
-_LAUNCH = ("import importlib.util as u, sys; s = u.spec_from_file_location('jaxlite_llvm_"
-           "optimize', sys.argv[1]); m = u.module_from_spec(s); s.loader.exec_module(m); "
+# Starts a worker: the source of `llvm_optimize` as this process read it, given on the
+# command line, so the worker imports llvmlite only and speaks this process's protocol even
+# when the file changes on disk meanwhile (an upgrade during a long run, an edit).
+_LAUNCH = ("import sys, types; m = types.ModuleType('jaxlite_llvm_optimize'); "
+           "exec(compile(sys.argv[1], sys.argv[2], 'exec'), m.__dict__); "
            "m.serve(sys.stdin.buffer, sys.stdout.buffer)")
+_SOURCE = Path(llvm_optimize.__file__).read_text(encoding="utf-8")
 
 
 class _WorkerDied(Exception):
@@ -105,7 +109,8 @@ class _Worker:
     def __init__(self) -> None:
         # A session of its own: Ctrl-C in a terminal interrupts this process, not the worker
         # (which ends when its input does, as when this process dies).
-        self.process = subprocess.Popen([sys.executable, "-c", _LAUNCH, llvm_optimize.__file__],
+        command = [sys.executable, "-c", _LAUNCH, _SOURCE, llvm_optimize.__file__]
+        self.process = subprocess.Popen(command,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         start_new_session=True)
         self.compiles = 0
