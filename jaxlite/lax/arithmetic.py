@@ -24,6 +24,7 @@ from jaxlite.lax._declare import COMPLEX, FLOATING, INEXACT, INTEGER, NUMERIC, e
 from jaxlite.lax.broadcast import broadcast_in_dim
 from jaxlite.lax.convert import _convert_element_type, convert_element_type
 from jaxlite.xla.complex_division import complex_divide
+from jaxlite.xla.complex_special_values import complex_sign
 from jaxlite.xla.opcodes import Opcode
 
 __all__: list[str] = [
@@ -438,10 +439,7 @@ def complex_abs(x: np.ndarray) -> np.ndarray:
 
 def _sign_reference(x: np.ndarray) -> np.ndarray:
     if dtypes.is_complex(x.dtype):
-        magnitude = complex_abs(x)
-        safe = np.where(magnitude == 0, np.ones((), magnitude.dtype), magnitude)
-        unit = (x.real / safe) + 1j * (x.imag / safe)  # per part: inf / inf stays nan + 0j
-        return np.where(magnitude == 0, np.zeros((), x.dtype), unit.astype(x.dtype))
+        return complex_sign(x)
     if dtypes.is_floating(x.dtype):
         return np.where(x == 0, x, np.sign(x))  # keeps the sign of zero, as XLA does
     return np.sign(x)

@@ -30,6 +30,8 @@ from jaxlite.lax.arithmetic import (_const, add, complex_abs, conj, div, element
 from jaxlite.lax.comparisons import eq, ge
 from jaxlite.lax.convert import convert_element_type
 from jaxlite.lax.selection import select
+from jaxlite.xla.complex_special_values import (complex_exp, complex_expm1, complex_log,
+                                                complex_log1p, complex_sqrt, for_complex)
 from jaxlite.xla.cpu_f32_kernels import for_float32, log1p_f32, log_f32, tanh_f32
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
@@ -328,17 +330,21 @@ def _exp2_reference(x: np.ndarray) -> np.ndarray:
     return np.exp2(x)
 
 
-exp_p = elementwise("exp", np.exp, kinds=INEXACT, hlo_opcode=Opcode.EXP)
+# Complex exp, expm1, log, log1p and sqrt give XLA's values at special inputs.
+exp_p = elementwise("exp", for_complex(complex_exp, np.exp), kinds=INEXACT,
+                    hlo_opcode=Opcode.EXP)
 ad.defjvp_with_output(exp_p, lambda t, out, x: mul(t, out))
 exp2_p = elementwise("exp2", _exp2_reference, kinds=INEXACT, hlo_opcode=Opcode.EXP2)
 ad.defjvp_with_output(exp2_p, lambda t, out, x: mul(t, mul(_const(x, np.log(2.0)), out)))
-expm1_p = elementwise("expm1", np.expm1, kinds=INEXACT, hlo_opcode=Opcode.EXPM1)
+expm1_p = elementwise("expm1", for_complex(complex_expm1, np.expm1), kinds=INEXACT,
+                      hlo_opcode=Opcode.EXPM1)
 ad.defjvp_with_output(expm1_p, lambda t, out, x: mul(t, add(out, _const(out, 1))))
 # float32 log and log1p compute XLA's CPU kernels bit for bit (JAX's values).
-log_p = elementwise("log", for_float32(log_f32, np.log), kinds=INEXACT, hlo_opcode=Opcode.LOG)
+log_p = elementwise("log", for_complex(complex_log, for_float32(log_f32, np.log)),
+                    kinds=INEXACT, hlo_opcode=Opcode.LOG)
 ad.defjvp(log_p, lambda t, x: div(t, x))
-log1p_p = elementwise("log1p", for_float32(log1p_f32, np.log1p), kinds=INEXACT,
-                      hlo_opcode=Opcode.LOG1P)
+log1p_p = elementwise("log1p", for_complex(complex_log1p, for_float32(log1p_f32, np.log1p)),
+                      kinds=INEXACT, hlo_opcode=Opcode.LOG1P)
 ad.defjvp(log1p_p, lambda t, x: div(t, add(x, _const(x, 1))))
 
 
@@ -374,7 +380,8 @@ def log1p(x: Any, *, accuracy: Any = None) -> Any:
 
 # --------------------------------------------------------------------------------- roots
 
-sqrt_p = elementwise("sqrt", np.sqrt, kinds=INEXACT, hlo_opcode=Opcode.SQRT)
+sqrt_p = elementwise("sqrt", for_complex(complex_sqrt, np.sqrt), kinds=INEXACT,
+                     hlo_opcode=Opcode.SQRT)
 ad.defjvp_with_output(sqrt_p, lambda t, out, x: mul(t, div(_const(x, 0.5), out)))
 rsqrt_p = elementwise("rsqrt", lambda x: np.reciprocal(np.sqrt(x)), kinds=INEXACT,
                       hlo_opcode=Opcode.RSQRT)

@@ -24,6 +24,9 @@ import numpy as np
 from jaxlite.core import dtypes
 from jaxlite.xla import evaluator_special as special
 from jaxlite.xla.complex_division import complex_divide
+from jaxlite.xla.complex_special_values import (complex_exp, complex_expm1, complex_log,
+                                                complex_log1p, complex_sign, complex_sqrt,
+                                                for_complex)
 from jaxlite.xla.cpu_f32_kernels import (erf_f32, erf_inv_f32, for_float32, log1p_f32,
                                          log_f32, tanh_f32)
 from jaxlite.xla.ir import HloInstruction
@@ -175,9 +178,7 @@ def _abs(x: np.ndarray) -> np.ndarray:
 
 def _sign(x: np.ndarray) -> np.ndarray:
     if dtypes.is_complex(x.dtype):
-        magnitude = _complex_abs(x)
-        safe = np.where(magnitude == 0, 1, magnitude)
-        return np.where(magnitude == 0, 0, x / safe).astype(x.dtype)
+        return complex_sign(x)
     if dtypes.is_floating(x.dtype):
         return np.where(x == 0, x, np.sign(x))  # keeps the sign of zero; nan stays nan
     return np.sign(x)
@@ -315,9 +316,12 @@ _UNARY: dict[Opcode, Callable[[np.ndarray], np.ndarray]] = {
     **{op: _in_f32(fn) for op, fn in {
         _O.ABS: _abs, _O.SIGN: _sign, _O.CEIL: np.ceil, _O.FLOOR: np.floor,
         _O.ROUND_AFZ: _round_afz, _O.CBRT: np.cbrt, _O.COS: np.cos, _O.SIN: np.sin,
-        _O.TAN: np.tan, _O.TANH: for_float32(tanh_f32, np.tanh), _O.EXP: np.exp, _O.EXPM1: np.expm1,
-        _O.LOG: for_float32(log_f32, np.log), _O.LOG1P: for_float32(log1p_f32, np.log1p),
-        _O.LOGISTIC: _logistic, _O.SQRT: np.sqrt,
+        _O.TAN: np.tan, _O.TANH: for_float32(tanh_f32, np.tanh),
+        _O.EXP: for_complex(complex_exp, np.exp),
+        _O.EXPM1: for_complex(complex_expm1, np.expm1),
+        _O.LOG: for_complex(complex_log, for_float32(log_f32, np.log)),
+        _O.LOG1P: for_complex(complex_log1p, for_float32(log1p_f32, np.log1p)),
+        _O.LOGISTIC: _logistic, _O.SQRT: for_complex(complex_sqrt, np.sqrt),
         _O.RSQRT: lambda x: np.reciprocal(np.sqrt(x)), _O.ACOS: np.arccos,
         _O.ACOSH: np.arccosh, _O.ASIN: np.arcsin, _O.ASINH: np.arcsinh, _O.ATAN: np.arctan,
         _O.ATANH: np.arctanh, _O.COSH: np.cosh, _O.SINH: np.sinh, _O.EXP2: _exp2}.items()},

@@ -8,7 +8,8 @@ where it gives NaN), numpy's reciprocal, maximum
 and minimum ordered lexicographically, magnitude through `hypot` (NaN if a part is NaN),
 powers through the polar form in double precision. Transcendental functions call the C
 library's complex functions one lane at a time (as numpy does); expm1 and log1p use
-numpy's formulas.
+numpy's formulas; exp, expm1, log, log1p, sqrt and sign then take XLA's values at special
+inputs (the rules of jaxlite/xla/complex_special_values.py).
 """
 from __future__ import annotations
 
@@ -54,6 +55,11 @@ _LIBM = {_O.EXP: "cexp", _O.LOG: "clog", _O.SQRT: "csqrt", _O.SIN: "csin", _O.CO
          _O.TAN: "ctan", _O.TANH: "ctanh", _O.SINH: "csinh", _O.COSH: "ccosh",
          _O.ASIN: "casin", _O.ACOS: "cacos", _O.ATAN: "catan", _O.ASINH: "casinh",
          _O.ACOSH: "cacosh", _O.ATANH: "catanh"}
+
+# Opcodes whose special values follow XLA rather than the C library (see below).
+_SPECIAL_VALUES = {_O.EXP: lambda ops, x: ops._exp(x), _O.EXPM1: lambda ops, x: ops._expm1(x),
+                   _O.LOG: lambda ops, x: ops._log(x), _O.LOG1P: lambda ops, x: ops._log1p(x),
+                   _O.SQRT: lambda ops, x: ops._sqrt(x)}
 
 
 class ComplexOps:
@@ -236,31 +242,17 @@ class ComplexOps:
             return x.im
         if opcode is _O.ABS:
             return self.magnitude(x)
-        if opcode is _O.SIGN:
+        if opcode is _O.SIGN:  # x / |x| part by part, x itself where |x| is 0 (as XLA)
             magnitude = self.magnitude(x)
             zero = a.compare("EQ", magnitude, a.const(0.0, magnitude.dtype))
-            safe = a.select(zero, a.const(1.0, magnitude.dtype), magnitude)
-            quotient = self.div(x, self.lift(safe, x.dtype))
-            return self.select(zero, self.const(0, x.dtype, x.width), quotient)
+            unit = Cx(f(_O.DIVIDE, x.re, magnitude), f(_O.DIVIDE, x.im, magnitude), x.dtype)
+            return self.select(zero, x, unit)
         if opcode is _O.RSQRT:
             return self.reciprocal(self._libm("csqrt", x))
+        if opcode in _SPECIAL_VALUES:
+            return _SPECIAL_VALUES[opcode](self, x)
         if opcode in _LIBM:
             return self._libm(_LIBM[opcode], x)
-        if opcode is _O.EXPM1:
-            half = f(_O.MULTIPLY, x.im, a.const(0.5, x.im.dtype))
-            s = self.mathlib.libm_real(a, "sin", [half])
-            re = f(_O.SUBTRACT, f(_O.MULTIPLY, self.mathlib.libm_real(a, "expm1", [x.re]),
-                                  self.mathlib.libm_real(a, "cos", [x.im])),
-                   f(_O.MULTIPLY, f(_O.MULTIPLY, a.const(2.0, s.dtype), s), s))
-            im = f(_O.MULTIPLY, self.mathlib.libm_real(a, "exp", [x.re]),
-                   self.mathlib.libm_real(a, "sin", [x.im]))
-            return Cx(re, im, x.dtype)
-        if opcode is _O.LOG1P:
-            shifted = f(_O.ADD, x.re, a.const(1.0, x.re.dtype))
-            im = self.mathlib.libm_real(a, "atan2", [x.im, shifted])
-            re = self.mathlib.libm_real(a, "log", [self.mathlib.libm_real(
-                a, "hypot", [shifted, x.im])])
-            return Cx(re, im, x.dtype)
         if opcode is _O.LOGISTIC:
             one = self.const(1.0, x.dtype, x.width)
             e = self._libm("cexp", Cx(a.unary(_O.NEGATE, x.re), a.unary(_O.NEGATE, x.im),
@@ -271,6 +263,59 @@ class ComplexOps:
             ln2 = self.const(np.log(2.0), x.dtype, x.width)
             return self._libm("cexp", self.mul(x, ln2))
         raise NotImplementedError(f"the cpu backend has no complex {opcode.text} yet")
+
+    # ------------------------------------------- XLA's values at special inputs
+    # The rules of jaxlite/xla/complex_special_values.py (eager mode and the evaluator).
+    def _nan_where(self, pred: Val, x: Cx) -> Cx:
+        return self.select(pred, self.const(complex(np.nan, np.nan), x.dtype, x.width), x)
+
+    def _any_nan(self, x: Cx) -> Val:
+        return self.a.binary(_O.OR, self.a.compare("NE", x.re, x.re),
+                             self.a.compare("NE", x.im, x.im))
+
+    def _real_on_zero_imag(self, x: Cx, real_value: Val, value: Cx) -> Cx:
+        """`value`, (real_value, +0) where x's imaginary part is zero, NaN + NaNj where its
+        real part is infinite and its imaginary part is not finite."""
+        a = self.a
+        zero = a.const(0.0, x.im.dtype, x.width)
+        value = self.select(a.compare("EQ", x.im, zero), Cx(real_value, zero, x.dtype), value)
+        infinite_re = a.compare("EQ", a.unary(_O.ABS, x.re), a.const(np.inf, x.re.dtype))
+        return self._nan_where(a.binary(_O.AND, infinite_re, a.unary(
+            _O.NOT, a.unary(_O.IS_FINITE, x.im))), value)
+
+    def _exp(self, x: Cx) -> Cx:
+        real_exp = self.mathlib.libm_real(self.a, "exp", [x.re])
+        return self._real_on_zero_imag(x, real_exp, self._libm("cexp", x))
+
+    def _expm1(self, x: Cx) -> Cx:
+        """numpy's formula: expm1(a) cos(b) - 2 sin(b/2)**2 + i exp(a) sin(b)."""
+        a, f, lib = self.a, self._f, self.mathlib
+        s = lib.libm_real(a, "sin", [f(_O.MULTIPLY, x.im, a.const(0.5, x.im.dtype))])
+        real_expm1 = lib.libm_real(a, "expm1", [x.re])
+        re = f(_O.SUBTRACT, f(_O.MULTIPLY, real_expm1, lib.libm_real(a, "cos", [x.im])),
+               f(_O.MULTIPLY, f(_O.MULTIPLY, a.const(2.0, s.dtype), s), s))
+        im = f(_O.MULTIPLY, lib.libm_real(a, "exp", [x.re]), lib.libm_real(a, "sin", [x.im]))
+        plus_zero = f(_O.ADD, real_expm1, a.const(0.0, x.re.dtype))  # expm1(-0 + 0j) is +0
+        return self._real_on_zero_imag(x, plus_zero, Cx(re, im, x.dtype))
+
+    def _log(self, x: Cx) -> Cx:
+        return self._nan_where(self._any_nan(x), self._libm("clog", x))
+
+    def _log1p(self, x: Cx) -> Cx:
+        """numpy's formula: log|1 + x| + i arg(1 + x)."""
+        a, f, lib = self.a, self._f, self.mathlib
+        shifted = f(_O.ADD, x.re, a.const(1.0, x.re.dtype))
+        im = lib.libm_real(a, "atan2", [x.im, shifted])
+        re = lib.libm_real(a, "log", [lib.libm_real(a, "hypot", [shifted, x.im])])
+        return self._nan_where(self._any_nan(x), Cx(re, im, x.dtype))
+
+    def _sqrt(self, x: Cx) -> Cx:
+        """The C library's csqrt of x with a zero imaginary part made +0 (XLA ignores its
+        sign)."""
+        zero = self.a.const(0.0, x.im.dtype, x.width)
+        unsigned = Cx(x.re, self.a.select(self.a.compare("EQ", x.im, zero), zero, x.im),
+                      x.dtype)
+        return self._nan_where(self._any_nan(x), self._libm("csqrt", unsigned))
 
     def _atan2(self, x: Cx, y: Cx) -> Cx:
         """The evaluator's continuation in double precision: -i log((y + i x) / sqrt(x**2 +

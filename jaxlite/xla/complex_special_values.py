@@ -1,0 +1,103 @@
+"""Complex elementary functions with XLA's values at special inputs.
+
+numpy (and the C library's cexp, clog, csqrt, ...) follow C99 Annex G at infinities, NaNs
+and signed zeros; XLA, and so JAX, does not. These functions compute numpy's value for
+ordinary inputs (accurate to an ulp or two) and replace it where XLA's differs, the rules
+measured on JAX 0.10.2 (tests/numpy/test_complex_special_values.py):
+
+- exp, expm1: a zero imaginary part gives (exp(a), +0) / (expm1(a) + 0, +0), so exp(inf + 0j)
+  is inf + 0j and exp(x - 0j) has a +0 imaginary part; an infinite real part with an
+  infinite or NaN imaginary part gives NaN + NaNj (XLA multiplies exp(a) by cos(b) and
+  sin(b) plainly);
+- log, log1p: any NaN part gives NaN + NaNj (log(inf + NaNj) is inf + NaNj in C99);
+- sqrt: the sign of a zero imaginary part is ignored (sqrt(-1.5 - 0j) is +1.2247j), and
+  any NaN part gives NaN + NaNj;
+- sign: x / |x| part by part (|x| NaN when a part is NaN), x itself where |x| is 0.
+
+The cpu backend's code generation (`backends/cpu/codegen/complex_values.py`) applies the
+same rules after the C library's function; eager mode and the HLO evaluator call these.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["complex_exp", "complex_expm1", "complex_log", "complex_log1p", "complex_sqrt",
+           "complex_sign", "for_complex", "join_parts"]
+
+
+def join_parts(re: np.ndarray, im: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A complex array from its parts (unlike re + 1j * im, keeps infinite parts)."""
+    re, im = np.broadcast_arrays(re, im)
+    out = np.empty(re.shape, dtype)
+    out.real, out.imag = re, im
+    return out
+
+
+def _nan_where(pred: np.ndarray, value: np.ndarray) -> np.ndarray:
+    return np.where(pred, np.array(complex(np.nan, np.nan), value.dtype), value)
+
+
+def _any_nan(x: np.ndarray) -> np.ndarray:
+    return np.isnan(x.real) | np.isnan(x.imag)
+
+
+def _real_on_zero_imag(x: np.ndarray, real_value: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """`value`, but (real_value, +0) where x's imaginary part is a zero of either sign, and
+    NaN + NaNj where x's real part is infinite and its imaginary part is not finite."""
+    zero_imag = x.imag == 0
+    value = np.where(zero_imag, join_parts(real_value, np.zeros_like(x.real), x.dtype), value)
+    return _nan_where(np.isinf(x.real) & ~np.isfinite(x.imag), value)
+
+
+def complex_exp(x: np.ndarray) -> np.ndarray:
+    """Complex exp with XLA's special values (mirrors `jax.lax.exp` on complex)."""
+    with np.errstate(all="ignore"):
+        return _real_on_zero_imag(x, np.exp(x.real), np.exp(x)).astype(x.dtype)
+
+
+def complex_expm1(x: np.ndarray) -> np.ndarray:
+    """Complex expm1 with XLA's special values (mirrors `jax.lax.expm1` on complex).
+    Ordinary inputs: numpy's formula, expm1(a) cos(b) - 2 sin(b/2)**2 + i exp(a) sin(b)."""
+    with np.errstate(all="ignore"):
+        real_expm1 = np.expm1(x.real) + x.real.dtype.type(0)  # expm1(-0 + 0j) is +0
+        return _real_on_zero_imag(x, real_expm1, np.expm1(x)).astype(x.dtype)
+
+
+def complex_log(x: np.ndarray) -> np.ndarray:
+    """Complex log with XLA's special values (mirrors `jax.lax.log` on complex)."""
+    with np.errstate(all="ignore"):
+        return _nan_where(_any_nan(x), np.log(x)).astype(x.dtype)
+
+
+def complex_log1p(x: np.ndarray) -> np.ndarray:
+    """Complex log1p with XLA's special values (mirrors `jax.lax.log1p` on complex)."""
+    with np.errstate(all="ignore"):
+        return _nan_where(_any_nan(x), np.log1p(x)).astype(x.dtype)
+
+
+def complex_sqrt(x: np.ndarray) -> np.ndarray:
+    """Complex sqrt with XLA's special values (mirrors `jax.lax.sqrt` on complex)."""
+    unsigned = np.where(x.imag == 0, join_parts(x.real, np.zeros_like(x.real), x.dtype), x)
+    with np.errstate(all="ignore"):
+        return _nan_where(_any_nan(x), np.sqrt(unsigned)).astype(x.dtype)
+
+
+def complex_sign(x: np.ndarray) -> np.ndarray:
+    """Complex sign, x / |x| part by part, x where |x| is 0 (mirrors `jax.lax.sign`)."""
+    with np.errstate(all="ignore"):
+        magnitude = np.where(_any_nan(x), np.nan, np.hypot(x.real, x.imag))
+        unit = join_parts(x.real / magnitude, x.imag / magnitude, x.dtype)
+        return np.where(magnitude == 0, x, unit).astype(x.dtype)
+
+
+def for_complex(complex_function: Callable[[np.ndarray], np.ndarray],
+                other: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+    """`complex_function` for complex operands, `other` for the rest (numpy unary
+    functions)."""
+    def function(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x)
+        return complex_function(x) if x.dtype.kind == "c" else other(x)
+    function.__name__ = getattr(other, "__name__", complex_function.__name__)
+    return function

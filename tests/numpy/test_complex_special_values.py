@@ -1,0 +1,91 @@
+"""Complex exp, log, sqrt, sign, expm1 and log1p give JAX 0.10.2's values at special inputs.
+
+numpy and the C library follow C99 Annex G (exp(inf + infj) is inf + NaNj, sqrt(-1.5 - 0j)
+is -1.2247j); XLA does not (NaN + NaNj; +1.2247j). The expected values were recorded from
+JAX by tests/numpy/record_complex_special_values.py into
+tests/data/complex_special_values.json: the 64 inputs a + bj with a, b in {0, -0, 1.5, -1.5,
+1e30, inf, -inf, nan}, and random finite inputs, checked in every mode: eager (the
+primitives' numpy references), jit on the cpu backend (generated code) and jit on the
+interpreter (the HLO evaluator).
+"""
+from __future__ import annotations
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+import jaxlite
+import jaxlite.numpy as jnp
+
+DATA = json.loads((pathlib.Path(__file__).parent.parent / "data" /
+                   "complex_special_values.json").read_text())
+FUNCTIONS = ["exp", "log", "sqrt", "sign", "expm1", "log1p"]
+MODES = {"eager": lambda f: f, "jit": lambda f: jaxlite.jit(f, backend="cpu"),
+         "jit_interpreter": lambda f: jaxlite.jit(f, backend="interpreter")}
+
+
+def _complex(pairs, dtype):
+    parts = np.array([[float(re), float(im)] for re, im in pairs])
+    out = np.empty(len(pairs), dtype)
+    out.real, out.imag = parts[:, 0], parts[:, 1]
+    return out
+
+
+def _same_part(got, want, ulps, eps):
+    """NaN, infinities and zeros (with their sign) exactly; finite values within `ulps`."""
+    both_nan = np.isnan(got) & np.isnan(want)
+    exact = (got == want) & (np.signbit(got) == np.signbit(want))
+    finite = np.isfinite(got) & np.isfinite(want) & (got != 0) & (want != 0)
+    with np.errstate(invalid="ignore"):
+        close = finite & (np.abs(got - want) <= ulps * eps * np.abs(want))
+    return both_nan | exact | close
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_special_inputs_match_jax(name, mode):
+    z = _complex(DATA["special"]["inputs"], np.complex64)
+    want = _complex(DATA["special"][name], np.complex64)
+    got = np.asarray(MODES[mode](getattr(jnp, name))(jnp.asarray(z)))
+    assert got.dtype == np.complex64
+    eps = np.finfo(np.float32).eps
+    ok = _same_part(got.real, want.real, 4, eps) & _same_part(got.imag, want.imag, 4, eps)
+    bad = [f"{z[i]}: got {got[i]}, JAX {want[i]}" for i in np.nonzero(~ok)[0]]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "sign"])
+def test_random_finite_inputs_within_a_few_ulps_of_jax(name, dtype, mode):
+    """|ours - JAX| <= 8 eps |JAX| (norm-wise; plus the smallest normal number, as XLA's
+    cpu code flushes subnormal results to zero); non-finite parts (overflow) exactly."""
+    entry = DATA[f"random_{dtype}"]
+    z, want = _complex(entry["inputs"], dtype), _complex(entry[name], dtype)
+    with jaxlite.enable_x64(dtype == "complex128"):
+        got = np.asarray(MODES[mode](getattr(jnp, name))(jnp.asarray(z)))
+    assert got.dtype == np.dtype(dtype)
+    eps = np.finfo(got.real.dtype).eps
+    finite = np.isfinite(want.real) & np.isfinite(want.imag)
+    error = np.abs(got[finite] - want[finite])
+    tiny = np.finfo(got.real.dtype).tiny
+    assert np.all(error <= 8 * eps * np.abs(want[finite]) + tiny), (z[finite], got[finite],
+                                                                     want[finite])
+    for part in (np.real, np.imag):
+        assert np.all(_same_part(part(got[~finite]), part(want[~finite]), 8, eps))
+
+
+def test_expm1_and_log1p_of_random_inputs_near_jax():
+    """expm1 and log1p keep numpy's formulas for finite inputs (JAX's expm1 loses digits
+    where sin(b/2) is large relative to the result, numpy's log1p where |z| << 1): checked
+    only on inputs of moderate size, to 64 eps norm-wise."""
+    entry = DATA["random_complex64"]
+    z = _complex(entry["inputs"], np.complex64)
+    moderate = (np.abs(z) > 0.5) & (np.abs(z) < 20)
+    for name in ["expm1", "log1p"]:
+        want = _complex(entry[name], np.complex64)[moderate]
+        for mode in MODES.values():
+            got = np.asarray(mode(getattr(jnp, name))(jnp.asarray(z[moderate])))
+            assert np.all(np.abs(got - want) <= 64 * np.finfo(np.float32).eps * np.abs(want))
