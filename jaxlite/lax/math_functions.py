@@ -28,6 +28,8 @@ from jaxlite.lax.accuracy import check_accuracy
 from jaxlite.lax.arithmetic import (_const, add, complex_abs, conj, div, elementwise_operands,
                                     full_like, integer_pow, keep_weak_type, mul, neg, real, sub)
 from jaxlite.lax.comparisons import eq, ge
+from jaxlite.lax.complex_trig import (complex_cos, complex_cosh, complex_hyperbolic_lowering,
+                                      complex_sin, complex_sinh, complex_trig_lowering)
 from jaxlite.lax.convert import convert_element_type
 from jaxlite.lax.selection import select
 from jaxlite.xla.complex_special_values import (complex_exp, complex_expm1, complex_log,
@@ -464,9 +466,14 @@ def _inverse_sine_slope(x: Any) -> Any:
     return rsqrt(_one_minus(square(x)))
 
 
-sin_p = elementwise("sin", np.sin, kinds=INEXACT, hlo_opcode=Opcode.SIN)
+# Complex sin and cos: JAX's formula through real operations (lax/complex_trig.py).
+sin_p = elementwise("sin", for_complex(complex_sin, np.sin), kinds=INEXACT,
+                    hlo_opcode=Opcode.SIN)
+sin_p.lower = complex_trig_lowering(sin_p.lower, sine=True)
 ad.defjvp(sin_p, lambda t, x: mul(t, cos(x)))
-cos_p = elementwise("cos", np.cos, kinds=INEXACT, hlo_opcode=Opcode.COS)
+cos_p = elementwise("cos", for_complex(complex_cos, np.cos), kinds=INEXACT,
+                    hlo_opcode=Opcode.COS)
+cos_p.lower = complex_trig_lowering(cos_p.lower, sine=False)
 ad.defjvp(cos_p, lambda t, x: neg(mul(t, sin(x))))
 tan_p = elementwise("tan", np.tan, kinds=INEXACT, hlo_opcode=Opcode.TAN)
 ad.defjvp_with_output(tan_p, lambda t, out, x: mul(t, add(_const(out, 1), square(out))))
@@ -521,9 +528,13 @@ def atan2(x: Any, y: Any) -> Any:
 
 # --------------------------------------------------------------------------- hyperbolic
 
-sinh_p = elementwise("sinh", np.sinh, kinds=INEXACT, hlo_opcode=Opcode.SINH)
+sinh_p = elementwise("sinh", for_complex(complex_sinh, np.sinh), kinds=INEXACT,
+                     hlo_opcode=Opcode.SINH)
+sinh_p.lower = complex_hyperbolic_lowering(sinh_p.lower, Opcode.SINH, plus=False)
 ad.defjvp(sinh_p, lambda t, x: mul(t, cosh(x)))
-cosh_p = elementwise("cosh", np.cosh, kinds=INEXACT, hlo_opcode=Opcode.COSH)
+cosh_p = elementwise("cosh", for_complex(complex_cosh, np.cosh), kinds=INEXACT,
+                     hlo_opcode=Opcode.COSH)
+cosh_p.lower = complex_hyperbolic_lowering(cosh_p.lower, Opcode.COSH, plus=True)
 ad.defjvp(cosh_p, lambda t, x: mul(t, sinh(x)))
 asinh_p = elementwise("asinh", np.arcsinh, kinds=INEXACT, hlo_opcode=Opcode.ASINH)
 ad.defjvp(asinh_p, lambda t, x: mul(t, rsqrt(add(square(x), _const(x, 1)))))

@@ -1,4 +1,5 @@
-"""Complex exp, log, sqrt, sign, expm1 and log1p give JAX 0.10.2's values at special inputs.
+"""Complex exp, log, sqrt, sign, expm1, log1p, sin, cos, sinh and cosh give JAX 0.10.2's
+values at special inputs.
 
 numpy and the C library follow C99 Annex G (exp(inf + infj) is inf + NaNj, sqrt(-1.5 - 0j)
 is -1.2247j); XLA does not (NaN + NaNj; +1.2247j). The expected values were recorded from
@@ -21,7 +22,7 @@ import jaxlite.numpy as jnp
 
 DATA = json.loads((pathlib.Path(__file__).parent.parent / "data" /
                    "complex_special_values.json").read_text())
-FUNCTIONS = ["exp", "log", "sqrt", "sign", "expm1", "log1p"]
+FUNCTIONS = ["exp", "log", "sqrt", "sign", "expm1", "log1p", "sin", "cos", "sinh", "cosh"]
 MODES = {"eager": lambda f: f, "jit": lambda f: jaxlite.jit(f, backend="cpu"),
          "jit_interpreter": lambda f: jaxlite.jit(f, backend="interpreter")}
 
@@ -58,7 +59,7 @@ def test_special_inputs_match_jax(name, mode):
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
-@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "sign"])
+@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "sign", "sin", "cos"])
 def test_random_finite_inputs_within_a_few_ulps_of_jax(name, dtype, mode):
     """|ours - JAX| <= 8 eps |JAX| (norm-wise; plus the smallest normal number, as XLA's
     cpu code flushes subnormal results to zero); non-finite parts (overflow) exactly."""
@@ -89,3 +90,24 @@ def test_expm1_and_log1p_of_random_inputs_near_jax():
         for mode in MODES.values():
             got = np.asarray(mode(getattr(jnp, name))(jnp.asarray(z[moderate])))
             assert np.all(np.abs(got - want) <= 64 * np.finfo(np.float32).eps * np.abs(want))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("name", ["sinh", "cosh"])
+def test_sinh_cosh_of_random_inputs_keep_numpy_accuracy(name, dtype, mode):
+    """JAX's exp(z + log 1/2) -+ exp(-z + log 1/2) cancels where re z is small; jaxlite keeps
+    numpy's (the C library's) accurate finite values: within 8 eps of numpy norm-wise, and
+    JAX's overflow to infinity exactly."""
+    entry = DATA[f"random_{dtype}"]
+    z, jax_values = _complex(entry["inputs"], dtype), _complex(entry[name], dtype)
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(z)
+    with jaxlite.enable_x64(dtype == "complex128"):
+        got = np.asarray(MODES[mode](getattr(jnp, name))(jnp.asarray(z)))
+    eps = np.finfo(got.real.dtype).eps
+    finite = np.isfinite(want.real) & np.isfinite(want.imag)
+    error = np.abs(got[finite] - want[finite])
+    assert np.all(error <= 8 * eps * np.abs(want[finite]) + np.finfo(got.real.dtype).tiny)
+    for part in (np.real, np.imag):
+        assert np.all(_same_part(part(got[~finite]), part(jax_values[~finite]), 8, eps))
