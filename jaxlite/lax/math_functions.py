@@ -33,7 +33,8 @@ from jaxlite.lax.complex_trig import (complex_cos, complex_cosh, complex_hyperbo
 from jaxlite.lax.convert import convert_element_type
 from jaxlite.lax.selection import select
 from jaxlite.xla.complex_special_values import (complex_exp, complex_expm1, complex_log,
-                                                complex_log1p, complex_sqrt, for_complex)
+                                                complex_log1p, complex_sqrt, complex_tan,
+                                                complex_tanh, for_complex)
 from jaxlite.xla.cpu_f32_kernels import for_float32, log1p_f32, log_f32, tanh_f32
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
@@ -424,6 +425,8 @@ def _one_minus(x: Any) -> Any:
 
 def _tanh_reference(x: np.ndarray) -> np.ndarray:
     # float32 and narrower saturate at |x| = 9 as XLA's kernel (see `tanh_f32`).
+    if x.dtype.kind == "c":
+        return complex_tanh(x)
     return tanh_f32(x) if x.dtype.kind == "f" and x.dtype.itemsize <= 4 else np.tanh(x)
 
 
@@ -475,7 +478,8 @@ cos_p = elementwise("cos", for_complex(complex_cos, np.cos), kinds=INEXACT,
                     hlo_opcode=Opcode.COS)
 cos_p.lower = complex_trig_lowering(cos_p.lower, sine=False)
 ad.defjvp(cos_p, lambda t, x: neg(mul(t, sin(x))))
-tan_p = elementwise("tan", np.tan, kinds=INEXACT, hlo_opcode=Opcode.TAN)
+tan_p = elementwise("tan", for_complex(complex_tan, np.tan), kinds=INEXACT,
+                    hlo_opcode=Opcode.TAN)
 ad.defjvp_with_output(tan_p, lambda t, out, x: mul(t, add(_const(out, 1), square(out))))
 asin_p = elementwise("asin", np.arcsin, kinds=INEXACT, hlo_opcode=Opcode.ASIN)
 ad.defjvp(asin_p, lambda t, x: mul(t, _inverse_sine_slope(x)))

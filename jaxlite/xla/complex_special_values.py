@@ -12,7 +12,12 @@ measured on JAX 0.10.2 (tests/numpy/test_complex_special_values.py):
 - log, log1p: any NaN part gives NaN + NaNj (log(inf + NaNj) is inf + NaNj in C99);
 - sqrt: the sign of a zero imaginary part is ignored (sqrt(-1.5 - 0j) is +1.2247j), and
   any NaN part gives NaN + NaNj;
-- sign: x / |x| part by part (|x| NaN when a part is NaN), x itself where |x| is 0.
+- sign: x / |x| part by part (|x| NaN when a part is NaN), x itself where |x| is 0;
+- tanh: a zero imaginary part, or an infinite real part with a non-finite imaginary part,
+  gives a +0 imaginary part; a zero real part with a non-finite imaginary part gives
+  NaN + NaNj;
+- tan: tan(a + bi) = -i tanh(-b + ai) with that tanh (so tan(-0 + 1.5j) has a +0 real
+  part and tan(inf + 0j) is NaN + NaNj).
 
 The cpu backend's code generation (`backends/cpu/codegen/complex_values.py`) applies the
 same rules after the C library's function; eager mode and the HLO evaluator call these.
@@ -24,7 +29,7 @@ from typing import Callable
 import numpy as np
 
 __all__ = ["complex_exp", "complex_expm1", "complex_log", "complex_log1p", "complex_sqrt",
-           "complex_sign", "for_complex", "join_parts"]
+           "complex_sign", "complex_tan", "complex_tanh", "for_complex", "join_parts"]
 
 
 def join_parts(re: np.ndarray, im: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -90,6 +95,23 @@ def complex_sign(x: np.ndarray) -> np.ndarray:
         magnitude = np.where(_any_nan(x), np.nan, np.hypot(x.real, x.imag))
         unit = join_parts(x.real / magnitude, x.imag / magnitude, x.dtype)
         return np.where(magnitude == 0, x, unit).astype(x.dtype)
+
+
+def complex_tanh(x: np.ndarray) -> np.ndarray:
+    """Complex tanh with XLA's special values (mirrors `jax.lax.tanh` on complex)."""
+    a, b = x.real, x.imag
+    with np.errstate(all="ignore"):
+        value = np.tanh(x)
+        plus_zero_imag = (b == 0) | (np.isinf(a) & ~np.isfinite(b))
+        value = join_parts(value.real, np.where(plus_zero_imag, a.dtype.type(0), value.imag),
+                           x.dtype)
+        return _nan_where((a == 0) & ~np.isfinite(b), value).astype(x.dtype)
+
+
+def complex_tan(x: np.ndarray) -> np.ndarray:
+    """Complex tan, -i tanh(i x), with XLA's special values (mirrors `jax.lax.tan`)."""
+    rotated = complex_tanh(join_parts(-x.imag, x.real, x.dtype))
+    return join_parts(rotated.imag, -rotated.real, x.dtype)
 
 
 def for_complex(complex_function: Callable[[np.ndarray], np.ndarray],

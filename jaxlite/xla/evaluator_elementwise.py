@@ -26,7 +26,7 @@ from jaxlite.xla import evaluator_special as special
 from jaxlite.xla.complex_division import complex_divide
 from jaxlite.xla.complex_special_values import (complex_exp, complex_expm1, complex_log,
                                                 complex_log1p, complex_sign, complex_sqrt,
-                                                for_complex)
+                                                complex_tan, complex_tanh, for_complex)
 from jaxlite.xla.cpu_f32_kernels import (erf_f32, erf_inv_f32, for_float32, log1p_f32,
                                          log_f32, tanh_f32)
 from jaxlite.xla.ir import HloInstruction
@@ -316,7 +316,8 @@ _UNARY: dict[Opcode, Callable[[np.ndarray], np.ndarray]] = {
     **{op: _in_f32(fn) for op, fn in {
         _O.ABS: _abs, _O.SIGN: _sign, _O.CEIL: np.ceil, _O.FLOOR: np.floor,
         _O.ROUND_AFZ: _round_afz, _O.CBRT: np.cbrt, _O.COS: np.cos, _O.SIN: np.sin,
-        _O.TAN: np.tan, _O.TANH: for_float32(tanh_f32, np.tanh),
+        _O.TAN: for_complex(complex_tan, np.tan),
+        _O.TANH: for_complex(complex_tanh, for_float32(tanh_f32, np.tanh)),
         _O.EXP: for_complex(complex_exp, np.exp),
         _O.EXPM1: for_complex(complex_expm1, np.expm1),
         _O.LOG: for_complex(complex_log, for_float32(log_f32, np.log)),

@@ -8,7 +8,7 @@ where it gives NaN), numpy's reciprocal, maximum
 and minimum ordered lexicographically, magnitude through `hypot` (NaN if a part is NaN),
 powers through the polar form in double precision. Transcendental functions call the C
 library's complex functions one lane at a time (as numpy does); expm1 and log1p use
-numpy's formulas; exp, expm1, log, log1p, sqrt and sign then take XLA's values at special
+numpy's formulas; exp, expm1, log, log1p, sqrt, sign, tanh and tan then take XLA's values at special
 inputs (the rules of jaxlite/xla/complex_special_values.py).
 """
 from __future__ import annotations
@@ -59,7 +59,8 @@ _LIBM = {_O.EXP: "cexp", _O.LOG: "clog", _O.SQRT: "csqrt", _O.SIN: "csin", _O.CO
 # Opcodes whose special values follow XLA rather than the C library (see below).
 _SPECIAL_VALUES = {_O.EXP: lambda ops, x: ops._exp(x), _O.EXPM1: lambda ops, x: ops._expm1(x),
                    _O.LOG: lambda ops, x: ops._log(x), _O.LOG1P: lambda ops, x: ops._log1p(x),
-                   _O.SQRT: lambda ops, x: ops._sqrt(x)}
+                   _O.SQRT: lambda ops, x: ops._sqrt(x), _O.TANH: lambda ops, x: ops._tanh(x),
+                   _O.TAN: lambda ops, x: ops._tan(x)}
 
 
 class ComplexOps:
@@ -316,6 +317,23 @@ class ComplexOps:
         unsigned = Cx(x.re, self.a.select(self.a.compare("EQ", x.im, zero), zero, x.im),
                       x.dtype)
         return self._nan_where(self._any_nan(x), self._libm("csqrt", unsigned))
+
+    def _tanh(self, x: Cx) -> Cx:
+        a = self.a
+        value = self._libm("ctanh", x)
+        zero = a.const(0.0, x.im.dtype, x.width)
+        not_finite_im = a.unary(_O.NOT, a.unary(_O.IS_FINITE, x.im))
+        infinite_re = a.compare("EQ", a.unary(_O.ABS, x.re), a.const(np.inf, x.re.dtype))
+        plus_zero_imag = a.binary(_O.OR, a.compare("EQ", x.im, zero),
+                                  a.binary(_O.AND, infinite_re, not_finite_im))
+        value = Cx(value.re, a.select(plus_zero_imag, zero, value.im), x.dtype)
+        return self._nan_where(a.binary(_O.AND, a.compare("EQ", x.re, zero), not_finite_im),
+                               value)
+
+    def _tan(self, x: Cx) -> Cx:
+        """-i tanh(i x)."""
+        rotated = self._tanh(Cx(self.a.unary(_O.NEGATE, x.im), x.re, x.dtype))
+        return Cx(rotated.im, self.a.unary(_O.NEGATE, rotated.re), x.dtype)
 
     def _atan2(self, x: Cx, y: Cx) -> Cx:
         """The evaluator's continuation in double precision: -i log((y + i x) / sqrt(x**2 +
