@@ -249,6 +249,17 @@ def test_negative_dimensions_elsewhere_as_jax():
         jnp.ones(4).reshape((-2, -2))
 
 
+@pytest.mark.parametrize("shape", [(-1, 0), (0, -1), (-1, 0, 2)])
+def test_reshape_inferring_next_to_a_zero_entry_raises_jaxs_zero_division(shape):
+    # JAX 0.10.2: ZeroDivisionError 'integer modulo by zero' for (1, 1, 0) and (2, 3) alike
+    # (a fuzzer finding: jaxlite raised TypeError)
+    for x in (jnp.zeros((1, 1, 0)), jnp.zeros((2, 3))):
+        with pytest.raises(ZeroDivisionError, match="integer modulo by zero"):
+            jnp.reshape(x, shape)
+        with pytest.raises(ZeroDivisionError, match="integer modulo by zero"):
+            jax.jit(lambda v: v.reshape(shape))(x)
+
+
 # ------------------------------------------------------------------ impossible sizes in jit
 
 def test_jit_with_an_impossible_intermediate_says_so():

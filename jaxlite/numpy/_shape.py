@@ -73,7 +73,11 @@ def _resolve_shape(old_shape: tuple[int, ...], new_shape: Any) -> tuple[int, ...
                         "nonnegative, with at most one -1 for a size to infer.)")
     if unknown:
         known = math.prod(d for d in new if d != -1)
-        if known == 0 or old_size % known:
+        if known == 0:  # JAX's exception (its size arithmetic divides by the 0)
+            raise ZeroDivisionError(
+                f"integer modulo by zero: reshape of an array of shape {old_shape} into "
+                f"{new} cannot infer the -1 entry when another entry is 0")
+        if old_size % known:
             raise TypeError(
                 f"cannot reshape array of shape {old_shape} (size {old_size}) into shape "
                 f"{new} because the product of specified axis sizes ({known}) does not "
