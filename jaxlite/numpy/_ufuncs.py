@@ -158,43 +158,23 @@ def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:  # noqa: A001 (numpy's name)
 
 # ------------------------------------------------------------------------ powers
 
-def _exponent_bits(y: Any) -> int:
-    """How many exponent bits square-and-multiply must visit.
-
-    A concrete exponent needs only the bits of its largest nonnegative entry; a traced one
-    needs every value bit of its dtype.
-    """
-    bits = np.iinfo(y.dtype).bits - (0 if dtypes.is_unsigned(y.dtype) else 1)
-    if isinstance(y, Tracer):
-        known = y.concrete_value()
-        if known is None:
-            return bits
-        values = np.asarray(known)
-    else:
-        values = np.asarray(y)
-    largest = int(values.max()) if values.size else 0
-    return min(bits, max(largest, 1).bit_length())
+# Integer powers read the exponent's low 6 bits only, as JAX's jnp.power does (any higher bit
+# overflows every base but 0 and +-1): 3 ** 64 is 1, 3 ** -1 is 3 ** 63 (two's complement).
+_INTEGER_POWER_BITS = 6
 
 
 def _integer_power(x: Any, y: Any) -> Any:
-    """`x ** y` for integer arrays by square-and-multiply, wrapping like integer products.
-
-    Negative exponents give the truncated reciprocal: 1 for x == 1, +-1 for x == -1 (by the
-    exponent's parity), and 0 otherwise (0 for x == 0 too, as JAX gives).
-    """
-    acc = lax.full_like(x, 1)
+    """`x ** y` for integer arrays by square-and-multiply over the exponent's low 6 bits,
+    wrapping like integer products, and 0 for a zero base with a nonzero exponent: JAX's
+    numbers, exponents of 64 and beyond or negative included."""
+    zero_base = lax.bitwise_and(lax.eq(x, _zero(x)), lax.ne(y, _zero(y)))
+    acc = lax.select(zero_base, lax.full_like(x, 0), lax.full_like(x, 1))
     base, exponent = x, y
-    for _ in range(_exponent_bits(y)):
+    for _ in range(_INTEGER_POWER_BITS):
         bit = lax.ne(lax.bitwise_and(exponent, _one(exponent)), _zero(exponent))
         acc = lax.select(bit, lax.mul(acc, base), acc)
         base = lax.mul(base, base)
         exponent = lax.shift_right_logical(exponent, _one(exponent))
-    if dtypes.is_signed_integer(y.dtype):
-        unit = lax.bitwise_or(lax.eq(x, _one(x)), lax.eq(x, lax.neg(_one(x))))
-        parity = lax.ne(lax.bitwise_and(y, _one(y)), _zero(y))
-        minus_one_power = lax.select(parity, x, lax.full_like(x, 1))
-        reciprocal = lax.select(unit, minus_one_power, lax.full_like(x, 0))
-        acc = lax.select(lax.lt(y, _zero(y)), reciprocal, acc)
     return acc
 
 
@@ -213,11 +193,9 @@ def power(x1: Any, x2: Any, /) -> Any:
 
     A concrete integer scalar exponent (a Python int or bool, a numpy integer, a 0-d integer
     array known now) uses `lax.integer_pow` (exact repeated multiplication, the dtype of
-    `x1` kept), as in JAX. Integer arrays raised to integer arrays use square-and-multiply and wrap
-    on overflow; bool operands count as int32.
-
-    Differences from JAX: a negative integer exponent of an integer array gives the
-    truncated reciprocal (0, or +-1 for bases +-1) rather than an unspecified value.
+    `x1` kept), as in JAX. Integer arrays raised to integer arrays use square-and-multiply
+    over the exponent's low 6 bits and wrap on overflow, as JAX does (so a negative or a
+    large exponent gives JAX's implementation-defined value); bool operands count as int32.
     """
     check_arraylike("power", x1, x2)
     exponent = _concrete_index(x2)
