@@ -33,6 +33,7 @@ from jaxlite.lax.complex_trig import (complex_cos, complex_cosh, complex_hyperbo
 from jaxlite.lax.convert import convert_element_type
 from jaxlite.lax.selection import select
 from jaxlite.xla.complex_special_values import (complex_exp, complex_expm1, complex_log,
+                                                complex_power,
                                                 complex_log1p, complex_sqrt, complex_tan,
                                                 complex_tanh, for_complex)
 from jaxlite.xla.cpu_f32_kernels import for_float32, log1p_f32, log_f32, tanh_f32
@@ -121,31 +122,13 @@ def min(x: Any, y: Any) -> Any:  # noqa: A001 (jax.lax.min shadows the builtin t
 
 # ----------------------------------------------------------------------------------- pow
 
-def _complex_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    # XLA's formula through the polar form, in double precision: |x|**y * e**(i*y*arg(x)).
-    # A zero base gives 1 for a zero exponent, 0 for a positive real one, else nan.
-    a, b = x.real.astype(np.float64), x.imag.astype(np.float64)
-    c, d = y.real.astype(np.float64), y.imag.astype(np.float64)
-    with np.errstate(all="ignore"):
-        log_magnitude, angle = np.log(np.hypot(a, b)), np.arctan2(b, a)
-        radius = np.exp(c * log_magnitude - d * angle)
-        phase = c * angle + d * log_magnitude
-        out = radius * np.cos(phase) + 1j * (radius * np.sin(phase))
-    zero_base = (a == 0) & (b == 0)
-    at_zero = np.where((c == 0) & (d == 0), 1 + 0j,
-                       np.where((c > 0) & (d == 0), 0j, complex(np.nan, np.nan)))
-    # A zero exponent gives 1 whatever the base (NaN and infinities too), as XLA.
-    out = np.where(zero_base, at_zero, out)
-    return np.where((c == 0) & (d == 0), 1 + 0j, out).astype(x.dtype)
-
-
 _real_power = upcast_low_precision(np.power)
 
 
 def _pow_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     # An integer exponent is first converted to the base's dtype, as XLA's lowering does.
     y = np.asarray(y).astype(x.dtype)
-    return _complex_power(x, y) if dtypes.is_complex(x.dtype) else _real_power(x, y)
+    return complex_power(x, y) if dtypes.is_complex(x.dtype) else _real_power(x, y)
 
 
 def _pow_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:

@@ -25,6 +25,7 @@ from jaxlite.core import dtypes
 from jaxlite.xla import evaluator_special as special
 from jaxlite.xla.complex_division import complex_divide
 from jaxlite.xla.complex_special_values import (complex_exp, complex_expm1, complex_log,
+                                                complex_power,
                                                 complex_log1p, complex_sign, complex_sqrt,
                                                 complex_tan, complex_tanh, for_complex)
 from jaxlite.xla.cpu_f32_kernels import (erf_f32, erf_inv_f32, for_float32, log1p_f32,
@@ -126,27 +127,11 @@ def _integer_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return result
 
 
-def _complex_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    # Through the polar form in double precision: |x|**y * e**(i y arg(x)); a zero base
-    # gives 1 for a zero exponent, 0 for a positive real one, nan otherwise.
-    a, b = x.real.astype(np.float64), x.imag.astype(np.float64)
-    c, d = y.real.astype(np.float64), y.imag.astype(np.float64)
-    log_magnitude, angle = np.log(np.hypot(a, b)), np.arctan2(b, a)
-    radius = np.exp(c * log_magnitude - d * angle)
-    phase = c * angle + d * log_magnitude
-    out = radius * np.cos(phase) + 1j * (radius * np.sin(phase))
-    at_zero = np.where((c == 0) & (d == 0), 1 + 0j,
-                       np.where((c > 0) & (d == 0), 0j, complex(np.nan, np.nan)))
-    out = np.where((a == 0) & (b == 0), at_zero, out)
-    # A zero exponent gives 1 whatever the base (NaN and infinities too), as XLA.
-    return np.where((c == 0) & (d == 0), 1 + 0j, out).astype(x.dtype)
-
-
 def _power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if dtypes.is_integer(x.dtype):
         return _integer_power(x, y)
     if dtypes.is_complex(x.dtype):
-        return _complex_power(x, y)
+        return complex_power(x, y)
     return np.power(x, y)
 
 

@@ -112,3 +112,18 @@ def test_sinh_cosh_of_random_inputs_keep_numpy_accuracy(name, dtype, mode):
     assert np.all(error <= 8 * eps * np.abs(want[finite]) + np.finfo(got.real.dtype).tiny)
     for part in (np.real, np.imag):
         assert np.all(_same_part(part(got[~finite]), part(jax_values[~finite]), 8, eps))
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit", "interpreter"])
+def test_a_complex_base_of_one_gives_one_whatever_the_exponent(mode):
+    # JAX 0.10.2: (1 + 0j) ** w and (1 - 0j) ** w are 1 + 0j for all 64 exponents with parts
+    # in {0, -0, 1, -1, 2.5, inf, -inf, nan} (a fuzzer finding: jaxlite gave nan + nanj for
+    # non-finite ones), as XLA's power does
+    parts = [0.0, -0.0, 1.0, -1.0, 2.5, np.inf, -np.inf, np.nan]
+    w = np.array([complex(a, b) for a in parts for b in parts], np.complex64)
+    run = {"eager": jnp.power, "jit": jaxlite.jit(jnp.power),
+           "interpreter": jaxlite.jit(jnp.power, backend="interpreter")}[mode]
+    for base in (complex(1, 0), complex(1, -0.0)):
+        out = np.asarray(run(jnp.full(w.shape, base, jnp.complex64), jnp.asarray(w)))
+        np.testing.assert_array_equal(out, np.ones_like(w))
+        assert not np.signbit(out.imag).any()

@@ -371,8 +371,11 @@ class ComplexOps:
         base_zero = a.binary(_O.AND, a.compare("EQ", xr, zero), a.compare("EQ", xi, zero))
         part = part_dtype(x.dtype)
         re, im = a.select(base_zero, at_re, re), a.select(base_zero, at_im, im)
-        # A zero exponent gives 1 whatever the base (NaN and infinities too), as XLA.
-        re, im = a.select(unit, a.const(1.0, _F64), re), a.select(unit, zero, im)
+        # A zero exponent, or a base of exactly 1, gives 1 (NaN and infinities too), as XLA.
+        base_one = a.binary(_O.AND, a.compare("EQ", xr, a.const(1.0, _F64)),
+                            a.compare("EQ", xi, zero))
+        one = a.binary(_O.OR, unit, base_one)
+        re, im = a.select(one, a.const(1.0, _F64), re), a.select(one, zero, im)
         return Cx(a.convert(re, part), a.convert(im, part), x.dtype)
 
     def _libm(self, name: str, x: Cx) -> Cx:
