@@ -32,7 +32,8 @@ from jaxlite.lax.complex_trig import (complex_cos, complex_cosh, complex_hyperbo
                                       complex_sin, complex_sinh, complex_trig_lowering)
 from jaxlite.lax.convert import convert_element_type
 from jaxlite.lax.selection import select
-from jaxlite.xla.complex_special_values import (complex_exp, complex_expm1, complex_log,
+from jaxlite.xla.complex_special_values import (complex_arcsin, complex_arcsinh,
+                                                complex_exp, complex_expm1, complex_log,
                                                 complex_power,
                                                 complex_log1p, complex_sqrt, complex_tan,
                                                 complex_tanh, for_complex)
@@ -464,7 +465,7 @@ ad.defjvp(cos_p, lambda t, x: neg(mul(t, sin(x))))
 tan_p = elementwise("tan", for_complex(complex_tan, np.tan), kinds=INEXACT,
                     hlo_opcode=Opcode.TAN)
 ad.defjvp_with_output(tan_p, lambda t, out, x: mul(t, add(_const(out, 1), square(out))))
-asin_p = elementwise("asin", np.arcsin, kinds=INEXACT, hlo_opcode=Opcode.ASIN)
+asin_p = elementwise("asin", for_complex(complex_arcsin, np.arcsin), kinds=INEXACT, hlo_opcode=Opcode.ASIN)
 ad.defjvp(asin_p, lambda t, x: mul(t, _inverse_sine_slope(x)))
 acos_p = elementwise("acos", np.arccos, kinds=INEXACT, hlo_opcode=Opcode.ACOS)
 ad.defjvp(acos_p, lambda t, x: neg(mul(t, _inverse_sine_slope(x))))
@@ -523,7 +524,7 @@ cosh_p = elementwise("cosh", for_complex(complex_cosh, np.cosh), kinds=INEXACT,
                      hlo_opcode=Opcode.COSH)
 cosh_p.lower = complex_hyperbolic_lowering(cosh_p.lower, Opcode.COSH, plus=True)
 ad.defjvp(cosh_p, lambda t, x: mul(t, sinh(x)))
-asinh_p = elementwise("asinh", np.arcsinh, kinds=INEXACT, hlo_opcode=Opcode.ASINH)
+asinh_p = elementwise("asinh", for_complex(complex_arcsinh, np.arcsinh), kinds=INEXACT, hlo_opcode=Opcode.ASINH)
 ad.defjvp(asinh_p, lambda t, x: mul(t, rsqrt(add(square(x), _const(x, 1)))))
 acosh_p = elementwise("acosh", np.arccosh, kinds=INEXACT, hlo_opcode=Opcode.ACOSH)
 # sqrt(x - 1) * sqrt(x + 1) rather than sqrt(x**2 - 1): the same for real x > 1, and on

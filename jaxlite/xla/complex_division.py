@@ -1,12 +1,13 @@
 """Complex division as XLA computes it, in numpy (the evaluator's and eager mode's rule).
 
-XLA divides by Smith's algorithm (as numpy does) and, where that gives NaN in both parts,
-restores the values C99's Annex G asks for, in this order:
+XLA divides by Smith's algorithm (as numpy does), except that a zero denominator and a
+numerator not all NaN give copysign(inf, y.real) * x (so 1 / (-0 + 0j) is -inf + NaN j,
+where numpy gives inf + NaN j); where Smith's algorithm gives NaN in both parts, it restores
+the values C99's Annex G asks for:
 
-1. a zero denominator and a numerator not all NaN: copysign(inf, y.real) * x;
-2. an infinite numerator over a finite denominator: inf * (x' * conj(y)), where x' holds
+1. an infinite numerator over a finite denominator: inf * (x' * conj(y)), where x' holds
    +-1 for each infinite part of x and +-0 for the others (the signs of x's parts);
-3. a finite numerator over an infinite denominator: 0 * (x * conj(y')), y' built from y
+2. a finite numerator over an infinite denominator: 0 * (x * conj(y')), y' built from y
    likewise.
 
 So 1 / (inf - inf j) is 0, (inf + nan j) / 2 is inf + nan j, and (3 + 4j) / (nan + inf j)
@@ -26,13 +27,13 @@ def complex_divide(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """x / y for complex arrays with XLA's special values (see the module docstring)."""
     with np.errstate(all="ignore"):
         q = np.asarray(np.divide(x, y))  # an array even for 0-d operands (parts writable)
-        both_nan = np.isnan(q.real) & np.isnan(q.imag)
-        if not np.any(both_nan):
-            return q
         x, y = np.broadcast_to(x, q.shape), np.broadcast_to(y, q.shape)
         ar, ai, br, bi = x.real, x.imag, y.real, y.imag
-        inf, zero = q.real.dtype.type(np.inf), q.real.dtype.type(0)
         zero_den = (br == 0) & (bi == 0) & ~(np.isnan(ar) & np.isnan(ai))
+        replace = (np.isnan(q.real) & np.isnan(q.imag)) | zero_den
+        if not np.any(replace):
+            return q
+        inf, zero = q.real.dtype.type(np.inf), q.real.dtype.type(0)
         s = np.copysign(inf, br)
         inf_num = (np.isinf(ar) | np.isinf(ai)) & np.isfinite(br) & np.isfinite(bi)
         ar1, ai1 = _signed_unit_if_inf(ar), _signed_unit_if_inf(ai)
@@ -45,6 +46,6 @@ def complex_divide(x: np.ndarray, y: np.ndarray) -> np.ndarray:
                        [s * ai, inf * (ai1 * br - ar1 * bi), zero * (ai * br1 - ar * bi1)],
                        q.imag)
         out = q.copy()
-        out.real = np.where(both_nan, re, q.real)
-        out.imag = np.where(both_nan, im, q.imag)
+        out.real = np.where(replace, re, q.real)
+        out.imag = np.where(replace, im, q.imag)
         return out

@@ -18,6 +18,10 @@ measured on JAX 0.10.2 (tests/numpy/test_complex_special_values.py):
   NaN + NaNj;
 - tan: tan(a + bi) = -i tanh(-b + ai) with that tanh (so tan(-0 + 1.5j) has a +0 real
   part and tan(inf + 0j) is NaN + NaNj);
+- arcsin: a zero imaginary part counts as +0 (arcsin(1.5 - 0j) has a +0.96 imaginary
+  part); a NaN imaginary part gives NaN + NaNj, except where |a| >= sqrt(max float) / 8:
+  (NaN, log 2|a|) (the threshold measured on JAX by bisection, in both widths);
+- arcsinh: -i arcsin(i x) with that arcsin (so arcsinh(-0 + 1.5j) has a +0.96 real part);
 - power: XLA's polar formula in double precision; a zero exponent gives 1 whatever the
   base, so does a base of exactly 1 whatever the exponent (NaN and infinities too); a zero
   base gives 0 for a positive real exponent, else NaN.
@@ -31,7 +35,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["complex_exp", "complex_expm1", "complex_log", "complex_log1p", "complex_power",
+__all__ = ["complex_arcsin", "complex_arcsinh", "complex_exp", "complex_expm1", "complex_log", "complex_log1p", "complex_power",
            "complex_sqrt",
            "complex_sign", "complex_tan", "complex_tanh", "for_complex", "join_parts"]
 
@@ -115,6 +119,25 @@ def complex_tanh(x: np.ndarray) -> np.ndarray:
 def complex_tan(x: np.ndarray) -> np.ndarray:
     """Complex tan, -i tanh(i x), with XLA's special values (mirrors `jax.lax.tan`)."""
     rotated = complex_tanh(join_parts(-x.imag, x.real, x.dtype))
+    return join_parts(rotated.imag, -rotated.real, x.dtype)
+
+
+def complex_arcsin(x: np.ndarray) -> np.ndarray:
+    """Complex arcsin with XLA's special values (mirrors `jax.lax.asin` on complex)."""
+    a, b = x.real, x.imag
+    unsigned = np.where(b == 0, join_parts(a, np.zeros_like(a), x.dtype), x)
+    with np.errstate(all="ignore"):
+        value = _nan_where(np.isnan(b), np.arcsin(unsigned))
+        large = np.abs(a) >= np.sqrt(np.finfo(a.dtype).max) / 8
+        log_twice = np.log(np.abs(a)) + a.dtype.type(np.log(2.0))
+        beyond = join_parts(np.full_like(a, np.nan), log_twice, x.dtype)
+        return np.where(np.isnan(b) & large, beyond, value).astype(x.dtype)
+
+
+def complex_arcsinh(x: np.ndarray) -> np.ndarray:
+    """Complex arcsinh, -i arcsin(i x), with XLA's special values (mirrors `jax.lax.asinh`
+    on complex)."""
+    rotated = complex_arcsin(join_parts(-x.imag, x.real, x.dtype))
     return join_parts(rotated.imag, -rotated.real, x.dtype)
 
 

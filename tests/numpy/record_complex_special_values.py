@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 FUNCTIONS = ["exp", "log", "sqrt", "sign", "expm1", "log1p", "sin", "cos", "sinh", "cosh",
-             "tan", "tanh"]
+             "tan", "tanh", "arcsin", "arcsinh", "reciprocal"]
 SPECIAL = [0.0, -0.0, 1.5, -1.5, 1e30, np.inf, -np.inf, np.nan]
 OUT = pathlib.Path(__file__).parent.parent / "data" / "complex_special_values.json"
 

@@ -1,5 +1,6 @@
-"""Complex exp, log, sqrt, sign, expm1, log1p, sin, cos, sinh, cosh, tan and tanh give JAX
-0.10.2's values at special inputs.
+"""Complex exp, log, sqrt, sign, expm1, log1p, sin, cos, sinh, cosh, tan, tanh, arcsin,
+arcsinh and reciprocal (complex division by a signed zero) give JAX 0.10.2's values at
+special inputs.
 
 numpy and the C library follow C99 Annex G (exp(inf + infj) is inf + NaNj, sqrt(-1.5 - 0j)
 is -1.2247j); XLA does not (NaN + NaNj; +1.2247j). The expected values were recorded from
@@ -23,7 +24,7 @@ import jaxlite.numpy as jnp
 DATA = json.loads((pathlib.Path(__file__).parent.parent / "data" /
                    "complex_special_values.json").read_text())
 FUNCTIONS = ["exp", "log", "sqrt", "sign", "expm1", "log1p", "sin", "cos", "sinh", "cosh",
-             "tan", "tanh"]
+             "tan", "tanh", "arcsin", "arcsinh", "reciprocal"]
 MODES = {"eager": lambda f: f, "jit": lambda f: jaxlite.jit(f, backend="cpu"),
          "jit_interpreter": lambda f: jaxlite.jit(f, backend="interpreter")}
 
@@ -60,7 +61,8 @@ def test_special_inputs_match_jax(name, mode):
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
-@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "sign", "sin", "cos", "tan", "tanh"])
+@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "sign", "sin", "cos", "tan", "tanh",
+                                  "arcsin", "arcsinh", "reciprocal"])
 def test_random_finite_inputs_within_a_few_ulps_of_jax(name, dtype, mode):
     """|ours - JAX| <= 8 eps |JAX| (norm-wise; plus the smallest normal number, as XLA's
     cpu code flushes subnormal results to zero); non-finite parts (overflow) exactly."""

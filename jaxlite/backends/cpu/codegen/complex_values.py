@@ -60,7 +60,8 @@ _LIBM = {_O.EXP: "cexp", _O.LOG: "clog", _O.SQRT: "csqrt", _O.SIN: "csin", _O.CO
 _SPECIAL_VALUES = {_O.EXP: lambda ops, x: ops._exp(x), _O.EXPM1: lambda ops, x: ops._expm1(x),
                    _O.LOG: lambda ops, x: ops._log(x), _O.LOG1P: lambda ops, x: ops._log1p(x),
                    _O.SQRT: lambda ops, x: ops._sqrt(x), _O.TANH: lambda ops, x: ops._tanh(x),
-                   _O.TAN: lambda ops, x: ops._tan(x)}
+                   _O.TAN: lambda ops, x: ops._tan(x), _O.ASIN: lambda ops, x: ops._asin(x),
+                   _O.ASINH: lambda ops, x: ops._asinh(x)}
 
 
 class ComplexOps:
@@ -118,8 +119,8 @@ class ComplexOps:
         scl2 = f(_O.DIVIDE, one, f(_O.ADD, y.im, f(_O.MULTIPLY, y.re, rat2)))
         re2 = f(_O.MULTIPLY, f(_O.ADD, f(_O.MULTIPLY, x.re, rat2), x.im), scl2)
         im2 = f(_O.MULTIPLY, f(_O.SUBTRACT, f(_O.MULTIPLY, x.im, rat2), x.re), scl2)
-        # Division by zero gives numpy's infinities and NaNs.
-        re0, im0 = f(_O.DIVIDE, x.re, abs_r), f(_O.DIVIDE, x.im, abs_r)
+        # A zero denominator gives x / y.re part by part, copysign(inf, y.re) * x (as XLA).
+        re0, im0 = f(_O.DIVIDE, x.re, y.re), f(_O.DIVIDE, x.im, y.re)
         re = a.select(real_larger, a.select(both_zero, re0, re1), re2)
         im = a.select(real_larger, a.select(both_zero, im0, im1), im2)
         return self._restore_special_quotients(x, y, Cx(re, im, x.dtype))
@@ -333,6 +334,26 @@ class ComplexOps:
     def _tan(self, x: Cx) -> Cx:
         """-i tanh(i x)."""
         rotated = self._tanh(Cx(self.a.unary(_O.NEGATE, x.im), x.re, x.dtype))
+        return Cx(rotated.im, self.a.unary(_O.NEGATE, rotated.re), x.dtype)
+
+    def _asin(self, x: Cx) -> Cx:
+        """The C library's casin of x with a zero imaginary part made +0; a NaN imaginary
+        part gives NaN + NaNj, or (NaN, log 2|re|) where |re| >= sqrt(max float) / 8."""
+        a, dtype = self.a, x.re.dtype
+        zero = a.const(0.0, dtype, x.width)
+        unsigned = Cx(x.re, a.select(a.compare("EQ", x.im, zero), zero, x.im), x.dtype)
+        nan_im = a.compare("NE", x.im, x.im)
+        value = self._nan_where(nan_im, self._libm("casin", unsigned))
+        abs_re = a.unary(_O.ABS, x.re)
+        large = a.compare("GE", abs_re, a.const(np.sqrt(np.finfo(dtype).max) / 8, dtype))
+        log_twice = self._f(_O.ADD, self.mathlib.libm_real(a, "log", [abs_re]),
+                            a.const(np.log(2.0), dtype))
+        beyond = a.binary(_O.AND, nan_im, large)
+        return Cx(value.re, a.select(beyond, log_twice, value.im), x.dtype)
+
+    def _asinh(self, x: Cx) -> Cx:
+        """-i asin(i x)."""
+        rotated = self._asin(Cx(self.a.unary(_O.NEGATE, x.im), x.re, x.dtype))
         return Cx(rotated.im, self.a.unary(_O.NEGATE, rotated.re), x.dtype)
 
     def _atan2(self, x: Cx, y: Cx) -> Cx:
