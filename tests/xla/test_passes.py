@@ -375,6 +375,20 @@ def test_folding_leaves_parameters_and_their_users_alone() -> None:
         ROOT %r = f32[2] add(%x, %c)""", None)
 
 
+def test_zero_element_results_fold_in_one_round_whatever_their_operands() -> None:
+    # A chain over an empty array was peeled one instruction per round, and long ones ran
+    # the simplification fixed point out of rounds (a fuzzer finding: a RuntimeWarning).
+    lines = ["%x = s32[0,3] parameter(0)", "%v0 = s32[0,3] negate(%x)"]
+    lines += [f"%v{k} = s32[0,3] multiply(%v{k - 1}, %x)" for k in range(1, 40)]
+    lines.append("ROOT %r = s32[0,3] add(%v39, %x)")
+    module = fold_constants(parse("\n".join(lines)))
+    assert module.entry.root.opcode.text == "constant"
+    assert np.asarray(module.entry.root.attr("literal")).shape == (0, 3)
+    check(fold_constants, """
+        %x = f32[2] parameter(0)
+        ROOT %r = f32[2] negate(%x)""", None)
+
+
 # ---------------------------------------------------------------------------------- CSE
 
 def test_cse_merges_equal_instructions() -> None:

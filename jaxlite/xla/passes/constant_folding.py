@@ -2,8 +2,10 @@
 
 Contract: `fold_constants(module)` replaces every instruction whose operands are all
 constants (and iotas, which have no operands) by a constant holding the value the evaluator
-computes for it, so folding gives the same bits as running the instruction. It keeps the
-instruction's name and shape. It leaves alone: parameters, constants, tuples and tuple
+computes for it, so folding gives the same bits as running the instruction, and every
+instruction with a zero-element array result (not a control-flow op or custom-call, which
+may have effects) by an empty constant whatever its operands. It keeps the instruction's
+name and shape. It leaves alone: parameters, constants, tuples and tuple
 shaped results, control flow and custom-calls (whose effects or trip counts are not ours to
 run at compile time), results of more than `MAX_FOLDED_ELEMENTS` elements, and broadcasts
 and iotas of more than `MAX_EXPANDED_ELEMENTS` elements (a large constant costs memory and
@@ -49,10 +51,20 @@ def _value(inst: HloInstruction) -> np.ndarray:
     return np.asarray(evaluate_computation(comp, []))
 
 
+def _empty(inst: HloInstruction) -> bool:
+    """A zero-element array result: its value is known whatever its operands, so it folds
+    in one round (a long chain over an empty array was peeled one op per round)."""
+    return (not inst.shape.is_tuple and inst.shape.size == 0
+            and inst.opcode not in _NEVER_FOLDED and inst.opcode.kind is not Kind.CONTROL)
+
+
 def _fold(inst: HloInstruction, ctx: RewriteContext) -> HloInstruction | None:
-    if not _foldable(inst):
+    if _empty(inst):
+        value = np.empty(inst.shape.dims, inst.shape.dtype)
+    elif _foldable(inst):
+        value = _value(inst).astype(inst.shape.dtype, copy=False).reshape(inst.shape.dims)
+    else:
         return None
-    value = _value(inst).astype(inst.shape.dtype, copy=False).reshape(inst.shape.dims)
     return HloInstruction(inst.name, Opcode.CONSTANT, inst.shape, (), {"literal": value})
 
 
