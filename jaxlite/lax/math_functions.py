@@ -32,7 +32,8 @@ from jaxlite.lax.complex_trig import (complex_cos, complex_cosh, complex_hyperbo
                                       complex_sin, complex_sinh, complex_trig_lowering)
 from jaxlite.lax.convert import convert_element_type
 from jaxlite.lax.selection import select
-from jaxlite.xla.complex_special_values import (complex_arcsin, complex_arcsinh,
+from jaxlite.xla.complex_special_values import (complex_arcsin, complex_arcsinh, complex_arctan,
+                                                complex_arctanh,
                                                 complex_exp, complex_expm1, complex_log,
                                                 complex_power,
                                                 complex_log1p, complex_sqrt, complex_tan,
@@ -469,7 +470,8 @@ asin_p = elementwise("asin", for_complex(complex_arcsin, np.arcsin), kinds=INEXA
 ad.defjvp(asin_p, lambda t, x: mul(t, _inverse_sine_slope(x)))
 acos_p = elementwise("acos", np.arccos, kinds=INEXACT, hlo_opcode=Opcode.ACOS)
 ad.defjvp(acos_p, lambda t, x: neg(mul(t, _inverse_sine_slope(x))))
-atan_p = elementwise("atan", np.arctan, kinds=INEXACT, hlo_opcode=Opcode.ATAN)
+atan_p = elementwise("atan", for_complex(complex_arctan, np.arctan), kinds=INEXACT,
+                    hlo_opcode=Opcode.ATAN)
 ad.defjvp(atan_p, lambda t, x: div(t, add(_const(x, 1), square(x))))
 atan2_p = elementwise("atan2", _atan2_reference, kinds=INEXACT, num_args=2, hlo_opcode=Opcode.ATAN2)
 ad.defjvp(atan2_p, lambda t, x, y: _atan2_partial(t, y, x, y),
@@ -531,7 +533,8 @@ acosh_p = elementwise("acosh", np.arccosh, kinds=INEXACT, hlo_opcode=Opcode.ACOS
 # the principal branch for complex x.
 ad.defjvp(acosh_p, lambda t, x: div(t, mul(sqrt(sub(x, _const(x, 1))),
                                            sqrt(add(x, _const(x, 1))))))
-atanh_p = elementwise("atanh", np.arctanh, kinds=INEXACT, hlo_opcode=Opcode.ATANH)
+atanh_p = elementwise("atanh", for_complex(complex_arctanh, np.arctanh), kinds=INEXACT,
+                     hlo_opcode=Opcode.ATANH)
 ad.defjvp(atanh_p, lambda t, x: div(t, mul(add(_const(x, 1), x), _one_minus(x))))
 
 

@@ -22,6 +22,11 @@ measured on JAX 0.10.2 (tests/numpy/test_complex_special_values.py):
   part); a NaN imaginary part gives NaN + NaNj, except where |a| >= sqrt(max float) / 8:
   (NaN, log 2|a|) (the threshold measured on JAX by bisection, in both widths);
 - arcsinh: -i arcsin(i x) with that arcsin (so arcsinh(-0 + 1.5j) has a +0.96 real part);
+- arctanh: where |a| > 4 / eps**2 (past the next float above it, bisected on JAX in both
+  widths) or a part is NaN, the imaginary part is pi/2 if b >= 0 (a -0 too), else -pi/2
+  (NaN too); a NaN imaginary part gives a NaN real part, +-0 where a is infinite; a zero
+  real part gives +0 whatever its sign, NaN +- inf j a -0 real part;
+- arctan: -i arctanh(i x) with that arctanh (so arctan(nan + 0j) is -pi/2 + NaNj);
 - power: XLA's polar formula in double precision; a zero exponent gives 1 whatever the
   base, so does a base of exactly 1 whatever the exponent (NaN and infinities too); a zero
   base gives 0 for a positive real exponent, else NaN.
@@ -35,7 +40,8 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["complex_arcsin", "complex_arcsinh", "complex_exp", "complex_expm1", "complex_log", "complex_log1p", "complex_power",
+__all__ = ["complex_arcsin", "complex_arcsinh", "complex_arctan", "complex_arctanh",
+           "arctanh_far_limit", "complex_exp", "complex_expm1", "complex_log", "complex_log1p", "complex_power",
            "complex_sqrt",
            "complex_sign", "complex_tan", "complex_tanh", "for_complex", "join_parts"]
 
@@ -138,6 +144,35 @@ def complex_arcsinh(x: np.ndarray) -> np.ndarray:
     """Complex arcsinh, -i arcsin(i x), with XLA's special values (mirrors `jax.lax.asinh`
     on complex)."""
     rotated = complex_arcsin(join_parts(-x.imag, x.real, x.dtype))
+    return join_parts(rotated.imag, -rotated.real, x.dtype)
+
+
+def arctanh_far_limit(dtype: np.dtype) -> np.floating:
+    """The largest |re z| at which XLA's complex arctanh still takes the sign of a zero
+    imaginary part: one float above 4 / eps**2 (2**48 in float32, 2**106 in float64)."""
+    real = np.finfo(dtype).dtype.type
+    return np.nextafter(real(4) / np.finfo(real).eps ** 2, real(np.inf))
+
+
+def complex_arctanh(x: np.ndarray) -> np.ndarray:
+    """Complex arctanh with XLA's special values (mirrors `jax.lax.atanh` on complex)."""
+    a, b = x.real, x.imag
+    half_pi = a.dtype.type(np.pi / 2)
+    with np.errstate(all="ignore"):
+        value = np.arctanh(x)
+        far = ~(np.abs(a) <= arctanh_far_limit(a.dtype)) | np.isnan(b)
+        im = np.where(far, np.where(b >= 0, half_pi, -half_pi), value.imag)
+        nan_im_re = np.where(np.isinf(a), np.copysign(a.dtype.type(0), a), np.nan)
+        zero = a.dtype.type(0)
+        re = np.where(a == 0, zero, np.where(np.isnan(a) & np.isinf(b), -zero, value.real))
+        re = np.where(np.isnan(b), nan_im_re, re)
+        return join_parts(re, im, x.dtype)
+
+
+def complex_arctan(x: np.ndarray) -> np.ndarray:
+    """Complex arctan, -i arctanh(i x), with XLA's special values (mirrors `jax.lax.atan`
+    on complex)."""
+    rotated = complex_arctanh(join_parts(-x.imag, x.real, x.dtype))
     return join_parts(rotated.imag, -rotated.real, x.dtype)
 
 

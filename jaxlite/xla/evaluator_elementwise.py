@@ -24,7 +24,8 @@ import numpy as np
 from jaxlite.core import dtypes
 from jaxlite.xla import evaluator_special as special
 from jaxlite.xla.complex_division import complex_divide
-from jaxlite.xla.complex_special_values import (complex_arcsin, complex_arcsinh,
+from jaxlite.xla.complex_special_values import (complex_arcsin, complex_arcsinh, complex_arctan,
+                                                complex_arctanh,
                                                 complex_exp, complex_expm1, complex_log,
                                                 complex_power,
                                                 complex_log1p, complex_sign, complex_sqrt,
@@ -311,8 +312,10 @@ _UNARY: dict[Opcode, Callable[[np.ndarray], np.ndarray]] = {
         _O.LOGISTIC: _logistic, _O.SQRT: for_complex(complex_sqrt, np.sqrt),
         _O.RSQRT: lambda x: np.reciprocal(np.sqrt(x)), _O.ACOS: np.arccos,
         _O.ACOSH: np.arccosh, _O.ASIN: for_complex(complex_arcsin, np.arcsin),
-        _O.ASINH: for_complex(complex_arcsinh, np.arcsinh), _O.ATAN: np.arctan,
-        _O.ATANH: np.arctanh, _O.COSH: np.cosh, _O.SINH: np.sinh, _O.EXP2: _exp2}.items()},
+        _O.ASINH: for_complex(complex_arcsinh, np.arcsinh),
+        _O.ATAN: for_complex(complex_arctan, np.arctan),
+        _O.ATANH: for_complex(complex_arctanh, np.arctanh), _O.COSH: np.cosh, _O.SINH: np.sinh,
+        _O.EXP2: _exp2}.items()},
     # float32 erf and erf_inv: XLA's CPU kernels bit for bit (JAX's values).
     _O.ERF: for_float32(erf_f32, _in_f64(special.erf)), _O.ERFC: _in_f64(special.erfc),
     _O.ERF_INV: for_float32(erf_inv_f32, _in_f64(special.erf_inv)),

@@ -15,7 +15,8 @@ import jax.numpy as jnp
 import numpy as np
 
 FUNCTIONS = ["exp", "log", "sqrt", "sign", "expm1", "log1p", "sin", "cos", "sinh", "cosh",
-             "tan", "tanh", "arcsin", "arcsinh", "reciprocal"]
+             "tan", "tanh", "arcsin", "arcsinh", "arctan", "arctanh",
+             "reciprocal"]
 SPECIAL = [0.0, -0.0, 1.5, -1.5, 1e30, np.inf, -np.inf, np.nan]
 OUT = pathlib.Path(__file__).parent.parent / "data" / "complex_special_values.json"
 
@@ -26,6 +27,27 @@ def _random_inputs(rng, n):
     wide = np.stack([rng.uniform(-100, 100, n), rng.uniform(-10, 10, n)])
     parts = np.concatenate([magnitude, normal, wide], axis=1)
     return parts[0] + 1j * parts[1]
+
+
+def _threshold_inputs(dtype):
+    """Floats around the magnitudes where XLA's arcsin (x + NaNj: sqrt(max) / 8) and arctanh
+    (x - 0j: 4 / eps**2) change formulas, placed so that each of arcsin, arcsinh, arctan
+    and arctanh meets them (arcsinh and arctan rotate their argument by i)."""
+    real = np.finfo(dtype).dtype.type
+    around = []
+    for edge in [np.sqrt(np.finfo(real).max) / 8, real(4) / np.finfo(real).eps ** 2]:
+        floats = [np.nextafter(real(edge), real(0)), real(edge)]
+        for _ in range(3):
+            floats.append(np.nextafter(floats[-1], real(np.inf)))
+        around += floats
+    zs = []
+    for x in around:
+        for sign in [1, -1]:
+            zs += [complex(sign * x, np.nan), complex(np.nan, sign * x),
+                   complex(sign * x, -0.0), complex(-0.0, sign * x)]
+    out = np.empty(len(zs), dtype)
+    out.real, out.imag = [z.real for z in zs], [z.imag for z in zs]
+    return out
 
 
 def _pairs(values):
@@ -45,6 +67,13 @@ def main():
         for name in FUNCTIONS:
             entry[name] = _pairs(jax.jit(getattr(jnp, name))(x))
         record[f"random_{dtype}"] = entry
+    for dtype in ["complex64", "complex128"]:
+        jax.config.update("jax_enable_x64", dtype == "complex128")
+        x = _threshold_inputs(dtype)
+        entry = {"inputs": _pairs(x)}
+        for name in ["arcsin", "arcsinh", "arctan", "arctanh"]:
+            entry[name] = _pairs(jax.jit(getattr(jnp, name))(x))
+        record[f"thresholds_{dtype}"] = entry
     OUT.write_text(json.dumps(record, indent=0) + "\n")
 
 

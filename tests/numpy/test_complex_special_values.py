@@ -1,6 +1,6 @@
 """Complex exp, log, sqrt, sign, expm1, log1p, sin, cos, sinh, cosh, tan, tanh, arcsin,
-arcsinh and reciprocal (complex division by a signed zero) give JAX 0.10.2's values at
-special inputs.
+arcsinh, arctan, arctanh and reciprocal (complex division by a signed zero) give JAX 0.10.2's
+values at special inputs.
 
 numpy and the C library follow C99 Annex G (exp(inf + infj) is inf + NaNj, sqrt(-1.5 - 0j)
 is -1.2247j); XLA does not (NaN + NaNj; +1.2247j). The expected values were recorded from
@@ -24,7 +24,8 @@ import jaxlite.numpy as jnp
 DATA = json.loads((pathlib.Path(__file__).parent.parent / "data" /
                    "complex_special_values.json").read_text())
 FUNCTIONS = ["exp", "log", "sqrt", "sign", "expm1", "log1p", "sin", "cos", "sinh", "cosh",
-             "tan", "tanh", "arcsin", "arcsinh", "reciprocal"]
+             "tan", "tanh", "arcsin", "arcsinh", "arctan", "arctanh",
+             "reciprocal"]
 MODES = {"eager": lambda f: f, "jit": lambda f: jaxlite.jit(f, backend="cpu"),
          "jit_interpreter": lambda f: jaxlite.jit(f, backend="interpreter")}
 
@@ -62,7 +63,7 @@ def test_special_inputs_match_jax(name, mode):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 @pytest.mark.parametrize("name", ["exp", "log", "sqrt", "sign", "sin", "cos", "tan", "tanh",
-                                  "arcsin", "arcsinh", "reciprocal"])
+                                  "arcsin", "arcsinh", "arctan", "arctanh", "reciprocal"])
 def test_random_finite_inputs_within_a_few_ulps_of_jax(name, dtype, mode):
     """|ours - JAX| <= 8 eps |JAX| (norm-wise; plus the smallest normal number, as XLA's
     cpu code flushes subnormal results to zero); non-finite parts (overflow) exactly."""
@@ -129,3 +130,20 @@ def test_a_complex_base_of_one_gives_one_whatever_the_exponent(mode):
         out = np.asarray(run(jnp.full(w.shape, base, jnp.complex64), jnp.asarray(w)))
         np.testing.assert_array_equal(out, np.ones_like(w))
         assert not np.signbit(out.imag).any()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_inverse_trig_thresholds_match_jax(dtype, mode):
+    """Around the magnitudes where XLA's arcsin and arctanh switch formulas (arcsin(x + NaNj)
+    is (NaN, log 2|x|) from |x| = sqrt(max float) / 8; arctanh(x - 0j) has a +pi/2
+    imaginary part past one float above 4 / eps**2), and the rotations arcsinh, arctan."""
+    entry = DATA[f"thresholds_{dtype}"]
+    z = _complex(entry["inputs"], dtype)
+    eps = np.finfo(dtype).eps
+    with jaxlite.enable_x64(dtype == "complex128"):
+        for name in ["arcsin", "arcsinh", "arctan", "arctanh"]:
+            want = _complex(entry[name], dtype)
+            got = np.asarray(MODES[mode](getattr(jnp, name))(jnp.asarray(z)))
+            ok = _same_part(got.real, want.real, 4, eps) & _same_part(got.imag, want.imag, 4, eps)
+            assert ok.all(), (name, z[~ok], got[~ok], want[~ok])

@@ -20,6 +20,7 @@ import numpy as np
 from jaxlite.backends.cpu.codegen.arith import Arith
 from jaxlite.backends.cpu.codegen.llvm_text import Val, vec_type
 from jaxlite.backends.cpu.codegen.mathfns import MathLib
+from jaxlite.xla.complex_special_values import arctanh_far_limit
 from jaxlite.xla.opcodes import Opcode
 
 __all__ = ["Cx", "ComplexOps", "is_complex", "part_dtype"]
@@ -61,7 +62,8 @@ _SPECIAL_VALUES = {_O.EXP: lambda ops, x: ops._exp(x), _O.EXPM1: lambda ops, x: 
                    _O.LOG: lambda ops, x: ops._log(x), _O.LOG1P: lambda ops, x: ops._log1p(x),
                    _O.SQRT: lambda ops, x: ops._sqrt(x), _O.TANH: lambda ops, x: ops._tanh(x),
                    _O.TAN: lambda ops, x: ops._tan(x), _O.ASIN: lambda ops, x: ops._asin(x),
-                   _O.ASINH: lambda ops, x: ops._asinh(x)}
+                   _O.ASINH: lambda ops, x: ops._asinh(x), _O.ATAN: lambda ops, x: ops._atan(x),
+                   _O.ATANH: lambda ops, x: ops._atanh(x)}
 
 
 class ComplexOps:
@@ -354,6 +356,36 @@ class ComplexOps:
     def _asinh(self, x: Cx) -> Cx:
         """-i asin(i x)."""
         rotated = self._asin(Cx(self.a.unary(_O.NEGATE, x.im), x.re, x.dtype))
+        return Cx(rotated.im, self.a.unary(_O.NEGATE, rotated.re), x.dtype)
+
+    def _atanh(self, x: Cx) -> Cx:
+        """The C library's catanh of x, with an imaginary part of pi/2 if im >= 0 else -pi/2
+        where |re| is past `arctanh_far_limit` or a part is NaN; a +0 real part where re is
+        a zero, -0 where re is NaN and im infinite, NaN (+-0 where re is infinite) where im
+        is NaN."""
+        a, dtype, width = self.a, x.re.dtype, x.width
+        value = self._libm("catanh", x)
+        half_pi = a.const(np.pi / 2, dtype, width)
+        abs_re = a.unary(_O.ABS, x.re)
+        nan_im = a.compare("NE", x.im, x.im)
+        near = a.compare("LE", abs_re, a.const(arctanh_far_limit(dtype), dtype))
+        far = a.binary(_O.OR, a.unary(_O.NOT, near), nan_im)
+        signed_half_pi = a.select(a.compare("GE", x.im, a.const(0.0, dtype)), half_pi,
+                                  a.unary(_O.NEGATE, half_pi))
+        zero = a.const(0.0, dtype, width)
+        signed_zero = a.select(a.compare("LT", x.re, zero), a.unary(_O.NEGATE, zero), zero)
+        nan_im_re = a.select(a.compare("EQ", abs_re, a.const(np.inf, dtype)), signed_zero,
+                             a.const(np.nan, dtype, width))
+        nan_re = a.compare("NE", x.re, x.re)
+        infinite_im = a.compare("EQ", a.unary(_O.ABS, x.im), a.const(np.inf, dtype))
+        re = a.select(a.compare("EQ", x.re, zero), zero, a.select(
+            a.binary(_O.AND, nan_re, infinite_im), a.unary(_O.NEGATE, zero), value.re))
+        return Cx(a.select(nan_im, nan_im_re, re), a.select(far, signed_half_pi, value.im),
+                  x.dtype)
+
+    def _atan(self, x: Cx) -> Cx:
+        """-i atanh(i x)."""
+        rotated = self._atanh(Cx(self.a.unary(_O.NEGATE, x.im), x.re, x.dtype))
         return Cx(rotated.im, self.a.unary(_O.NEGATE, rotated.re), x.dtype)
 
     def _atan2(self, x: Cx, y: Cx) -> Cx:
