@@ -32,7 +32,8 @@ from jaxlite.lax.complex_trig import (complex_cos, complex_cosh, complex_hyperbo
                                       complex_sin, complex_sinh, complex_trig_lowering)
 from jaxlite.lax.convert import convert_element_type
 from jaxlite.lax.selection import select
-from jaxlite.xla.complex_special_values import (complex_arcsin, complex_arcsinh, complex_arctan,
+from jaxlite.xla.complex_special_values import (complex_arccos, complex_arccosh, complex_arcsin,
+                                                complex_arcsinh, complex_arctan,
                                                 complex_arctanh,
                                                 complex_exp, complex_expm1, complex_log,
                                                 complex_power,
@@ -468,7 +469,8 @@ tan_p = elementwise("tan", for_complex(complex_tan, np.tan), kinds=INEXACT,
 ad.defjvp_with_output(tan_p, lambda t, out, x: mul(t, add(_const(out, 1), square(out))))
 asin_p = elementwise("asin", for_complex(complex_arcsin, np.arcsin), kinds=INEXACT, hlo_opcode=Opcode.ASIN)
 ad.defjvp(asin_p, lambda t, x: mul(t, _inverse_sine_slope(x)))
-acos_p = elementwise("acos", np.arccos, kinds=INEXACT, hlo_opcode=Opcode.ACOS)
+acos_p = elementwise("acos", for_complex(complex_arccos, np.arccos), kinds=INEXACT,
+                    hlo_opcode=Opcode.ACOS)
 ad.defjvp(acos_p, lambda t, x: neg(mul(t, _inverse_sine_slope(x))))
 atan_p = elementwise("atan", for_complex(complex_arctan, np.arctan), kinds=INEXACT,
                     hlo_opcode=Opcode.ATAN)
@@ -528,7 +530,8 @@ cosh_p.lower = complex_hyperbolic_lowering(cosh_p.lower, Opcode.COSH, plus=True)
 ad.defjvp(cosh_p, lambda t, x: mul(t, sinh(x)))
 asinh_p = elementwise("asinh", for_complex(complex_arcsinh, np.arcsinh), kinds=INEXACT, hlo_opcode=Opcode.ASINH)
 ad.defjvp(asinh_p, lambda t, x: mul(t, rsqrt(add(square(x), _const(x, 1)))))
-acosh_p = elementwise("acosh", np.arccosh, kinds=INEXACT, hlo_opcode=Opcode.ACOSH)
+acosh_p = elementwise("acosh", for_complex(complex_arccosh, np.arccosh), kinds=INEXACT,
+                     hlo_opcode=Opcode.ACOSH)
 # sqrt(x - 1) * sqrt(x + 1) rather than sqrt(x**2 - 1): the same for real x > 1, and on
 # the principal branch for complex x.
 ad.defjvp(acosh_p, lambda t, x: div(t, mul(sqrt(sub(x, _const(x, 1))),

@@ -21,6 +21,8 @@ measured on JAX 0.10.2 (tests/numpy/test_complex_special_values.py):
 - arcsin: a zero imaginary part counts as +0 (arcsin(1.5 - 0j) has a +0.96 imaginary
   part); a NaN imaginary part gives NaN + NaNj, except where |a| >= sqrt(max float) / 8:
   (NaN, log 2|a|) (the threshold measured on JAX by bisection, in both widths);
+- arccos, arccosh: the same rules, the large-|a| value being (NaN, -log 2|a|) and
+  (log 2|a|, NaN);
 - arcsinh: -i arcsin(i x) with that arcsin (so arcsinh(-0 + 1.5j) has a +0.96 real part);
 - arctanh: where |a| > 4 / eps**2 (past the next float above it, bisected on JAX in both
   widths) or a part is NaN, the imaginary part is pi/2 if b >= 0 (a -0 too), else -pi/2
@@ -40,7 +42,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["complex_arcsin", "complex_arcsinh", "complex_arctan", "complex_arctanh",
+__all__ = ["complex_arccos", "complex_arccosh", "complex_arcsin", "complex_arcsinh", "complex_arctan", "complex_arctanh",
            "arctanh_far_limit", "complex_exp", "complex_expm1", "complex_log", "complex_log1p", "complex_power",
            "complex_sqrt",
            "complex_sign", "complex_tan", "complex_tanh", "for_complex", "join_parts"]
@@ -128,16 +130,34 @@ def complex_tan(x: np.ndarray) -> np.ndarray:
     return join_parts(rotated.imag, -rotated.real, x.dtype)
 
 
-def complex_arcsin(x: np.ndarray) -> np.ndarray:
-    """Complex arcsin with XLA's special values (mirrors `jax.lax.asin` on complex)."""
+def _inverse_cosine_or_sine(x: np.ndarray, function: Callable[[np.ndarray], np.ndarray],
+                            far_re: float, far_im: float) -> np.ndarray:
+    """numpy's `function` (arcsin, arccos or arccosh) of x with a zero imaginary part made
+    +0; a NaN imaginary part gives NaN + NaNj, except (far_re, far_im) * log 2|re| (NaN
+    where the factor is NaN) where |re| >= sqrt(max float) / 8."""
     a, b = x.real, x.imag
     unsigned = np.where(b == 0, join_parts(a, np.zeros_like(a), x.dtype), x)
     with np.errstate(all="ignore"):
-        value = _nan_where(np.isnan(b), np.arcsin(unsigned))
+        value = _nan_where(np.isnan(b), function(unsigned))
         large = np.abs(a) >= np.sqrt(np.finfo(a.dtype).max) / 8
         log_twice = np.log(np.abs(a)) + a.dtype.type(np.log(2.0))
-        beyond = join_parts(np.full_like(a, np.nan), log_twice, x.dtype)
+        beyond = join_parts(far_re * log_twice, far_im * log_twice, x.dtype)
         return np.where(np.isnan(b) & large, beyond, value).astype(x.dtype)
+
+
+def complex_arcsin(x: np.ndarray) -> np.ndarray:
+    """Complex arcsin with XLA's special values (mirrors `jax.lax.asin` on complex)."""
+    return _inverse_cosine_or_sine(x, np.arcsin, np.nan, 1.0)
+
+
+def complex_arccos(x: np.ndarray) -> np.ndarray:
+    """Complex arccos with XLA's special values (mirrors `jax.lax.acos` on complex)."""
+    return _inverse_cosine_or_sine(x, np.arccos, np.nan, -1.0)
+
+
+def complex_arccosh(x: np.ndarray) -> np.ndarray:
+    """Complex arccosh with XLA's special values (mirrors `jax.lax.acosh` on complex)."""
+    return _inverse_cosine_or_sine(x, np.arccosh, 1.0, np.nan)
 
 
 def complex_arcsinh(x: np.ndarray) -> np.ndarray:

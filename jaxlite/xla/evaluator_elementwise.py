@@ -24,7 +24,8 @@ import numpy as np
 from jaxlite.core import dtypes
 from jaxlite.xla import evaluator_special as special
 from jaxlite.xla.complex_division import complex_divide
-from jaxlite.xla.complex_special_values import (complex_arcsin, complex_arcsinh, complex_arctan,
+from jaxlite.xla.complex_special_values import (complex_arccos, complex_arccosh, complex_arcsin,
+                                                complex_arcsinh, complex_arctan,
                                                 complex_arctanh,
                                                 complex_exp, complex_expm1, complex_log,
                                                 complex_power,
@@ -310,8 +311,8 @@ _UNARY: dict[Opcode, Callable[[np.ndarray], np.ndarray]] = {
         _O.LOG: for_complex(complex_log, for_float32(log_f32, np.log)),
         _O.LOG1P: for_complex(complex_log1p, for_float32(log1p_f32, np.log1p)),
         _O.LOGISTIC: _logistic, _O.SQRT: for_complex(complex_sqrt, np.sqrt),
-        _O.RSQRT: lambda x: np.reciprocal(np.sqrt(x)), _O.ACOS: np.arccos,
-        _O.ACOSH: np.arccosh, _O.ASIN: for_complex(complex_arcsin, np.arcsin),
+        _O.RSQRT: lambda x: np.reciprocal(np.sqrt(x)), _O.ACOS: for_complex(complex_arccos, np.arccos),
+        _O.ACOSH: for_complex(complex_arccosh, np.arccosh), _O.ASIN: for_complex(complex_arcsin, np.arcsin),
         _O.ASINH: for_complex(complex_arcsinh, np.arcsinh),
         _O.ATAN: for_complex(complex_arctan, np.arctan),
         _O.ATANH: for_complex(complex_arctanh, np.arctanh), _O.COSH: np.cosh, _O.SINH: np.sinh,

@@ -16,7 +16,7 @@ import numpy as np
 
 FUNCTIONS = ["exp", "log", "sqrt", "sign", "expm1", "log1p", "sin", "cos", "sinh", "cosh",
              "tan", "tanh", "arcsin", "arcsinh", "arctan", "arctanh",
-             "reciprocal"]
+             "arccos", "arccosh", "reciprocal"]
 SPECIAL = [0.0, -0.0, 1.5, -1.5, 1e30, np.inf, -np.inf, np.nan]
 OUT = pathlib.Path(__file__).parent.parent / "data" / "complex_special_values.json"
 
@@ -71,7 +71,7 @@ def main():
         jax.config.update("jax_enable_x64", dtype == "complex128")
         x = _threshold_inputs(dtype)
         entry = {"inputs": _pairs(x)}
-        for name in ["arcsin", "arcsinh", "arctan", "arctanh"]:
+        for name in ["arcsin", "arcsinh", "arctan", "arctanh", "arccos", "arccosh"]:
             entry[name] = _pairs(jax.jit(getattr(jnp, name))(x))
         record[f"thresholds_{dtype}"] = entry
     OUT.write_text(json.dumps(record, indent=0) + "\n")

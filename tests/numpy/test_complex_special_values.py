@@ -1,6 +1,6 @@
-"""Complex exp, log, sqrt, sign, expm1, log1p, sin, cos, sinh, cosh, tan, tanh, arcsin,
-arcsinh, arctan, arctanh and reciprocal (complex division by a signed zero) give JAX 0.10.2's
-values at special inputs.
+"""Complex exp, log, sqrt, sign, expm1, log1p, sin, cos, sinh, cosh, tan, tanh, the
+inverse trigonometric and hyperbolic functions and reciprocal (complex division by a signed
+zero) give JAX 0.10.2's values at special inputs.
 
 numpy and the C library follow C99 Annex G (exp(inf + infj) is inf + NaNj, sqrt(-1.5 - 0j)
 is -1.2247j); XLA does not (NaN + NaNj; +1.2247j). The expected values were recorded from
@@ -25,7 +25,7 @@ DATA = json.loads((pathlib.Path(__file__).parent.parent / "data" /
                    "complex_special_values.json").read_text())
 FUNCTIONS = ["exp", "log", "sqrt", "sign", "expm1", "log1p", "sin", "cos", "sinh", "cosh",
              "tan", "tanh", "arcsin", "arcsinh", "arctan", "arctanh",
-             "reciprocal"]
+             "arccos", "arccosh", "reciprocal"]
 MODES = {"eager": lambda f: f, "jit": lambda f: jaxlite.jit(f, backend="cpu"),
          "jit_interpreter": lambda f: jaxlite.jit(f, backend="interpreter")}
 
@@ -63,7 +63,8 @@ def test_special_inputs_match_jax(name, mode):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 @pytest.mark.parametrize("name", ["exp", "log", "sqrt", "sign", "sin", "cos", "tan", "tanh",
-                                  "arcsin", "arcsinh", "arctan", "arctanh", "reciprocal"])
+                                  "arcsin", "arcsinh", "arctan", "arctanh", "arccos",
+                                  "arccosh", "reciprocal"])
 def test_random_finite_inputs_within_a_few_ulps_of_jax(name, dtype, mode):
     """|ours - JAX| <= 8 eps |JAX| (norm-wise; plus the smallest normal number, as XLA's
     cpu code flushes subnormal results to zero); non-finite parts (overflow) exactly."""
@@ -142,7 +143,7 @@ def test_inverse_trig_thresholds_match_jax(dtype, mode):
     z = _complex(entry["inputs"], dtype)
     eps = np.finfo(dtype).eps
     with jaxlite.enable_x64(dtype == "complex128"):
-        for name in ["arcsin", "arcsinh", "arctan", "arctanh"]:
+        for name in ["arcsin", "arcsinh", "arctan", "arctanh", "arccos", "arccosh"]:
             want = _complex(entry[name], dtype)
             got = np.asarray(MODES[mode](getattr(jnp, name))(jnp.asarray(z)))
             ok = _same_part(got.real, want.real, 4, eps) & _same_part(got.imag, want.imag, 4, eps)

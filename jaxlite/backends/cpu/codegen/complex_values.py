@@ -62,7 +62,10 @@ _SPECIAL_VALUES = {_O.EXP: lambda ops, x: ops._exp(x), _O.EXPM1: lambda ops, x: 
                    _O.LOG: lambda ops, x: ops._log(x), _O.LOG1P: lambda ops, x: ops._log1p(x),
                    _O.SQRT: lambda ops, x: ops._sqrt(x), _O.TANH: lambda ops, x: ops._tanh(x),
                    _O.TAN: lambda ops, x: ops._tan(x), _O.ASIN: lambda ops, x: ops._asin(x),
-                   _O.ASINH: lambda ops, x: ops._asinh(x), _O.ATAN: lambda ops, x: ops._atan(x),
+                   _O.ASINH: lambda ops, x: ops._asinh(x),
+                   _O.ACOS: lambda ops, x: ops._inverse_cosine_or_sine("cacos", x, np.nan, -1),
+                   _O.ACOSH: lambda ops, x: ops._inverse_cosine_or_sine("cacosh", x, 1, np.nan),
+                   _O.ATAN: lambda ops, x: ops._atan(x),
                    _O.ATANH: lambda ops, x: ops._atanh(x)}
 
 
@@ -338,20 +341,26 @@ class ComplexOps:
         rotated = self._tanh(Cx(self.a.unary(_O.NEGATE, x.im), x.re, x.dtype))
         return Cx(rotated.im, self.a.unary(_O.NEGATE, rotated.re), x.dtype)
 
-    def _asin(self, x: Cx) -> Cx:
-        """The C library's casin of x with a zero imaginary part made +0; a NaN imaginary
-        part gives NaN + NaNj, or (NaN, log 2|re|) where |re| >= sqrt(max float) / 8."""
-        a, dtype = self.a, x.re.dtype
+    def _inverse_cosine_or_sine(self, name: str, x: Cx, far_re: float, far_im: float) -> Cx:
+        """The C library's `name` (casin, cacos, cacosh) of x with a zero imaginary part made
+        +0; a NaN imaginary part gives NaN + NaNj, or (far_re, far_im) * log 2|re| where
+        |re| >= sqrt(max float) / 8 (complex_special_values._inverse_cosine_or_sine)."""
+        a, f, dtype = self.a, self._f, x.re.dtype
         zero = a.const(0.0, dtype, x.width)
         unsigned = Cx(x.re, a.select(a.compare("EQ", x.im, zero), zero, x.im), x.dtype)
         nan_im = a.compare("NE", x.im, x.im)
-        value = self._nan_where(nan_im, self._libm("casin", unsigned))
+        value = self._nan_where(nan_im, self._libm(name, unsigned))
         abs_re = a.unary(_O.ABS, x.re)
         large = a.compare("GE", abs_re, a.const(np.sqrt(np.finfo(dtype).max) / 8, dtype))
-        log_twice = self._f(_O.ADD, self.mathlib.libm_real(a, "log", [abs_re]),
-                            a.const(np.log(2.0), dtype))
+        log_twice = f(_O.ADD, self.mathlib.libm_real(a, "log", [abs_re]),
+                      a.const(np.log(2.0), dtype))
         beyond = a.binary(_O.AND, nan_im, large)
-        return Cx(value.re, a.select(beyond, log_twice, value.im), x.dtype)
+        return Cx(a.select(beyond, f(_O.MULTIPLY, a.const(far_re, dtype), log_twice), value.re),
+                  a.select(beyond, f(_O.MULTIPLY, a.const(far_im, dtype), log_twice), value.im),
+                  x.dtype)
+
+    def _asin(self, x: Cx) -> Cx:
+        return self._inverse_cosine_or_sine("casin", x, np.nan, 1.0)
 
     def _asinh(self, x: Cx) -> Cx:
         """-i asin(i x)."""
