@@ -27,7 +27,8 @@ measured on JAX 0.10.2 (tests/numpy/test_complex_special_values.py):
 - arctanh: where |a| > 4 / eps**2 (past the next float above it, bisected on JAX in both
   widths) or a part is NaN, the imaginary part is pi/2 if b >= 0 (a -0 too), else -pi/2
   (NaN too); a NaN imaginary part gives a NaN real part, +-0 where a is infinite; a zero
-  real part gives +0 whatever its sign, NaN +- inf j a -0 real part;
+  real part gives +0 whatever its sign, NaN +- inf j a -0 real part, and +-1 + bj with
+  b*b at most the smallest normal float an infinite real part (measured by bisection);
 - arctan: -i arctanh(i x) with that arctanh (so arctan(nan + 0j) is -pi/2 + NaNj);
 - power: XLA's polar formula in double precision; a zero exponent gives 1 whatever the
   base, so does a base of exactly 1 whatever the exponent (NaN and infinities too); a zero
@@ -185,6 +186,9 @@ def complex_arctanh(x: np.ndarray) -> np.ndarray:
         nan_im_re = np.where(np.isinf(a), np.copysign(a.dtype.type(0), a), np.nan)
         zero = a.dtype.type(0)
         re = np.where(a == 0, zero, np.where(np.isnan(a) & np.isinf(b), -zero, value.real))
+        # XLA's (1 - |a|)**2 + b**2 is 0 where a is +-1 and b*b <= the smallest normal
+        re = np.where((np.abs(a) == 1) & (b * b <= np.finfo(a.dtype).tiny),
+                      np.copysign(a.dtype.type(np.inf), a), re)
         re = np.where(np.isnan(b), nan_im_re, re)
         return join_parts(re, im, x.dtype)
 

@@ -31,7 +31,7 @@ def _random_inputs(rng, n):
 
 def _threshold_inputs(dtype):
     """Floats around the magnitudes where XLA's arcsin (x + NaNj: sqrt(max) / 8) and arctanh
-    (x - 0j: 4 / eps**2) change formulas, placed so that each of arcsin, arcsinh, arctan
+    (x - 0j: 4 / eps**2; +-1 + bj: b = sqrt(tiny)) change formulas, placed so that each of arcsin, arcsinh, arctan
     and arctanh meets them (arcsinh and arctan rotate their argument by i)."""
     real = np.finfo(dtype).dtype.type
     around = []
@@ -45,6 +45,11 @@ def _threshold_inputs(dtype):
         for sign in [1, -1]:
             zs += [complex(sign * x, np.nan), complex(np.nan, sign * x),
                    complex(sign * x, -0.0), complex(-0.0, sign * x)]
+    # arctanh(+-1 + bj) is +-inf + ... where b*b is at most the smallest normal float
+    root_tiny = np.sqrt(np.finfo(real).tiny)
+    for b in [root_tiny, np.nextafter(root_tiny, real(1)), np.nextafter(root_tiny, real(0))]:
+        for sign in [1, -1]:
+            zs += [complex(sign, b), complex(sign, -b), complex(b, sign), complex(-b, sign)]
     out = np.empty(len(zs), dtype)
     out.real, out.imag = [z.real for z in zs], [z.imag for z in zs]
     return out

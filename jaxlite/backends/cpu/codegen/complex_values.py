@@ -389,6 +389,13 @@ class ComplexOps:
         infinite_im = a.compare("EQ", a.unary(_O.ABS, x.im), a.const(np.inf, dtype))
         re = a.select(a.compare("EQ", x.re, zero), zero, a.select(
             a.binary(_O.AND, nan_re, infinite_im), a.unary(_O.NEGATE, zero), value.re))
+        # XLA's (1 - |re|)**2 + im**2 is 0 where re is +-1 and im*im <= the smallest normal
+        unit_re = a.compare("EQ", abs_re, a.const(1.0, dtype))
+        tiny_im = a.compare("LE", self._f(_O.MULTIPLY, x.im, x.im),
+                            a.const(np.finfo(dtype).tiny, dtype))
+        inf = a.const(np.inf, dtype, width)
+        signed_inf = a.select(a.compare("LT", x.re, zero), a.unary(_O.NEGATE, inf), inf)
+        re = a.select(a.binary(_O.AND, unit_re, tiny_im), signed_inf, re)
         return Cx(a.select(nan_im, nan_im_re, re), a.select(far, signed_half_pi, value.im),
                   x.dtype)
 
