@@ -43,9 +43,9 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["complex_arccos", "complex_arccosh", "complex_arcsin", "complex_arcsinh", "complex_arctan", "complex_arctanh",
-           "arctanh_far_limit", "complex_exp", "complex_expm1", "complex_log", "complex_log1p", "complex_power",
-           "complex_sqrt",
+__all__ = ["arctanh_far_limit", "complex_arccos", "complex_arccosh", "complex_arcsin",
+           "complex_arcsinh", "complex_arctan", "complex_arctanh", "complex_exp",
+           "complex_expm1", "complex_log", "complex_log1p", "complex_power", "complex_sqrt",
            "complex_sign", "complex_tan", "complex_tanh", "for_complex", "join_parts"]
 
 
