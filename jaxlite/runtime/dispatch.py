@@ -26,10 +26,10 @@ import numpy as np
 
 from jaxlite import monitoring
 from jaxlite.runtime import compiler
-from jaxlite.runtime.call_cache import LRUCache, SingleFlight
 from jaxlite.runtime.allocation import (INT64_MAX, allocation_error, out_of_memory,
                                         staged_avals)
 from jaxlite.runtime.array import ArrayImpl
+from jaxlite.runtime.call_cache import LRUCache, SingleFlight
 from jaxlite.backends.base import Buffer, Client, CompileOptions, Executable, HostExecutable
 from jaxlite.backends.registry import get_backend
 from jaxlite.config import config
