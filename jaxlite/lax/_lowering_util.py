@@ -361,6 +361,10 @@ def reduction_rule(opcode: Opcode, identity: Callable[[np.dtype], Any]) -> Rule:
     """The rule of a reduction over `axes` with a binary opcode and its identity."""
     def rule(ctx: LoweringContext, x: HloInstruction, *,
              axes: Sequence[int]) -> HloInstruction:
+        if all(x.shape.dims[d] == 1 for d in axes):
+            # One term per output: XLA's simplifier drops the identity start (JAX's sum of
+            # [-0.] is -0., its product of [0 + inf j] is 0 + inf j), as the references do.
+            return reshape(ctx, x, [n for d, n in enumerate(x.shape.dims) if d not in axes])
         dtype = x.shape.dtype
         wide = widen_low_precision(dtype) if opcode in (Opcode.ADD, Opcode.MULTIPLY) else dtype
         computation = reduction_computation(ctx, opcode, wide)

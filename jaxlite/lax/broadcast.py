@@ -235,8 +235,10 @@ def _reduce_sum_reference(operand: np.ndarray, *, axes: tuple[int, ...]) -> np.n
     rounding to the result type); integers wrap as in XLA.
     """
     x = np.asarray(operand)
+    if all(x.shape[d] == 1 for d in axes):  # one term: XLA adds no 0 (sum of [-0.] is -0.)
+        return x.reshape(tuple(n for d, n in enumerate(x.shape) if d not in axes))
     wide = np.dtype(hlo.widen_low_precision(x.dtype))
-    if not axes or x.size == 0:
+    if x.size == 0:
         return np.sum(x, axis=axes, dtype=wide).astype(x.dtype)
     # A reduced axis of stride 0 (an eager broadcast) repeats one slice: its sum is the
     # count times that slice's sum, rounded once, and nothing is materialized.

@@ -169,6 +169,8 @@ def reduce_min(operand: Any, axes: Sequence[int]) -> Any:
 # -------------------------------------------------------------------------- product
 
 def _reduce_prod_reference(operand: np.ndarray, *, axes: tuple[int, ...]) -> np.ndarray:
+    if all(operand.shape[d] == 1 for d in axes):  # one factor: XLA multiplies by no 1
+        return operand.reshape(tuple(n for d, n in enumerate(operand.shape) if d not in axes))
     if operand.dtype in (np.float16, dtypes.bfloat16):
         wide = np.prod(operand.astype(np.float32), axis=axes, dtype=np.float32)
         return np.asarray(wide).astype(operand.dtype)

@@ -12,6 +12,7 @@ import pytest
 
 import jaxlite as jax
 from jaxlite import lax
+import jaxlite.numpy as jnp
 
 NAN, INF = np.nan, np.inf
 F32 = np.float32
@@ -341,3 +342,19 @@ def test_negative_axes_count_from_the_end():
     np.testing.assert_array_equal(lax.reduce_max(x, (-1,)), [2, 5])
     np.testing.assert_array_equal(lax.argmax(x, -1, np.int32), [2, 2])
     np.testing.assert_array_equal(lax.cumsum(x, -1), np.cumsum(x, axis=1))
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit", "interpreter"])
+def test_one_term_reductions_return_the_term_as_jax(mode):
+    # JAX 0.10.2 (XLA drops the identity start of a one-term reduce): sum of [-0.] is -0.,
+    # also over a size-1 axis of a matrix and for a 0-d value; prod of [0 + inf j] is
+    # 0 + inf j (1 * (0 + inf j) would be nan + inf j). Fuzzer finding; jaxlite gave +0. and
+    # nan + inf j.
+    run = {"eager": lambda f: f, "jit": jax.jit,
+           "interpreter": lambda f: jax.jit(f, backend="interpreter")}[mode]
+    for x in (np.array([-0.0], np.float32), np.float32(-0.0), np.full((2, 1), -0.0, np.float32)):
+        out = np.asarray(run(lambda v: jnp.sum(v, axis=-1 if np.ndim(v) == 2 else None))(x))
+        assert np.all(out == 0) and np.all(np.signbit(out))
+    z = np.array([complex(0, np.inf)], np.complex64)
+    out = np.asarray(run(jnp.prod)(z))
+    assert out.real == 0 and not np.signbit(out.real) and np.isposinf(out.imag)
