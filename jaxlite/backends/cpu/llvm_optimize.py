@@ -21,7 +21,7 @@ from typing import BinaryIO, Sequence
 
 import llvmlite.binding as llvm
 
-__all__ = ["target_machine", "parse_and_link", "object_code", "write_message",
+__all__ = ["initialize", "target_machine", "parse_and_link", "object_code", "write_message",
            "read_message", "serve", "READY"]
 
 # The worker's first message, once llvmlite is loaded and the target initialized.
@@ -32,7 +32,8 @@ _LENGTH = struct.Struct("<Q")
 
 
 @functools.lru_cache(maxsize=None)
-def _initialize() -> None:
+def initialize() -> None:
+    """Load LLVM's native target once per process (this one or a worker)."""
     try:  # newer llvmlite initializes the core itself and rejects this
         llvm.initialize()
     except RuntimeError:
@@ -45,7 +46,7 @@ def _initialize() -> None:
 def target_machine(cpu: str, features: str) -> llvm.TargetMachine:
     """The shared machine that optimizes and emits code for `cpu` (never given to an
     execution engine, which would take ownership of it)."""
-    _initialize()
+    initialize()
     target = llvm.Target.from_default_triple()
     return target.create_target_machine(cpu=cpu, features=features, opt=3,
                                         codemodel="jitdefault")
@@ -111,7 +112,7 @@ def read_message(stream: BinaryIO) -> list[bytes] | None:
 
 def serve(requests: BinaryIO, answers: BinaryIO) -> None:
     """Say `READY`, then answer requests until the other end closes the stream."""
-    _initialize()
+    initialize()
     write_message(answers, [READY])
     while (parts := read_message(requests)) is not None:
         try:

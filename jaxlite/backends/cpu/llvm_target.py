@@ -12,22 +12,13 @@ from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
-
-@functools.lru_cache(maxsize=None)
-def _initialize() -> None:
-    # Newer llvmlite initializes the core itself and rejects llvm.initialize().
-    try:
-        llvm.initialize()
-    except RuntimeError:
-        pass
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
+from jaxlite.backends.cpu.llvm_optimize import initialize
 
 
 @functools.lru_cache(maxsize=None)
 def host_cpu() -> tuple[str, str]:
     """The host CPU's name and its feature string, e.g. ('znver4', '+avx512f,...')."""
-    _initialize()
+    initialize()
     return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
 
 
@@ -37,7 +28,7 @@ def new_target_machine() -> llvm.TargetMachine:
     An execution engine takes ownership of the machine it is given and frees it with itself,
     so every engine gets its own; the shared one below is never handed to an engine.
     """
-    _initialize()
+    initialize()
     name, features = host_cpu()
     target = llvm.Target.from_default_triple()
     return target.create_target_machine(cpu=name, features=features, opt=3, codemodel="jitdefault")
@@ -86,7 +77,7 @@ class CompiledModule:
 
 def compile_ir(ir_text: str, optimize_module: bool = True) -> CompiledModule:
     """Parse, verify, optimize and JIT-compile LLVM IR text for the host."""
-    _initialize()
+    initialize()
     module = llvm.parse_assembly(ir_text)
     module.verify()
     module.triple = target_machine().triple
