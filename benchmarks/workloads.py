@@ -8,6 +8,7 @@ function to time. The set mirrors the yardstick in ../shared/bench (same shapes)
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 from typing import Any, Callable
 
@@ -174,3 +175,8 @@ WORKLOADS = [
              _elementwise(lambda xp, a, b: a * b + 1.0), lambda: lambda a, b: a * b + 1.0,
              _per_call_us),
 ]
+
+
+# The workloads of issue 12's patterns live beside this file, one module per area.
+for _area in ("eager", "transformed", "conv", "linalg", "kernels"):
+    WORKLOADS += importlib.import_module(f"workloads_{_area}").WORKLOADS
