@@ -9,7 +9,10 @@ Mirrors the helpers of `jax._src.lax.control_flow.common`.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Sequence
+import threading
+import weakref
+from collections import OrderedDict
+from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -136,6 +139,56 @@ def first_parameter_name(fun: Any, default: str) -> str:
     except (TypeError, ValueError):
         return default
     return params[0] if params else default
+
+
+# ------------------------------------------------------- caches of transformed jaxprs
+
+class JaxprCache:
+    """Jaxprs derived from a jaxpr (its jvp, linearization or transpose), by the source
+    jaxpr's identity and a hashable key, for as long as the source lives.
+
+    A jitted function's cache keeps the same `ClosedJaxpr` per signature, so `grad` of a
+    function that calls it transforms that jaxpr once and then reuses the result, which the
+    compiled-call cache in turn finds by identity (JAX caches its jvp and partial-eval
+    jaxprs by weak reference to the jaxpr in the same way). Each source keeps at most
+    `per_jaxpr` results, least recently used dropped; the x64 flag is part of every key.
+    A derived value must not hold its source (it would keep it alive). `misses` counts the
+    computations, for tests.
+    """
+
+    def __init__(self, per_jaxpr: int = 64) -> None:
+        self.per_jaxpr = per_jaxpr
+        self._tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+        self.misses = 0
+
+    def get(self, source: ClosedJaxpr, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """The value for (`source`, `key`), computed by `compute()` on a miss. `compute`
+        returns (value, cacheable); an uncacheable value is returned but not kept."""
+        key = (key, bool(config.read("jax_enable_x64")))
+        with self._lock:
+            table = self._tables.get(source)
+            if table is not None and key in table:
+                table.move_to_end(key)
+                return table[key]
+        # Computed outside the lock: it traces, and may come back here for an inner jaxpr.
+        value, cacheable = compute()
+        self.misses += 1
+        if cacheable:
+            with self._lock:
+                table = self._tables.setdefault(source, OrderedDict())
+                table[key] = value
+                while len(table) > self.per_jaxpr:
+                    table.popitem(last=False)
+        return value
+
+    def __len__(self) -> int:
+        with self._lock:
+            return sum(len(t) for t in self._tables.values())
+
+    def clear(self) -> None:
+        with self._lock:
+            self._tables.clear()
 
 
 # ---------------------------------------------------------------------------- types

@@ -20,7 +20,7 @@ from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import ClosedJaxpr, OwnNames, eval_jaxpr
 from jaxlite.core.primitive import Primitive
-from jaxlite.core.trace import current_trace
+from jaxlite.core.trace import Tracer, current_trace
 from jaxlite.interpreters.ad import (Zero, instantiate, jvp_jaxpr, linearize_flat,
                                     tangent_aval)
 from jaxlite.interpreters.batching import (BatchTrace, move_batch_axis, rule_trace,
@@ -29,7 +29,7 @@ from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.interpreters.staging import StagingTrace, hoist_tracer_consts, trace_to_jaxpr
 from jaxlite.interpreters.transpose import UndefinedPrimal, backward_pass, is_undefined
 from jaxlite.lax import _lowering_util as hlo
-from jaxlite.lax._control_flow_util import batch_closed
+from jaxlite.lax._control_flow_util import JaxprCache, batch_closed
 from jaxlite.lax.arithmetic import div
 from jaxlite.lax.remat import linearize_with_policy
 from jaxlite.xla.ir import HloInstruction
@@ -67,6 +67,17 @@ def _nonzero(tangents: Sequence[Any]) -> tuple[list[bool], list[Any]]:
     return mask, [t for t, nz in zip(tangents, mask) if nz]
 
 
+# The jvp, linearization and transpose of each jaxpr a call carries, made once per
+# signature: `grad` of a function calling a jitted one then binds the same jaxprs every
+# step, which the compiled-call cache finds by identity.
+TRANSFORMED_CALLS = JaxprCache()
+
+
+def _no_tracer_consts(closed: ClosedJaxpr) -> bool:
+    # A jaxpr closing over an outer transformation's tracers belongs to that one trace.
+    return not any(isinstance(c, Tracer) for c in closed.consts)
+
+
 def _linearize_call(primitive: Primitive, primals: Sequence[Any], tangents: Sequence[Any],
                     jaxpr: ClosedJaxpr, params: dict[str, Any]) -> tuple[list, list]:
     """The jvp of a call under linearize: a known call and a linear call of the same kind.
@@ -76,6 +87,21 @@ def _linearize_call(primitive: Primitive, primals: Sequence[Any], tangents: Sequ
     tangents.
     """
     nonzero, given = _nonzero(tangents)
+    in_avals = tuple(get_aval(p) for p in primals)
+    known, linear = TRANSFORMED_CALLS.get(
+        jaxpr, ("linearize", primitive, tuple(nonzero), in_avals),
+        lambda: _split_call(jaxpr, nonzero, in_avals))
+    num_out = len(jaxpr.out_avals)
+    results = primitive.bind(*primals, **{**params, "jaxpr": known})
+    outs, residuals = results[:num_out], results[num_out:]
+    tangents_out = primitive.bind(*residuals, *given, **{**params, "jaxpr": linear})
+    return outs, _symbolic_float0(tangents_out)
+
+
+def _split_call(jaxpr: ClosedJaxpr, nonzero: Sequence[bool], in_avals: Sequence[ShapedArray]
+                ) -> tuple[tuple[ClosedJaxpr, ClosedJaxpr], bool]:
+    """(known, linear) jaxprs of `jaxpr` linearized at `in_avals` (see `_linearize_call`),
+    and whether they may be cached."""
     linear_parts: list[ClosedJaxpr] = []
 
     def known_fun(*xs: Any) -> list[Any]:
@@ -83,12 +109,9 @@ def _linearize_call(primitive: Primitive, primals: Sequence[Any], tangents: Sequ
         linear, residuals = hoist_tracer_consts(linear)
         linear_parts.append(linear)
         return list(outs) + residuals
-    known = trace_to_jaxpr(known_fun, [get_aval(p) for p in primals])
-    num_out = len(jaxpr.out_avals)
-    results = primitive.bind(*primals, **{**params, "jaxpr": known})
-    outs, residuals = results[:num_out], results[num_out:]
-    tangents_out = primitive.bind(*residuals, *given, **{**params, "jaxpr": linear_parts[0]})
-    return outs, _symbolic_float0(tangents_out)
+    known = trace_to_jaxpr(known_fun, list(in_avals))
+    linear = linear_parts[0]
+    return (known, linear), _no_tracer_consts(known) and _no_tracer_consts(linear)
 
 
 def _transpose_call(primitive: Primitive, cts: Sequence[Any], args: Sequence[Any],
@@ -98,24 +121,39 @@ def _transpose_call(primitive: Primitive, cts: Sequence[Any], args: Sequence[Any
     The new call takes the defined arguments and the nonzero cotangents and returns the
     cotangents of the undefined arguments (its body is the backward pass of `jaxpr`).
     """
-    undefined = [is_undefined(a) for a in args]
+    undefined = tuple(is_undefined(a) for a in args)
     known = [a for a in args if not is_undefined(a)]
-    ct_nonzero = [ct is not None and not isinstance(ct, Zero) for ct in cts]
+    ct_nonzero = tuple(ct is not None and not isinstance(ct, Zero) for ct in cts)
     given_cts = [ct for ct, nz in zip(cts, ct_nonzero) if nz]
+    in_avals = tuple(get_aval(x) for x in known + given_cts)
+    undefined_avals = tuple(a.aval for a in args if is_undefined(a))
+    closed, consts = TRANSFORMED_CALLS.get(
+        jaxpr, ("transpose", primitive, undefined, ct_nonzero, in_avals, undefined_avals),
+        lambda: _transposed_call(jaxpr, undefined, undefined_avals, ct_nonzero, in_avals))
+    outs = iter(primitive.bind(*consts, *known, *given_cts, **{**params, "jaxpr": closed}))
+    return [next(outs) if u else None for u in undefined]
+
+
+def _transposed_call(jaxpr: ClosedJaxpr, undefined: Sequence[bool],
+                     undefined_avals: Sequence[ShapedArray], ct_nonzero: Sequence[bool],
+                     in_avals: Sequence[ShapedArray]
+                     ) -> tuple[tuple[ClosedJaxpr, list[Any]], bool]:
+    """The backward pass of `jaxpr` as a jaxpr of (defined arguments, nonzero cotangents),
+    with the tracers it closes over, and whether it may be cached (it closes over none)."""
+    num_known = len(undefined) - sum(undefined)
 
     def transposed(*xs: Any) -> list[Any]:
-        known_values, ct_values = iter(xs[:len(known)]), iter(xs[len(known):])
-        full_args = [UndefinedPrimal(a.aval) if u else next(known_values)
-                     for a, u in zip(args, undefined)]
+        known_values, ct_values = iter(xs[:num_known]), iter(xs[num_known:])
+        undefined_values = iter(undefined_avals)
+        full_args = [UndefinedPrimal(next(undefined_values)) if u else next(known_values)
+                     for u in undefined]
         full_cts = [next(ct_values) if nz else Zero(tangent_aval(aval))
                     for nz, aval in zip(ct_nonzero, jaxpr.out_avals)]
         results = backward_pass(jaxpr.jaxpr, jaxpr.consts, full_args, full_cts)
         return [instantiate(r) for r, u in zip(results, undefined) if u]
-    in_avals = [get_aval(x) for x in known + given_cts]
-    closed = trace_to_jaxpr(transposed, in_avals)
+    closed = trace_to_jaxpr(transposed, list(in_avals))
     closed, consts = hoist_tracer_consts(closed)
-    outs = iter(primitive.bind(*consts, *known, *given_cts, **{**params, "jaxpr": closed}))
-    return [next(outs) if u else None for u in undefined]
+    return (closed, consts), not consts
 
 
 def _batch_call(closed: ClosedJaxpr, axis_size: int, args: Sequence[Any],
@@ -182,7 +220,9 @@ def _jit_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, jaxpr: ClosedJa
     if _is_partial_eval():
         return _linearize_call(jit_p, primals, tangents, jaxpr, dict(name=name))
     nonzero, given = _nonzero(tangents)
-    outs = jit_p.bind(*primals, *given, jaxpr=jvp_jaxpr(jaxpr, nonzero), name=name)
+    full = TRANSFORMED_CALLS.get(jaxpr, ("jvp", tuple(nonzero)), lambda: (
+        jvp_jaxpr(jaxpr, nonzero), _no_tracer_consts(jaxpr)))
+    outs = jit_p.bind(*primals, *given, jaxpr=full, name=name)
     num_out = len(jaxpr.out_avals)
     return outs[:num_out], _symbolic_float0(outs[num_out:])
 
