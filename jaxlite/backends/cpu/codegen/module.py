@@ -201,12 +201,43 @@ class _ModuleBuilder:
                  "declare ptr @malloc(i64)", "declare void @free(ptr)",
                  *interrupt.declarations()]  # polled by loops and after large kernels
         parts += self.ctx.constants.texts
-        parts.append(self.ctx.mathlib.definitions())
+        parts.append(outline_heavy_math(self.ctx.mathlib.definitions(), self.kernel_texts))
         parts += self.declarations
         parts += self.kernel_texts
         parts += self.task_texts
         parts += self.program.functions
         return "\n".join(parts) + "\n"
+
+
+# A math function is called rather than inlined where inlining it at every call site would
+# add more than this many lines of IR to the module (and it has at least `_MIN_CALLS` call
+# sites). The -O3 pipeline and code generation grow faster than linearly with a function's
+# size: a chain of 300 float32 sin/cos/tanh operations compiled in 9.8 s with every call
+# inlined and in 1.0 s with sin and cos called (measured with LLVM 15 on the IR of
+# benchmarks/compile_latency.py's chain). Small programs (a train step's few tanh) keep
+# everything inlined, so their steady-state code is unchanged; the values are the same
+# bits either way (the library's operations carry no fast-math flags, so no FMA forms
+# across the call boundary).
+_INLINE_BUDGET = 3000
+_MIN_CALLS = 8
+
+
+def outline_heavy_math(definitions: str, kernel_texts: list[str]) -> str:
+    """`definitions` (the vector math functions of a module) with `alwaysinline` turned into
+    `noinline` for each function whose inlined copies would exceed `_INLINE_BUDGET` lines."""
+    if not definitions.strip():
+        return definitions
+    functions = ("\n" + definitions).split("\ndefine ")
+    out = [functions[0]]
+    for chunk in functions[1:]:
+        head = chunk.split("\n", 1)[0]
+        name = head.split("@", 1)[1].split("(", 1)[0]
+        calls = sum(text.count(f"@{name}(") for text in kernel_texts)
+        lines = chunk.count("\n")
+        if calls >= _MIN_CALLS and calls * lines > _INLINE_BUDGET:
+            chunk = chunk.replace(") alwaysinline nounwind {", ") noinline nounwind {", 1)
+        out.append(chunk)
+    return "\ndefine ".join(out)[1:]
 
 
 def _check_signature(kernel: Kernel) -> None:
