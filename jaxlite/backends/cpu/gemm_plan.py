@@ -24,6 +24,9 @@ SUPPORTED_DTYPES = ("float32", "float64")
 # Lanes of one 512-bit vector.
 LANES = {"float32": 16, "float64": 8}
 SCRATCH_ALIGN = 64
+# Work items split along m each go over all of B; a B with unit column stride and at most
+# this many bytes (it stays in L2) is read in place rather than packed once per item.
+_IN_PLACE_B = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,8 @@ class GemmPlan:
     product C[m, 1] = A @ b is computed as C^T[1, m] = b^T @ A^T (whole vectors along m
     instead of one lane in sixteen), with the roles of the `a` and `b` pointers exchanged.
     `pack_b` is False when B is read in place (one panel of rows, unit column stride: every
-    element of B is used once, so copying it would only cost time). `dot_form`: one row of C
+    element of B is used once, so copying it would only cost time; or work items split
+    along m, each of which would pack all of a small B again). `dot_form`: one row of C
     and B contiguous along k; computed as dot products without packing (gemm_dot).
     """
 
@@ -276,8 +280,15 @@ def plan_gemm(spec: GemmSpec) -> GemmPlan:
         a, b, c = (b[0], b[2], b[1]), (a[0], a[2], a[1]), (c[0], c[2], c[1])
     blocking = _clamp(spec.blocking or _default_blocking(dtype, m), m, n, k, lanes)
     dot_form = m == 1 and a[2] == 1 and b[1] == 1 and b[2] != 1
-    pack_b = not (m <= blocking.mr and b[2] == 1) and not dot_form
     split_dim, unit, items_per_batch = _parallel_split(m, n, blocking, lanes)
+    # A work item packs at most its own rows of A (or columns of B): the scratch is no
+    # larger than one item needs.
+    if split_dim == "m":
+        blocking = replace(blocking, mc=min(blocking.mc, unit))
+    else:
+        blocking = replace(blocking, nc=min(blocking.nc, unit))
+    pack_b = not (m <= blocking.mr and b[2] == 1) and not dot_form and not (
+        split_dim == "m" and b[2] == 1 and k * n * np.dtype(dtype).itemsize <= _IN_PLACE_B)
     itemsize = np.dtype(dtype).itemsize
     a_bytes = blocking.mc * blocking.kc * itemsize
     b_bytes = blocking.kc * blocking.nc * itemsize if pack_b else 0

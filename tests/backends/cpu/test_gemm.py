@@ -398,7 +398,7 @@ def test_plan_reports_scratch_and_signature():
                                   ("scratch", "ptr")]
     assert plan.range_params()[-2:] == [("start", "i64"), ("end", "i64")]
     block = plan.blocking
-    assert plan.scratch_bytes >= (block.mc + block.nc) * block.kc * 8
+    assert plan.scratch_bytes >= (block.mc + block.nc * plan.pack_b) * block.kc * 8
     text = emit_gemm(spec)
     assert 'define void @"sig"' in text and 'define void @"sig.range"' in text
     assert "llvm.fma.v8f64" in text

@@ -27,8 +27,9 @@ def _spec(name: str, m: int, n: int, k: int, **fields) -> GemmSpec:
 
 
 def test_gemms_that_differ_in_m_and_k_share_their_micro_kernels():
-    one = emit_gemm_modules(_spec("gemm.share_a", 256, 64, 100))
-    other = emit_gemm_modules(_spec("gemm.share_b", 40, 64, 784))
+    # B of over 1 MiB, packed (a smaller one is read in place: gemm_plan._IN_PLACE_B)
+    one = emit_gemm_modules(_spec("gemm.share_a", 256, 64, 5000))
+    other = emit_gemm_modules(_spec("gemm.share_b", 40, 64, 4500))
     parts_one, parts_other = set(one[:-1]), set(other[:-1])
     assert parts_one & parts_other  # the micro-kernels for C rows of 64
     for text in one[:-1]:
