@@ -28,6 +28,7 @@ from jaxlite.xla.passes import (
     simplify_algebra,
 )
 from jaxlite.xla.passes.call_inliner import inline_calls
+from jaxlite.xla.passes.conv_canonicalization import canonicalize_convolutions
 from jaxlite.xla.passes.cumulative_scan import scan_in_blocks
 from jaxlite.xla.passes.fusion import fuse
 from jaxlite.xla.passes.layout_assignment import assign_layouts
@@ -122,6 +123,7 @@ SIMPLIFY = fixed_point(simplify_algebra, fold_constants, eliminate_common_subexp
 
 PIPELINE: tuple[Pass, ...] = (
     inline_calls,    # nested jit, checkpoint and custom rules lower to calls: see through them
+    canonicalize_convolutions,  # the dimension orders the GEMM kernels read; transposes around
     SIMPLIFY,
     scan_in_blocks,  # cumsum & co.: a window as long as the axis becomes a scan of blocks
     divide_by_reciprocals,  # XLA's x / c -> x * (1 / c): JAX's numbers, not the exact quotient

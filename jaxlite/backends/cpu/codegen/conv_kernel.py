@@ -9,10 +9,11 @@ multiplies that [pixels x taps*features] matrix by the kernel, seen as a [taps*f
 output features] matrix, straight into the block's rows of the result. Blocks are the unit
 of parallel work: each thread has its own patch matrix and GEMM scratch.
 
-It applies when the result stores each pixel's output features contiguously, one pixel
+It applies (input dilation included: the patch holds zeros between the input's elements)
+when the result stores each pixel's output features contiguously, one pixel
 after another (NHWC-like), the kernel stores its taps and input features as one run with
 the output features innermost (HWIO-like), the types are float32 or float64, and there are
-no feature or batch groups, input dilation or window reversal. Other convolutions are
+no feature or batch groups or window reversal. Other convolutions are
 computed by the loop kernels (`window_loops.convolution_at`).
 """
 from __future__ import annotations
@@ -24,6 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jaxlite.backends.cpu.codegen.conv_weight_kernel import (WeightConvPlan,
+                                                             emit_weight_convolution,
+                                                             weight_conv_plan)
 from jaxlite.backends.cpu.codegen.dot_kernel import SCRATCH_ALIGN, _group
 from jaxlite.backends.cpu.codegen.elemental import Elemental
 from jaxlite.backends.cpu.codegen.indexing import Lin, Multi, Var, strides_of
@@ -34,6 +38,7 @@ from jaxlite.backends.cpu.codegen.window_loops import all_of, window_position
 from jaxlite.backends.cpu.gemm import GemmSpec, emit_gemm_modules, plan_gemm
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.passes.conv_canonicalization import uses_weight_form
 from jaxlite.xla.shape_inference_base import ConvDims, RuleContext, conv_dims_of, window_of
 
 __all__ = ["ConvPlan", "conv_plan", "emit_convolution"]
@@ -84,8 +89,10 @@ class ConvPlan:
         return self.patch_bytes + -(-gemm // SCRATCH_ALIGN) * SCRATCH_ALIGN
 
 
-def conv_plan(inst: HloInstruction) -> ConvPlan | None:
-    """How `inst` (a convolution) runs as im2col and GEMMs, or None."""
+def conv_plan(inst: HloInstruction) -> ConvPlan | WeightConvPlan | None:
+    """How `inst` (a convolution) runs as im2col and GEMMs, or None. A convolution whose
+    output is smaller than its window (a weight gradient) runs in the weight form
+    (`conv_weight_kernel`)."""
     lhs, rhs = inst.operands[0].shape, inst.operands[1].shape
     out = inst.shape
     dtype = np.dtype(out.dtype)
@@ -95,9 +102,10 @@ def conv_plan(inst: HloInstruction) -> ConvPlan | None:
     cd = conv_dims_of(ctx, lhs.rank, rhs.rank)
     window = window_of(ctx, len(cd.lhs_spatial))
     if int(inst.attr("feature_group_count", 1)) != 1 or int(
-            inst.attr("batch_group_count", 1)) != 1 or any(window.reversal) or any(
-            d != 1 for d in window.base_dilation):
+            inst.attr("batch_group_count", 1)) != 1 or any(window.reversal):
         return None
+    if uses_weight_form(tuple(out.dims[d] for d in cd.out_spatial), window.size):
+        return weight_conv_plan(inst)
     os_, ks = strides_of(out.dims, out.layout), strides_of(rhs.dims, rhs.layout)
     pixels = _group([cd.out_batch, *cd.out_spatial], out.dims, os_)
     taps = _group([*cd.rhs_spatial, cd.rhs_input], rhs.dims, ks)
@@ -118,9 +126,12 @@ def _gemm_texts(spec: GemmSpec) -> tuple[str, ...]:
     return emit_gemm_modules(spec)
 
 
-def emit_convolution(ctx: KernelContext, inst: HloInstruction, plan: ConvPlan,
-                     noalias: bool) -> Kernel:
-    """The kernel: work items are blocks of output pixels, [lo, hi)."""
+def emit_convolution(ctx: KernelContext, inst: HloInstruction,
+                     plan: ConvPlan | WeightConvPlan, noalias: bool) -> Kernel:
+    """The kernel: work items are blocks of output pixels, [lo, hi) (one item for the
+    weight form)."""
+    if isinstance(plan, WeightConvPlan):
+        return emit_weight_convolution(ctx, inst, plan, noalias)
     fb, ins, outs = kernel_function(2, 1, noalias)
     fb.params.insert(3, ("ptr", "scratch"))
     lhs, rhs = inst.operands
@@ -139,9 +150,9 @@ def emit_convolution(ctx: KernelContext, inst: HloInstruction, plan: ConvPlan,
     spatial = [inst.shape.dims[d] for d in cd.out_spatial]
     sizes = list(window.size)
     with fb.loop("%lo", "%hi", 1, "blk") as block:
-        first = fb.op(f"mul i64 {block}, {plan.block}", "p0")
-        last = fb.op(f"add i64 {first}, {plan.block}", "p1")
-        last = fb.op(f"call i64 @llvm.smin.i64(i64 {last}, i64 {plan.pixels})", "p1")
+        first = fb.op(f"mul i64 {block}, {plan.block}", "pxlo")
+        last = fb.op(f"add i64 {first}, {plan.block}", "pxhi")
+        last = fb.op(f"call i64 @llvm.smin.i64(i64 {last}, i64 {plan.pixels})", "pxhi")
         with fb.loop(first, last, 1, "px") as pixel:
             em.push()
             rest = Lin.of(Var(pixel, "scalar", 0, plan.pixels))
