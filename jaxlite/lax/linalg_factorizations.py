@@ -26,9 +26,12 @@ from jaxlite.core.primitive import Primitive
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.transpose import is_undefined
 from jaxlite.lax import linalg_kernels as kernels
+from jaxlite.lax._composed import lower_by_expansion
 from jaxlite.lax.arithmetic import add, mul, neg, sub
 from jaxlite.lax.comparisons import eq
 from jaxlite.lax.convert import convert_element_type
+from jaxlite.lax.linalg_small import (cholesky_small, is_small, lu_small,
+                                     triangular_solve_small)
 from jaxlite.lax.linalg_util import (adjoint, check_matrix, diag_embed, diagonal, kernel_rules,
                                     eye_like, matmul, mT, tril, triu)
 from jaxlite.lax.shape_ops import broadcasted_iota, expand_dims
@@ -36,6 +39,20 @@ from jaxlite.lax.slicing import concatenate, slice_in_dim
 
 __all__ = ["cholesky_p", "triangular_solve_p", "lu_p", "lu_pivots_to_permutation_p",
            "permute_rows"]
+
+
+def small_matrix_lowering(primitive: Primitive, expansion: Any) -> None:
+    """Lower `primitive` to the lax expansion of `linalg_small` where all its matrices are
+    small, and to its LAPACK kernel's custom-call (the rule `kernel_rules` set) otherwise."""
+    by_kernel = primitive.lower
+    by_expansion = lower_by_expansion(primitive, expansion)
+
+    def rule(ctx: Any, *operands: Any, **params: Any) -> Any:
+        if is_small(*(aval.shape for aval in ctx.avals_in)):
+            return by_expansion(ctx, *operands, **params)
+        return by_kernel(ctx, *operands, **params)
+    rule.__name__ = f"lower_{primitive.name}"
+    primitive.lower = rule
 
 
 def _like(aval: ShapedArray, shape: Sequence[int] | None = None,
@@ -69,6 +86,7 @@ def _cholesky_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any,
 cholesky_p.abstract_eval = _cholesky_abstract_eval
 cholesky_p.jvp = _cholesky_jvp
 kernel_rules(cholesky_p, kernels.cholesky)
+small_matrix_lowering(cholesky_p, cholesky_small)
 
 
 # ---------------------------------------------------------------- triangular solve
@@ -140,6 +158,7 @@ triangular_solve_p.abstract_eval = _triangular_solve_abstract_eval
 triangular_solve_p.jvp = _triangular_solve_jvp
 triangular_solve_p.transpose = _triangular_solve_transpose
 kernel_rules(triangular_solve_p, kernels.triangular_solve)
+small_matrix_lowering(triangular_solve_p, triangular_solve_small)
 
 
 # ------------------------------------------------------------------------------ lu
@@ -207,6 +226,7 @@ def _lu_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any],
 lu_p.abstract_eval = _lu_abstract_eval
 lu_p.jvp = _lu_jvp
 kernel_rules(lu_p, kernels.lu)
+small_matrix_lowering(lu_p, lu_small)
 
 
 # --------------------------------------------------------- lu_pivots_to_permutation

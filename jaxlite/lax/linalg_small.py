@@ -1,0 +1,284 @@
+"""Small-matrix lowerings of `lu`, `cholesky` and `triangular_solve`, written with lax.
+
+For small matrices a custom-call into the numpy/LAPACK kernels costs a Python round trip
+per call and a Python loop over the batch, far more than the arithmetic. So where every
+matrix dimension is at most `SMALL_MATRIX_LIMIT` the three primitives lower to these
+expansions instead (see `linalg_factorizations`): one `fori_loop` over the columns whose
+every step updates all the matrices of the batch at once (a rank-1 update, masked to the
+trailing block), which the compiler turns into native loops. The batch is moved to the
+last axis first, (rows, columns, batch), so that each step's loops run over the batch in
+vector lanes whatever the matrix size; the masks are comparisons of short index vectors,
+broadcast. The eager `reference` stays the LAPACK kernel, as does the lowering of
+larger matrices.
+
+Conventions follow LAPACK's, as JAX's CPU kernels do:
+
+- lu (getf2): the pivot of column k is the first row i >= k of largest |a_ik| (|re| + |im|
+  for complex numbers); the multipliers are the column times the pivot's reciprocal (a
+  division for pivots below the smallest normal number); a zero pivot leaves its column as
+  it is and the factorization goes on. A NaN entry is never chosen as pivot (a column of
+  NaNs keeps its row), which may differ from LAPACK's choice for matrices with NaNs.
+- cholesky (potf2): reads the lower triangle and the real part of the diagonal; a matrix
+  that is not positive definite (a pivot that is not > 0) gives NaN everywhere.
+- triangular_solve (trsm): substitution with the triangle `lower` selects (not reading
+  the diagonal if `unit_diagonal`); a zero on the diagonal gives infinities or NaNs.
+
+The factors agree with LAPACK's to rounding (the order of the operations differs), the
+pivots exactly unless rounding decides a near tie. Rows and columns are read with
+dynamic slices, or with selections and a max-reduction against -inf (exact, signed zeros
+and infinities included), never with products by masks, which would turn an infinite
+entry into NaNs elsewhere.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from jaxlite.core import dtypes
+from jaxlite.core.avals import get_aval
+from jaxlite.lax.arithmetic import complex as make_complex
+from jaxlite.lax.arithmetic import add, conj, div, imag, mul, real, sub
+from jaxlite.lax.broadcast import broadcast_in_dim, reshape, transpose
+from jaxlite.lax.comparisons import eq, ge, gt, lt, ne
+from jaxlite.lax.convert import convert_element_type
+from jaxlite.lax.dynamic_slicing import dynamic_index_in_dim
+from jaxlite.lax.linalg_util import adjoint, mT
+from jaxlite.lax.loops import fori_loop
+from jaxlite.lax.math_functions import abs as lax_abs
+from jaxlite.lax.math_functions import sqrt
+from jaxlite.lax.reductions import reduce_max, reduce_min
+from jaxlite.lax.selection import select
+from jaxlite.lax.shape_ops import broadcasted_iota
+
+__all__ = ["SMALL_MATRIX_LIMIT", "is_small", "lu_small", "cholesky_small",
+           "triangular_solve_small"]
+
+SMALL_MATRIX_LIMIT = 32
+"""Matrices with at most this many rows and columns take the expansions."""
+
+
+def is_small(*shapes: Sequence[int]) -> bool:
+    """Whether every matrix dimension of `shapes` is within `SMALL_MATRIX_LIMIT`."""
+    return all(max(s[-2:]) <= SMALL_MATRIX_LIMIT for s in shapes)
+
+
+# ------------------------------------------------------------------ layout helpers
+
+def _batch_last(x: Any) -> Any:
+    """(..., m, n) -> (m, n, batch): the batch flattened onto the last axis."""
+    shape = get_aval(x).shape
+    flat = reshape(x, (math.prod(shape[:-2]),) + tuple(shape[-2:]))
+    return transpose(flat, (1, 2, 0))
+
+
+def _batch_first(x: Any, batch: Sequence[int]) -> Any:
+    """The inverse of `_batch_last` for x (..., batch) with leading axes of any rank."""
+    nd = len(get_aval(x).shape)
+    moved = transpose(x, (nd - 1,) + tuple(range(nd - 1)))
+    return reshape(moved, tuple(batch) + tuple(get_aval(moved).shape[1:]))
+
+
+def _to(x: Any, shape: Sequence[int], axes: Sequence[int]) -> Any:
+    """`x` broadcast to `shape`, its axes becoming `axes`."""
+    return broadcast_in_dim(x, tuple(shape), tuple(axes))
+
+
+def _indices(size: int) -> Any:
+    return broadcasted_iota(np.int32, (size,), 0)
+
+
+def _fill(like: Any, value: Any) -> Any:
+    aval = get_aval(like)
+    return broadcast_in_dim(np.array(value, aval.dtype), aval.shape, ())
+
+
+def _is_complex(x: Any) -> bool:
+    return dtypes.is_complex(get_aval(x).dtype)
+
+
+# ----------------------------------------------------------------- reading entries
+
+def _pick_real(x: Any, mask: Any, axis: int) -> Any:
+    low = -np.inf if dtypes.issubdtype(get_aval(x).dtype, np.floating) else -1
+    return reduce_max(select(mask, x, _fill(x, low)), (axis,))
+
+
+def _pick(x: Any, mask: Any, axis: int) -> Any:
+    """The entry of `x` along `axis` where `mask` (x's shape, one True per line) holds,
+    exactly."""
+    if _is_complex(x):
+        return make_complex(_pick_real(real(x), mask, axis), _pick_real(imag(x), mask, axis))
+    return _pick_real(x, mask, axis)
+
+
+def _magnitude(x: Any) -> Any:
+    """LAPACK's pivot size: |x|, or |re| + |im| for complex numbers."""
+    if _is_complex(x):
+        return add(lax_abs(real(x)), lax_abs(imag(x)))
+    return lax_abs(x)
+
+
+def _first_largest(size: Any, candidate: Any) -> Any:
+    """Per column of `size` (rows, batch): the first row of largest size among the
+    candidate rows (NaN sizes never win; the first candidate when none is a number)."""
+    shape = get_aval(size).shape
+    usable = select(candidate, select(ne(size, size), _fill(size, -1), size), _fill(size, -2))
+    best = _to(reduce_max(usable, (0,)), shape, (1,))
+    rows = broadcasted_iota(np.int32, shape, 0)
+    return reduce_min(select(eq(usable, best), rows, _fill(rows, shape[0])), (0,))
+
+
+# ------------------------------------------------------------------------------ lu
+
+def lu_small(a: Any) -> list[Any]:
+    """LU with partial pivoting of each matrix, as LAPACK's getf2: [packed factors, int32
+    pivots, int32 permutation] (the outputs of `lu_p`)."""
+    shape = get_aval(a).shape
+    batch, (m, n) = shape[:-2], shape[-2:]
+    steps = min(m, n)
+    if steps == 0:
+        return [a, broadcast_in_dim(np.int32(0), batch + (0,), ()),
+                broadcasted_iota(np.int32, batch + (m,), len(batch))]
+    a = _batch_last(a)
+    size = get_aval(a).shape[-1]
+    row, col, pivot_index = _indices(m), _indices(n), _indices(steps)
+    tiny = np.finfo(dtypes.real_dtype(get_aval(a).dtype)).tiny
+    full, column_shape = (m, n, size), (m, size)
+
+    def step(k: Any, state: list[Any]) -> list[Any]:
+        a, pivots, perm = state
+        k = convert_element_type(k, np.int32)
+        column = dynamic_index_in_dim(a, k, 1, keepdims=False)  # (m, batch)
+        p = _first_largest(_magnitude(column), _to(ge(row, k), column_shape, (0,)))
+        at_p = eq(broadcasted_iota(np.int32, column_shape, 0), _to(p, column_shape, (1,)))
+        at_k = _to(eq(row, k), column_shape, (0,))
+        row_k = dynamic_index_in_dim(a, k, 0, keepdims=False)  # (n, batch)
+        row_p = _pick(a, _to(at_p, full, (0, 2)), 0)
+        a = select(_to(at_k, full, (0, 2)), _to(row_p, full, (1, 2)),
+                   select(_to(at_p, full, (0, 2)), _to(row_k, full, (1, 2)), a))
+        pivot = _pick(column, at_p, 0)  # (batch,)
+        column_k = dynamic_index_in_dim(column, k, 0, keepdims=False)
+        column = select(at_k, _to(pivot, column_shape, (1,)),
+                        select(at_p, _to(column_k, column_shape, (1,)), column))
+        multipliers = select(_to(gt(row, k), column_shape, (0,)),
+                             _scale(column, pivot, tiny), column)
+        updated = sub(a, mul(_to(multipliers, full, (0, 2)), _to(row_p, full, (1, 2))))
+        a = select(_to(gt(row, k), full, (0,)),
+                   select(_to(gt(col, k), full, (1,)), updated,
+                          select(_to(eq(col, k), full, (1,)), _to(multipliers, full, (0, 2)),
+                                 a)), a)
+        pivots = select(_to(eq(pivot_index, k), (steps, size), (0,)),
+                        _to(p, (steps, size), (1,)), pivots)
+        perm_k = dynamic_index_in_dim(perm, k, 0, keepdims=False)
+        perm_p = _pick(perm, at_p, 0)
+        perm = select(at_k, _to(perm_p, column_shape, (1,)),
+                      select(at_p, _to(perm_k, column_shape, (1,)), perm))
+        return [a, pivots, perm]
+
+    init = [a, broadcast_in_dim(np.int32(0), (steps, size), ()),
+            broadcasted_iota(np.int32, column_shape, 0)]
+    a, pivots, perm = fori_loop(0, steps, step, init)
+    return [_batch_first(a, batch), _batch_first(pivots, batch), _batch_first(perm, batch)]
+
+
+def _scale(column: Any, pivot: Any, tiny: float) -> Any:
+    """column / pivot as getf2 computes it: times the reciprocal where |pivot| is at least
+    the smallest normal number, else a division; unchanged where the pivot is zero."""
+    shape = get_aval(column).shape
+    by_reciprocal = mul(column, _to(div(_fill(pivot, 1), pivot), shape, (1,)))
+    by_division = div(column, _to(pivot, shape, (1,)))
+    size = lax_abs(pivot)
+    scaled = select(_to(ge(size, _fill(size, tiny)), shape, (1,)), by_reciprocal,
+                    by_division)
+    return select(_to(eq(pivot, _fill(pivot, 0)), shape, (1,)), column, scaled)
+
+
+# ------------------------------------------------------------------------ cholesky
+
+def cholesky_small(a: Any) -> Any:
+    """The lower Cholesky factor of each matrix (potf2, its lower triangle read); NaN
+    everywhere for a matrix that is not positive definite (the output of `cholesky_p`)."""
+    shape = get_aval(a).shape
+    batch, n = shape[:-2], shape[-1]
+    if n == 0:
+        return a
+    a = _batch_last(a)
+    size = get_aval(a).shape[-1]
+    full, column_shape = (n, n, size), (n, size)
+    index = _indices(n)
+    in_lower = _to(ge(broadcasted_iota(np.int32, (n, n), 0),
+                      broadcasted_iota(np.int32, (n, n), 1)), full, (0, 1))
+    real_dtype = dtypes.real_dtype(get_aval(a).dtype)
+
+    def step(k: Any, state: list[Any]) -> list[Any]:
+        a, ok = state
+        k = convert_element_type(k, np.int32)
+        column = dynamic_index_in_dim(a, k, 1, keepdims=False)  # (n, batch)
+        diagonal = dynamic_index_in_dim(column, k, 0, keepdims=False)
+        d = real(diagonal) if _is_complex(diagonal) else diagonal
+        ok = select(gt(d, _fill(d, 0)), ok, _fill(ok, False))
+        root = convert_element_type(sqrt(d), get_aval(a).dtype)
+        # potf2 scales by the reciprocal of the pivot's root
+        scaled = mul(column, _to(div(_fill(root, 1), root), column_shape, (1,)))
+        column = select(_to(gt(index, k), column_shape, (0,)), scaled,
+                        select(_to(eq(index, k), column_shape, (0,)),
+                               _to(root, column_shape, (1,)), column))
+        conjugate = conj(column) if _is_complex(column) else column
+        updated = sub(a, mul(_to(column, full, (0, 2)), _to(conjugate, full, (1, 2))))
+        a = select(_to(gt(index, k), full, (1,)), select(in_lower, updated, a),
+                   select(_to(eq(index, k), full, (1,)), _to(column, full, (0, 2)), a))
+        return [a, ok]
+
+    lower = select(in_lower, a, _fill(a, 0))
+    ok = broadcast_in_dim(np.bool_(True), (size,), ())
+    factor, ok = fori_loop(0, n, step, [lower, ok])
+    del real_dtype
+    nan = complex(np.nan, np.nan) if _is_complex(a) else np.nan
+    factor = select(_to(ok, full, (2,)), factor, _fill(factor, nan))
+    return _batch_first(factor, batch)
+
+
+# ---------------------------------------------------------------- triangular solve
+
+def triangular_solve_small(a: Any, b: Any, *, left_side: bool, lower: bool,
+                           transpose_a: bool, conjugate_a: bool,
+                           unit_diagonal: bool) -> Any:
+    """x with op(a) x = b (`left_side`) or x op(a) = b (the output of
+    `triangular_solve_p`), by substitution over all matrices at once."""
+    if transpose_a:
+        a = adjoint(a) if conjugate_a else mT(a)
+        lower = not lower
+    elif conjugate_a and _is_complex(a):
+        a = conj(a)
+    if not left_side:  # x a = b  <=>  a^T x^T = b^T
+        return mT(_substitute(mT(a), mT(b), not lower, unit_diagonal))
+    return _substitute(a, b, lower, unit_diagonal)
+
+
+def _substitute(a: Any, b: Any, lower: bool, unit_diagonal: bool) -> Any:
+    """x with a x = b, a lower (forward substitution) or upper (backward)."""
+    shape = get_aval(b).shape
+    batch, (n, columns) = shape[:-2], shape[-2:]
+    if n == 0 or columns == 0 or math.prod(batch) == 0:
+        return b
+    a, b = _batch_last(a), _batch_last(b)
+    size = get_aval(b).shape[-1]
+    full = (n, columns, size)
+    index = _indices(n)
+
+    def step(i: Any, x: Any) -> Any:
+        i = convert_element_type(i, np.int32)
+        k = i if lower else sub(np.int32(n - 1), i)
+        row = dynamic_index_in_dim(x, k, 0, keepdims=False)  # (columns, batch)
+        column = dynamic_index_in_dim(a, k, 1, keepdims=False)  # (n, batch)
+        if not unit_diagonal:
+            diagonal = dynamic_index_in_dim(column, k, 0, keepdims=False)
+            row = div(row, _to(diagonal, (columns, size), (1,)))
+        later = gt(index, k) if lower else lt(index, k)
+        updated = sub(x, mul(_to(column, full, (0, 2)), _to(row, full, (1, 2))))
+        return select(_to(eq(index, k), full, (0,)), _to(row, full, (1, 2)),
+                      select(_to(later, full, (0,)), updated, x))
+
+    return _batch_first(fori_loop(0, n, step, b), batch)
