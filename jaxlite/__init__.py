@@ -8,6 +8,7 @@ modules and names, with JAX's semantics. Code written for `jax` runs unchanged u
 # Order matters in the first lines: eager execution is installed before anything computes,
 # and jaxlite.numpy fills the operator table of arrays and tracers.
 from jaxlite.runtime import dispatch as _dispatch  # noqa: F401
+from jaxlite.runtime import eager_loops as _eager_loops  # noqa: F401
 from jaxlite import lax, numpy, tree_util  # noqa: F401
 
 # The public modules.

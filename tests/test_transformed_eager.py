@@ -151,7 +151,7 @@ def test_transformed_jaxprs_die_with_the_jitted_function():
 
 
 def test_jaxpr_cache_is_bounded_per_jaxpr():
-    cache = JaxprCache(per_jaxpr=2)
+    cache = JaxprCache(per_source=2)
     source = jax.make_jaxpr(jnp.sin)(f32(1.0))
     computed = []
 
@@ -165,3 +165,178 @@ def test_jaxpr_cache_is_bounded_per_jaxpr():
     assert cache.get(source, 3, lambda: compute(99)) == 30
     assert cache.get(source, 4, lambda: (0, False)) == 0  # uncacheable: not kept
     assert len(cache) == 2
+
+
+# ------------------------------------------------------------------ loops outside jit
+
+def scan_step(c, x):
+    c = c * 0.999 + x
+    return c, c * 2.0
+
+
+def fori_body(i, c):
+    return c * 0.999 + 0.001 * i.astype(f32)
+
+
+def while_cond(state):
+    return state[0] < 500
+
+
+def while_body(state):
+    i, c = state
+    return i + 1, c * 0.999 + 0.001
+
+
+def python_scan(c, xs):
+    ys = []
+    for x in np.asarray(xs):
+        c = np.float32(c * f32(0.999) + x)
+        ys.append(c * f32(2.0))
+    return c, np.array(ys)
+
+
+def test_loops_outside_jit_match_jit_and_python():
+    xs = jnp.asarray(np.random.default_rng(0).standard_normal(300).astype(f32))
+    eager = jax.lax.scan(scan_step, f32(1.0), xs)
+    close(eager, jax.jit(lambda c, xs: jax.lax.scan(scan_step, c, xs))(f32(1.0), xs))
+    close(eager, python_scan(f32(1.0), xs), tol=1e-4)
+    assert eager[1].dtype == f32 and eager[1].shape == (300,)
+    out = jax.lax.fori_loop(0, 300, fori_body, f32(1.0))
+    c = f32(1.0)
+    for i in range(300):
+        c = f32(c * f32(0.999) + f32(0.001) * f32(i))
+    close(out, c, tol=1e-4)
+    close(out, jax.jit(lambda c: jax.lax.fori_loop(0, 300, fori_body, c))(f32(1.0)))
+    i, c = jax.lax.while_loop(while_cond, while_body, (0, f32(1.0)))
+    assert int(i) == 500 and i.dtype == jnp.int32 and i.weak_type
+    close(c, jax.jit(lambda s: jax.lax.while_loop(while_cond, while_body, s))((0, f32(1.0)))[1])
+    # Traced bounds: fori_loop is a while loop; integer carries are exact.
+    total = jax.lax.fori_loop(jnp.int32(0), jnp.int32(100), lambda i, t: t + i * i,
+                              jnp.int32(0))
+    assert int(total) == sum(i * i for i in range(100))
+
+
+def test_loops_outside_jit_compile_once(compiles, monkeypatch):
+    from jaxlite.runtime import eager_loops
+    monkeypatch.setattr(eager_loops, "COMPILE_WORTH", 1)  # every loop compiles at once
+    xs = jnp.arange(50, dtype=f32)
+    step, body, cond = (lambda c, x: scan_step(c, x)), (lambda i, c: fori_body(i, c)), (
+        lambda s: while_cond(s))  # functions no earlier test compiled
+    run = lambda: (jax.lax.scan(step, f32(1.0), xs),
+                   jax.lax.fori_loop(0, 40, body, f32(1.0)),
+                   jax.lax.while_loop(cond, while_body, (0, f32(1.0))))
+    first = run()
+    assert sorted(compiles) == ["scan", "scan", "while"]  # one program per loop
+    for _ in range(3):
+        same_bits(run(), first)
+    assert len(compiles) == 3
+    jax.lax.scan(step, f32(1.0), jnp.arange(60, dtype=f32))  # a new signature
+    assert len(compiles) == 4
+
+
+def test_short_loops_compile_once_called_often_enough(compiles):
+    from jaxlite.runtime import eager_loops
+    xs = jnp.arange(8, dtype=f32)
+    step = lambda c, x: scan_step(c, x)
+    first = jax.lax.scan(step, f32(1.0), xs)  # op by op: short
+    assert not compiles
+    for _ in range(eager_loops.COMPILE_WORTH // 8):
+        close(jax.lax.scan(step, f32(1.0), xs), first, tol=1e-5)
+    assert compiles == ["scan"]
+
+
+def test_long_loops_compile_on_the_first_call(compiles):
+    n = 20_000
+    step = lambda c, x: (c * 0.5 + x, c)
+    carry, ys = jax.lax.scan(step, f32(0.0), jnp.ones(n, f32))
+    assert compiles == ["scan"]
+    close(carry, 2.0)
+    close(ys[:3], np.array([0.0, 1.0, 1.5], f32))
+    # A while loop starts op by op and, still running after its budget, continues compiled
+    # from the carry it reached.
+    i, c = jax.lax.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, s[1] * 0.5 + 1.0),
+                              (0, f32(0.0)))
+    assert compiles == ["scan", "while"]
+    assert int(i) == n and i.weak_type and float(c) == 2.0
+
+
+def test_loop_body_is_traced_once_per_function_as_in_jax():
+    # As JAX (checked with jax 0.10.2: 4.0 both times), a loop called again with the same
+    # function reuses its trace, so a global it reads keeps its first value.
+    global SCALE
+    SCALE = 1.0
+
+    def step(c, x):
+        return c * SCALE + x, c
+    assert float(jax.lax.scan(step, 1.0, jnp.arange(3.0))[0]) == 4.0
+    SCALE = 2.0
+    assert float(jax.lax.scan(step, 1.0, jnp.arange(3.0))[0]) == 4.0
+    # A new function is traced anew (jax: 12.0).
+    assert float(jax.lax.scan(lambda c, x: step(c, x), 1.0, jnp.arange(3.0))[0]) == 12.0
+
+
+def test_eager_loop_cache_is_bounded(monkeypatch):
+    from jaxlite.runtime import call_cache, eager_loops
+    monkeypatch.setattr(eager_loops, "LOOPS", call_cache.LRUCache(2))
+    for n in (5, 6, 7):
+        xs = jnp.arange(n, dtype=f32)
+        close(jax.lax.scan(scan_step, f32(1.0), xs), python_scan(f32(1.0), xs), tol=1e-4)
+    assert len(eager_loops.LOOPS) == 2
+
+
+def test_loops_with_callbacks_stay_in_python(compiles):
+    seen = []
+
+    def body(c, x):
+        jax.debug.callback(lambda v: seen.append(float(v)), x)
+        return c + x, c
+    carry, _ = jax.lax.scan(body, f32(0.0), jnp.arange(4, dtype=f32))
+    assert seen == [0.0, 1.0, 2.0, 3.0] and float(carry) == 6.0
+    assert not compiles
+
+    def failing(v):
+        raise ValueError("from the callback")
+
+    def bad_body(c, x):
+        return c + jax.pure_callback(failing, jax.ShapeDtypeStruct((), f32), x), c
+    with pytest.raises(jax.errors.JaxRuntimeError, match="from the callback"):  # as before
+        jax.lax.scan(bad_body, f32(0.0), jnp.arange(3, dtype=f32))
+
+
+def test_loops_under_debug_nans_name_the_operation():
+    def body(c, x):
+        return c + jnp.log(x), c
+    with jax.debug_nans(True):
+        with pytest.raises(FloatingPointError, match="log"):
+            jax.lax.scan(body, f32(0.0), jnp.asarray([1.0, -1.0, 2.0], f32))
+
+
+def test_typed_keys_through_eager_loops():
+    key = jax.random.key(0)
+
+    def body(i, k):
+        return jax.random.split(k)[0]
+    eager = jax.lax.fori_loop(0, 5, body, key)
+    jitted = jax.jit(lambda k: jax.lax.fori_loop(0, 5, body, k))(key)
+    assert np.array_equal(jax.random.key_data(eager), jax.random.key_data(jitted))
+    expected = key
+    for _ in range(5):
+        expected = jax.random.split(expected)[0]
+    assert np.array_equal(jax.random.key_data(eager), jax.random.key_data(expected))
+
+
+def test_grad_and_vmap_of_eager_loops():
+    xs = jnp.arange(1.0, 6.0, dtype=f32)
+    loss = lambda c: jax.lax.scan(scan_step, c, xs)[1].sum()
+    plain = lambda c: python_scan_traced(c, xs)
+    close(jax.grad(loss)(f32(1.5)), jax.grad(plain)(f32(1.5)), tol=1e-4)
+    cs = jnp.asarray([1.0, 2.0, 3.0], f32)
+    close(jax.vmap(loss)(cs), jnp.stack([loss(c) for c in cs]))
+
+
+def python_scan_traced(c, xs):
+    total = 0.0
+    for i in range(xs.shape[0]):
+        c, y = scan_step(c, xs[i])
+        total = total + y
+    return total

@@ -20,7 +20,7 @@ from jaxlite.config import config
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import ClosedJaxpr, Jaxpr, Var, eval_jaxpr
-from jaxlite.core.trace import Tracer, current_trace
+from jaxlite.core.trace import Tracer, current_trace, root_trace
 from jaxlite.interpreters.ad import (Zero, instantiate, jvp_flat, linearize_flat,
                                     tangent_aval)
 from jaxlite.interpreters.batching import BatchTracer, vmap_flat
@@ -28,6 +28,90 @@ from jaxlite.interpreters.staging import StagingTrace, hoist_tracer_consts, trac
 from jaxlite.lax.convert import _convert_element_type
 from jaxlite.tree_util import (PyTreeDef, keystr, tree_flatten, tree_flatten_with_path,
                                tree_unflatten)
+
+
+# ------------------------------------------------------- caches of transformed jaxprs
+
+class JaxprCache:
+    """Values derived from a source object (a jaxpr, or a function a loop traces), by the
+    source's identity and a hashable key, for as long as the source lives.
+
+    A jitted function's cache keeps the same `ClosedJaxpr` per signature, so `grad` of a
+    function that calls it transforms that jaxpr once and then reuses the result, which the
+    compiled-call cache in turn finds by identity; a loop body traced once per function and
+    signature is likewise one jaxpr, compiled once (JAX caches its jvp, partial-eval and
+    loop-body jaxprs by weak reference in the same way). Each source keeps at most
+    `per_source` values and all sources together `total`, least recently used dropped; the
+    x64 flag is part of every key. A source that cannot be weakly referenced is not cached.
+    `misses` counts the computations, for tests.
+    """
+
+    def __init__(self, per_source: int = 64, total: int = 8192) -> None:
+        self.per_source, self.total = per_source, total
+        self._entries: OrderedDict = OrderedDict()  # (id(source), key) -> value
+        self._keys: dict[int, tuple[weakref.ref, OrderedDict]] = {}  # id -> (ref, keys)
+        self._lock = threading.Lock()
+        self.misses = 0
+
+    def get(self, source: Any, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """The value for (`source`, `key`), computed by `compute()` on a miss. `compute`
+        returns (value, cacheable); an uncacheable value is returned but not kept."""
+        full = (id(source), key, bool(config.read("jax_enable_x64")))
+        with self._lock:
+            owner = self._keys.get(full[0])
+            if owner is not None and owner[0]() is source and full in self._entries:
+                self._entries.move_to_end(full)
+                return self._entries[full]
+        # Computed outside the lock: it traces, and may come back here for an inner jaxpr.
+        value, cacheable = compute()
+        self.misses += 1
+        if cacheable:
+            self._keep(source, full, value)
+        return value
+
+    def _keep(self, source: Any, full: tuple, value: Any) -> None:
+        ident = full[0]
+        with self._lock:
+            owner = self._keys.get(ident)
+            if owner is None or owner[0]() is not source:
+                try:
+                    ref = weakref.ref(source, lambda _, ident=ident: self._forget(ident))
+                except TypeError:
+                    return
+                if owner is not None:
+                    self._drop_source(ident)
+                owner = self._keys[ident] = (ref, OrderedDict())
+            self._entries[full] = value
+            owner[1][full] = None
+            owner[1].move_to_end(full)
+            while len(owner[1]) > self.per_source:
+                self._entries.pop(owner[1].popitem(last=False)[0], None)
+            while len(self._entries) > self.total:
+                old, _ = self._entries.popitem(last=False)
+                old_owner = self._keys.get(old[0])
+                if old_owner is not None:
+                    old_owner[1].pop(old, None)
+
+    def _drop_source(self, ident: int) -> None:
+        owner = self._keys.pop(ident, None)
+        if owner is not None:
+            for full in owner[1]:
+                self._entries.pop(full, None)
+
+    def _forget(self, ident: int) -> None:
+        # Run by the collector, which may interrupt this thread inside the lock: no lock
+        # here (dict operations are atomic; a racing entry is at worst computed again).
+        owner = self._keys.get(ident)
+        if owner is not None and owner[0]() is None:
+            self._drop_source(ident)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._keys.clear()
 
 
 # ----------------------------------------------------------------------------- tracing
@@ -51,6 +135,34 @@ def trace_function(fun: Callable[..., Any], in_tree: PyTreeDef, in_avals: Sequen
     jaxpr = closed.jaxpr
     opened = Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars, jaxpr.eqns)
     return ClosedJaxpr(opened, []), list(closed.consts), out_trees[0]
+
+
+# Loop bodies traced at top level, by the user's function (see `traced_once`).
+TRACES = JaxprCache()
+# The options that change what tracing a function produces, besides x64.
+_TRACE_OPTIONS = ("jax_numpy_rank_promotion", "jax_numpy_dtype_promotion",
+                  "jax_default_matmul_precision")
+
+
+def traced_once(owner: Any, what: str, fun: Callable[..., Any], in_tree: PyTreeDef,
+                in_avals: Sequence[ShapedArray]) -> tuple[ClosedJaxpr, list[Any], PyTreeDef]:
+    """`trace_function(fun, in_tree, in_avals)`, traced once per `owner` (the user's
+    function, held weakly), `what`, signature and options when called outside every
+    transformation, as JAX caches the jaxprs of loop bodies: a loop called eagerly again
+    with the same function then carries the same jaxpr, whose compilation is cached.
+
+    As in JAX, a function traced once is not traced again for the same signature, so a
+    global it reads is read at the first trace. Traces under a transformation, and those
+    closing over tracers, are not kept.
+    """
+    if current_trace() is not root_trace():
+        return trace_function(fun, in_tree, in_avals)
+
+    def compute() -> tuple[tuple[ClosedJaxpr, list[Any], PyTreeDef], bool]:
+        traced = trace_function(fun, in_tree, in_avals)
+        return traced, not any(isinstance(c, Tracer) for c in traced[1])
+    options = tuple(config.read(name) for name in _TRACE_OPTIONS)
+    return TRACES.get(owner, (what, in_tree, tuple(in_avals), options), compute)
 
 
 def run_in_python() -> bool:
@@ -139,56 +251,6 @@ def first_parameter_name(fun: Any, default: str) -> str:
     except (TypeError, ValueError):
         return default
     return params[0] if params else default
-
-
-# ------------------------------------------------------- caches of transformed jaxprs
-
-class JaxprCache:
-    """Jaxprs derived from a jaxpr (its jvp, linearization or transpose), by the source
-    jaxpr's identity and a hashable key, for as long as the source lives.
-
-    A jitted function's cache keeps the same `ClosedJaxpr` per signature, so `grad` of a
-    function that calls it transforms that jaxpr once and then reuses the result, which the
-    compiled-call cache in turn finds by identity (JAX caches its jvp and partial-eval
-    jaxprs by weak reference to the jaxpr in the same way). Each source keeps at most
-    `per_jaxpr` results, least recently used dropped; the x64 flag is part of every key.
-    A derived value must not hold its source (it would keep it alive). `misses` counts the
-    computations, for tests.
-    """
-
-    def __init__(self, per_jaxpr: int = 64) -> None:
-        self.per_jaxpr = per_jaxpr
-        self._tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._lock = threading.Lock()
-        self.misses = 0
-
-    def get(self, source: ClosedJaxpr, key: Hashable, compute: Callable[[], Any]) -> Any:
-        """The value for (`source`, `key`), computed by `compute()` on a miss. `compute`
-        returns (value, cacheable); an uncacheable value is returned but not kept."""
-        key = (key, bool(config.read("jax_enable_x64")))
-        with self._lock:
-            table = self._tables.get(source)
-            if table is not None and key in table:
-                table.move_to_end(key)
-                return table[key]
-        # Computed outside the lock: it traces, and may come back here for an inner jaxpr.
-        value, cacheable = compute()
-        self.misses += 1
-        if cacheable:
-            with self._lock:
-                table = self._tables.setdefault(source, OrderedDict())
-                table[key] = value
-                while len(table) > self.per_jaxpr:
-                    table.popitem(last=False)
-        return value
-
-    def __len__(self) -> int:
-        with self._lock:
-            return sum(len(t) for t in self._tables.values())
-
-    def clear(self) -> None:
-        with self._lock:
-            self._tables.clear()
 
 
 # ---------------------------------------------------------------------------- types

@@ -16,6 +16,7 @@ with traced bounds it is a `while` loop over (i, upper, carry).
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -31,12 +32,13 @@ from jaxlite.interpreters.batching import move_batch_axis
 from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.interpreters.staging import trace_to_jaxpr
 from jaxlite.lax import _lowering_util as hlo
-from jaxlite.lax._control_flow_util import (abstractify, batch_closed, check_carry,
+from jaxlite.lax._control_flow_util import (JaxprCache, abstractify, batch_closed, check_carry,
                                             eval_closed, first_parameter_name,
                                             io_callbacks_in, is_partial_eval, jvp_closed,
                                             nonzero_tangents,
                                             promote_weak_carry, run_in_python, same_type,
-                                            symbolic_zeros, trace_function, type_str,
+                                            symbolic_zeros, traced_once,
+                                            type_str,
                                             with_unused_invars)
 from jaxlite.lax.arithmetic import add
 from jaxlite.lax.broadcast import broadcast_in_dim
@@ -298,8 +300,10 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     while True:  # again after a weak initial carry is promoted (at most once per leaf)
         avals = abstractify(init_leaves)
         # cond_fun first, as JAX traces them (checkify numbers checks in tracing order).
-        cond, cond_consts, cond_tree = trace_function(cond_fun, args_tree, avals)
-        body, body_consts, body_tree = trace_function(body_fun, args_tree, avals)
+        cond, cond_consts, cond_tree = traced_once(cond_fun, "while_cond", cond_fun,
+                                                   args_tree, avals)
+        body, body_consts, body_tree = traced_once(body_fun, "while_body", body_fun,
+                                                   args_tree, avals)
         out_avals = body.out_avals if body_tree == init_tree else avals
         init_leaves, changed = promote_weak_carry(init_leaves, avals, out_avals)
         if not changed:
@@ -373,10 +377,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     dtype = get_aval(lower).dtype
     if static_lower is not None and static_upper is not None and dtypes.is_integer(dtype):
         start = _convert_element_type(static_lower, dtype)
-
-        def step(loop_carry: tuple[Any, Any], _: Any) -> tuple[tuple[Any, Any], None]:
-            i, val = loop_carry
-            return (add(i, _convert_element_type(1, dtype)), body_fun(i, val)), None
+        step = _FORI_BODIES.get(body_fun, ("scan", dtype),
+                                lambda: (_fori_scan_step(_held(body_fun), dtype), True))
         length = max(static_upper - static_lower, 0)
         (_, result), _ = scan(step, (start, init_val), None, length=length,
                               unroll=1 if unroll is None else unroll)
@@ -384,11 +386,38 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are "
                          "statically known.")
+    cond, body = _FORI_BODIES.get(body_fun, ("while", dtype),
+                                  lambda: (_fori_while_funs(_held(body_fun), dtype), True))
+    return while_loop(cond, body, (lower, upper, init_val))[2]
 
+
+# The functions fori_loop loops over, one per user body and bound dtype, so that a loop
+# called again with the same body traces (and compiles) once (see `traced_once`).
+_FORI_BODIES = JaxprCache()
+
+
+def _held(fun: Callable) -> Callable[[], Callable]:
+    """A reference to `fun` that does not keep it alive, where one can be made (the
+    functions built on it are cached by `fun` and must not hold it)."""
+    try:
+        return weakref.ref(fun)
+    except TypeError:
+        return lambda: fun
+
+
+def _fori_scan_step(body_fun: Callable[[], Callable], dtype: Any) -> Callable:
+    def step(loop_carry: tuple[Any, Any], _: Any) -> tuple[tuple[Any, Any], None]:
+        i, val = loop_carry
+        return (add(i, _convert_element_type(1, dtype)), body_fun()(i, val)), None
+    return step
+
+
+def _fori_while_funs(body_fun: Callable[[], Callable], dtype: Any
+                     ) -> tuple[Callable, Callable]:
     def cond(loop_carry: tuple[Any, Any, Any]) -> Any:
         return lt(loop_carry[0], loop_carry[1])
 
     def body(loop_carry: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
         i, stop, val = loop_carry
-        return add(i, _convert_element_type(1, dtype)), stop, body_fun(i, val)
-    return while_loop(cond, body, (lower, upper, init_val))[2]
+        return add(i, _convert_element_type(1, dtype)), stop, body_fun()(i, val)
+    return cond, body

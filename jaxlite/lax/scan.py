@@ -36,7 +36,8 @@ from jaxlite.lax._control_flow_util import (abstractify, batch_closed, check_car
                                             is_partial_eval, jvp_closed, linearize_closed,
                                             nonzero_tangents, promote_weak_carry,
                                             run_in_python, same_type,
-                                            symbolic_zeros, trace_function, type_str)
+                                            symbolic_zeros, traced_once,
+                                            type_str)
 from jaxlite.lax.ad_util import zeros
 from jaxlite.lax.shape_ops import expand_dims
 from jaxlite.lax.slicing import concatenate, index_in_dim
@@ -478,5 +479,5 @@ def _trace_body(f: Callable, init_tree: Any, xs_tree: Any, carry_avals: list[Sha
         return tuple(out)
     leaves_tree = tree_flatten((tree_unflatten(init_tree, carry_avals),
                                 tree_unflatten(xs_tree, x_avals)))[1]
-    return trace_function(body, leaves_tree, carry_avals + x_avals)
+    return traced_once(f, "scan", body, leaves_tree, carry_avals + x_avals)
 
