@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from jaxlite.xla.analysis import has_side_effects
 from jaxlite.xla.analysis import users as users_of
-from jaxlite.xla.cost_model import L1_BYTES, MAX_EXPENSIVE_COPIES
+from jaxlite.xla.cost_model import L1_BYTES, MAX_EXPENSIVE_COPIES, is_data_expanding
 from jaxlite.xla.ir import (
     HloComputation,
     HloInstruction,
@@ -38,11 +38,13 @@ from jaxlite.xla.ir import (
 )
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.fusion_decisions import (
+    LOOP,
     Classification,
     Verdict,
     classify_group,
     is_fusible_consumer,
     is_fusion_core,
+    is_loop_fusible,
     is_wrappable,
     producer_verdict,
 )
@@ -139,6 +141,9 @@ class _Group:
     root: HloInstruction
     members: dict[int, HloInstruction] = field(default_factory=dict)
     classification: Classification = field(default_factory=lambda: Classification(None))
+    # ids of the values the members read from outside the group (the fusion's operands),
+    # kept up to date as members join so that a join costs O(its operands), not O(group).
+    external: set[int] = field(default_factory=set)
 
 
 class _Planner:
@@ -151,12 +156,13 @@ class _Planner:
         self.users = users_of(comp)
         self.holders: dict[int, list[_Group]] = {}
         self.groups: dict[int, _Group] = {}  # id of a standalone instruction -> its group
+        self.cuts = clean_cuts(comp, self.users, max(1, options.max_instructions // 2))
 
     def plan(self) -> None:
         for inst in reversed(self.comp.instructions):
             if not self._needed(inst):
                 continue
-            group = _Group(inst, {id(inst): inst})
+            group = _Group(inst, {id(inst): inst}, external={id(o) for o in inst.operands})
             self._hold(inst, group)
             self.groups[id(inst)] = group
             if is_fusible_consumer(inst):
@@ -193,6 +199,8 @@ class _Planner:
                 push_operands(producer)
 
     def _try_add(self, group: _Group, producer: HloInstruction) -> bool:
+        if id(producer) in self.cuts:
+            return False
         users = self.users[producer]
         inside = [u for u in users if id(u) in group.members]
         if not inside:
@@ -203,14 +211,24 @@ class _Planner:
                                    self.options.max_expensive_copies)
         if verdict.verdict is Verdict.REFUSE:
             return False
-        group.members[id(producer)] = producer
-        members = sorted(group.members.values(), key=lambda i: self.position[id(i)])
-        classification = classify_group([group.root], members, self.options.row_limit)
-        if (not classification or len(members) > self.options.max_instructions
-                or len(_external_operands(members)) > self.options.max_operands):
-            del group.members[id(producer)]
+        if len(group.members) >= self.options.max_instructions:
             return False
+        external = (group.external - {id(producer)}) | {
+            id(o) for o in producer.operands if id(o) not in group.members}
+        if len(external) > self.options.max_operands:
+            return False
+        group.members[id(producer)] = producer
+        classification = group.classification
+        # A loop group stays a loop group when a loop-fusible producer joins (what
+        # classify_group would say), so only groups with a reduction or dot are reclassified.
+        if classification.kind != LOOP or not is_loop_fusible(producer):
+            classification = classify_group([group.root], self.ordered_members(group),
+                                             self.options.row_limit)
+            if not classification:
+                del group.members[id(producer)]
+                return False
         group.classification = classification
+        group.external = external
         self._hold(producer, group)
         return True
 
@@ -235,6 +253,41 @@ class _Planner:
 
     def ordered_members(self, group: _Group) -> list[HloInstruction]:
         return sorted(group.members.values(), key=lambda i: self.position[id(i)])
+
+
+def clean_cuts(comp: HloComputation, users: dict, every: int) -> set[int]:
+    """Ids of the values where a long run of fusible work is cut into fusions of about
+    `every` instructions: each one is, at its place in the order, the only value computed
+    since the previous cut that later work reads (parameters, constants, broadcasts and
+    values written to memory anyway aside), so the fusions on either side share no work.
+
+    Without cuts a group grows to the size limit and stops at an arbitrary frontier whose
+    values then start groups that copy each other's producers, which fragments a deep chain
+    into thousands of tiny fusions. A multiply is never a cut: its add or subtract user
+    may contract with it into one multiply-add, and a cut would change that rounding."""
+    instructions = comp.instructions
+    if len(instructions) <= every:
+        return set()
+    position = {id(inst): n for n, inst in enumerate(instructions)}
+    starts_ends = [0] * (len(instructions) + 1)
+    counted = [False] * len(instructions)
+    for n, inst in enumerate(instructions):
+        if is_loop_fusible(inst) and not is_data_expanding(inst) and users[inst]:
+            counted[n] = True
+            starts_ends[n] += 1
+            starts_ends[max(position[id(u)] for u in users[inst])] -= 1
+    cuts: set[int] = set()
+    live = since = 0
+    for n, inst in enumerate(instructions):
+        live += starts_ends[n]
+        if not counted[n]:
+            continue
+        since += 1
+        if since >= every and live == 1 and inst.opcode is not Opcode.MULTIPLY \
+                and inst is not comp.root:
+            cuts.add(id(inst))
+            since = 0
+    return cuts
 
 
 def _external_operands(members: Sequence[HloInstruction]) -> list[HloInstruction]:

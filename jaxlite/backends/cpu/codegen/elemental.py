@@ -253,6 +253,42 @@ class Elemental:
 
     # ------------------------------------------------------------------- values
     def value(self, inst: HloInstruction, index: Index) -> Val:
+        known = self._known(inst, index)
+        if known is not None:
+            return known
+        if inst.opcode.is_elementwise and id(inst) not in self.cached:
+            self._operands_first(inst, index)
+        return self._value(inst, index)
+
+    def _known(self, inst: HloInstruction, index: Index) -> Val | None:
+        """The value of `inst` at `index` if it is bound or already computed."""
+        if id(inst) in self.bound:
+            return self.bound[id(inst)]
+        key = (id(inst), Multi(()) if inst.shape.rank == 0 else index)
+        for scope in reversed(self._memo):
+            if key in scope:
+                return scope[key]
+        return None
+
+    def _operands_first(self, inst: HloInstruction, index: Index) -> None:
+        """Compute the elementwise operands below `inst` at `index` bottom-up, in the order
+        the recursion of `value` would (operands left to right, each before its user), so
+        a fused chain thousands of operations deep needs no deep recursion."""
+        stack: list[tuple[HloInstruction, bool]] = [(inst, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if self._known(node, index) is not None:
+                continue
+            if expanded:
+                if node is not inst:
+                    self._value(node, index)
+            elif node.opcode.is_elementwise and id(node) not in self.cached:
+                stack.append((node, True))
+                stack.extend((o, False) for o in reversed(node.operands))
+            else:
+                self._value(node, index)
+
+    def _value(self, inst: HloInstruction, index: Index) -> Val:
         if id(inst) in self.bound:
             return self.bound[id(inst)]
         if inst.shape.rank == 0:

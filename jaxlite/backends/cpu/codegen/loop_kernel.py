@@ -52,17 +52,36 @@ def fusion_outputs(fusion: HloInstruction) -> list[tuple[HloInstruction, Shape]]
 def flat_friendly(inst: HloInstruction, dims: tuple[int, ...], layout: tuple[int, ...],
                   seen: dict[tuple, bool] | None = None) -> bool:
     """Whether `inst`, visited in the memory order of (dims, layout), reads every operand
-    element at the position it writes (so one flat loop needs no per-dimension index)."""
+    element at the position it writes (so one flat loop needs no per-dimension index).
+
+    An explicit stack walks the fused expression, so a chain thousands of operations deep
+    needs no deep recursion."""
     seen = {} if seen is None else seen
-    key = (id(inst), dims, layout)
-    if key in seen:
-        return seen[key]
-    seen[key] = result = _flat_friendly(inst, dims, layout, seen)
-    return result
+    stack = [(inst, dims, layout)]
+    while stack:
+        node = stack[-1]
+        key = (id(node[0]), node[1], node[2])
+        if key in seen:
+            stack.pop()
+            continue
+        rule = _flat_rule(*node)
+        if isinstance(rule, bool):
+            seen[key] = rule
+            stack.pop()
+            continue
+        known = [seen.get((id(c[0]), c[1], c[2])) for c in rule]
+        if False in known or None not in known:
+            seen[key] = False not in known
+            stack.pop()
+            continue
+        stack.extend(c for c, k in zip(reversed(rule), reversed(known)) if k is None)
+    return seen[(id(inst), dims, layout)]
 
 
-def _flat_friendly(inst: HloInstruction, dims: tuple[int, ...], layout: tuple[int, ...],
-                   seen: dict[tuple, bool]) -> bool:
+def _flat_rule(inst: HloInstruction, dims: tuple[int, ...], layout: tuple[int, ...]
+               ) -> bool | list[tuple]:
+    """The answer for `inst` alone, or the (operand, dims, layout) visits whose answers
+    must all be true."""
     shape, op = inst.shape, inst.opcode
     if shape.rank == 0 or math.prod(dims) <= 1:
         return True
@@ -74,16 +93,15 @@ def _flat_friendly(inst: HloInstruction, dims: tuple[int, ...], layout: tuple[in
                                        == flat.view(np.uint8).reshape(flat.size, -1)[0]).all())
     if op.is_elementwise or op is _O.COPY or op is _O.BITCAST_CONVERT and \
             inst.operands[0].shape.dtype.itemsize == shape.dtype.itemsize:
-        return all(flat_friendly(o, dims, layout, seen) for o in inst.operands)
+        return [(o, dims, layout) for o in inst.operands]
     if op is _O.BROADCAST:
         return inst.operands[0].shape.rank == 0
     if op is _O.RESHAPE and layout == row_major_layout(len(dims)):
         operand = inst.operands[0].shape
-        return flat_friendly(inst.operands[0], operand.dims, row_major_layout(operand.rank),
-                             seen)
+        return [(inst.operands[0], operand.dims, row_major_layout(operand.rank))]
     if op is _O.BITCAST and layout == tuple(shape.layout or ()):
         operand = inst.operands[0].shape
-        return flat_friendly(inst.operands[0], operand.dims, tuple(operand.layout or ()), seen)
+        return [(inst.operands[0], operand.dims, tuple(operand.layout or ()))]
     return False
 
 

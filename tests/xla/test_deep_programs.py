@@ -1,0 +1,83 @@
+"""Deep programs: chains of thousands of operations compile and give the right numbers
+(they raised RecursionError in the cpu code generator's recursive walks, and the fusion
+planner split them into thousands of tiny overlapping fusions)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import jaxlite
+import jaxlite.numpy as jnp
+from jaxlite.xla.evaluator import evaluate_module
+from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
+from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.passes.fusion import fuse, fusions_of
+from jaxlite.xla.shape import Shape
+
+_F32 = Shape(np.dtype(np.float32), (64,))
+
+
+def _chain(n: int):
+    """The program of the bug report: tanh(x) - 0.1 and sin(x) * 0.5 + x, alternating."""
+    def f(x):
+        for i in range(n):
+            x = jnp.sin(x) * 0.5 + x if i % 2 else jnp.tanh(x) - 0.1
+        return x
+    return f
+
+
+def _numpy_chain(n: int, x: np.ndarray) -> np.ndarray:
+    for i in range(n):
+        x = (np.sin(x) * np.float32(0.5) + x if i % 2 else np.tanh(x) - np.float32(0.1))
+    return x.astype(np.float32)
+
+
+def _chain_module(n: int) -> HloModule:
+    """An HLO chain of `n` steps x -> tanh(x) - c -> sin(s) * h + s, built directly."""
+    x = HloInstruction("x", Opcode.PARAMETER, _F32, attrs={"number": 0})
+    scalar = Shape(np.dtype(np.float32), ())
+    c = HloInstruction("c", Opcode.CONSTANT, scalar, attrs={"literal": np.float32(0.1)})
+    h = HloInstruction("h", Opcode.CONSTANT, scalar, attrs={"literal": np.float32(0.5)})
+    bc = HloInstruction("bc", Opcode.BROADCAST, _F32, (c,), {"dimensions": ()})
+    bh = HloInstruction("bh", Opcode.BROADCAST, _F32, (h,), {"dimensions": ()})
+    out = [x, c, h, bc, bh]
+    value = x
+    for i in range(n):
+        def op(name: str, opcode: Opcode, *operands: HloInstruction) -> HloInstruction:
+            inst = HloInstruction(f"{name}.{i}", opcode, _F32, operands)
+            out.append(inst)
+            return inst
+        if i % 2:
+            value = op("add", Opcode.ADD,
+                       op("mul", Opcode.MULTIPLY, op("sin", Opcode.SIN, value), bh), value)
+        else:
+            value = op("sub", Opcode.SUBTRACT, op("tanh", Opcode.TANH, value), bc)
+    return HloModule("chain", HloComputation("main", tuple(out), value))
+
+
+def test_deep_chain_fuses_into_few_disjoint_fusions() -> None:
+    module = _chain_module(2000)
+    fused = fuse(module)
+    fusions = fusions_of(fused)
+    # About one fusion per 128 fusible instructions (5,000 here), no fragments, no copies
+    # of the chain in two fusions.
+    assert 20 <= len(fusions) <= 60
+    fused_work = sum(1 for f in fusions for i in f.called[0].instructions
+                     if i.opcode in (Opcode.SIN, Opcode.TANH))
+    assert fused_work == 2000
+    x = np.linspace(-2, 2, 64, dtype=np.float32)
+    np.testing.assert_array_equal(evaluate_module(fused, [x]), evaluate_module(module, [x]))
+
+
+def test_short_chain_is_one_fusion() -> None:
+    fusions = fusions_of(fuse(_chain_module(40)))
+    assert len(fusions) == 1
+
+
+@pytest.mark.parametrize("backend", ["cpu", "interpreter"])
+def test_chain_of_2000_ops_compiles_and_matches_numpy(backend: str) -> None:
+    x = np.linspace(-2, 2, 64, dtype=np.float32)
+    got = np.asarray(jaxlite.jit(_chain(2000), backend=backend)(x))
+    # The map is a contraction near its fixed point, so rounding differences between
+    # libraries (a few ulp per op) do not accumulate along the chain.
+    np.testing.assert_allclose(got, _numpy_chain(2000, x), rtol=2e-6, atol=2e-6)
