@@ -199,6 +199,11 @@ _current: contextvars.ContextVar[Trace] = contextvars.ContextVar(
     "jaxlite_current_trace", default=_ROOT_TRACE)
 
 
+# The variable itself, for eager dispatch's fast path: `TRACE_VAR.get() is root_trace()`
+# says that no transformation is active, without a call.
+TRACE_VAR = _current
+
+
 def root_trace() -> Trace:
     """The eager `EvalTrace` at the bottom of every chain of traces."""
     return _ROOT_TRACE

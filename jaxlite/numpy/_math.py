@@ -15,6 +15,7 @@ import jaxlite.lax as lax
 from jaxlite.core import dtypes
 from jaxlite.numpy._promotion import (check_arraylike, concrete_int, ensure_array,
                                       promote_args_inexact, promote_args_numeric)
+from jaxlite.runtime import fast_path
 
 __all__ = [
     "negative", "positive", "abs", "absolute", "fabs", "sign", "floor", "ceil", "trunc",
@@ -40,6 +41,9 @@ def _is_exact(x: Any) -> bool:
 
 def negative(x: Any, /) -> Any:
     """Elementwise `-x` (mirrors `jax.numpy.negative`); bool is rejected, as in JAX."""
+    out = fast_path.unary(lax.neg_p, x)
+    if out is not None:
+        return out
     return lax.neg(_array("negative", x))
 
 
@@ -146,8 +150,11 @@ def rint(x: Any, /) -> Any:
 
 # ------------------------------------------------------------------------ transcendental
 
-def _inexact_unary(fun_name: str, op: Any) -> Any:
+def _inexact_unary(fun_name: str, op: Any, primitive: Any) -> Any:
     def fun(x: Any, /) -> Any:
+        out = fast_path.unary(primitive, x, inexact=True)
+        if out is not None:
+            return out
         (x,) = promote_args_inexact(fun_name, x)
         return op(x)
     fun.__name__ = fun.__qualname__ = fun_name
@@ -156,25 +163,25 @@ def _inexact_unary(fun_name: str, op: Any) -> Any:
     return fun
 
 
-exp = _inexact_unary("exp", lax.exp)
-exp2 = _inexact_unary("exp2", lax.exp2)
-expm1 = _inexact_unary("expm1", lax.expm1)
-log = _inexact_unary("log", lax.log)
-log1p = _inexact_unary("log1p", lax.log1p)
-sqrt = _inexact_unary("sqrt", lax.sqrt)
-cbrt = _inexact_unary("cbrt", lax.cbrt)
-sin = _inexact_unary("sin", lax.sin)
-cos = _inexact_unary("cos", lax.cos)
-tan = _inexact_unary("tan", lax.tan)
-arcsin = _inexact_unary("arcsin", lax.asin)
-arccos = _inexact_unary("arccos", lax.acos)
-arctan = _inexact_unary("arctan", lax.atan)
-sinh = _inexact_unary("sinh", lax.sinh)
-cosh = _inexact_unary("cosh", lax.cosh)
-tanh = _inexact_unary("tanh", lax.tanh)
-arcsinh = _inexact_unary("arcsinh", lax.asinh)
-arccosh = _inexact_unary("arccosh", lax.acosh)
-arctanh = _inexact_unary("arctanh", lax.atanh)
+exp = _inexact_unary("exp", lax.exp, lax.exp_p)
+exp2 = _inexact_unary("exp2", lax.exp2, lax.exp2_p)
+expm1 = _inexact_unary("expm1", lax.expm1, lax.expm1_p)
+log = _inexact_unary("log", lax.log, lax.log_p)
+log1p = _inexact_unary("log1p", lax.log1p, lax.log1p_p)
+sqrt = _inexact_unary("sqrt", lax.sqrt, lax.sqrt_p)
+cbrt = _inexact_unary("cbrt", lax.cbrt, lax.cbrt_p)
+sin = _inexact_unary("sin", lax.sin, lax.sin_p)
+cos = _inexact_unary("cos", lax.cos, lax.cos_p)
+tan = _inexact_unary("tan", lax.tan, lax.tan_p)
+arcsin = _inexact_unary("arcsin", lax.asin, lax.asin_p)
+arccos = _inexact_unary("arccos", lax.acos, lax.acos_p)
+arctan = _inexact_unary("arctan", lax.atan, lax.atan_p)
+sinh = _inexact_unary("sinh", lax.sinh, lax.sinh_p)
+cosh = _inexact_unary("cosh", lax.cosh, lax.cosh_p)
+tanh = _inexact_unary("tanh", lax.tanh, lax.tanh_p)
+arcsinh = _inexact_unary("arcsinh", lax.asinh, lax.asinh_p)
+arccosh = _inexact_unary("arccosh", lax.acosh, lax.acosh_p)
+arctanh = _inexact_unary("arctanh", lax.atanh, lax.atanh_p)
 # The array API's names, as jax.numpy has them.
 acos, asin, atan = arccos, arcsin, arctan
 acosh, asinh, atanh = arccosh, arcsinh, arctanh

@@ -15,13 +15,19 @@ from jaxlite.core.operators import OPERATOR_TABLE
 from jaxlite.numpy import (_array_methods, _at, _creation, _indexing, _linalg_basic, _math,
                            _reductions, _shape, _ufuncs)
 from jaxlite.numpy._promotion import is_arraylike
+from jaxlite.runtime.array import ArrayImpl
 
 __all__ = ["install"]
 
 
+# The operands most operators see, accepted without the general test.
+_COMMON_OPERANDS = frozenset({ArrayImpl, float, int})
+
+
 def _binary(fun: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     def operator(a: Any, b: Any) -> Any:
-        if not (is_arraylike(a) and is_arraylike(b)):
+        if not ((type(a) in _COMMON_OPERANDS or is_arraylike(a))
+                and (type(b) in _COMMON_OPERANDS or is_arraylike(b))):
             return NotImplemented
         return fun(a, b)
     operator.__name__ = fun.__name__

@@ -19,6 +19,7 @@ from jaxlite.numpy._nonzero import nonzero
 from jaxlite.numpy._promotion import (broadcast_shapes, check_arraylike, check_python_ints,
                                       convert, ensure_array, promote_args, promote_args_inexact,
                                       promote_args_numeric, promote_dtypes, promote_shapes)
+from jaxlite.runtime import fast_path
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder",
@@ -54,30 +55,48 @@ def _order(op: Any, x: Any, y: Any) -> Any:
 
 
 def _ordering(fun_name: str, op: Any, x1: Any, x2: Any) -> Any:
+    out = fast_path.binary(_ORDER_PRIMITIVES[op], x1, x2, real_only=True)
+    if out is not None:
+        return out
     return _order(op, *promote_args(fun_name, x1, x2))
+
+
+_ORDER_PRIMITIVES = {lax.lt: lax.lt_p, lax.le: lax.le_p, lax.gt: lax.gt_p, lax.ge: lax.ge_p}
 
 
 # ------------------------------------------------------------------------ arithmetic
 
 def add(x1: Any, x2: Any, /) -> Any:
     """Elementwise `x1 + x2` (mirrors `jax.numpy.add`); bool operands give logical or."""
+    out = fast_path.binary(lax.add_p, x1, x2)
+    if out is not None:
+        return out
     x, y = promote_args("add", x1, x2)
     return lax.bitwise_or(x, y) if x.dtype == np.bool_ else lax.add(x, y)
 
 
 def subtract(x1: Any, x2: Any, /) -> Any:
     """Elementwise `x1 - x2` (mirrors `jax.numpy.subtract`); bool operands are rejected."""
+    out = fast_path.binary(lax.sub_p, x1, x2)
+    if out is not None:
+        return out
     return lax.sub(*promote_args("subtract", x1, x2))
 
 
 def multiply(x1: Any, x2: Any, /) -> Any:
     """Elementwise `x1 * x2` (mirrors `jax.numpy.multiply`); bool operands give logical and."""
+    out = fast_path.binary(lax.mul_p, x1, x2)
+    if out is not None:
+        return out
     x, y = promote_args("multiply", x1, x2)
     return lax.bitwise_and(x, y) if x.dtype == np.bool_ else lax.mul(x, y)
 
 
 def true_divide(x1: Any, x2: Any, /) -> Any:
     """Elementwise true division, in floating point even for integers (`jnp.true_divide`)."""
+    out = fast_path.binary(lax.div_p, x1, x2, inexact=True)
+    if out is not None:
+        return out
     return lax.div(*promote_args_inexact("true_divide", x1, x2))
 
 
@@ -223,11 +242,17 @@ pow = power  # noqa: A001 (numpy's name)
 
 def maximum(x1: Any, x2: Any, /) -> Any:
     """Elementwise maximum, propagating NaN (mirrors `jax.numpy.maximum`)."""
+    out = fast_path.binary(lax.max_p, x1, x2)
+    if out is not None:
+        return out
     return lax.max(*promote_args("maximum", x1, x2))
 
 
 def minimum(x1: Any, x2: Any, /) -> Any:
     """Elementwise minimum, propagating NaN (mirrors `jax.numpy.minimum`)."""
+    out = fast_path.binary(lax.min_p, x1, x2)
+    if out is not None:
+        return out
     return lax.min(*promote_args("minimum", x1, x2))
 
 
@@ -280,11 +305,17 @@ def hypot(x1: Any, x2: Any, /) -> Any:
 
 def equal(x1: Any, x2: Any, /) -> Any:
     """Elementwise `x1 == x2` as a bool array (mirrors `jax.numpy.equal`)."""
+    out = fast_path.binary(lax.eq_p, x1, x2)
+    if out is not None:
+        return out
     return lax.eq(*promote_args("equal", x1, x2))
 
 
 def not_equal(x1: Any, x2: Any, /) -> Any:
     """Elementwise `x1 != x2` as a bool array (mirrors `jax.numpy.not_equal`)."""
+    out = fast_path.binary(lax.ne_p, x1, x2)
+    if out is not None:
+        return out
     return lax.ne(*promote_args("not_equal", x1, x2))
 
 

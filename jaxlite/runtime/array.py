@@ -139,6 +139,20 @@ class ArrayImpl(Array):
         `jax.Array.__dlpack_device__`)."""
         return np.asarray(self).__dlpack_device__()
 
+    def contiguous_value(self) -> np.ndarray:
+        """The contents as a C-ordered numpy array, the form compiled code reads. A
+        broadcast or strided view (as `jnp.zeros` and slicing make) is copied once, and
+        the Array keeps the copy in its place: the contents are the same, and later calls
+        pass the buffer as it is."""
+        value = self._value
+        if type(value) is _DeletedValue:
+            value.gone()
+        if not value.flags.c_contiguous:
+            value = np.array(value, order="C")
+            value.setflags(write=False)
+            self._value = value
+        return value
+
     def item(self, *args: Any) -> Any:
         """The value as a Python scalar (`numpy.ndarray.item`)."""
         return self._value.item(*args)
@@ -280,3 +294,19 @@ class ArrayImpl(Array):
     @property
     def platform(self) -> str:
         return self.device.platform
+
+
+_new_array = object.__new__
+
+
+def fresh_array(value: np.ndarray, weak_type: bool) -> ArrayImpl:
+    """An Array over `value`, a numpy array nothing else writes to, whose dtype is
+    canonical: `ArrayImpl(value, weak_type)` without the checks (eager dispatch makes one
+    per operation)."""
+    array = _new_array(ArrayImpl)
+    value.setflags(write=False)
+    array._value = value
+    array.weak_type = weak_type
+    array._aval = None
+    array._sharding = None
+    return array

@@ -28,15 +28,16 @@ from jaxlite import monitoring
 from jaxlite.runtime import compiler
 from jaxlite.runtime.allocation import (INT64_MAX, allocation_error, out_of_memory,
                                         staged_avals)
-from jaxlite.runtime.array import ArrayImpl
+from jaxlite.runtime.array import ArrayImpl, fresh_array
 from jaxlite.runtime.call_cache import LRUCache, SingleFlight
+from jaxlite.runtime.fast_path import (eager_state, ignoring_fp_errors, plain_output,
+                                       restoring_fp_errors, shape_rule)
 from jaxlite.backends.base import Buffer, Client, CompileOptions, Executable, HostExecutable
 from jaxlite.backends.registry import get_backend
 from jaxlite.config import config
 from jaxlite.core import dtypes
-from jaxlite.core.avals import ShapedArray, get_aval
+from jaxlite.core.avals import ShapedArray
 from jaxlite.core.jaxpr import ClosedJaxpr, eval_jaxpr
-from jaxlite.core.primitive import check_extended_operands
 from jaxlite.core.trace import EVAL_HOOKS
 from jaxlite.errors import JaxRuntimeError
 from jaxlite.interpreters.lowering import LoweredModule, lower_jaxpr
@@ -65,30 +66,26 @@ def wrap_output(value: Any, aval: ShapedArray) -> Array:
         if getattr(value, "dtype", None) == aval.dtype:
             return value
         return aval.dtype.from_physical(ArrayImpl(np.asarray(value)))
-    array = np.asarray(value)
-    if array.dtype != aval.dtype:
-        array = array.astype(aval.dtype)
-    if array.shape != aval.shape:
-        raise AssertionError(f"reference produced shape {array.shape}, expected {aval.shape}")
-    return ArrayImpl(array, aval.weak_type)
+    return plain_output(value, aval)
 
 
 def apply_primitive(primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    """Run one primitive eagerly with its numpy reference rule."""
-    in_avals = [get_aval(a) for a in args]
-    check_extended_operands(primitive, in_avals)
-    out_avals = primitive.abstract_eval(*in_avals, **params)
-    too_large = allocation_error(out_avals if primitive.multiple_results else [out_avals])
-    if too_large is not None:
-        raise too_large
+    """Run one primitive eagerly with its numpy reference rule (its shape rule's answer
+    remembered per signature, see `fast_path.shape_rule`)."""
+    state = eager_state()
+    in_avals, out_avals, plain = shape_rule(state, primitive, args, params)
     np_args = [to_numpy(a, aval) for a, aval in zip(args, in_avals)]
-    with np.errstate(all="ignore"):
+    token = ignoring_fp_errors()
+    try:
         outs = primitive.reference(*np_args, **params)
+    finally:
+        restoring_fp_errors(token)
+    wrap = plain_output if plain else wrap_output
     if primitive.multiple_results:
-        results = [wrap_output(o, aval) for o, aval in zip(outs, out_avals)]
+        results = [wrap(o, aval) for o, aval in zip(outs, out_avals)]
     else:
-        results = wrap_output(outs, out_avals)
-    if _checking_values():
+        results = wrap(outs, out_avals)
+    if state.checking:
         check_values(results if primitive.multiple_results else [results], primitive.name)
     return results
 
@@ -152,7 +149,8 @@ class CompiledCall:
     """
 
     __slots__ = ("executable", "const_buffers", "in_avals", "out_avals", "donated", "_host",
-                 "_const_arrays", "_in_dtypes", "_out_weak", "_plain_outputs", "checked")
+                 "_const_arrays", "_in_dtypes", "_out_weak", "_plain_outputs", "checked",
+                 "_too_large")
 
     def __init__(self, executable: Executable, const_buffers: tuple[Buffer, ...],
                  in_avals: tuple[ShapedArray, ...], out_avals: tuple[ShapedArray, ...],
@@ -168,6 +166,8 @@ class CompiledCall:
         self._in_dtypes = [None if _special(a) else a.dtype for a in in_avals]
         self._out_weak = [a.weak_type for a in out_avals]
         self._plain_outputs = not any(map(_special, out_avals))
+        # Whether the results cannot be allocated (checked once: the shapes are fixed).
+        self._too_large = allocation_error(out_avals) is not None
         # (jaxpr, name) when compiled under jax_debug_nans / jax_debug_infs: outputs are
         # checked, and a bad one is traced to its operation by running the jaxpr op by op.
         self.checked = checked
@@ -190,9 +190,8 @@ class CompiledCall:
         return outs
 
     def _call(self, args: Sequence[Any]) -> list[ArrayImpl]:
-        too_large = allocation_error(self.out_avals)
-        if too_large is not None:
-            raise too_large
+        if self._too_large:
+            raise allocation_error(self.out_avals)
         try:
             return self._run(args)
         except MemoryError as e:  # a temporary the compiled code needed
@@ -208,7 +207,7 @@ class CompiledCall:
             return self._call_buffers(args)
         values = self._const_arrays + [
             a._value if type(a) is ArrayImpl and a._value.dtype == dtype
-            else _device_value(a, aval)
+            and a._value.flags.c_contiguous else _device_value(a, aval)
             for a, dtype, aval in zip(args, self._in_dtypes, self.in_avals)]
         if self.donated:
             self._hand_over(args, values)
@@ -221,7 +220,7 @@ class CompiledCall:
             raise
         self._delete_donated(args)
         if self._plain_outputs:
-            return [ArrayImpl(out, weak) for out, weak in zip(outs, self._out_weak)]
+            return list(map(fresh_array, outs, self._out_weak))
         return [_array_of(out, aval) for out, aval in zip(outs, self.out_avals)]
 
     def _hand_over(self, args: Sequence[Any], values: list[np.ndarray]) -> None:
@@ -287,7 +286,9 @@ def _device_value(value: Any, aval: ShapedArray) -> np.ndarray:
     if dtypes.is_extended(aval.dtype):
         return np.asarray(aval.dtype.to_physical(value))
     if type(value) is ArrayImpl and value.dtype == aval.dtype:
-        return value._value
+        # A broadcast (`jnp.zeros`) or strided view is laid out in C order once, and the
+        # Array keeps that buffer: later calls pass it without a copy.
+        return value.contiguous_value()
     return np.array(value, dtype=aval.dtype)
 
 

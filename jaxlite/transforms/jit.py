@@ -235,11 +235,20 @@ class PjitFunction(Wrapped):
         if config.read("jax_disable_jit"):
             return self._fun(*args, **kwargs)
         key = None
-        if self._plain and not kwargs and type(current_trace()) is EvalTrace:
-            key = _plan_key(self._client(), args)
-            plan = self._plans.lookup(key) if key is not None else None
-            if plan is not None:
-                return tree_unflatten(plan[1], plan[0](args))
+        if self._plain and type(current_trace()) is EvalTrace:
+            client = self._client()
+            key = None if kwargs else _plan_key(client, args)
+            if key is not None:
+                plan = self._plans.lookup(key)
+                if plan is not None:
+                    return tree_unflatten(plan[1], plan[0](args))
+            else:
+                # Pytrees of Arrays: the plan is found by the tree and the leaves.
+                leaves, in_tree = tree_flatten((args, kwargs))
+                key = _tree_plan_key(client, in_tree, leaves)
+                plan = self._plans.lookup(key) if key is not None else None
+                if plan is not None:
+                    return tree_unflatten(plan[1], plan[0](leaves))
         if self._in_shardings is not None:
             self._check_in_shardings(args)
         traced, leaves = self._trace(args, kwargs)
@@ -327,6 +336,19 @@ def _plan_key(client: Client, args: tuple) -> tuple | None:
     else None."""
     key: list[Any] = [client, config.trace_context()]
     for a in args:
+        if type(a) is not ArrayImpl:
+            return None
+        value = a._value
+        key += (value.shape, value.dtype, a.weak_type)
+    return tuple(key)
+
+
+def _tree_plan_key(client: Client, in_tree: PyTreeDef, leaves: list) -> tuple | None:
+    """The key of a call plan for arguments given as pytrees (or by keyword): the
+    client, the tracing options, the tree, and each leaf's shape, dtype and weak type,
+    when every leaf is an Array; else None."""
+    key: list[Any] = [client, config.trace_context(), in_tree]
+    for a in leaves:
         if type(a) is not ArrayImpl:
             return None
         value = a._value
