@@ -206,8 +206,17 @@ config.define("jax_legacy_prng_key", os.environ.get("JAX_LEGACY_PRNG_KEY", "allo
 config.define("jax_random_seed_offset", int(os.environ.get("JAX_RANDOM_SEED_OFFSET", "0")),
               "Added to every seed a key is made from (random.key, random.PRNGKey).", _as_int,
               affects_tracing=True)
-config.define("jax_compilation_cache_dir", os.environ.get("JAXLITE_COMPILATION_CACHE_DIR"),
-              "Folder for the persistent cache of compiled code.", _as_optional_str)
+config.define("jax_compilation_cache_dir",
+              os.environ.get("JAXLITE_COMPILATION_CACHE_DIR",
+                             os.environ.get("JAX_COMPILATION_CACHE_DIR")),
+              "Folder for the persistent cache of compiled code (None: the per-user default "
+              "folder, jaxlite_default_cache_dir; '': no persistent cache).", _as_optional_str)
+config.define("jaxlite_default_cache_dir",
+              os.path.join(os.environ.get("XDG_CACHE_HOME")
+                           or os.path.join(os.path.expanduser("~"), ".cache"), "jaxlite"),
+              "The persistent cache's folder where jax_compilation_cache_dir is not set (per "
+              "user, as pip and numba do); '' or None turns the default cache off.",
+              _as_optional_str)
 config.define("jax_log_compiles", _env_bool("JAX_LOG_COMPILES", False),
               "Log (logger 'jaxlite', level WARNING) each compilation of a jit-ted function "
               "with its name, backend and time.", _as_bool)

@@ -1,6 +1,9 @@
 """Shared test set-up: hypothesis profiles and the test folders on sys.path."""
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from hypothesis import HealthCheck, settings
@@ -15,6 +18,12 @@ sys.path.insert(0, str(Path(__file__).parent / "scipy"))
 ROOT = str(Path(__file__).resolve().parents[1])
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+
+# The persistent compilation cache is on by default in a per-user folder: the tests (and the
+# interpreters they start) use a folder of their own, removed at the end, never the user's.
+_CACHE = tempfile.mkdtemp(prefix="jaxlite-test-cache-")
+os.environ["JAXLITE_COMPILATION_CACHE_DIR"] = _CACHE
+atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 
 settings.register_profile(
     "ci", max_examples=12, deadline=None, derandomize=True,

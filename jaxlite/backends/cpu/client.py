@@ -1,14 +1,17 @@
 """The cpu backend's client: the pass pipeline, code generation, LLVM, and the caches of
 compiled code (mirrors PJRT's CPU client and XLA's CpuCompiler).
 
-`compile` optimizes the module (the shared pipeline), then looks for its object code in the
-process's memory cache and in the persistent cache (`jax_compilation_cache_dir`); only on a
-miss does it generate LLVM IR and run LLVM. `stats` counts what happened, for tests and
-reports.
+`compile` first looks the lowered module up in the persistent cache (on by default, in a
+per-user folder; see `disk_cache.cache_folder`): a hit skips the HLO passes and LLVM. Otherwise it
+optimizes the module (the shared pipeline), looks for its object code in the process's
+memory cache, and only on a miss generates LLVM IR and runs LLVM; the program is then stored
+in the persistent cache. `stats` counts what happened (optimizations, llvm_compiles,
+memory_hits, disk_hits), for tests and reports.
 """
 from __future__ import annotations
 
 import collections
+import logging
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -17,7 +20,7 @@ from jaxlite.backends.base import Client, CompileOptions, Device
 from jaxlite.backends.cpu import compile_cache, disk_cache, llvm_target
 from jaxlite.backends.cpu.buffer import CpuBuffer, CpuDevice
 from jaxlite.backends.cpu.codegen.custom_call import install_custom_calls
-from jaxlite.backends.cpu.codegen.module import ENTRY, emit_module, module_info
+from jaxlite.backends.cpu.codegen.module import ENTRY, ModuleInfo, emit_module, module_info
 from jaxlite.backends.cpu.executable import CpuExecutable
 from jaxlite.backends.cpu.native import compile_objects, load_objects
 from jaxlite.config import config
@@ -26,6 +29,8 @@ from jaxlite.xla.pipeline import optimize
 from jaxlite.xla.text import print_module
 
 __all__ = ["CpuClient", "make_client", "OBJECT_CACHE"]
+
+logger = logging.getLogger("jaxlite")
 
 # Object code compiled in this process, by cache key (shared by every client).
 OBJECT_CACHE = compile_cache.MemoryCache()
@@ -57,26 +62,49 @@ class CpuClient(Client):
         if bad:
             raise ValueError(f"compile: donated parameters {bad} of {module.name} are out of "
                              f"range; the entry has {num_params} parameters.")
-        optimized = optimize(module, options)
-        install_custom_calls(optimized)  # their symbols must exist before linking
         # Results may be returned in donated parameters' memory (`jit` deletes a donated
         # Array and hands the executable memory nobody else reads).
         donated = tuple(sorted(set(options.donated_parameters)))
         # The most threads a kernel with scratch memory (a GEMM) may use in this executable.
         threads = config.read("jaxlite_cpu_threads")
+        folder = disk_cache.cache_folder() if not _dumping(options) else None
+        entry_key = None
+        if folder is not None:
+            entry_key = compile_cache.cache_key(print_module(module),
+                                                ("lowered", donated, threads, options.verify),
+                                                keep_name=True)
+            hit = self._cached_program(folder, entry_key, module.name)
+            if hit is not None:
+                optimized, info, code_key, objects = hit
+                install_custom_calls(optimized)
+                return self._load(module, optimized, options, info, objects, code_key,
+                                  None, threads)
+        optimized = optimize(module, options)
+        self.stats["optimizations"] += 1
+        install_custom_calls(optimized)  # their symbols must exist before linking
         key = compile_cache.cache_key(print_module(optimized), (donated, threads))
-        ir_texts, info, payload = None, None, self._cached_objects(key)
-        if payload is None:
+        ir_texts, info, payload = None, None, OBJECT_CACHE.get(key)
+        if payload is not None:
+            self.stats["memory_hits"] += 1
+        else:
             ir_texts, info = emit_module(optimized, donated, threads)
             ir_texts[0] += compile_cache.key_global(key)
             payload = compile_cache.pack_objects(compile_objects(ir_texts))
             self.stats["llvm_compiles"] += 1
-            self._store_objects(key, payload)
         OBJECT_CACHE.put(key, payload)
         if info is None:
             info = module_info(optimized, donated, threads)
         objects = compile_cache.unpack_objects(payload)
         assert objects is not None
+        if entry_key is not None:
+            self._store_program(folder, entry_key, key, optimized, info, objects)
+        return self._load(module, optimized, options, info, objects, key, ir_texts, threads)
+
+    def _load(self, module: HloModule, optimized: HloModule, options: CompileOptions,
+              info: ModuleInfo, objects: list[bytes], key: bytes,
+              ir_texts: list[str] | None, threads: int) -> CpuExecutable:
+        """Link the object code and wrap it as an executable, once it is seen to carry
+        `key`."""
         native = load_objects(objects, ENTRY)
         key_address = native.engine.get_global_value_address(compile_cache.KEY_SYMBOL)
         if not compile_cache.linked_key_matches(key_address, key):
@@ -85,26 +113,48 @@ class CpuClient(Client):
         return CpuExecutable(self, self._devices[0], module, optimized, options, info, native,
                              ir_texts, threads)
 
-    def _cached_objects(self, key: bytes) -> bytes | None:
-        """The object code compiled for `key` earlier in this process or found valid in
-        the persistent cache, or None."""
-        payload = OBJECT_CACHE.get(key)
-        if payload is not None:
-            self.stats["memory_hits"] += 1
-            return payload
-        folder = config.read("jax_compilation_cache_dir")
-        if not folder or not disk_cache.folder_status(folder)[0]:
+    def _cached_program(self, folder: str, key: bytes, name: str
+                        ) -> tuple[HloModule, ModuleInfo, bytes, list[bytes]] | None:
+        """(optimized module, its ModuleInfo, code key, object files) of the lowered module
+        with `key`, from a valid entry of the persistent cache, or None."""
+        if not disk_cache.folder_status(folder)[0]:
             return None
-        payload = disk_cache.read_entry(
-            folder, key, lambda data: compile_cache.payload_problem(data, key))
-        if payload is not None:
-            self.stats["disk_hits"] += 1
-        return payload
+        found: list[tuple[HloModule, ModuleInfo, bytes, list[bytes]]] = []
 
-    def _store_objects(self, key: bytes, payload: bytes) -> None:
-        folder = config.read("jax_compilation_cache_dir")
-        if folder and disk_cache.folder_status(folder)[1]:
+        def check(payload: bytes) -> str:
+            problem = compile_cache.entry_problem(payload, key)
+            if problem:
+                return problem
+            _, code_key, blob, objects = compile_cache.unpack_entry(payload)  # type: ignore[misc]
+            try:
+                optimized, info = compile_cache.load_program(blob)  # type: ignore[misc]
+            except Exception as error:  # a blob from an older jaxlite, or damaged
+                return f"its program cannot be read ({type(error).__name__}: {error})"
+            if not isinstance(optimized, HloModule) or not isinstance(info, ModuleInfo):
+                return "its program is not a compiled module"
+            found.append((optimized, info, code_key, objects))
+            return ""
+
+        if disk_cache.read_entry(folder, key, check) is None:
+            return None
+        self.stats["disk_hits"] += 1
+        level = logging.WARNING if config.read("jax_log_compiles") else logging.DEBUG
+        logger.log(level, "Persistent compilation cache hit for '%s' (%s)", name,
+                   disk_cache.entry_path(folder, key))
+        return found[0]
+
+    def _store_program(self, folder: str, key: bytes, code_key: bytes, optimized: HloModule,
+                       info: ModuleInfo, objects: list[bytes]) -> None:
+        if not disk_cache.folder_status(folder)[1]:
+            return
+        payload = compile_cache.pack_entry(key, code_key, (optimized, info), objects)
+        if payload is not None:
             disk_cache.write_entry(folder, key, payload)
+
+
+def _dumping(options: CompileOptions) -> bool:
+    """Whether the passes write dumps (then they run, cache or not)."""
+    return bool(options.dump_dir or config.read("jaxlite_dump_dir"))
 
 
 def make_client() -> CpuClient:

@@ -1,25 +1,35 @@
-"""Caches of compiled object code: in memory for the process, and on disk across processes
-(mirrors JAX's persistent compilation cache, `jax_compilation_cache_dir`).
+"""Caches of compiled code: object code in memory for the process, and whole programs on
+disk across processes (mirrors JAX's persistent compilation cache, `jax_compilation_cache_dir`).
 
-The key is a SHA-256 of everything the machine code depends on: the optimized module's text
-(its name line left out, so that the same program under another function name hits), the
-donated parameters, the source of this backend's code generators (any change to them
+A key is a SHA-256 of everything the code depends on: a module's text, the options (donated
+parameters, threads), the source of the compiler (the HLO passes and the backends: any change
 invalidates every entry), the LLVM version, and the host CPU's name and features.
 
-The payload of a disk entry (`disk_cache` writes and checks the files) is the object code
-(`pack_objects`: the executable's object file and those of the library modules it links).
-Nothing is unpickled and nothing is trusted: before linking, `payload_problem` checks that
-each object file is well-formed for this host and that the program's own object carries its
-key (`key_global` compiles the key into it), so neither garbage nor another program's code
-under a recomputed header is linked or run.
+- In memory, object code is keyed on the optimized module (its name line left out, so that
+  the same program under another function name hits).
+- On disk, an entry is keyed on the lowered module as `jit` hands it over, so that a warm
+  start skips the HLO passes as well as LLVM. Its payload (`pack_entry`) holds the object
+  files (the executable's and those of the library modules it links), the key the code was
+  compiled under, and a pickle of the optimized module and its `ModuleInfo`.
+
+Before linking, `entry_problem` checks that each object file is well-formed for this host
+and that the program's own object carries its code key (`key_global` compiles the key into
+it), so neither garbage nor another program's code under a recomputed header is linked or
+run. The pickle is read only from entries that passed `disk_cache`'s checks (private
+folder, regular file, header and SHA-256).
 """
 from __future__ import annotations
 
 import collections
 import ctypes
 import functools
+import copyreg
 import hashlib
+import io
+import os
+import pickle
 import struct
+import types
 import threading
 from pathlib import Path
 
@@ -31,7 +41,7 @@ from jaxlite.backends.cpu.object_file import object_file_problem
 
 __all__ = ["cache_key", "MemoryCache", "codegen_fingerprint", "pack_objects",
            "unpack_objects", "key_global", "linked_key_matches", "payload_problem",
-           "KEY_SYMBOL"]
+           "pack_entry", "unpack_entry", "entry_problem", "load_program", "KEY_SYMBOL"]
 
 # The global holding a program's cache key inside its object code.
 KEY_SYMBOL = "jl_cache_key"
@@ -39,12 +49,20 @@ KEY_SYMBOL = "jl_cache_key"
 
 @functools.lru_cache(maxsize=None)
 def codegen_fingerprint() -> str:
-    """A digest of the source of the CPU backend (code generators, math library, GEMM)."""
+    """A digest of the source of the compiler: the HLO passes (`jaxlite/xla`, which make the
+    optimized module a lowered module's entry holds) and the backends (code generators,
+    math library, GEMM). os.walk, not Path.rglob: this runs on every warm start."""
     digest = hashlib.sha256()
-    root = Path(__file__).parent
-    for path in sorted(root.rglob("*.py")):
-        digest.update(str(path.relative_to(root)).encode())
-        digest.update(path.read_bytes())
+    package = Path(__file__).parents[2]
+    for part in ("xla", "backends"):
+        for folder, subfolders, files in os.walk(package / part):
+            subfolders.sort()
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    path = os.path.join(folder, name)
+                    digest.update(os.path.relpath(path, package).encode())
+                    with open(path, "rb") as source:
+                        digest.update(source.read())
     return digest.hexdigest()
 
 
@@ -56,14 +74,17 @@ def _module_text_without_name(text: str) -> str:
     return first + "\n" + rest
 
 
-def cache_key(module_text: str, options: object) -> bytes:
-    """The 32-byte key of an optimized module's object code on this host; `options` (a
-    repr-able value) holds whatever else the code depends on."""
+def cache_key(module_text: str, options: object, keep_name: bool = False) -> bytes:
+    """The 32-byte key of a module's compiled code on this host; `options` (a repr-able
+    value) holds whatever else the code depends on. The module's name is left out (the same
+    program under another function name hits) unless `keep_name`: an entry keyed on the
+    lowered module holds the optimized module, which carries its name."""
     cpu, features = llvm_target.host_cpu()
     digest = hashlib.sha256()
+    text = module_text if keep_name else _module_text_without_name(module_text)
     for part in (f"format {FORMAT}", codegen_fingerprint(),
                  ".".join(map(str, llvm.llvm_version_info)), cpu, features,
-                 repr(options), _module_text_without_name(module_text)):
+                 repr(options), text):
         digest.update(part.encode())
         digest.update(b"\x00")
     return digest.digest()
@@ -107,12 +128,69 @@ def linked_key_matches(address: int, key: bytes) -> bool:
 
 
 def payload_problem(payload: bytes, key: bytes) -> str:
-    """What is wrong with a payload read from disk for `key` ("" when nothing): it must be
-    well-formed object files for this host, the first compiled for `key`. Checked before
+    """What is wrong with a payload of object files for `key` ("" when nothing): they must
+    be well-formed object files for this host, the first compiled for `key`. Checked before
     linking, because the linker trusts its input."""
     objects = unpack_objects(payload)
     if objects is None:
         return "its object files are not packed as jaxlite packs them"
+    return _objects_problem(objects, key)
+
+
+def _frozen_mapping(items: dict) -> types.MappingProxyType:
+    return types.MappingProxyType(items)
+
+
+def pack_entry(entry_key: bytes, code_key: bytes, program: object,
+               objects: list[bytes]) -> bytes | None:
+    """A persistent entry's payload: the object files, then `entry_key` (the entry's own),
+    `code_key` (the key the code was compiled under, `key_global`) and a pickle of `program`
+    (what the executable needs besides the code: the optimized module and its `ModuleInfo`).
+    None when `program` cannot be pickled.
+
+    Unpickling runs code named by the data, which is why `disk_cache` reads entries only
+    from a private folder and checks each one's SHA-256 first: the same trust the object
+    code, which the process runs, needs anyway."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = copyreg.dispatch_table.copy()  # type: ignore[attr-defined]
+    pickler.dispatch_table[types.MappingProxyType] = (  # type: ignore[attr-defined]
+        lambda mapping: (_frozen_mapping, (dict(mapping),)))
+    try:
+        pickler.dump(program)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return None
+    return pack_objects(list(objects) + [entry_key + code_key + buffer.getvalue()])
+
+
+def unpack_entry(payload: bytes) -> tuple[bytes, bytes, bytes, list[bytes]] | None:
+    """(entry key, code key, pickled program, object files) of `pack_entry`'s payload, or
+    None."""
+    parts = unpack_objects(payload)
+    if parts is None or len(parts) < 2 or len(parts[-1]) <= 64:
+        return None
+    return parts[-1][:32], parts[-1][32:64], parts[-1][64:], parts[:-1]
+
+
+def entry_problem(payload: bytes, entry_key: bytes) -> str:
+    """What is wrong with the payload of the entry for `entry_key` ("" when nothing): it
+    must name that key (another entry's payload under a recomputed header does not), and
+    its object files must pass `payload_problem`'s checks for the code key it names."""
+    unpacked = unpack_entry(payload)
+    if unpacked is None:
+        return "it is not packed as jaxlite packs entries"
+    stored_key, code_key, _, objects = unpacked
+    if stored_key != entry_key:
+        return "it holds another program (its payload names another key)"
+    return _objects_problem(objects, code_key)
+
+
+def load_program(blob: bytes) -> object:
+    """The program `pack_entry` pickled (raises on a damaged blob)."""
+    return pickle.loads(blob)
+
+
+def _objects_problem(objects: list[bytes], key: bytes) -> str:
     for code in objects:
         problem = object_file_problem(code)
         if problem:

@@ -9,9 +9,9 @@ An entry is machine code that the process will run, so it is treated as such:
   plain open), must be a regular file of this user no larger than `MAX_ENTRY_BYTES`, and
   must carry a header that names this format, this jaxlite, LLVM, target triple, CPU and
   CPU features, and the full 32-byte key, with a SHA-256 of everything after it.
-- The caller checks the object code itself (`check` below): the client verifies that the
-  payload is well-formed object code for this host and that it was compiled for this very
-  key (the key is compiled into the code).
+- The caller checks the payload itself (`check` below): the client verifies that it holds
+  well-formed object code for this host, compiled for the key it names (the key is compiled
+  into the code), and a program it can read.
 - An entry that fails any check is logged, removed and recompiled; writes go to a private
   temporary file that is renamed into place, so no reader ever sees half an entry.
 """
@@ -31,16 +31,18 @@ from typing import Callable
 
 import llvmlite.binding as llvm
 
+from jaxlite import _jax_options  # noqa: F401  (defines jax_enable_compilation_cache)
 from jaxlite.backends.cpu import llvm_target
+from jaxlite.config import config
 from jaxlite.version import __version__
 
-__all__ = ["MAGIC", "FORMAT", "SUFFIX", "MAX_ENTRY_BYTES", "entry_identity", "folder_status",
-           "read_entry", "write_entry", "encode_entry"]
+__all__ = ["MAGIC", "FORMAT", "SUFFIX", "MAX_ENTRY_BYTES", "cache_folder", "entry_identity",
+           "entry_path", "folder_status", "read_entry", "write_entry", "encode_entry"]
 
 logger = logging.getLogger("jaxlite")
 
 MAGIC = b"JAXLITE-CPU-OBJ\x00"
-FORMAT = 3
+FORMAT = 4
 SUFFIX = ".jlobj"
 # Far above any program's object code (a large model's is a few MB); a bigger file is not ours.
 MAX_ENTRY_BYTES = 256 << 20
@@ -57,6 +59,19 @@ def entry_identity() -> bytes:
                        "llvm": ".".join(map(str, llvm.llvm_version_info)),
                        "triple": llvm.get_default_triple(), "cpu": cpu,
                        "features": features}, sort_keys=True).encode()
+
+
+def cache_folder() -> str | None:
+    """The persistent cache's folder: `jax_compilation_cache_dir` (JAXLITE_/
+    JAX_COMPILATION_CACHE_DIR), else the per-user default (`jaxlite_default_cache_dir`:
+    $XDG_CACHE_HOME/jaxlite or ~/.cache/jaxlite); None when the cache is off (an empty
+    folder name, or `jax_enable_compilation_cache` False)."""
+    if not config.read("jax_enable_compilation_cache"):
+        return None
+    folder = config.read("jax_compilation_cache_dir")
+    if folder is None:
+        folder = config.read("jaxlite_default_cache_dir")
+    return folder or None
 
 
 def _digest(key: bytes, identity: bytes, payload: bytes) -> bytes:
@@ -131,7 +146,8 @@ def _warn(folder: str, reason: str) -> None:
                   UserWarning, stacklevel=2)
 
 
-def _path(folder: str, key: bytes) -> Path:
+def entry_path(folder: str, key: bytes) -> Path:
+    """The file of the entry for `key` in `folder`."""
     return Path(folder) / f"{key.hex()}{SUFFIX}"
 
 
@@ -175,7 +191,7 @@ def read_entry(folder: str, key: bytes,
     """The payload stored under `key` in `folder`, or None. A present entry that fails a
     check (the file's, the header's, or `check(payload)`, which returns what is wrong or
     "") is logged and removed, so that the caller recompiles and stores a good one."""
-    path = _path(folder, key)
+    path = entry_path(folder, key)
     data, problem = _read_regular_file(path)
     payload = None
     if data is not None:
@@ -208,7 +224,7 @@ def write_entry(folder: str, key: bytes, payload: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(encode_entry(key, payload))
-        os.replace(temporary, _path(folder, key))
+        os.replace(temporary, entry_path(folder, key))
     except OSError as error:
         _warn(folder, f"an entry cannot be written there ({error.strerror})")
         try:

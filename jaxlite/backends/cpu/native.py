@@ -30,7 +30,8 @@ from typing import Sequence
 
 import llvmlite.binding as llvm
 
-from jaxlite.backends.cpu import llvm_optimize, llvm_target, runtime
+from jaxlite.backends.cpu import (compile_cache, disk_cache, llvm_optimize, llvm_target,
+                                  runtime)
 
 __all__ = ["NativeModule", "compile_object", "compile_library", "compile_objects", "link",
            "load_objects", "assembly", "ENTRY_ARGTYPES"]
@@ -49,13 +50,31 @@ _MATH = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tanh", "sin",
 
 @functools.lru_cache(maxsize=None)
 def _install_symbols() -> None:
-    runtime.install(lambda text: _compile([text]), link)
+    runtime.install(_runtime_object, link)
     libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
     for base in _MATH:
         for name in (base, base + "f"):
             function = getattr(libm, name, None)
             if function is not None:
                 llvm.add_symbol(name, ctypes.cast(function, ctypes.c_void_p).value)
+
+
+def _runtime_object(ir_text: str) -> bytes:
+    """The object code of the runtime module (compiled at every process start, about 0.17 s
+    of the first call), from the persistent cache when it holds it, else compiled and
+    stored there; keyed and checked as programs are (`compile_cache`)."""
+    folder = disk_cache.cache_folder()
+    if folder is None or not disk_cache.folder_status(folder)[0]:
+        return _compile([ir_text])
+    key = compile_cache.cache_key(ir_text, "runtime", keep_name=True)
+    payload = disk_cache.read_entry(folder, key,
+                                    lambda data: compile_cache.payload_problem(data, key))
+    if payload is not None:
+        return compile_cache.unpack_objects(payload)[0]  # type: ignore[index]
+    code = _compile([ir_text + compile_cache.key_global(key)])
+    if disk_cache.folder_status(folder)[1]:
+        disk_cache.write_entry(folder, key, compile_cache.pack_objects([code]))
+    return code
 
 
 def _new_machine() -> llvm.TargetMachine:

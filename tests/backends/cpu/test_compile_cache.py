@@ -1,7 +1,9 @@
-"""The compile caches of the cpu backend: object code in memory and on disk, and the disk
-cache treated as code that runs (issue 11): every damaged, planted or foreign entry is
-logged, removed and recompiled, never linked; only private folders and regular files are
-used; writes are atomic.
+"""The compile caches of the cpu backend: object code in memory and whole programs on disk,
+and the disk cache treated as code that runs (issue 11): every damaged, planted or foreign
+entry is logged, removed and recompiled, never linked; only private folders and regular
+files are used; writes are atomic. The persistent cache is on by default in a per-user
+folder, honours JAXLITE_/JAX_COMPILATION_CACHE_DIR, and a hit skips the HLO passes and LLVM
+(issue 12).
 """
 from __future__ import annotations
 
@@ -18,12 +20,16 @@ import numpy as np
 import pytest
 
 from cpu_testing import cpu_client, module, run_cpu
-from jaxlite.backends.cpu import compile_cache, disk_cache
+from jaxlite.backends.cpu import compile_cache, disk_cache, native
 from jaxlite.backends.cpu.client import OBJECT_CACHE
 from jaxlite.backends.cpu.object_file import object_file_problem
+from jaxlite.backends.base import CompileOptions
 from jaxlite.config import config
 
 X = np.arange(33, dtype=np.float32)
+# The runtime module's object code is cached too, once per process: into the session's
+# folder (tests/conftest.py), so that each test's folder holds its program's entry alone.
+native._install_symbols()
 
 
 def _fresh_module(tag: float) -> object:
@@ -58,12 +64,16 @@ def test_object_code_is_cached_in_memory_and_on_disk(tmp_path):
     first = _compile_into(tmp_path, 1.2345)
     assert client.stats["llvm_compiles"] == before.get("llvm_compiles", 0) + 1
     assert stat.S_IMODE(_entry(tmp_path).stat().st_mode) == 0o600
-    with config.override("jax_compilation_cache_dir", str(tmp_path)):
+    # the same optimized program reached from another lowered module: the memory cache
+    with config.override("jax_compilation_cache_dir", ""):
         run_cpu(_fresh_module(1.2345), [X])
     assert client.stats["memory_hits"] == before.get("memory_hits", 0) + 1
+    # the lowered module again: the disk entry, found before the passes
+    optimizations = client.stats["optimizations"]
     np.testing.assert_array_equal(_compile_into(tmp_path, 1.2345), first)
     assert client.stats["disk_hits"] == before.get("disk_hits", 0) + 1
     assert client.stats["llvm_compiles"] == before.get("llvm_compiles", 0) + 1
+    assert client.stats["optimizations"] == optimizations
     np.testing.assert_array_equal(first, X * np.float32(1.2345))
 
 
@@ -81,6 +91,14 @@ def _other_program_entry(tmp_path, key: bytes) -> bytes:
     payload = foreign[-len(foreign) + len(disk_cache.MAGIC) + disk_cache._HEADER.size
                       + len(disk_cache.entry_identity()):]
     return disk_cache.encode_entry(key, payload)
+
+
+def _unreadable_program_entry(key: bytes, good_payload: bytes) -> bytes:
+    """Valid object code and keys under a valid header, but a program blob that is no
+    pickle."""
+    entry_key, code_key, blob, objects = compile_cache.unpack_entry(good_payload)
+    return disk_cache.encode_entry(key, compile_cache.pack_objects(
+        objects + [entry_key + code_key + b"\x80\x05garbage" + blob[-20:]]))
 
 
 def _garbage_object_entry(key: bytes) -> bytes:
@@ -111,6 +129,8 @@ DAMAGE = {
     "foreign file": lambda data, key, tmp: b"#!/bin/sh\necho hi\n" * 100,
     "other program, recomputed header": lambda data, key, tmp: _other_program_entry(tmp, key),
     "garbage object code, valid header": lambda data, key, tmp: _garbage_object_entry(key),
+    "unreadable program, valid header": lambda data, key, tmp: _unreadable_program_entry(
+        key, disk_cache._decode_entry(data, key)[0]),
     "ELF section outside the file": lambda data, key, tmp: _elf_with_section_outside(
         key, disk_cache._decode_entry(data, key)[0]),
 }
@@ -140,9 +160,13 @@ def test_only_the_program_compiled_for_a_key_passes_the_payload_check(tmp_path):
     entry = _entry(tmp_path)
     key = bytes.fromhex(entry.name[:-len(disk_cache.SUFFIX)])
     payload, problem = disk_cache._decode_entry(entry.read_bytes(), key)
-    assert problem == "" and compile_cache.payload_problem(payload, key) == ""
+    assert problem == "" and compile_cache.entry_problem(payload, key) == ""
     other_key = hashlib.sha256(b"another program").digest()
-    assert "another program" in compile_cache.payload_problem(payload, other_key)
+    assert "another key" in compile_cache.entry_problem(payload, other_key)
+    _, code_key, _, objects = compile_cache.unpack_entry(payload)
+    objects_payload = compile_cache.pack_objects(objects)
+    assert compile_cache.payload_problem(objects_payload, code_key) == ""
+    assert "another program" in compile_cache.payload_problem(objects_payload, other_key)
     assert object_file_problem(b"\x7fELF") == "its ELF header is truncated"
     assert object_file_problem(b"MZ" + bytes(100)) != ""
 
@@ -152,7 +176,8 @@ def test_a_fifo_as_entry_does_not_hang(tmp_path):
     # In a child process, so that a regression hangs the child, not the test session.
     script = f"""
 import os, numpy as np, jaxlite as jax, jaxlite.numpy as jnp
-from jaxlite.backends.cpu import disk_cache
+from jaxlite.backends.cpu import disk_cache, native
+native._install_symbols()  # the runtime's entry: in the session's folder
 folder = {str(tmp_path)!r}
 jax.config.update("jax_compilation_cache_dir", folder)
 f = jax.jit(lambda x: x * 3.5)
@@ -284,3 +309,82 @@ def test_concurrent_writers_never_expose_half_an_entry(tmp_path, caplog):
     assert seen and all(seen)
     assert not [r for r in caplog.records if "is not used" in r.getMessage()]
     assert not list(tmp_path.glob("*.tmp"))
+
+
+_SCRIPT = """
+import numpy as np, jaxlite as jax
+from jaxlite.backends import registry
+from jaxlite.backends.cpu import disk_cache
+f = jax.jit(lambda x: x * 2.75 + 1.0)
+print(float(f(np.ones(3, np.float32))[0]))
+stats = registry.get_backend("cpu").stats
+print(disk_cache.cache_folder(), stats["disk_hits"], stats["optimizations"],
+      stats["llvm_compiles"])
+"""
+
+
+def _run(tmp_path, **env: str) -> tuple[list[str], str]:
+    """Run `_SCRIPT` in a fresh interpreter with the cache variables of `env` only."""
+    environ = {k: v for k, v in os.environ.items() if k not in (
+        "JAXLITE_COMPILATION_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR", "XDG_CACHE_HOME")}
+    environ.update(env)
+    result = subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, text=True,
+                            timeout=300, env=environ, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split(), result.stderr
+
+
+def _entries(folder) -> int:
+    return len(list(folder.glob(f"*{disk_cache.SUFFIX}")))
+
+
+def test_the_default_folder_is_per_user_under_xdg_cache_home(tmp_path):
+    out, _ = _run(tmp_path, XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    folder = tmp_path / "xdg" / "jaxlite"
+    assert out == ["3.75", str(folder), "0", "1", "1"]
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert _entries(folder) == 2  # the program and the runtime module
+
+
+def test_jax_and_jaxlite_folder_variables_and_a_warm_start(tmp_path):
+    jax_folder, lite_folder = tmp_path / "jax", tmp_path / "lite"
+    out, _ = _run(tmp_path, JAX_COMPILATION_CACHE_DIR=str(jax_folder))
+    assert out == ["3.75", str(jax_folder), "0", "1", "1"] and _entries(jax_folder) == 2
+    # a fresh process finds the program before the passes: no passes, no LLVM; the hit logged
+    out, err = _run(tmp_path, JAX_COMPILATION_CACHE_DIR=str(jax_folder), JAX_LOG_COMPILES="1")
+    assert out == ["3.75", str(jax_folder), "1", "0", "0"]
+    assert "Persistent compilation cache hit for 'jit__lambda'" in err
+    # JAXLITE_COMPILATION_CACHE_DIR wins over JAX's variable
+    out, _ = _run(tmp_path, JAX_COMPILATION_CACHE_DIR=str(jax_folder),
+                  JAXLITE_COMPILATION_CACHE_DIR=str(lite_folder))
+    assert out[1] == str(lite_folder) and _entries(lite_folder) == 2
+
+
+def test_the_folder_options_and_turning_the_cache_off():
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    assert config.read("jaxlite_default_cache_dir") == os.path.join(home, "jaxlite")
+    with config.override("jax_compilation_cache_dir", None):
+        assert disk_cache.cache_folder() == config.read("jaxlite_default_cache_dir")
+        with config.override("jaxlite_default_cache_dir", ""):
+            assert disk_cache.cache_folder() is None
+    with config.override("jax_compilation_cache_dir", "/some/folder"):
+        assert disk_cache.cache_folder() == "/some/folder"
+        with config.override("jax_enable_compilation_cache", False):
+            assert disk_cache.cache_folder() is None
+    with config.override("jax_compilation_cache_dir", ""):
+        assert disk_cache.cache_folder() is None
+
+
+def test_a_program_is_stored_with_what_the_executable_needs(tmp_path):
+    """The entry's program is the optimized module and its ModuleInfo: a hit runs like the
+    freshly compiled executable, and its optimized text is the same."""
+    m = _fresh_module(21.5)
+    with config.override("jax_compilation_cache_dir", str(tmp_path)):
+        OBJECT_CACHE.clear()
+        fresh = cpu_client().compile(m, CompileOptions())
+        OBJECT_CACHE.clear()
+        cached = cpu_client().compile(m, CompileOptions())
+    assert cached.text("optimized_hlo") == fresh.text("optimized_hlo")
+    assert cached.memory_analysis() == fresh.memory_analysis()
+    np.testing.assert_array_equal(
+        cached.execute_arrays([X])[0], fresh.execute_arrays([X])[0])
