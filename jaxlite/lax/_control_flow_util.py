@@ -12,14 +12,14 @@ import inspect
 import threading
 import weakref
 from collections import OrderedDict
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any, Callable, Hashable, Iterator, Sequence
 
 import numpy as np
 
 from jaxlite.config import config
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
-from jaxlite.core.jaxpr import ClosedJaxpr, Jaxpr, Var, eval_jaxpr
+from jaxlite.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr
 from jaxlite.core.trace import Tracer, current_trace, root_trace
 from jaxlite.interpreters.ad import (Zero, instantiate, jvp_flat, linearize_flat,
                                     tangent_aval)
@@ -183,20 +183,27 @@ def eval_closed(closed: ClosedJaxpr, *args: Any) -> list[Any]:
     return eval_jaxpr(closed.jaxpr, closed.consts, *args)
 
 
-def io_callbacks_in(*jaxprs: ClosedJaxpr | Jaxpr) -> tuple[bool, bool]:
-    """Whether the jaxprs (or jaxprs nested in their equations) call `io_callback`, and
-    whether one such call is ordered: JAX's IO effects, which some vmap rules refuse."""
-    found = ordered = False
-    stack: list[Any] = list(jaxprs)
+def nested_equations(*values: Any) -> Iterator[JaxprEqn]:
+    """Every equation of the jaxprs among `values` (in tuples and lists too), and of the
+    jaxprs nested in their equations' parameters."""
+    stack: list[Any] = list(values)
     while stack:
         value = stack.pop()
         if isinstance(value, (tuple, list)):
             stack.extend(value)
         elif isinstance(value, (ClosedJaxpr, Jaxpr)):
             for eqn in (value.jaxpr if isinstance(value, ClosedJaxpr) else value).eqns:
-                if eqn.primitive.name == "io_callback":
-                    found, ordered = True, ordered or bool(eqn.params.get("ordered"))
+                yield eqn
                 stack.extend(eqn.params.values())
+
+
+def io_callbacks_in(*jaxprs: ClosedJaxpr | Jaxpr) -> tuple[bool, bool]:
+    """Whether the jaxprs (or jaxprs nested in their equations) call `io_callback`, and
+    whether one such call is ordered: JAX's IO effects, which some vmap rules refuse."""
+    found = ordered = False
+    for eqn in nested_equations(*jaxprs):
+        if eqn.primitive.name == "io_callback":
+            found, ordered = True, ordered or bool(eqn.params.get("ordered"))
     return found, ordered
 
 

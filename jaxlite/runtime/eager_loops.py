@@ -35,10 +35,11 @@ import numpy as np
 from jaxlite.backends.registry import get_backend
 from jaxlite.config import config
 from jaxlite.core.avals import get_aval
-from jaxlite.core.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr
+from jaxlite.core.jaxpr import ClosedJaxpr, eval_jaxpr
 from jaxlite.core.primitive import Primitive
 from jaxlite.core.trace import EVAL_HOOKS
 from jaxlite.interpreters.staging import trace_to_jaxpr
+from jaxlite.lax._control_flow_util import nested_equations
 from jaxlite.lax.loops import while_p
 from jaxlite.lax.scan import scan_p
 from jaxlite.runtime import dispatch
@@ -64,17 +65,8 @@ _KEPT_IN_PYTHON = frozenset({"pure_callback", "io_callback", "debug_callback", "
 
 def _needs_python(params: dict[str, Any]) -> bool:
     """Whether a jaxpr among `params` (or nested in one) calls back into Python."""
-    stack: list[Any] = list(params.values())
-    while stack:
-        value = stack.pop()
-        if isinstance(value, (tuple, list)):
-            stack.extend(value)
-        elif isinstance(value, (ClosedJaxpr, Jaxpr)):
-            for eqn in (value.jaxpr if isinstance(value, ClosedJaxpr) else value).eqns:
-                if eqn.primitive.name in _KEPT_IN_PYTHON:
-                    return True
-                stack.extend(eqn.params.values())
-    return False
+    return any(eqn.primitive.name in _KEPT_IN_PYTHON
+               for eqn in nested_equations(*params.values()))
 
 
 def _runs_in_python() -> bool:
@@ -99,17 +91,7 @@ def _compile(primitive: Primitive, params: dict[str, Any], avals: tuple
 def _equations(params: dict[str, Any]) -> int:
     """How many equations the loop's jaxprs hold, nested ones included: the eager cost of
     one iteration, in primitive dispatches."""
-    count, stack = 0, list(params.values())
-    while stack:
-        value = stack.pop()
-        if isinstance(value, (tuple, list)):
-            stack.extend(value)
-        elif isinstance(value, (ClosedJaxpr, Jaxpr)):
-            eqns = (value.jaxpr if isinstance(value, ClosedJaxpr) else value).eqns
-            count += len(eqns)
-            for eqn in eqns:
-                stack.extend(eqn.params.values())
-    return max(count, 1)
+    return max(sum(1 for _ in nested_equations(*params.values())), 1)
 
 
 def _reference(primitive: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
