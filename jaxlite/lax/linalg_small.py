@@ -25,8 +25,8 @@ Conventions follow LAPACK's, as JAX's CPU kernels do:
 
 The factors agree with LAPACK's to rounding (the order of the operations differs), the
 pivots exactly unless rounding decides a near tie. Rows and columns are read with
-dynamic slices, or with selections and a max-reduction against -inf (exact, signed zeros
-and infinities included), never with products by masks, which would turn an infinite
+dynamic slices, or with selections and an OR-reduction of bit patterns (exact, signed
+zeros, infinities and NaNs included), never with products by masks, which would turn an infinite
 entry into NaNs elsewhere.
 """
 from __future__ import annotations
@@ -42,13 +42,13 @@ from jaxlite.lax.arithmetic import complex as make_complex
 from jaxlite.lax.arithmetic import add, conj, div, imag, mul, real, sub
 from jaxlite.lax.broadcast import broadcast_in_dim, reshape, transpose
 from jaxlite.lax.comparisons import eq, ge, gt, lt, ne
-from jaxlite.lax.convert import convert_element_type
+from jaxlite.lax.convert import bitcast_convert_type, convert_element_type
 from jaxlite.lax.dynamic_slicing import dynamic_index_in_dim
 from jaxlite.lax.linalg_util import adjoint, mT
 from jaxlite.lax.loops import fori_loop
 from jaxlite.lax.math_functions import abs as lax_abs
 from jaxlite.lax.math_functions import sqrt
-from jaxlite.lax.reductions import reduce_max, reduce_min
+from jaxlite.lax.reductions import reduce_max, reduce_min, reduce_or
 from jaxlite.lax.selection import select
 from jaxlite.lax.shape_ops import broadcasted_iota
 
@@ -101,8 +101,13 @@ def _is_complex(x: Any) -> bool:
 # ----------------------------------------------------------------- reading entries
 
 def _pick_real(x: Any, mask: Any, axis: int) -> Any:
-    low = -np.inf if dtypes.issubdtype(get_aval(x).dtype, np.floating) else -1
-    return reduce_max(select(mask, x, _fill(x, low)), (axis,))
+    # An OR of bit patterns, all zero but the chosen one: exact, and the cpu backend
+    # vectorizes integer reductions where its float max-reductions are scalar loops.
+    dtype = np.dtype(get_aval(x).dtype)
+    if dtype.kind in "iu":
+        return reduce_or(select(mask, x, _fill(x, 0)), (axis,))
+    bits = bitcast_convert_type(x, np.dtype(f"int{8 * dtype.itemsize}"))
+    return bitcast_convert_type(reduce_or(select(mask, bits, _fill(bits, 0)), (axis,)), dtype)
 
 
 def _pick(x: Any, mask: Any, axis: int) -> Any:
@@ -121,10 +126,14 @@ def _magnitude(x: Any) -> Any:
 
 
 def _first_largest(size: Any, candidate: Any) -> Any:
-    """Per column of `size` (rows, batch): the first row of largest size among the
-    candidate rows (NaN sizes never win; the first candidate when none is a number)."""
+    """Per column of `size` (rows, batch; sizes >= 0 or NaN): the first row of largest
+    size among the candidate rows (NaN sizes never win; the first candidate when none is
+    a number). Compared as bit patterns, which order non-negative floats as their values
+    do (integer reductions vectorize)."""
     shape = get_aval(size).shape
-    usable = select(candidate, select(ne(size, size), _fill(size, -1), size), _fill(size, -2))
+    dtype = np.dtype(get_aval(size).dtype)
+    bits = bitcast_convert_type(size, np.dtype(f"int{8 * dtype.itemsize}"))
+    usable = select(candidate, select(ne(size, size), _fill(bits, -1), bits), _fill(bits, -2))
     best = _to(reduce_max(usable, (0,)), shape, (1,))
     rows = broadcasted_iota(np.int32, shape, 0)
     return reduce_min(select(eq(usable, best), rows, _fill(rows, shape[0])), (0,))
