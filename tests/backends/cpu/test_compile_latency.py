@@ -8,7 +8,9 @@ import numpy as np
 
 import jaxlite
 import jaxlite.numpy as jnp
+from jaxlite.backends.cpu.client import OBJECT_CACHE
 from jaxlite.backends.cpu.codegen import module as codegen_module
+from jaxlite.config import config
 
 X = np.linspace(-40.0, 40.0, 1000, dtype=np.float32)
 
@@ -19,9 +21,17 @@ def _chain(x):
     return x
 
 
+def _compiled(f, *args):
+    """`f` compiled afresh: no executable or object code cached in memory or on disk."""
+    jaxlite.clear_caches()
+    OBJECT_CACHE.clear()
+    with config.override("jax_compilation_cache_dir", ""):
+        return jaxlite.jit(f).lower(*args).compile()
+
+
 def _run_chain(budget: int, monkeypatch) -> tuple[np.ndarray, str]:
     monkeypatch.setattr(codegen_module, "_INLINE_BUDGET", budget)
-    compiled = jaxlite.jit(_chain).lower(X).compile()
+    compiled = _compiled(_chain, X)
     return np.asarray(compiled(X)), compiled.as_text("llvm")
 
 
@@ -60,3 +70,32 @@ def test_outlining_counts_call_sites():
         codegen_module._INLINE_BUDGET = budget
     assert "@jl_f(float %a0) noinline" in out and "@jl_g(float %a0) alwaysinline" in out
     assert out.count("define ") == 2
+
+
+def _layer_norm_grad(x, g):
+    def loss(x, g):
+        mean = jnp.mean(x, axis=-1, keepdims=True)
+        var = jnp.mean((x - mean) ** 2, axis=-1, keepdims=True)
+        y = (x - mean) * jaxlite.lax.rsqrt(var + 1e-5) * g
+        return jnp.sum(jnp.tanh(y) * x)
+    return jaxlite.grad(loss, argnums=(0, 1))(x, g)
+
+
+def test_size_optimized_kernels_compute_the_same_values(monkeypatch):
+    """Kernels marked `optsize` (not unrolled) agree with the unrolled ones and the
+    interpreter within float32 rounding (where LLVM fuses multiply-adds may differ)."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((16, 64)).astype(np.float32)
+    g = rng.standard_normal(64).astype(np.float32)
+    results, texts = [], []
+    for limit in (20, 10**9):
+        monkeypatch.setattr(codegen_module, "_OPTSIZE_LINES", limit)
+        compiled = _compiled(_layer_norm_grad, x, g)
+        results.append([np.asarray(r) for r in compiled(x, g)])
+        texts.append(compiled.as_text("llvm"))
+    assert "optsize" in texts[0] and "optsize" not in texts[1]
+    for small, plain in zip(*results):
+        np.testing.assert_allclose(small, plain, rtol=1e-5, atol=1e-5)
+    reference = jaxlite.jit(_layer_norm_grad, backend="interpreter")(x, g)
+    for small, expected in zip(results[0], reference):
+        np.testing.assert_allclose(small, np.asarray(expected), rtol=1e-5, atol=1e-5)
