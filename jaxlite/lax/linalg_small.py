@@ -118,6 +118,21 @@ def _pick(x: Any, mask: Any, axis: int) -> Any:
     return _pick_real(x, mask, axis)
 
 
+def _computed_once(x: Any) -> Any:
+    """`x` unchanged, as the result of a reduction: the fusion pass does not copy a
+    reduction into its consumers, so a vector the rank-1 update reads is computed once per
+    step rather than once per entry of the matrix (a division and a square root there
+    cost as much as the update)."""
+    if _is_complex(x):
+        return make_complex(_computed_once(real(x)), _computed_once(imag(x)))
+    shape = get_aval(x).shape
+    dtype = np.dtype(get_aval(x).dtype)
+    bits = bitcast_convert_type(x, np.dtype(f"int{8 * dtype.itemsize}"))
+    pair = broadcast_in_dim(bits, (2,) + tuple(shape), tuple(range(1, len(shape) + 1)))
+    first = eq(broadcasted_iota(np.int32, get_aval(pair).shape, 0), np.int32(0))
+    return bitcast_convert_type(reduce_or(select(first, pair, _fill(pair, 0)), (0,)), dtype)
+
+
 def _magnitude(x: Any) -> Any:
     """LAPACK's pivot size: |x|, or |re| + |im| for complex numbers."""
     if _is_complex(x):
@@ -171,8 +186,8 @@ def lu_small(a: Any) -> list[Any]:
         column_k = dynamic_index_in_dim(column, k, 0, keepdims=False)
         column = select(at_k, _to(pivot, column_shape, (1,)),
                         select(at_p, _to(column_k, column_shape, (1,)), column))
-        multipliers = select(_to(gt(row, k), column_shape, (0,)),
-                             _scale(column, pivot, tiny), column)
+        multipliers = _computed_once(select(_to(gt(row, k), column_shape, (0,)),
+                                            _scale(column, pivot, tiny), column))
         updated = sub(a, mul(_to(multipliers, full, (0, 2)), _to(row_p, full, (1, 2))))
         a = select(_to(gt(row, k), full, (0,)),
                    select(_to(gt(col, k), full, (1,)), updated,
@@ -231,9 +246,9 @@ def cholesky_small(a: Any) -> Any:
         root = convert_element_type(sqrt(d), get_aval(a).dtype)
         # potf2 scales by the reciprocal of the pivot's root
         scaled = mul(column, _to(div(_fill(root, 1), root), column_shape, (1,)))
-        column = select(_to(gt(index, k), column_shape, (0,)), scaled,
-                        select(_to(eq(index, k), column_shape, (0,)),
-                               _to(root, column_shape, (1,)), column))
+        column = _computed_once(select(_to(gt(index, k), column_shape, (0,)), scaled,
+                                       select(_to(eq(index, k), column_shape, (0,)),
+                                              _to(root, column_shape, (1,)), column)))
         conjugate = conj(column) if _is_complex(column) else column
         updated = sub(a, mul(_to(column, full, (0, 2)), _to(conjugate, full, (1, 2))))
         a = select(_to(gt(index, k), full, (1,)), select(in_lower, updated, a),
