@@ -219,6 +219,7 @@ def test_loops_outside_jit_match_jit_and_python():
 def test_loops_outside_jit_compile_once(compiles, monkeypatch):
     from jaxlite.runtime import eager_loops
     monkeypatch.setattr(eager_loops, "COMPILE_WORTH", 1)  # every loop compiles at once
+    monkeypatch.setattr(eager_loops, "COMPILE_PER_EQUATION", 0)
     xs = jnp.arange(50, dtype=f32)
     step, body, cond = (lambda c, x: scan_step(c, x)), (lambda i, c: fori_body(i, c)), (
         lambda s: while_cond(s))  # functions no earlier test compiled
@@ -240,8 +241,15 @@ def test_short_loops_compile_once_called_often_enough(compiles):
     step = lambda c, x: scan_step(c, x)
     first = jax.lax.scan(step, f32(1.0), xs)  # op by op: short
     assert not compiles
-    for _ in range(eager_loops.COMPILE_WORTH // 8):
+    calls = 0
+    while not compiles:
         close(jax.lax.scan(step, f32(1.0), xs), first, tol=1e-5)
+        calls += 1
+    assert compiles == ["scan"]
+    # After about as many dispatches as compiling costs (scan_step is 3 equations).
+    worth = eager_loops.COMPILE_WORTH + 3 * eager_loops.COMPILE_PER_EQUATION
+    assert worth // (8 * 3) - 1 <= calls <= worth // (8 * 3) + 1
+    jax.lax.scan(step, f32(1.0), xs)
     assert compiles == ["scan"]
 
 

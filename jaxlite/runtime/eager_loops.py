@@ -11,11 +11,12 @@ same function carries the same jaxprs), the arguments' types and the x64 flag. A
 
 Compiling costs far more than a short loop run op by op (a loop built anew on every call,
 as `check_grads` or a library's closures make, would compile every time), so a loop is
-compiled once its calls would have dispatched `COMPILE_WORTH` primitives op by op: a scan
-whose length times the equations of its body reaches it, or a while loop still running
-after that many equations' worth of iterations (it then continues, compiled, from the
-carry it reached), compile on their first call; shorter loops run op by op until their
-calls with the same jaxprs and types add up to that much work. The
+compiled once its calls would have dispatched about as many primitives op by op as
+compiling it costs (`COMPILE_WORTH` plus `COMPILE_PER_EQUATION` per equation): a scan whose
+length times the equations of its body reaches that, or a while loop still running after
+that many equations' worth of iterations (it then continues, compiled, from the carry it
+reached), compile on their first call; shorter loops run op by op until their calls with
+the same jaxprs and types add up to that much work. The
 results agree within the dtype's rounding (compiled code may contract a multiply and an
 add into one fused operation), as `jit` and eager results agree.
 
@@ -35,7 +36,7 @@ import numpy as np
 from jaxlite.backends.registry import get_backend
 from jaxlite.config import config
 from jaxlite.core.avals import get_aval
-from jaxlite.core.jaxpr import ClosedJaxpr, eval_jaxpr
+from jaxlite.core.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr
 from jaxlite.core.primitive import Primitive
 from jaxlite.core.trace import EVAL_HOOKS
 from jaxlite.interpreters.staging import trace_to_jaxpr
@@ -45,14 +46,20 @@ from jaxlite.lax.scan import scan_p
 from jaxlite.runtime import dispatch
 from jaxlite.runtime.call_cache import LRUCache
 
-__all__ = ["COMPILE_WORTH", "MAX_LOOPS", "LOOPS", "compiled_loop_impl"]
+__all__ = ["COMPILE_PER_EQUATION", "COMPILE_WORTH", "MAX_LOOPS", "LOOPS", "NESTED_WHILE_GUESS",
+           "compiled_loop_impl"]
 
 logger = logging.getLogger("jaxlite")
 
 MAX_LOOPS = 256
-# A loop is compiled once running it op by op would have dispatched about this many
-# primitives over its calls (about as long as compiling a small loop takes).
+# A loop is compiled once running it op by op would have dispatched about as many
+# primitives over its calls as compiling it costs: COMPILE_WORTH, plus
+# COMPILE_PER_EQUATION per equation of its jaxprs (a dispatch takes ~15 us; compiling,
+# ~50 ms plus ~4 ms per equation). A nested while loop is guessed to run
+# NESTED_WHILE_GUESS iterations per iteration of the outer loop.
 COMPILE_WORTH = 4096
+COMPILE_PER_EQUATION = 256
+NESTED_WHILE_GUESS = 64
 # (primitive, parameters, argument types, x64) -> (the one-equation jaxpr, its compiled
 # call); the equations run op by op so far, while that is below COMPILE_WORTH; or None
 # where the loop runs with its reference rule.
@@ -88,10 +95,28 @@ def _compile(primitive: Primitive, params: dict[str, Any], avals: tuple
     return closed, compiled
 
 
-def _equations(params: dict[str, Any]) -> int:
-    """How many equations the loop's jaxprs hold, nested ones included: the eager cost of
-    one iteration, in primitive dispatches."""
-    return max(sum(1 for _ in nested_equations(*params.values())), 1)
+def _costs(params: dict[str, Any]) -> tuple[int, int]:
+    """(equations in the loop's jaxprs, nested ones included: what compiling costs, in
+    equations; equations one iteration dispatches when run op by op: a nested scan's body
+    counts `length` times, a nested while's `NESTED_WHILE_GUESS` times)."""
+    def walk(values: Sequence[Any]) -> tuple[int, int]:
+        static = dynamic = 0
+        for value in values:
+            if isinstance(value, (tuple, list)):
+                inner = walk(value)
+            elif isinstance(value, (ClosedJaxpr, Jaxpr)):
+                inner = (0, 0)
+                for eqn in (value.jaxpr if isinstance(value, ClosedJaxpr) else value).eqns:
+                    nested = walk(list(eqn.params.values()))
+                    times = (eqn.params["length"] if eqn.primitive is scan_p else
+                             NESTED_WHILE_GUESS if eqn.primitive is while_p else 1)
+                    inner = (inner[0] + 1 + nested[0], inner[1] + 1 + times * nested[1])
+            else:
+                continue
+            static, dynamic = static + inner[0], dynamic + inner[1]
+        return static, dynamic
+    static, dynamic = walk(list(params.values()))
+    return max(static, 1), max(dynamic, 1)
 
 
 def _reference(primitive: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
@@ -129,16 +154,17 @@ def compiled_loop_impl(primitive: Primitive) -> Callable[..., Any]:
         if entry is None and _needs_python(params):
             LOOPS[key] = None
             return _reference(primitive, args, params)
-        work, per_iteration = entry or 0, _equations(params)
+        static, per_iteration = _costs(params)
+        work, worth = entry or 0, COMPILE_WORTH + COMPILE_PER_EQUATION * static
         if primitive is while_p:
-            budget = max((COMPILE_WORTH - work) // per_iteration, 1)
+            budget = max((worth - work) // per_iteration, 1)
             carry, iterations, done = _while_start(args, params, budget)
             if done:
                 LOOPS[key] = work + iterations * per_iteration
                 out_avals = primitive.abstract_eval(*avals, **params)
                 return [dispatch.wrap_output(c, a) for c, a in zip(carry, out_avals)]
             args = (*args[:len(args) - len(carry)], *carry)
-        elif work + params["length"] * per_iteration < COMPILE_WORTH:
+        elif work + params["length"] * per_iteration < worth:
             LOOPS[key] = work + params["length"] * per_iteration
             return _reference(primitive, args, params)
         entry = LOOPS[key] = _compile(primitive, params, avals)
