@@ -32,6 +32,9 @@ __all__ = ["CpuClient", "make_client", "OBJECT_CACHE"]
 
 logger = logging.getLogger("jaxlite")
 
+# The custom-call target of host callbacks (`jaxlite.lax.callbacks`).
+_HOST_CALLBACK = 'custom_call_target="jaxlite_host_callback"'
+
 # Object code compiled in this process, by cache key (shared by every client).
 OBJECT_CACHE = compile_cache.MemoryCache()
 
@@ -69,8 +72,11 @@ class CpuClient(Client):
         threads = config.read("jaxlite_cpu_threads")
         folder = disk_cache.cache_folder() if not _dumping(options) else None
         entry_key = None
-        if folder is not None:
-            entry_key = compile_cache.cache_key(print_module(module),
+        lowered_text = print_module(module) if folder is not None else ""
+        # A host callback's module names the callback by a key unique to this process: such
+        # a program is never found again, so it is not stored.
+        if folder is not None and _HOST_CALLBACK not in lowered_text:
+            entry_key = compile_cache.cache_key(lowered_text,
                                                 ("lowered", donated, threads, options.verify),
                                                 keep_name=True)
             hit = self._cached_program(folder, entry_key, module.name)

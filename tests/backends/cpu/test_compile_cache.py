@@ -19,6 +19,8 @@ import warnings
 import numpy as np
 import pytest
 
+import jaxlite
+
 from cpu_testing import cpu_client, module, run_cpu
 from jaxlite.backends.cpu import compile_cache, disk_cache, native
 from jaxlite.backends.cpu.client import OBJECT_CACHE
@@ -388,3 +390,12 @@ def test_a_program_is_stored_with_what_the_executable_needs(tmp_path):
     assert cached.memory_analysis() == fresh.memory_analysis()
     np.testing.assert_array_equal(
         cached.execute_arrays([X])[0], fresh.execute_arrays([X])[0])
+
+
+def test_programs_with_host_callbacks_are_not_stored(tmp_path):
+    """Their module names the callback by a key unique to the process: never found again."""
+    with config.override("jax_compilation_cache_dir", str(tmp_path)):
+        f = jaxlite.jit(lambda x: jaxlite.pure_callback(
+            lambda v: v * 2, jaxlite.ShapeDtypeStruct((3,), np.float32), x) + 1)
+        np.testing.assert_array_equal(f(np.ones(3, np.float32)), np.full(3, 3.0, np.float32))
+    assert _entries(tmp_path) == 0
