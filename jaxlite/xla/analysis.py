@@ -105,7 +105,7 @@ def freeze_attr(value: Any) -> Hashable:
     """
     if isinstance(value, (np.ndarray, np.generic)):
         array = np.ascontiguousarray(value)
-        return ("array", array.dtype.name, array.shape, array.tobytes())
+        return ("array", array.dtype, array.shape, array.tobytes())
     if isinstance(value, Mapping):
         return ("mapping", tuple(sorted((str(k), freeze_attr(v)) for k, v in value.items())))
     if isinstance(value, (list, tuple)):

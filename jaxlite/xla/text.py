@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import json
 import math
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -86,8 +87,20 @@ __all__ = [
 _NAME_FORBIDDEN = set(" \t\n,=(){}[]%\"/")
 
 
+# Modules are immutable, and one is printed several times per compilation (the keys of the
+# in-memory and persistent caches), so each module's text is kept while the module lives.
+_PRINTED: weakref.WeakKeyDictionary[HloModule, str] = weakref.WeakKeyDictionary()
+
+
 def print_module(module: HloModule) -> str:
     """`module` in HLO text: the header, then each computation, callees first."""
+    text = _PRINTED.get(module)
+    if text is None:
+        text = _PRINTED[module] = _module_text(module)
+    return text
+
+
+def _module_text(module: HloModule) -> str:
     _check_name(module.name, "module")
     entry = module.entry
     params = ", ".join(str(p.shape) for p in entry.parameters)

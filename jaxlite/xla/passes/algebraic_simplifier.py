@@ -20,6 +20,7 @@ DCE. It returns the same module object when no rule applies.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -83,6 +84,7 @@ def _broadcast(ctx: RewriteContext, scalar: HloInstruction, like: HloInstruction
     return ctx.new(_O.BROADCAST, [scalar], {"dimensions": ()}, shape=like.shape, name=name)
 
 
+@functools.lru_cache(maxsize=None)
 def _kind(dtype: np.dtype) -> str:
     if dtype == np.bool_:
         return "pred"

@@ -37,6 +37,8 @@ _EXPANDING = {Opcode.BROADCAST, Opcode.IOTA}
 def _foldable(inst: HloInstruction) -> bool:
     if inst.opcode in _NEVER_FOLDED or inst.opcode.kind is Kind.CONTROL:
         return False
+    if not all(o.opcode is Opcode.CONSTANT for o in inst.operands):
+        return False
     if inst.shape.is_tuple or inst.shape.size > MAX_FOLDED_ELEMENTS:
         return False
     if inst.opcode in _EXPANDING and inst.shape.size > MAX_EXPANDED_ELEMENTS:
@@ -54,7 +56,7 @@ def _value(inst: HloInstruction) -> np.ndarray:
 def _empty(inst: HloInstruction) -> bool:
     """A zero-element array result: its value is known whatever its operands, so it folds
     in one round (a long chain over an empty array was peeled one op per round)."""
-    return (not inst.shape.is_tuple and inst.shape.size == 0
+    return (not inst.shape.is_tuple and 0 in inst.shape.dims
             and inst.opcode not in _NEVER_FOLDED and inst.opcode.kind is not Kind.CONTROL)
 
 

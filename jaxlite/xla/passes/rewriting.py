@@ -78,6 +78,10 @@ def emit_with_operands(value: HloInstruction, emitted: set[int], out: list[HloIn
     """Append `value` and those of its (transitive) operands not yet emitted, operands first."""
     if id(value) in emitted:
         return
+    if all(id(o) in emitted for o in value.operands):
+        emitted.add(id(value))
+        out.append(value)
+        return
     stack = [(value, iter(value.operands))]
     while stack:
         node, operands = stack[-1]
