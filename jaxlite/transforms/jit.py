@@ -245,7 +245,7 @@ class PjitFunction(Wrapped):
             else:
                 # Pytrees of Arrays: the plan is found by the tree and the leaves.
                 leaves, in_tree = tree_flatten((args, kwargs))
-                key = _tree_plan_key(client, in_tree, leaves)
+                key = _plan_key(client, leaves, in_tree)
                 plan = self._plans.lookup(key) if key is not None else None
                 if plan is not None:
                     return tree_unflatten(plan[1], plan[0](leaves))
@@ -330,23 +330,11 @@ class PjitFunction(Wrapped):
         return self if obj is None else functools.partial(self, obj)
 
 
-def _plan_key(client: Client, args: tuple) -> tuple | None:
-    """The key of a call plan: the client, the options that change tracing, and each
-    argument's shape, dtype and weak type, when every argument is an Array (each one leaf);
-    else None."""
-    key: list[Any] = [client, config.trace_context()]
-    for a in args:
-        if type(a) is not ArrayImpl:
-            return None
-        value = a._value
-        key += (value.shape, value.dtype, a.weak_type)
-    return tuple(key)
-
-
-def _tree_plan_key(client: Client, in_tree: PyTreeDef, leaves: list) -> tuple | None:
-    """The key of a call plan for arguments given as pytrees (or by keyword): the
-    client, the tracing options, the tree, and each leaf's shape, dtype and weak type,
-    when every leaf is an Array; else None."""
+def _plan_key(client: Client, leaves: Sequence[Any],
+              in_tree: PyTreeDef | None = None) -> tuple | None:
+    """The key of a call plan: the client, the options that change tracing, the input
+    tree (None for positional Arrays, each one leaf), and each leaf's shape, dtype and
+    weak type, when every leaf is an Array; else None."""
     key: list[Any] = [client, config.trace_context(), in_tree]
     for a in leaves:
         if type(a) is not ArrayImpl:
