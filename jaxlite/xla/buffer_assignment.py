@@ -11,7 +11,10 @@ rewrites nothing. The entry's instruction order is the schedule (see passes/sche
   returning a tuple (multi-output fusion, while, call) defines a buffer per element.
   Called computations are opaque: a call, while or conditional reserves, during its own
   step, scratch space as large as the temporaries of its callees (assigned the same way);
-  reduction combiners work on scalars in registers.
+  reduction combiners work on scalars in registers. A backend may also say how much
+  working memory an instruction's kernel needs while it runs (a GEMM's packed panels:
+  `scratch`); that space is reserved during the instruction's step in the same way, so
+  it reuses memory no value holds then and counts in the temporaries.
 - Liveness. Step t runs the t-th instruction. A buffer is live from the step that defines
   it (0 for parameters) to the last step that reads it through any view, inclusive; the
   result's buffers to step n, after the last instruction. Buffers share memory only when
@@ -45,7 +48,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType as _frozen
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
 from jaxlite.xla.opcodes import Opcode
@@ -258,7 +261,8 @@ class BufferAssignment:
     shape (a tuple's elements in order); `in_place[name]` names the instruction that
     defined the buffer the instruction writes over; `donated_outputs` maps result elements
     to the donated parameters that hold them; `scratch[name]` is the temporary space a call,
-    while or conditional reserves for its computations. Sizes: see the module docstring.
+    while or conditional reserves for its computations, or another instruction for its
+    kernel (see `assign_buffers`). Sizes: see the module docstring.
     """
 
     module_name: str
@@ -365,15 +369,21 @@ def _pack(items: list[_Item], slots: dict[int, _Heap],
 
 # ------------------------------------------------------------------------ assignment
 
+ScratchSize = Callable[[HloInstruction], int]
+
+
 def assign_buffers(module: HloModule, donated_parameters: Sequence[int] = (),
-                   alignment: int = ALIGNMENT) -> BufferAssignment:
+                   alignment: int = ALIGNMENT,
+                   scratch: ScratchSize | None = None) -> BufferAssignment:
     """Assign buffers to the values of `module`'s entry, run in its instruction order.
 
     `donated_parameters`: entry parameter numbers whose buffers may hold results
-    (`donate_argnums`); `alignment`: temporaries start at multiples of it. Differences from
-    XLA: see the module docstring.
+    (`donate_argnums`); `alignment`: temporaries start at multiples of it; `scratch`: the
+    bytes of working memory an entry instruction's kernel needs during its step (0: none),
+    reserved in `BufferAssignment.scratch`. Differences from XLA: see the module docstring.
     """
-    return _Assigner(module.entry, tuple(donated_parameters), alignment, {}).run(module.name)
+    return _Assigner(module.entry, tuple(donated_parameters), alignment, {},
+                     scratch).run(module.name)
 
 
 def _callee_temp(inst: HloInstruction, alignment: int, cache: dict[int, int]) -> int:
@@ -381,7 +391,7 @@ def _callee_temp(inst: HloInstruction, alignment: int, cache: dict[int, int]) ->
     sizes = []
     for comp in inst.called:
         if id(comp) not in cache:
-            cache[id(comp)] = _Assigner(comp, (), alignment, cache).run(
+            cache[id(comp)] = _Assigner(comp, (), alignment, cache, None).run(
                 comp.name).temp_size_in_bytes
         sizes.append(cache[id(comp)])
     return max(sizes, default=0)
@@ -391,8 +401,9 @@ class _Assigner:
     """Allocations of one computation: inputs and results first, then the temporaries."""
 
     def __init__(self, comp: HloComputation, donated: tuple[int, ...], alignment: int,
-                 cache: dict[int, int]) -> None:
+                 cache: dict[int, int], scratch: ScratchSize | None) -> None:
         self.comp, self.donated, self.alignment, self.cache = comp, donated, alignment, cache
+        self.scratch = scratch
         self.model = buffer_model(comp)
         self.live = liveness(comp, donated, self.model)
         self.kinds = self.live.kinds()
@@ -459,8 +470,11 @@ class _Assigner:
         items: list[_Item] = [(g, self.model.size[g], live.start[g], live.end[g])
                               for g in self.kinds if g not in self.place]
         for t, inst in enumerate(self.comp.instructions):
-            if inst.opcode in _CALLS and (size := _callee_temp(inst, self.alignment,
-                                                               self.cache)):
+            if inst.opcode in _CALLS:
+                size = _callee_temp(inst, self.alignment, self.cache)
+            else:
+                size = self.scratch(inst) if self.scratch is not None else 0
+            if size:
                 items.append((inst.name, size, t, t))
         temp_size, where = _pack(items, self.slots, self.alignment)
         arena = self.allocate("temp", temp_size, "temporaries (arena)")

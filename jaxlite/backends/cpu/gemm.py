@@ -217,8 +217,9 @@ def _tile_shapes(plan: GemmPlan) -> dict[tuple[bool, bool], TileShape]:
             if not plan.pack_b:   # B read in place: its row stride, no zero padding
                 pitch = plan.b_strides[1]
             k_split = min(MAX_K_SPLIT, -(-MIN_FMA_CHAINS // (rows * vectors)))
+            a_pitch = 0 if plan.pack_a else plan.a_strides[2]  # A read in place
             shapes[(row_edge, col_edge)] = TileShape(rows, vectors, valid, pitch,
-                                                     not plan.pack_b, k_split)
+                                                     not plan.pack_b, k_split, a_pitch)
     return shapes
 
 
@@ -233,8 +234,9 @@ def _emit_block(module: ir.Module, plan: GemmPlan, shared: list[str] | None) -> 
         return emit_dot_block(module, plan, params)
     kernels = {key: _function(module, lambda m, t=tile: emit_micro_kernel(m, plan, t), shared)
                for key, tile in _tile_shapes(plan).items()}
-    pack_a = _function(module, lambda m: emit_packer(m, plan, f"{spec.name}.pack_a",
-                                                     a_layout(plan)), shared)
+    pack_a = (_function(module, lambda m: emit_packer(m, plan, f"{spec.name}.pack_a",
+                                                      a_layout(plan)), shared)
+              if plan.pack_a else None)
     pack_b = (_function(module, lambda m: emit_packer(m, plan, f"{spec.name}.pack_b",
                                                       b_layout(plan)), shared)
               if plan.pack_b else None)
@@ -258,7 +260,11 @@ def _emit_block(module: ir.Module, plan: GemmPlan, shared: list[str] | None) -> 
                 bp = b.gep(args["b"], [offset], source_etype=_scalar(plan))
             with counted_loop(b, args["r0"], args["r1"], blocking.mc, "ic") as ic:
                 mcur = min_i64(b, i64(blocking.mc), b.sub(args["r1"], ic))
-                b.call(pack_a, [args["a"], ap, ic, mcur, pc, kcur])
+                if plan.pack_a:
+                    b.call(pack_a, [args["a"], ap, ic, mcur, pc, kcur])
+                else:   # the panels are A itself, from row ic and depth pc
+                    offset = b.add(ic, b.mul(pc, i64(plan.a_strides[2])))
+                    ap = b.gep(args["a"], [offset], source_etype=_scalar(plan))
                 state = _MacroState(plan, kernels, args, ap, bp, ic, mcur, jc, ncur, kcur,
                                     first, last)
                 state.emit(b)
@@ -308,8 +314,8 @@ class _MacroState:
               row_edge: bool, col_edge: bool) -> None:
         plan = self.plan
         mr = plan.blocking.mr
-        a_panel = b.gep(self.ap, [b.mul(p, b.mul(self.kcur, i64(mr)))],
-                        source_etype=_scalar(plan))
+        step = b.mul(self.kcur, i64(mr)) if plan.pack_a else i64(mr)
+        a_panel = b.gep(self.ap, [b.mul(p, step)], source_etype=_scalar(plan))
         row = b.add(self.ic, b.mul(p, i64(mr)))
         c_offset = b.add(b.mul(row, i64(plan.c_strides[1])), col)
         c_tile = b.gep(self.args["c"], [c_offset], source_etype=_scalar(plan))

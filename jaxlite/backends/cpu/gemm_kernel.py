@@ -51,6 +51,7 @@ class TileShape:
         load (a packed panel has zeros there).
     k_split : independent sets of accumulators, used by turns along k and summed at the end
         (for tiles too small to keep MIN_FMA_CHAINS FMAs in flight).
+    a_pitch : elements per k step in the A panel (0: a packed panel, `rows`).
     """
 
     rows: int
@@ -59,6 +60,7 @@ class TileShape:
     pitch: int
     b_masked: bool = False
     k_split: int = 1
+    a_pitch: int = 0
 
     def suffix(self) -> str:
         return f"uk{self.rows}x{self.vectors}v{self.last_valid}"
@@ -115,6 +117,7 @@ def _k_loop(ops: VectorOps, tile: TileShape, sets: list[list[list[ir.Value]]], a
     b = ops.builder
     fn = b.function
     entry = b.block
+    a_step = tile.a_pitch or tile.rows
     header = fn.append_basic_block(f"{name}.head")
     body = fn.append_basic_block(f"{name}.body")
     exit_ = fn.append_basic_block(f"{name}.exit")
@@ -142,11 +145,11 @@ def _k_loop(ops: VectorOps, tile: TileShape, sets: list[list[list[ir.Value]]], a
             b_vecs.append(ops.load(ops.element(bp_phi, step * tile.pitch + j * ops.lanes),
                                    valid))
         for i in range(tile.rows):
-            a_vec = ops.splat(ops.load_scalar(ops.element(ap_phi, step * tile.rows + i)))
+            a_vec = ops.splat(ops.load_scalar(ops.element(ap_phi, step * a_step + i)))
             for j in range(tile.vectors):
                 accs[i][j] = ops.fma(a_vec, b_vecs[j], accs[i][j])
     left.add_incoming(b.sub(left, i64(1)), body)
-    ap_phi.add_incoming(ops.element(ap_phi, steps * tile.rows), body)
+    ap_phi.add_incoming(ops.element(ap_phi, steps * a_step), body)
     bp_phi.add_incoming(ops.element(bp_phi, steps * tile.pitch), body)
     for phi, value in zip(_flat(phis), _flat(current)):
         phi.add_incoming(value, body)

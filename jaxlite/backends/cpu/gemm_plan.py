@@ -25,8 +25,13 @@ SUPPORTED_DTYPES = ("float32", "float64")
 LANES = {"float32": 16, "float64": 8}
 SCRATCH_ALIGN = 64
 # Work items split along m each go over all of B; a B with unit column stride and at most
-# this many bytes (it stays in L2) is read in place rather than packed once per item.
-_IN_PLACE_B = 1 << 20
+# this many bytes (it stays in L2) is read in place rather than packed once per item. An A
+# whose rows are contiguous along m (a transposed A) and as small is read in place too.
+_IN_PLACE = 1 << 20
+# ... unless its row stride in bytes is a multiple of a larger power of two than this: the
+# rows of a panel then fall into few cache sets and evict each other (n = 1024 float32:
+# 4 KiB, measured at half the speed of a packed B).
+_IN_PLACE_STRIDE_ALIGN = 1024
 
 
 @dataclass(frozen=True)
@@ -122,7 +127,9 @@ class GemmPlan:
     instead of one lane in sixteen), with the roles of the `a` and `b` pointers exchanged.
     `pack_b` is False when B is read in place (one panel of rows, unit column stride: every
     element of B is used once, so copying it would only cost time; or work items split
-    along m, each of which would pack all of a small B again). `dot_form`: one row of C
+    along m, each of which would pack all of a small B again). `pack_a` is False when A is
+    read in place: its rows are contiguous along m, so one step along k of an `mr`-high
+    panel is `mr` neighbouring elements, as in a packed panel. `dot_form`: one row of C
     and B contiguous along k; computed as dot products without packing (gemm_dot).
     """
 
@@ -134,6 +141,7 @@ class GemmPlan:
     k: int
     swapped: bool
     pack_b: bool
+    pack_a: bool
     dot_form: bool
     a_strides: tuple[int, int, int]
     b_strides: tuple[int, int, int]
@@ -248,6 +256,12 @@ def _parallel_split(m: int, n: int, blocking: GemmBlocking, lanes: int,
     return "m", unit, -(-m // unit)
 
 
+def _in_place(elements: int, stride: int, itemsize: int) -> bool:
+    """Whether a matrix of `elements` with row stride `stride` is read in place."""
+    step = stride * itemsize
+    return elements * itemsize <= _IN_PLACE and (step & -step) <= _IN_PLACE_STRIDE_ALIGN
+
+
 def _default_blocking(dtype: str, m: int) -> GemmBlocking:
     """The measured blocking, with fewer rows and more vectors per micro-kernel when m is
     small: a short, wide tile keeps enough independent FMA chains in flight and reads longer
@@ -287,10 +301,11 @@ def plan_gemm(spec: GemmSpec) -> GemmPlan:
         blocking = replace(blocking, mc=min(blocking.mc, unit))
     else:
         blocking = replace(blocking, nc=min(blocking.nc, unit))
-    pack_b = not (m <= blocking.mr and b[2] == 1) and not dot_form and not (
-        split_dim == "m" and b[2] == 1 and k * n * np.dtype(dtype).itemsize <= _IN_PLACE_B)
     itemsize = np.dtype(dtype).itemsize
-    a_bytes = blocking.mc * blocking.kc * itemsize
+    pack_b = not (m <= blocking.mr and b[2] == 1) and not dot_form and not (
+        split_dim == "m" and b[2] == 1 and _in_place(k * n, b[1], itemsize))
+    pack_a = not (a[1] == 1 and a[2] != 1 and _in_place(m * k, a[2], itemsize))
+    a_bytes = blocking.mc * blocking.kc * itemsize if pack_a else 0
     b_bytes = blocking.kc * blocking.nc * itemsize if pack_b else 0
     if k == 0 or items_per_batch == 0 or spec.batch == 0 or dot_form:
         a_bytes = b_bytes = 0
@@ -298,6 +313,7 @@ def plan_gemm(spec: GemmSpec) -> GemmPlan:
     epilogue_args = spec.epilogue.args if spec.epilogue is not None else ()
     return GemmPlan(
         spec=spec, dtype=dtype, lanes=lanes, m=m, n=n, k=k, swapped=swapped, pack_b=pack_b,
+        pack_a=pack_a,
         dot_form=dot_form,
         a_strides=a, b_strides=b, c_strides=c, blocking=blocking, split_dim=split_dim,
         split_unit=unit, items_per_batch=items_per_batch, a_pack_offset=0,

@@ -284,19 +284,32 @@ def _ident(text: str) -> str:
     return "".join(c if c.isalnum() or c in "._" else "_" for c in text)
 
 
+def kernel_scratch(inst: HloInstruction) -> int:
+    """Scratch bytes per thread of `inst`'s kernel (a GEMM's or convolution's packed
+    panels; 0 for none)."""
+    if inst.opcode is _O.CONVOLUTION and (plan := conv_plan(inst)) is not None:
+        return plan.scratch
+    dot = dot_of(inst)
+    call = gemm_call(dot, inst.shape) if dot is not None else None
+    return call.scratch if call is not None else 0
+
+
 def scratch_region(module: HloModule, threads: int) -> int:
-    """Bytes of the region kernels take scratch memory from: the largest GEMM's scratch, once
-    per thread."""
+    """Bytes of the region the kernels of called computations take scratch memory from: the
+    largest one's scratch, once per thread. The entry's kernels get theirs from buffer
+    assignment (`entry_plan`), in memory no value holds during their step."""
     largest = 0
-    for comp in control_computations(module):
+    for comp in control_computations(module)[1:]:
         for inst in comp.instructions:
-            if inst.opcode is _O.CONVOLUTION and (plan := conv_plan(inst)) is not None:
-                largest = max(largest, plan.scratch)
-            dot = dot_of(inst)
-            call = gemm_call(dot, inst.shape) if dot is not None else None
-            if call is not None:
-                largest = max(largest, call.scratch)
+            largest = max(largest, kernel_scratch(inst))
     return largest * threads
+
+
+def entry_plan(module: HloModule, donated: tuple[int, ...], threads: int) -> ComputationPlan:
+    """The plan of the entry, each kernel's scratch (for `threads`) placed with the
+    temporaries."""
+    return plan_computation(module.entry, donated, entry=True,
+                            scratch=lambda inst: kernel_scratch(inst) * threads)
 
 
 def module_info(module: HloModule, donated: tuple[int, ...] = (),
@@ -304,7 +317,7 @@ def module_info(module: HloModule, donated: tuple[int, ...] = (),
     """The runtime's view of `module`, computed without emitting code (what a cached
     object file needs besides itself)."""
     builder = _ModuleBuilder(threads, scratch_region(module, threads))
-    return _info(builder, module, plan_computation(module.entry, donated, entry=True))
+    return _info(builder, module, entry_plan(module, donated, threads))
 
 
 def _info(builder: _ModuleBuilder, module: HloModule, plan: ComputationPlan) -> ModuleInfo:
@@ -324,7 +337,7 @@ def emit_module(module: HloModule, donated: tuple[int, ...] = (),
     module's text first, then the modules it links (GEMMs). `threads`: the most threads a
     kernel with scratch memory may run on."""
     builder = _ModuleBuilder(threads, scratch_region(module, threads))
-    plan = plan_computation(module.entry, donated, entry=True)
+    plan = entry_plan(module, donated, threads)
     info = _info(builder, module, plan)
     builder.program.emit(plan, ENTRY, linkage="")
     assert builder._extra == info.extra_bytes, (builder._extra, info.extra_bytes)

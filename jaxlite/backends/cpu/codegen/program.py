@@ -92,7 +92,9 @@ class ComputationPlan:
 
 
 def plan_computation(comp: HloComputation, donated: tuple[int, ...] = (),
-                     entry: bool = False) -> ComputationPlan:
+                     entry: bool = False,
+                     scratch: Callable[[HloInstruction], int] | None = None
+                     ) -> ComputationPlan:
     """The plan of `comp`, whose caller hands it result memory in one of two ways.
 
     entry=True (the module's entry, called by the executable): as buffer assignment returns
@@ -102,9 +104,11 @@ def plan_computation(comp: HloComputation, donated: tuple[int, ...] = (),
     donated parameter gets the parameter's memory (a flat while body: the loop state).
     Buffer assignment may compute two leaves in one buffer (one value returned twice) or
     return a leaf where a parameter already is; the program copies each leaf to its memory.
+    `scratch`: bytes of working memory an instruction's kernels need (all threads), which
+    buffer assignment reserves during its step (see `assign_buffers`).
     """
     comp = with_tuple_root(comp)
-    assignment = assign_buffers(HloModule(comp.name, comp), donated)
+    assignment = assign_buffers(HloModule(comp.name, comp), donated, scratch=scratch)
     kinds = {a.index: a.kind for a in assignment.allocations}
     params = [a.index for a in assignment.allocations if a.kind == "parameter"]
     homes = [s for o in comp.root.operands for s in assignment.slices[o.name]]
@@ -240,13 +244,21 @@ class ProgramState:
         if all(s.size == 0 for s in outputs) and inst.opcode is not _O.CUSTOM_CALL:
             return
         inputs = [s for o in inst.operands for s in self.slices(o)]
+        reserved = self.plan.assignment.scratch.get(inst.name)
         for kernel, slices in self.emitter.make_calls(inst, inputs, outputs):
-            self.call_kernel(kernel, [self.ptr(s) for s in slices])
+            self.call_kernel(kernel, [self.ptr(s) for s in slices], reserved)
 
-    def call_kernel(self, kernel: Kernel, pointers: list[str]) -> None:
+    def call_kernel(self, kernel: Kernel, pointers: list[str],
+                    reserved: BufferSlice | None = None) -> None:
+        """Call `kernel`; its scratch is the space buffer assignment `reserved` for the
+        instruction (the entry's GEMMs and convolutions), else the scratch region."""
         fb = self.fb
         name = self.emitter.kernel_name(kernel)
-        if kernel.scratch:
+        if kernel.scratch and reserved is not None:
+            assert reserved.size >= kernel.scratch * self.emitter.scratch_threads, (
+                reserved, kernel.scratch)
+            pointers = pointers + [self.ptr(reserved)]
+        elif kernel.scratch:
             pointers = pointers + ["%extra"]  # the scratch region starts the extra area
         if kernel.units > 1 and kernel.work >= PARALLEL_WORK:
             task = self.emitter.task_name(name, kernel)
