@@ -51,6 +51,7 @@ from jaxlite.lax.math_functions import sqrt
 from jaxlite.lax.reductions import reduce_max, reduce_min, reduce_or
 from jaxlite.lax.selection import select
 from jaxlite.lax.shape_ops import broadcasted_iota
+from jaxlite.lax.slicing import pad, slice_in_dim
 
 __all__ = ["SMALL_MATRIX_LIMIT", "is_small", "lu_small", "cholesky_small",
            "triangular_solve_small"]
@@ -223,45 +224,80 @@ def _scale(column: Any, pivot: Any, tiny: float) -> Any:
 
 def cholesky_small(a: Any) -> Any:
     """The lower Cholesky factor of each matrix (potf2, its lower triangle read); NaN
-    everywhere for a matrix that is not positive definite (the output of `cholesky_p`)."""
+    everywhere for a matrix that is not positive definite (the output of `cholesky_p`).
+
+    Two columns per step (a rank-2 update, the two terms subtracted in column order as
+    potf2 does), which halves the passes over the matrices; an odd size is padded with a
+    unit diagonal entry, whose factor is itself."""
     shape = get_aval(a).shape
     batch, n = shape[:-2], shape[-1]
     if n == 0:
         return a
     a = _batch_last(a)
+    dtype = get_aval(a).dtype
     size = get_aval(a).shape[-1]
-    full, column_shape = (n, n, size), (n, size)
-    index = _indices(n)
-    in_lower = _to(ge(broadcasted_iota(np.int32, (n, n), 0),
-                      broadcasted_iota(np.int32, (n, n), 1)), full, (0, 1))
-    real_dtype = dtypes.real_dtype(get_aval(a).dtype)
+    even = n + n % 2
+    if even != n:
+        zero = np.zeros((), dtype)
+        a = _unit_corner(pad(a, zero, [(0, 1, 0), (0, 1, 0), (0, 0, 0)]), n)
+    full, column_shape = (even, even, size), (even, size)
+    index = _indices(even)
+    in_lower = _to(ge(broadcasted_iota(np.int32, (even, even), 0),
+                      broadcasted_iota(np.int32, (even, even), 1)), full, (0, 1))
 
-    def step(k: Any, state: list[Any]) -> list[Any]:
-        a, ok = state
-        k = convert_element_type(k, np.int32)
-        column = dynamic_index_in_dim(a, k, 1, keepdims=False)  # (n, batch)
+    def factor_column(column: Any, k: Any, ok: Any) -> tuple[Any, Any]:
+        """Column k of the factor from column k of the updated matrix; rows above k are
+        zero."""
         diagonal = dynamic_index_in_dim(column, k, 0, keepdims=False)
         d = real(diagonal) if _is_complex(diagonal) else diagonal
         ok = select(gt(d, _fill(d, 0)), ok, _fill(ok, False))
-        root = convert_element_type(sqrt(d), get_aval(a).dtype)
+        root = convert_element_type(sqrt(d), dtype)
         # potf2 scales by the reciprocal of the pivot's root
         scaled = mul(column, _to(div(_fill(root, 1), root), column_shape, (1,)))
-        column = _computed_once(select(_to(gt(index, k), column_shape, (0,)), scaled,
-                                       select(_to(eq(index, k), column_shape, (0,)),
-                                              _to(root, column_shape, (1,)), column)))
+        return select(_to(gt(index, k), column_shape, (0,)), scaled,
+                      select(_to(eq(index, k), column_shape, (0,)),
+                             _to(root, column_shape, (1,)), _fill(column, 0))), ok
+
+    def outer(column: Any) -> Any:
         conjugate = conj(column) if _is_complex(column) else column
-        updated = sub(a, mul(_to(column, full, (0, 2)), _to(conjugate, full, (1, 2))))
-        a = select(_to(gt(index, k), full, (1,)), select(in_lower, updated, a),
-                   select(_to(eq(index, k), full, (1,)), _to(column, full, (0, 2)), a))
+        return mul(_to(column, full, (0, 2)), _to(conjugate, full, (1, 2)))
+
+    def step(i: Any, state: list[Any]) -> list[Any]:
+        a, ok = state
+        k = mul(convert_element_type(i, np.int32), np.int32(2))
+        k1 = add(k, np.int32(1))
+        first, ok = factor_column(dynamic_index_in_dim(a, k, 1, keepdims=False), k, ok)
+        first = _computed_once(first)
+        at_k1 = dynamic_index_in_dim(first, k1, 0, keepdims=False)
+        conj_k1 = conj(at_k1) if _is_complex(at_k1) else at_k1
+        second = sub(dynamic_index_in_dim(a, k1, 1, keepdims=False),
+                     mul(first, _to(conj_k1, column_shape, (1,))))
+        second, ok = factor_column(second, k1, ok)
+        second = _computed_once(second)
+        updated = sub(sub(a, outer(first)), outer(second))
+        a = select(_to(gt(index, k1), full, (1,)), select(in_lower, updated, a),
+                   select(_to(eq(index, k), full, (1,)), _to(first, full, (0, 2)),
+                          select(_to(eq(index, k1), full, (1,)), _to(second, full, (0, 2)),
+                                 a)))
         return [a, ok]
 
     lower = select(in_lower, a, _fill(a, 0))
     ok = broadcast_in_dim(np.bool_(True), (size,), ())
-    factor, ok = fori_loop(0, n, step, [lower, ok])
-    del real_dtype
-    nan = complex(np.nan, np.nan) if _is_complex(a) else np.nan
+    factor, ok = fori_loop(0, even // 2, step, [lower, ok])
+    nan = complex(np.nan, np.nan) if _is_complex(factor) else np.nan
     factor = select(_to(ok, full, (2,)), factor, _fill(factor, nan))
+    if even != n:
+        factor = slice_in_dim(slice_in_dim(factor, 0, n, 1, 0), 0, n, 1, 1)
     return _batch_first(factor, batch)
+
+
+def _unit_corner(a: Any, n: int) -> Any:
+    """`a` (n + 1, n + 1, batch), zero in its last row and column, with 1 at (n, n)."""
+    shape = get_aval(a).shape
+    last = eq(_indices(n + 1), np.int32(n))
+    last_row, last_column = _to(last, shape, (0,)), _to(last, shape, (1,))
+    corner = select(last_row, last_column, _fill(last_row, False))
+    return select(corner, _fill(a, 1), a)
 
 
 # ---------------------------------------------------------------- triangular solve
