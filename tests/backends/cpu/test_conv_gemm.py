@@ -172,6 +172,14 @@ def test_gemm_sized_convolutions(strides, pads, lhs_dil, rhs_dil):
                lhs_dil, rhs_dil)
 
 
+@pytest.mark.parametrize("groups,batch_groups", [(2, 1), (3, 1), (1, 2)])
+def test_gemm_sized_grouped_convolutions(groups, batch_groups):
+    """Groups of 8 features and more are split into one GEMM convolution each."""
+    check_conv(np.random.default_rng(4), 4 * batch_groups, 8 * groups, 12 * groups,
+               [9, 10], [3, 3], (1, 1), [(1, 1), (1, 1)], (1, 1), (1, 1), groups,
+               batch_groups)
+
+
 def test_weight_gradient_runs_on_the_gemm():
     """All three convolutions of an NHWC layer compile to GEMMs, the weight gradient in
     the weight form with several accumulating blocks."""
@@ -217,6 +225,20 @@ def test_pass_puts_convolutions_in_their_forms():
     assert root.operands[0].opcode is Opcode.TRANSPOSE
     assert root.operands[0].attr("dimensions") == (0, 3, 1, 2)
     assert root.operands[2].opcode is Opcode.TRANSPOSE
+
+
+def test_pass_splits_large_groups():
+    module = _module("""
+  %x = f32[2,5,6,8] parameter(0)
+  %w = f32[3,3,4,10] parameter(1)
+  ROOT %y = f32[2,5,6,10] convolution(%x, %w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=2""")
+    out = canonicalize_convolutions(module)
+    root = out.entry.root
+    assert root.opcode is Opcode.CONCATENATE and root.attr("dimensions") == (3,)
+    assert [c.opcode for c in root.operands] == [Opcode.CONVOLUTION] * 2
+    assert [c.operands[0].attr("starts") for c in root.operands] == [(0, 0, 0, 0),
+                                                                    (0, 0, 0, 4)]
+    assert all(c.attr("feature_group_count") == 1 for c in root.operands)
 
 
 def test_pass_leaves_grouped_and_integer_convolutions():
