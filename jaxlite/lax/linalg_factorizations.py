@@ -31,7 +31,7 @@ from jaxlite.lax.arithmetic import add, mul, neg, sub
 from jaxlite.lax.comparisons import eq
 from jaxlite.lax.convert import convert_element_type
 from jaxlite.lax.linalg_small import (cholesky_small, is_small, lu_small,
-                                     triangular_solve_small)
+                                     pivots_to_permutation_small, triangular_solve_small)
 from jaxlite.lax.linalg_util import (adjoint, check_matrix, diag_embed, diagonal, kernel_rules,
                                     eye_like, matmul, mT, tril, triu)
 from jaxlite.lax.shape_ops import broadcasted_iota, expand_dims
@@ -41,14 +41,18 @@ __all__ = ["cholesky_p", "triangular_solve_p", "lu_p", "lu_pivots_to_permutation
            "permute_rows"]
 
 
-def small_matrix_lowering(primitive: Primitive, expansion: Any) -> None:
+def small_matrix_lowering(primitive: Primitive, expansion: Any, small: Any = None) -> None:
     """Lower `primitive` to the lax expansion of `linalg_small` where all its matrices are
-    small, and to its LAPACK kernel's custom-call (the rule `kernel_rules` set) otherwise."""
+    small (or where `small(*avals_in, **params)` holds), and to its LAPACK kernel's
+    custom-call (the rule `kernel_rules` set) otherwise."""
     by_kernel = primitive.lower
     by_expansion = lower_by_expansion(primitive, expansion)
+    if small is None:
+        def small(*avals: ShapedArray, **params: Any) -> bool:
+            return is_small(*(aval.shape for aval in avals))
 
     def rule(ctx: Any, *operands: Any, **params: Any) -> Any:
-        if is_small(*(aval.shape for aval in ctx.avals_in)):
+        if small(*ctx.avals_in, **params):
             return by_expansion(ctx, *operands, **params)
         return by_kernel(ctx, *operands, **params)
     rule.__name__ = f"lower_{primitive.name}"
@@ -249,3 +253,6 @@ def _lu_pivots_to_permutation_abstract_eval(pivots: ShapedArray, *,
 lu_pivots_to_permutation_p.abstract_eval = _lu_pivots_to_permutation_abstract_eval
 ad.defjvp_zero(lu_pivots_to_permutation_p)
 kernel_rules(lu_pivots_to_permutation_p, kernels.lu_pivots_to_permutation)
+# Each swap is a pass over the permutations: natively compiled unless they are long.
+small_matrix_lowering(lu_pivots_to_permutation_p, pivots_to_permutation_small,
+                      lambda pivots, permutation_size: permutation_size <= 256)

@@ -54,7 +54,7 @@ from jaxlite.lax.shape_ops import broadcasted_iota
 from jaxlite.lax.slicing import pad, slice_in_dim
 
 __all__ = ["SMALL_MATRIX_LIMIT", "is_small", "lu_small", "cholesky_small",
-           "triangular_solve_small"]
+           "triangular_solve_small", "pivots_to_permutation_small"]
 
 SMALL_MATRIX_LIMIT = 32
 """Matrices with at most this many rows and columns take the expansions."""
@@ -342,3 +342,30 @@ def _substitute(a: Any, b: Any, lower: bool, unit_diagonal: bool) -> Any:
                       select(_to(later, full, (0,)), updated, x))
 
     return _batch_first(fori_loop(0, n, step, b), batch)
+
+
+# --------------------------------------------------------- lu_pivots_to_permutation
+
+def pivots_to_permutation_small(pivots: Any, *, permutation_size: int) -> Any:
+    """The permutation of 0..permutation_size-1 that the row swaps `pivots` make, applied
+    in order (the output of `lu_pivots_to_permutation_p`)."""
+    shape = get_aval(pivots).shape
+    batch, steps = shape[:-1], shape[-1]
+    size = math.prod(batch)
+    perm = broadcasted_iota(np.int32, (permutation_size, size), 0)
+    if steps == 0 or size == 0 or permutation_size == 0:
+        return _batch_first(perm, batch)
+    swaps = transpose(reshape(pivots, (size, steps)), (1, 0))  # (steps, batch)
+    index = broadcasted_iota(np.int32, (permutation_size, size), 0)
+
+    def step(j: Any, perm: Any) -> Any:
+        j = convert_element_type(j, np.int32)
+        target = dynamic_index_in_dim(swaps, j, 0, keepdims=False)
+        at_p = eq(index, _to(target, (permutation_size, size), (1,)))
+        at_j = eq(index, j)
+        perm_j = dynamic_index_in_dim(perm, j, 0, keepdims=False)
+        perm_p = _pick(perm, at_p, 0)
+        return select(at_j, _to(perm_p, (permutation_size, size), (1,)),
+                      select(at_p, _to(perm_j, (permutation_size, size), (1,)), perm))
+
+    return _batch_first(fori_loop(0, steps, step, perm), batch)

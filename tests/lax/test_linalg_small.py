@@ -216,3 +216,17 @@ def test_larger_matrices_keep_the_kernel():
     assert "jaxlite_lapack_lu" in text
     small = jax.jit(linalg.lu).lower(np.eye(n - 1, dtype=np.float32)).as_text()
     assert "jaxlite_lapack" not in small
+
+
+@given(steps=st.integers(0, 12), extra=st.integers(0, 30), batch=batches,
+       seed=st.integers(0, 99))
+def test_pivots_to_permutation_matches_the_kernel(steps, extra, batch, seed):
+    size = steps + extra
+    rng = np.random.default_rng(seed)
+    pivots = np.stack([rng.integers(j, max(size, 1), batch) for j in range(steps)], -1) \
+        if steps else np.zeros(batch + (0,), np.int64)
+    pivots = pivots.astype(np.int32)
+    got = jax.jit(lambda p: linalg.lu_pivots_to_permutation(p, size))(pivots)
+    want = kernels.lu_pivots_to_permutation(pivots, permutation_size=size)
+    np.testing.assert_array_equal(np.asarray(got), want)
+    assert got.dtype == np.int32
