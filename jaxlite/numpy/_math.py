@@ -58,6 +58,9 @@ def abs(x: Any, /) -> Any:  # noqa: A001 (numpy's name)
     Integer dtypes are kept (the most negative value stays itself); complex inputs give
     their real magnitude; unsigned and bool inputs are returned unchanged.
     """
+    out = fast_path.unary(lax.abs_p, x)
+    if out is not None:
+        return out
     x = _array("abs", x)
     if x.dtype == np.bool_ or dtypes.is_unsigned(x.dtype):
         return x
@@ -77,6 +80,9 @@ def fabs(x: Any, /) -> Any:
 
 def sign(x: Any, /) -> Any:
     """Elementwise sign: -1, 0 or 1, `x / |x|` for complex (mirrors `jax.numpy.sign`)."""
+    out = fast_path.unary(lax.sign_p, x)
+    if out is not None:
+        return out
     return lax.sign(_array("sign", x))
 
 
@@ -84,12 +90,18 @@ def sign(x: Any, /) -> Any:
 
 def floor(x: Any, /) -> Any:
     """Elementwise floor; integer and bool inputs are returned unchanged (`jnp.floor`)."""
+    out = fast_path.unary(lax.floor_p, x)
+    if out is not None:
+        return out
     x = _array("floor", x)
     return x if _is_exact(x) else lax.floor(x)
 
 
 def ceil(x: Any, /) -> Any:
     """Elementwise ceiling; integer and bool inputs are returned unchanged (`jnp.ceil`)."""
+    out = fast_path.unary(lax.ceil_p, x)
+    if out is not None:
+        return out
     x = _array("ceil", x)
     return x if _is_exact(x) else lax.ceil(x)
 
@@ -208,6 +220,9 @@ def square(x: Any, /) -> Any:
 
     Through `lax.square`, as JAX: a complex square is (a - b)(a + b) + 2ab i (XLA's), not
     the product `x * x` that `x ** 2` computes."""
+    out = fast_path.unary(lax.square_p, x)
+    if out is not None:
+        return out
     (x,) = promote_args_numeric("square", x)
     return lax.square(x)
 

@@ -30,7 +30,7 @@ BINARY = [jnp.add, jnp.subtract, jnp.multiply, jnp.true_divide, jnp.maximum, jnp
 OPERATORS = [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b,
              lambda a, b: a / b, lambda a, b: a < b, lambda a, b: a == b]
 UNARY = [jnp.sin, jnp.cos, jnp.exp, jnp.log, jnp.sqrt, jnp.tanh, jnp.arctan, jnp.expm1,
-         jnp.log1p, jnp.negative]
+         jnp.log1p, jnp.negative, jnp.abs, jnp.sign, jnp.floor, jnp.ceil, jnp.square]
 DTYPES_32 = [np.bool_, np.int8, np.uint8, np.int32, np.uint32, np.float16,
              jnp.bfloat16, np.float32, np.complex64]
 DTYPES_64 = DTYPES_32 + [np.int64, np.uint64, np.float64, np.complex128]
