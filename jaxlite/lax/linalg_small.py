@@ -335,7 +335,7 @@ def _substitute(a: Any, b: Any, lower: bool, unit_diagonal: bool) -> Any:
         column = dynamic_index_in_dim(a, k, 1, keepdims=False)  # (n, batch)
         if not unit_diagonal:
             diagonal = dynamic_index_in_dim(column, k, 0, keepdims=False)
-            row = div(row, _to(diagonal, (columns, size), (1,)))
+            row = _computed_once(div(row, _to(diagonal, (columns, size), (1,))))
         later = gt(index, k) if lower else lt(index, k)
         updated = sub(x, mul(_to(column, full, (0, 2)), _to(row, full, (1, 2))))
         return select(_to(eq(index, k), full, (0,)), _to(row, full, (1, 2)),
