@@ -18,24 +18,21 @@ computed by the loop kernels (`window_loops.convolution_at`).
 """
 from __future__ import annotations
 
-import functools
-import hashlib
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from jaxlite.backends.cpu.codegen.conv_gemm_util import (BLOCK_BYTES, block_bounds,
+                                                         coordinates, copy_run, gemm_spec,
+                                                         gemm_texts)
 from jaxlite.backends.cpu.codegen.conv_weight_kernel import (WeightConvPlan,
                                                              emit_weight_convolution,
                                                              weight_conv_plan)
 from jaxlite.backends.cpu.codegen.dot_kernel import SCRATCH_ALIGN, _group
-from jaxlite.backends.cpu.codegen.elemental import Elemental
-from jaxlite.backends.cpu.codegen.indexing import Lin, Multi, Var, strides_of
+from jaxlite.backends.cpu.codegen.indexing import Lin, Var, strides_of
 from jaxlite.backends.cpu.codegen.kernel import (Kernel, KernelContext, emitter,
                                                  kernel_function, lanes_for)
-from jaxlite.backends.cpu.codegen.loops import Emitters, vector_loop
-from jaxlite.backends.cpu.codegen.window_loops import all_of, window_position
-from jaxlite.backends.cpu.gemm import GemmSpec, emit_gemm_modules, plan_gemm
+from jaxlite.backends.cpu.gemm import GemmSpec, plan_gemm
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.conv_canonicalization import uses_weight_form
@@ -43,8 +40,6 @@ from jaxlite.xla.shape_inference_base import ConvDims, RuleContext, conv_dims_of
 
 __all__ = ["ConvPlan", "conv_plan", "emit_convolution"]
 
-# Bytes of one block's patch matrix: about half of a core's L2.
-_PATCH_BYTES = 512 * 1024
 
 
 @dataclass(frozen=True)
@@ -65,12 +60,9 @@ class ConvPlan:
         return -(-self.pixels // self.block)
 
     def spec(self, rows: int) -> GemmSpec:
-        fields = dict(m=rows, n=self.features, k=self.taps, a_strides=(0, self.taps, 1),
-                      b_strides=(0, self.kernel_stride, 1), c_strides=(0, self.pixel_stride, 1),
-                      scratch="argument")
-        key = repr(sorted(fields.items())) + self.dtype
-        name = "gemm." + hashlib.sha256(key.encode()).hexdigest()[:12]
-        return GemmSpec(name=name, dtype=self.dtype, **fields)  # type: ignore[arg-type]
+        return gemm_spec(self.dtype, m=rows, n=self.features, k=self.taps,
+                         a_strides=(0, self.taps, 1), b_strides=(0, self.kernel_stride, 1),
+                         c_strides=(0, self.pixel_stride, 1), scratch="argument")
 
     @property
     def last_rows(self) -> int:
@@ -114,16 +106,11 @@ def conv_plan(inst: HloInstruction) -> ConvPlan | WeightConvPlan | None:
     features = out.dims[cd.out_feature]
     if pixels[0] == 0 or features == 0 or 2 * pixels[0] * taps[0] * features < 1 << 16:
         return None
-    rows = max(8, _PATCH_BYTES // max(1, taps[0] * dtype.itemsize) // 8 * 8)
+    rows = max(8, BLOCK_BYTES // max(1, taps[0] * dtype.itemsize) // 8 * 8)
     block = min(rows, pixels[0])
     return ConvPlan(cd, pixels[0], taps[0], features, block,
                     pixels[1] if pixels[0] > 1 else features,
                     taps[1] if taps[0] > 1 else features, dtype.name)
-
-
-@functools.lru_cache(maxsize=64)
-def _gemm_texts(spec: GemmSpec) -> tuple[str, ...]:
-    return emit_gemm_modules(spec)
 
 
 def emit_convolution(ctx: KernelContext, inst: HloInstruction,
@@ -134,13 +121,13 @@ def emit_convolution(ctx: KernelContext, inst: HloInstruction,
         return emit_weight_convolution(ctx, inst, plan, noalias)
     fb, ins, outs = kernel_function(2, 1, noalias)
     fb.params.insert(3, ("ptr", "scratch"))
-    lhs, rhs = inst.operands
     cd = plan.dims
     window = window_of(RuleContext(inst.opcode, (), inst.attrs, inst.called, inst.shape,
                                    inst.name), len(cd.lhs_spatial))
     specs = [plan.spec(plan.block), plan.spec(plan.last_rows)]
     names = [plan_gemm(s).full_name for s in specs]
-    lhs_param = HloInstruction("param_0", Opcode.PARAMETER, lhs.shape, attrs={"number": 0})
+    lhs = HloInstruction("param_0", Opcode.PARAMETER, inst.operands[0].shape,
+                         attrs={"number": 0})
     features = lhs.shape.dims[cd.lhs_feature]
     width = min(16, lanes_for(lhs.shape.dtype, features))
     em = emitter(ctx, fb, width, ins)
@@ -148,23 +135,18 @@ def emit_convolution(ctx: KernelContext, inst: HloInstruction,
     gemm_scratch = fb.op(f"getelementptr inbounds i8, ptr %scratch, i64 {plan.patch_bytes}",
                          "gs")
     spatial = [inst.shape.dims[d] for d in cd.out_spatial]
-    sizes = list(window.size)
+    taps = [list(t) for t in np.ndindex(*window.size)]
     with fb.loop("%lo", "%hi", 1, "blk") as block:
-        first = fb.op(f"mul i64 {block}, {plan.block}", "pxlo")
-        last = fb.op(f"add i64 {first}, {plan.block}", "pxhi")
-        last = fb.op(f"call i64 @llvm.smin.i64(i64 {last}, i64 {plan.pixels})", "pxhi")
+        first, last = block_bounds(fb, block, plan.block, plan.pixels, "px")
         with fb.loop(first, last, 1, "px") as pixel:
             em.push()
-            rest = Lin.of(Var(pixel, "scalar", 0, plan.pixels))
-            coords = []
-            for size in reversed(spatial):
-                rest, where = em.ix.divmod(rest, size)
-                coords.append(where)
-            coords.reverse()
+            batch, coords = coordinates(em, pixel, plan.pixels, spatial)
             row = fb.op(f"sub i64 {pixel}, {first}", "row")
-            row_lin = Lin.of(Var(row, "scalar", 0, plan.block)) * plan.taps
-            _patch_row(em, plan, lhs_param, rest, coords, window, sizes, features, row_lin,
-                       width)
+            start = Lin.of(Var(row, "scalar", 0, plan.block)) * plan.taps
+            for number, tap in enumerate(taps):   # the patch: each tap's input features
+                copy_run(em, lhs, cd, window, (cd.lhs_batch, batch), coords,
+                         [Lin.of(t) for t in tap], cd.lhs_feature,
+                         start + number * features, width)
             em.pop()
         rows = fb.op(f"sub i64 {last}, {first}", "rows")
         full = fb.op(f"icmp eq i64 {rows}, {plan.block}", "full")
@@ -182,40 +164,5 @@ def emit_convolution(ctx: KernelContext, inst: HloInstruction,
     declarations = tuple(f'declare void @"{n}"(ptr, ptr, ptr, ptr)'
                          for n in dict.fromkeys(names))
     work = plan.pixels * plan.taps * plan.features
-    modules = tuple(dict.fromkeys(t for s in specs for t in _gemm_texts(s)))
+    modules = tuple(dict.fromkeys(t for s in specs for t in gemm_texts(s)))
     return Kernel(fb.text(), 2, 1, plan.blocks, 1, work, plan.scratch, modules, declarations)
-
-
-def _patch_row(em: Elemental, plan: ConvPlan, lhs: HloInstruction, batch: Lin,
-               coords: list[Lin], window: object, sizes: list[int], features: int,
-               row: Lin, width: int) -> None:
-    """One pixel's patch: for each tap, the input features (zeros in the padding)."""
-    cd = plan.dims
-    fb = em.fb
-    shape = lhs.shape
-    taps = math.prod(sizes)
-    for tap in range(taps):
-        offsets, rest = [], tap
-        for size in reversed(sizes):
-            offsets.append(rest % size)
-            rest //= size
-        offsets.reverse()
-        parts: list[Lin] = [Lin()] * shape.rank
-        parts[cd.lhs_batch] = batch
-        conds = []
-        for i, d in enumerate(cd.lhs_spatial):
-            part, c = window_position(em, coords[i], Lin.of(offsets[i]), window,  # type: ignore
-                                      i, shape.dims[d])
-            parts[d] = part
-            conds += c
-        valid = all_of(em, conds)
-        base = row + tap * features
-
-        def body(e: Elemental, channel: Lin, copy: int) -> None:
-            index = list(parts)
-            index[cd.lhs_feature] = channel
-            value = e.value(lhs, Multi(tuple(index)))
-            if valid is not None:
-                value = e.select(valid, value, e.arith.const(0.0, shape.dtype))
-            e.store("%scratch", base + channel, value)
-        vector_loop(fb, Emitters(em), "0", str(features), features, width, 1, body, "ch")

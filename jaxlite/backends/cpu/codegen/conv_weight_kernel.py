@@ -16,30 +16,25 @@ each other through C, so the kernel is one unit of work.
 """
 from __future__ import annotations
 
-import functools
-import hashlib
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from jaxlite.backends.cpu.codegen.conv_gemm_util import (BLOCK_BYTES, block_bounds,
+                                                         coordinates, copy_run, gemm_spec,
+                                                         gemm_texts)
 from jaxlite.backends.cpu.codegen.dot_kernel import SCRATCH_ALIGN, _group
-from jaxlite.backends.cpu.codegen.elemental import Elemental
-from jaxlite.backends.cpu.codegen.indexing import Lin, Multi, Var, strides_of
+from jaxlite.backends.cpu.codegen.indexing import Lin, Var, strides_of
 from jaxlite.backends.cpu.codegen.kernel import (Kernel, KernelContext, emitter,
                                                  kernel_function, lanes_for)
-from jaxlite.backends.cpu.codegen.loops import Emitters, vector_loop
-from jaxlite.backends.cpu.codegen.window_loops import all_of, window_position
-from jaxlite.backends.cpu.gemm import GemmSpec, emit_gemm_modules, plan_gemm
+from jaxlite.backends.cpu.gemm import GemmSpec, plan_gemm
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
-from jaxlite.xla.shape_inference_base import (ConvDims, RuleContext, Window, conv_dims_of,
-                                              window_of)
+from jaxlite.xla.shape_inference_base import ConvDims, RuleContext, conv_dims_of, window_of
 
 __all__ = ["WeightConvPlan", "weight_conv_plan", "emit_weight_convolution"]
 
-# Bytes of one block of A: about half of a core's L2.
-_BLOCK_BYTES = 512 * 1024
 
 
 @dataclass(frozen=True)
@@ -64,12 +59,10 @@ class WeightConvPlan:
         return self.depth - (self.blocks - 1) * self.block
 
     def spec(self, depth: int, accumulate: bool) -> GemmSpec:
-        fields = dict(m=self.rows, n=self.features, k=depth, a_strides=(0, 1, self.rows),
-                      b_strides=(0, self.rhs_stride, 1), c_strides=(0, self.row_stride, 1),
-                      beta=1.0 if accumulate else 0.0, scratch="argument")
-        key = repr(sorted(fields.items())) + self.dtype
-        name = "gemm." + hashlib.sha256(key.encode()).hexdigest()[:12]
-        return GemmSpec(name=name, dtype=self.dtype, **fields)  # type: ignore[arg-type]
+        return gemm_spec(self.dtype, m=self.rows, n=self.features, k=depth,
+                         a_strides=(0, 1, self.rows), b_strides=(0, self.rhs_stride, 1),
+                         c_strides=(0, self.row_stride, 1),
+                         beta=1.0 if accumulate else 0.0, scratch="argument")
 
     def specs(self) -> list[GemmSpec]:
         """The GEMMs of the first, the middle and the last block (as many as differ)."""
@@ -108,15 +101,10 @@ def weight_conv_plan(inst: HloInstruction) -> WeightConvPlan | None:
             2 * rows[0] * depth[0] * features < 1 << 16:
         return None
     itemsize = np.dtype(out.dtype).itemsize
-    block = min(depth[0], max(8, _BLOCK_BYTES // (rows[0] * itemsize) // 8 * 8))
+    block = min(depth[0], max(8, BLOCK_BYTES // (rows[0] * itemsize) // 8 * 8))
     return WeightConvPlan(cd, rows[0], depth[0], features, block,
                           rows[1] if rows[0] > 1 else features,
                           depth[1] if depth[0] > 1 else features, np.dtype(out.dtype).name)
-
-
-@functools.lru_cache(maxsize=64)
-def _gemm_texts(spec: GemmSpec) -> tuple[str, ...]:
-    return emit_gemm_modules(spec)
 
 
 def emit_weight_convolution(ctx: KernelContext, inst: HloInstruction,
@@ -124,13 +112,13 @@ def emit_weight_convolution(ctx: KernelContext, inst: HloInstruction,
     """The kernel: one unit of work that runs every block in order."""
     fb, ins, outs = kernel_function(2, 1, noalias)
     fb.params.insert(3, ("ptr", "scratch"))
-    lhs = inst.operands[0]
     cd = plan.dims
     window = window_of(RuleContext(inst.opcode, (), inst.attrs, inst.called, inst.shape,
                                    inst.name), len(cd.lhs_spatial))
     specs = plan.specs()
     names = [plan_gemm(s).full_name for s in specs]
-    lhs_param = HloInstruction("param_0", Opcode.PARAMETER, lhs.shape, attrs={"number": 0})
+    lhs = HloInstruction("param_0", Opcode.PARAMETER, inst.operands[0].shape,
+                         attrs={"number": 0})
     batch = lhs.shape.dims[cd.lhs_batch]
     width = min(16, lanes_for(lhs.shape.dtype, batch))
     em = emitter(ctx, fb, width, ins)
@@ -139,23 +127,23 @@ def emit_weight_convolution(ctx: KernelContext, inst: HloInstruction,
                          "gs")
     taps = [inst.operands[1].shape.dims[d] for d in cd.rhs_spatial]
     positions = [inst.shape.dims[d] for d in cd.out_spatial]
+    count = math.prod(positions)
     with fb.loop("%lo", "%hi", 1, "unit"):
         with fb.loop("0", str(plan.blocks), 1, "blk") as block:
-            first = fb.op(f"mul i64 {block}, {plan.block}", "klo")
-            last = fb.op(f"add i64 {first}, {plan.block}", "khi")
-            last = fb.op(f"call i64 @llvm.smin.i64(i64 {last}, i64 {plan.depth})", "khi")
+            first, last = block_bounds(fb, block, plan.block, plan.depth, "k")
             with fb.loop(first, last, 1, "k") as k:
                 em.push()
-                rest = Lin.of(Var(k, "scalar", 0, plan.depth))
-                tap = []
-                for size in reversed(taps):
-                    rest, where = em.ix.divmod(rest, size)
-                    tap.append(where)
-                tap.reverse()
+                feature, tap = coordinates(em, k, plan.depth, taps)
                 row = fb.op(f"sub i64 {k}, {first}", "row")
                 base = Lin.of(Var(row, "scalar", 0, plan.block)) * plan.rows
-                _block_row(em, plan, lhs_param, rest, tap, window, positions, batch, base,
-                           width)
+                # Row (feature, tap) of A: for each output position, the lhs batch run.
+                with fb.loop("0", str(count), 1, "s") as s:
+                    em.push()
+                    _, coords = coordinates(em, s, count, positions)
+                    start = base + Lin.of(Var(s, "scalar", 0, count)) * batch
+                    copy_run(em, lhs, cd, window, (cd.lhs_feature, feature), coords, tap,
+                             cd.lhs_batch, start, width)
+                    em.pop()
                 em.pop()
             b_offset = fb.op(f"mul i64 {first}, {plan.rhs_stride * itemsize}", "bo")
             b_ptr = fb.op(f"getelementptr inbounds i8, ptr {ins[1]}, i64 {b_offset}", "b")
@@ -174,43 +162,5 @@ def emit_weight_convolution(ctx: KernelContext, inst: HloInstruction,
     declarations = tuple(f'declare void @"{n}"(ptr, ptr, ptr, ptr)'
                          for n in dict.fromkeys(names))
     work = plan.rows * plan.depth * plan.features
-    modules = tuple(dict.fromkeys(t for s in specs for t in _gemm_texts(s)))
+    modules = tuple(dict.fromkeys(t for s in specs for t in gemm_texts(s)))
     return Kernel(fb.text(), 2, 1, 1, 1, work, plan.scratch, modules, declarations)
-
-
-def _block_row(em: Elemental, plan: WeightConvPlan, lhs: HloInstruction, feature: Lin,
-               tap: list[Lin], window: Window, positions: list[int], batch: int,
-               base: Lin, width: int) -> None:
-    """Row (feature, tap) of a block of A: for each output position, the lhs batch run
-    at the tap's position (zeros in the padding)."""
-    cd = plan.dims
-    fb = em.fb
-    shape = lhs.shape
-    count = math.prod(positions)
-    with fb.loop("0", str(count), 1, "s") as s:
-        em.push()
-        rest = Lin.of(Var(s, "scalar", 0, count))
-        coords = []
-        for size in reversed(positions):
-            rest, where = em.ix.divmod(rest, size)
-            coords.append(where)
-        coords.reverse()
-        parts: list[Lin] = [Lin()] * shape.rank
-        parts[cd.lhs_feature] = feature
-        conds = []
-        for i, d in enumerate(cd.lhs_spatial):
-            part, c = window_position(em, coords[i], tap[i], window, i, shape.dims[d])
-            parts[d] = part
-            conds += c
-        valid = all_of(em, conds)
-        start = base + Lin.of(Var(s, "scalar", 0, count)) * batch
-
-        def body(e: Elemental, element: Lin, copy: int) -> None:
-            index = list(parts)
-            index[cd.lhs_batch] = element
-            value = e.value(lhs, Multi(tuple(index)))
-            if valid is not None:
-                value = e.select(valid, value, e.arith.const(0.0, shape.dtype))
-            e.store("%scratch", start + element, value)
-        vector_loop(fb, Emitters(em), "0", str(batch), batch, width, 1, body, "b")
-        em.pop()

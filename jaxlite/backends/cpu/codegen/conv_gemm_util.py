@@ -1,0 +1,82 @@
+"""What the two GEMM convolution kernels share (`conv_kernel`, `conv_weight_kernel`): their
+GEMMs' specs and modules, the bounds of a block of rows, mixed-radix coordinates and the
+copy of one run of an operand into scratch memory, zeros where it falls in the padding."""
+from __future__ import annotations
+
+import functools
+import hashlib
+
+from jaxlite.backends.cpu.codegen.elemental import Elemental
+from jaxlite.backends.cpu.codegen.indexing import Lin, Multi, Var
+from jaxlite.backends.cpu.codegen.llvm_text import FunctionBuilder
+from jaxlite.backends.cpu.codegen.loops import Emitters, vector_loop
+from jaxlite.backends.cpu.codegen.window_loops import all_of, window_position
+from jaxlite.backends.cpu.gemm import GemmSpec, emit_gemm_modules
+from jaxlite.xla.ir import HloInstruction
+from jaxlite.xla.shape_inference_base import ConvDims, Window
+
+__all__ = ["BLOCK_BYTES", "gemm_spec", "gemm_texts", "block_bounds", "coordinates",
+           "copy_run"]
+
+# Bytes of a kernel's block of patches in scratch memory: about half of a core's L2.
+BLOCK_BYTES = 512 * 1024
+
+
+def gemm_spec(dtype: str, **fields: object) -> GemmSpec:
+    """A GEMM spec named by a digest of its fields (equal GEMMs share their code)."""
+    key = repr(sorted(fields.items())) + dtype
+    name = "gemm." + hashlib.sha256(key.encode()).hexdigest()[:12]
+    return GemmSpec(name=name, dtype=dtype, **fields)  # type: ignore[arg-type]
+
+
+@functools.lru_cache(maxsize=64)
+def gemm_texts(spec: GemmSpec) -> tuple[str, ...]:
+    return emit_gemm_modules(spec)
+
+
+def block_bounds(fb: FunctionBuilder, block: str, size: int, total: int, hint: str
+                 ) -> tuple[str, str]:
+    """[first, last) of block number `block` of `size` rows out of `total`."""
+    first = fb.op(f"mul i64 {block}, {size}", hint + "lo")
+    last = fb.op(f"add i64 {first}, {size}", hint + "hi")
+    return first, fb.op(f"call i64 @llvm.smin.i64(i64 {last}, i64 {total})", hint + "hi")
+
+
+def coordinates(em: Elemental, index: str, total: int, sizes: list[int]
+                ) -> tuple[Lin, list[Lin]]:
+    """(the leading rest, the coordinates of `sizes`, innermost last) of `index` < total."""
+    rest = Lin.of(Var(index, "scalar", 0, total))
+    coords = []
+    for size in reversed(sizes):
+        rest, where = em.ix.divmod(rest, size)
+        coords.append(where)
+    coords.reverse()
+    return rest, coords
+
+
+def copy_run(em: Elemental, lhs: HloInstruction, cd: ConvDims, window: Window,
+             fixed: tuple[int, Lin], out: list[Lin], taps: list[Lin], run_dim: int,
+             start: Lin, width: int) -> None:
+    """Copy the run of `lhs` along `run_dim` at window tap `taps` of output position `out`
+    (with `fixed` = (dimension, index) for the remaining dimension) to scratch memory from
+    element `start`; zeros where the tap falls in the padding or between dilated
+    elements."""
+    shape = lhs.shape
+    parts: list[Lin] = [Lin()] * shape.rank
+    parts[fixed[0]] = fixed[1]
+    conds = []
+    for i, d in enumerate(cd.lhs_spatial):
+        part, c = window_position(em, out[i], taps[i], window, i, shape.dims[d])
+        parts[d] = part
+        conds += c
+    valid = all_of(em, conds)
+    extent = shape.dims[run_dim]
+
+    def body(e: Elemental, element: Lin, copy: int) -> None:
+        index = list(parts)
+        index[run_dim] = element
+        value = e.value(lhs, Multi(tuple(index)))
+        if valid is not None:
+            value = e.select(valid, value, e.arith.const(0.0, shape.dtype))
+        e.store("%scratch", start + element, value)
+    vector_loop(em.fb, Emitters(em), "0", str(extent), extent, width, 1, body, "run")
