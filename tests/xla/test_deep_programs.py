@@ -12,6 +12,9 @@ from jaxlite.xla.evaluator import evaluate_module
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.fusion import fuse, fusions_of
+from jaxlite.xla.passes.layout_assignment import (preserves_memory_order,
+                                                  reads_only_at_written_offset)
+from jaxlite.xla.pipeline import optimize
 from jaxlite.xla.shape import Shape
 
 _F32 = Shape(np.dtype(np.float32), (64,))
@@ -81,3 +84,54 @@ def test_chain_of_2000_ops_compiles_and_matches_numpy(backend: str) -> None:
     # The map is a contraction near its fixed point, so rounding differences between
     # libraries (a few ulp per op) do not accumulate along the chain.
     np.testing.assert_allclose(got, _numpy_chain(2000, x), rtol=2e-6, atol=2e-6)
+
+
+def _reference_reads_in_place(fusion: HloInstruction, k: int) -> bool:
+    """The walk `reads_only_at_written_offset` made per operand before it kept one answer
+    per fused computation."""
+    fused = fusion.called[0]
+    param = fused.parameters[k]
+    users = fused.users()
+    stack, seen = [param], set()
+    while stack:
+        value = stack.pop()
+        if id(value) not in seen:
+            seen.add(id(value))
+            for user in users[value]:
+                if not all(preserves_memory_order(user, j)
+                           for j, o in enumerate(user.operands) if o is value):
+                    return False
+                stack.append(user)
+    return True
+
+
+def test_in_place_answers_match_the_walk() -> None:
+    x = np.ones((8, 16), np.float32)
+    programs = [lambda a, b: jnp.tanh(a) * b + a.T.reshape(8, 16),
+                lambda a, b: jnp.sin(a[::-1]) + b,
+                lambda a, b: jnp.exp(a) * b.sum(axis=1, keepdims=True),
+                lambda a, b: jnp.broadcast_to(a[:, :1], (8, 16)) - b]
+    checked = 0
+    for f in programs:
+        for fusion in fusions_of(optimize(jaxlite.jit(f).lower(x, x)._lowered.module)):
+            if fusion.attr("kind") not in ("kLoop", "kInput") or \
+                    fusion.called[0].root.shape.is_tuple:
+                continue
+            for k in range(len(fusion.operands)):
+                if fusion.called[0].parameters[k].shape == fusion.operands[k].shape:
+                    assert reads_only_at_written_offset(fusion, k) == \
+                        _reference_reads_in_place(fusion, k)
+                    checked += 1
+    assert checked >= 4
+def test_grad_of_deep_chain() -> None:
+    n = 400
+    x = np.linspace(-2, 2, 64, dtype=np.float32)
+    got = np.asarray(jaxlite.jit(jaxlite.grad(lambda v: _chain(n)(v).sum()))(x))
+    # d/dx of the chain by the chain rule, in float64.
+    v, d = x.astype(np.float64), np.ones(64)
+    for i in range(n):
+        if i % 2:
+            d, v = d * (np.cos(v) * 0.5 + 1), np.sin(v) * 0.5 + v
+        else:
+            d, v = d * (1 - np.tanh(v) ** 2), np.tanh(v) - 0.1
+    np.testing.assert_allclose(got, d, rtol=1e-3, atol=1e-30)

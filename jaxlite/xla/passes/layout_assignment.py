@@ -36,6 +36,7 @@ and tiling see the layouts; after fusion it makes the same choices, and tiling m
 """
 from __future__ import annotations
 
+import weakref
 from typing import Sequence
 
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule, NameUniquer
@@ -118,6 +119,27 @@ def preserves_memory_order(inst: HloInstruction, operand_index: int) -> bool:
     return moves_no_data(inst)
 
 
+# Per fused computation (immutable), the answer for every value: buffer assignment asks
+# once per operand of every fusion, and a fusion may have dozens of operands.
+_ORDER_PRESERVING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _order_preserving_values(comp: HloComputation) -> dict[int, bool]:
+    """For each value of `comp` (by id), whether everything computed from it, directly or
+    not, reads it only through instructions that preserve memory order."""
+    answer = _ORDER_PRESERVING.get(comp)
+    if answer is None:
+        users = comp.users()
+        answer = {}
+        for inst in reversed(comp.instructions):  # users before the values they read
+            answer[id(inst)] = all(
+                answer[id(user)] and all(preserves_memory_order(user, j)
+                                         for j, o in enumerate(user.operands) if o is inst)
+                for user in users[inst])
+        _ORDER_PRESERVING[comp] = answer
+    return answer
+
+
 def reads_only_at_written_offset(inst: HloInstruction, operand_index: int) -> bool:
     """Whether `inst` reads operand `operand_index` only at the memory offset where it then
     writes the result element computed from it, so that it may write over that operand.
@@ -140,18 +162,7 @@ def reads_only_at_written_offset(inst: HloInstruction, operand_index: int) -> bo
     param = fused.parameters[operand_index]
     if param.shape != inst.operands[operand_index].shape:
         return False  # the fused code would read the operand in another layout
-    users = fused.users()
-    stack, seen = [param], set()
-    while stack:
-        value = stack.pop()
-        if id(value) not in seen:
-            seen.add(id(value))
-            for user in users[value]:
-                if not all(preserves_memory_order(user, j)
-                           for j, o in enumerate(user.operands) if o is value):
-                    return False
-                stack.append(user)
-    return True
+    return _order_preserving_values(fused)[id(param)]
 
 
 def _updates_in_place(inst: HloInstruction, operand_index: int) -> bool:

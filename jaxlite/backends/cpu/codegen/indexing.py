@@ -29,6 +29,16 @@ from jaxlite.backends.cpu.codegen.llvm_text import FunctionBuilder
 __all__ = ["Var", "Lin", "Multi", "Flat", "IndexMath", "strides_of", "memory_order"]
 
 
+def _cached_hash(obj: object, fields: tuple) -> int:
+    """The hash of a frozen index value, computed once: indices key the emitter's memo of
+    computed values and are hashed at every lookup."""
+    h = obj.__dict__.get("_hash")
+    if h is None:
+        h = hash(fields)
+        object.__setattr__(obj, "_hash", h)
+    return h
+
+
 @dataclass(frozen=True)
 class Var:
     """A run-time i64 value. kind: "scalar", "lanes" (lane k is ref + k) or "vector" (a
@@ -41,6 +51,9 @@ class Var:
     hi: int | None = None
     align: int = 1
 
+    def __hash__(self) -> int:
+        return _cached_hash(self, (self.ref, self.kind, self.lo, self.hi, self.align))
+
 
 @dataclass(frozen=True)
 class Lin:
@@ -48,6 +61,9 @@ class Lin:
 
     terms: tuple[tuple[Var, int], ...] = ()
     const: int = 0
+
+    def __hash__(self) -> int:
+        return _cached_hash(self, (self.terms, self.const))
 
     @staticmethod
     def of(value: "int | Var | Lin") -> "Lin":
@@ -101,6 +117,9 @@ class Multi:
 
     parts: tuple[Lin, ...]
 
+    def __hash__(self) -> int:
+        return _cached_hash(self, self.parts)
+
 
 @dataclass(frozen=True)
 class Flat:
@@ -109,6 +128,9 @@ class Flat:
     lin: Lin
     dims: tuple[int, ...]
     layout: tuple[int, ...]
+
+    def __hash__(self) -> int:
+        return _cached_hash(self, (self.lin, self.dims, self.layout))
 
 
 def memory_order(dims: Sequence[int], layout: Sequence[int] | None) -> tuple[int, ...]:

@@ -34,6 +34,10 @@ _O = Opcode
 # Lanes of a vectorized loop at most: a wider mask type (pred) still computes its float
 # operands in at most one 512-bit register each.
 MAX_LANES = 16
+# A fused computation with more instructions than this runs one vector per loop step: its
+# body alone holds enough independent work, and unrolling it would multiply the code that
+# is generated and compiled (a deep elementwise chain emitted six times over).
+UNROLLED_BODY_LIMIT = 64
 
 
 def fusion_outputs(fusion: HloInstruction) -> list[tuple[HloInstruction, Shape]]:
@@ -126,7 +130,8 @@ def emit_loop_fusion(ctx: KernelContext, fusion: HloInstruction, noalias: bool) 
     parallel = len(groups) == 1  # one loop nest: its outermost loop can be split
     for group in groups:
         shape = outputs[group[0]][1]
-        split = _emit_group(ctx, fb, ins, outs, outputs, group, shape, tiling, parallel)
+        split = _emit_group(ctx, fb, ins, outs, outputs, group, shape, tiling, parallel,
+                            len(fusion.called[0].instructions) <= UNROLLED_BODY_LIMIT)
         if parallel:
             units, grain = split
         work += shape.size * element_cost(fusion.called[0])
@@ -136,7 +141,7 @@ def emit_loop_fusion(ctx: KernelContext, fusion: HloInstruction, noalias: bool) 
 
 def _emit_group(ctx: KernelContext, fb, ins: list[str], outs: list[str],
                 outputs: list[tuple[HloInstruction, Shape]], group: list[int], shape: Shape,
-                tiling: Tiling | None, parallel: bool) -> tuple[int, int]:
+                tiling: Tiling | None, parallel: bool, may_unroll: bool) -> tuple[int, int]:
     dims, layout = shape.dims, tuple(shape.layout or ())
     matches = tiling is not None and tuple(tiling.iteration_shape) == dims
     order = tuple(tiling.loop_order) if matches else memory_order(dims, layout)
@@ -147,6 +152,8 @@ def _emit_group(ctx: KernelContext, fb, ins: list[str], outs: list[str],
     unroll = DEFAULT_UNROLL
     if matches and inner is not None and tiling.tile_shape[inner] >= width:
         unroll = max(1, tiling.tile_shape[inner] // width)
+    if not may_unroll:
+        unroll = 1
     em = emitter(ctx, fb, width, ins)
     install_inner_loops(em)
     ems = Emitters(em)
