@@ -348,3 +348,17 @@ def python_scan_traced(c, xs):
         c, y = scan_step(c, xs[i])
         total = total + y
     return total
+
+
+def test_jaxpr_cache_is_bounded_in_total_and_drops_dead_sources():
+    cache = JaxprCache(per_source=4, total=3)
+    sources = [jax.make_jaxpr(jnp.sin)(f32(i)) for i in range(3)]
+    for i, source in enumerate(sources):
+        cache.get(source, "a", lambda: (i, True))
+        cache.get(source, "b", lambda: (i, True))
+    assert len(cache) == 3
+    assert cache.get(sources[2], "b", lambda: (None, True)) == 2  # the newest stay
+    del sources[2], source
+    gc.collect()
+    assert len(cache) == 1
+    assert cache.get(abs, "key", lambda: ("builtin", True)) == "builtin"  # no weak reference
