@@ -362,3 +362,22 @@ def test_jaxpr_cache_is_bounded_in_total_and_drops_dead_sources():
     gc.collect()
     assert len(cache) == 1
     assert cache.get(abs, "key", lambda: ("builtin", True)) == "builtin"  # no weak reference
+
+
+def test_map_and_fori_loop_trace_once_per_function():
+    from jaxlite.lax._control_flow_util import TRACES
+    f = lambda x: jnp.sin(x) * 2.0
+    xs = jnp.arange(12, dtype=f32).reshape(6, 2)
+    first = [jax.lax.map(f, xs), jax.lax.map(f, xs, batch_size=4),
+             jax.lax.fori_loop(0, 5, fori_body, f32(2.0)),
+             jax.lax.fori_loop(jnp.int32(0), jnp.int32(5), fori_body, f32(2.0))]
+    misses = TRACES.misses
+    again = [jax.lax.map(f, xs), jax.lax.map(f, xs, batch_size=4),
+             jax.lax.fori_loop(0, 5, fori_body, f32(2.0)),
+             jax.lax.fori_loop(jnp.int32(0), jnp.int32(5), fori_body, f32(2.0))]
+    assert TRACES.misses == misses
+    same_bits(again, first)
+    expected = np.sin(np.arange(12, dtype=f32).reshape(6, 2)) * 2
+    close(first[0], expected)
+    close(first[1], expected)
+    close(first[2], first[3])

@@ -165,6 +165,24 @@ def traced_once(owner: Any, what: str, fun: Callable[..., Any], in_tree: PyTreeD
     return TRACES.get(owner, (what, in_tree, tuple(in_avals), options), compute)
 
 
+# The functions that loop wrappers build around a user's function (fori_loop's step,
+# map's body), one per user function and variant (see `wrapper_for`).
+WRAPPERS = JaxprCache()
+
+
+def wrapper_for(fun: Callable, variant: Hashable,
+                build: Callable[[Callable[[], Callable]], Callable]) -> Any:
+    """`build(held)`, the wrapper a loop function makes around the user's `fun`, made once
+    per `fun` and `variant`, so that a loop called again with the same function passes the
+    same wrapper to `traced_once` (and compiles once). `held()` gives `fun` back; the
+    wrapper must reach `fun` only through it, which does not keep `fun` alive."""
+    try:
+        held = weakref.ref(fun)
+    except TypeError:  # not weakly referable: a wrapper per call, as before
+        return build(lambda: fun)
+    return WRAPPERS.get(fun, variant, lambda: (build(held), True))
+
+
 def run_in_python() -> bool:
     """Whether control flow runs as Python `if`/`while` (under `jax.disable_jit()`, as JAX)."""
     return bool(config.read("jax_disable_jit"))

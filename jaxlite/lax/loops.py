@@ -16,7 +16,6 @@ with traced bounds it is a `while` loop over (i, upper, carry).
 """
 from __future__ import annotations
 
-import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -32,14 +31,13 @@ from jaxlite.interpreters.batching import move_batch_axis
 from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.interpreters.staging import trace_to_jaxpr
 from jaxlite.lax import _lowering_util as hlo
-from jaxlite.lax._control_flow_util import (JaxprCache, abstractify, batch_closed, check_carry,
+from jaxlite.lax._control_flow_util import (abstractify, batch_closed, check_carry,
                                             eval_closed, first_parameter_name,
                                             io_callbacks_in, is_partial_eval, jvp_closed,
                                             nonzero_tangents,
                                             promote_weak_carry, run_in_python, same_type,
                                             symbolic_zeros, traced_once,
-                                            type_str,
-                                            with_unused_invars)
+                                            type_str, with_unused_invars, wrapper_for)
 from jaxlite.lax.arithmetic import add
 from jaxlite.lax.broadcast import broadcast_in_dim
 from jaxlite.lax.comparisons import lt
@@ -377,8 +375,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     dtype = get_aval(lower).dtype
     if static_lower is not None and static_upper is not None and dtypes.is_integer(dtype):
         start = _convert_element_type(static_lower, dtype)
-        step = _FORI_BODIES.get(body_fun, ("scan", dtype),
-                                lambda: (_fori_scan_step(_held(body_fun), dtype), True))
+        step = wrapper_for(body_fun, ("fori_scan", dtype),
+                           lambda held: _fori_scan_step(held, dtype))
         length = max(static_upper - static_lower, 0)
         (_, result), _ = scan(step, (start, init_val), None, length=length,
                               unroll=1 if unroll is None else unroll)
@@ -386,23 +384,9 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are "
                          "statically known.")
-    cond, body = _FORI_BODIES.get(body_fun, ("while", dtype),
-                                  lambda: (_fori_while_funs(_held(body_fun), dtype), True))
+    cond, body = wrapper_for(body_fun, ("fori_while", dtype),
+                             lambda held: _fori_while_funs(held, dtype))
     return while_loop(cond, body, (lower, upper, init_val))[2]
-
-
-# The functions fori_loop loops over, one per user body and bound dtype, so that a loop
-# called again with the same body traces (and compiles) once (see `traced_once`).
-_FORI_BODIES = JaxprCache()
-
-
-def _held(fun: Callable) -> Callable[[], Callable]:
-    """A reference to `fun` that does not keep it alive, where one can be made (the
-    functions built on it are cached by `fun` and must not hold it)."""
-    try:
-        return weakref.ref(fun)
-    except TypeError:
-        return lambda: fun
 
 
 def _fori_scan_step(body_fun: Callable[[], Callable], dtype: Any) -> Callable:

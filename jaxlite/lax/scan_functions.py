@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 
 from jaxlite.core.avals import get_aval
 from jaxlite.interpreters.batching import vmap_flat
+from jaxlite.lax._control_flow_util import wrapper_for
 from jaxlite.lax.broadcast import reshape
 from jaxlite.lax.scan import scan
 from jaxlite.lax.shape_ops import expand_dims, rev
@@ -52,7 +53,7 @@ def map(f: Callable[[Any], Any], xs: Any, *,  # noqa: A001 (jax.lax.map shadows 
     slices left over are mapped once more outside the loop.
     """
     if batch_size is None:
-        return scan(lambda _, x: ((), f(x)), (), xs)[1]
+        return scan(wrapper_for(f, "map", _map_body), (), xs)[1]
     batch_size = int(batch_size)
     if batch_size < 1:
         raise ValueError(f"lax.map: batch_size must be a positive integer, got {batch_size}.")
@@ -65,13 +66,22 @@ def map(f: Callable[[Any], Any], xs: Any, *,  # noqa: A001 (jax.lax.map shadows 
     batches = [reshape(slice_in_dim(x, 0, main), (num_batches, batch_size,
                                                    *get_aval(x).shape[1:]))
                for x in leaves]
-    ys = scan(lambda _, x: ((), _vmapped(f, x)), (), tree_unflatten(tree, batches))[1]
+    ys = scan(wrapper_for(f, "map_batched", _batched_map_body), (),
+              tree_unflatten(tree, batches))[1]
     y_leaves, y_tree = tree_flatten(ys)
     y_leaves = [reshape(y, (main, *get_aval(y).shape[2:])) for y in y_leaves]
     if remainder:
         rest = _vmapped(f, tree_unflatten(tree, [slice_in_dim(x, main, None) for x in leaves]))
         y_leaves = [concatenate([y, r], 0) for y, r in zip(y_leaves, tree_flatten(rest)[0])]
     return tree_unflatten(y_tree, y_leaves)
+
+
+def _map_body(f: Callable[[], Callable]) -> Callable:
+    return lambda _, x: ((), f()(x))
+
+
+def _batched_map_body(f: Callable[[], Callable]) -> Callable:
+    return lambda _, x: ((), _vmapped(f(), x))
 
 
 def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = False,
