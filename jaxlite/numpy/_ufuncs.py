@@ -434,6 +434,9 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
         raise ValueError("jnp.where: pass both x and y, or neither (the one-argument form).")
     if size is not None or fill_value is not None:
         raise ValueError("jnp.where: size and fill_value apply only to the one-argument form.")
+    out = fast_path.select(condition, x, y)
+    if out is not None:
+        return out
     check_arraylike("where", condition, x, y)
     check_python_ints("where", x, y)
     x, y = promote_dtypes(x, y)

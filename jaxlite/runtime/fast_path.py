@@ -17,7 +17,7 @@ shape rule that raises) returns None, and the caller takes the general path, whi
 raises the general path's errors.
 
 What is remembered depends on the options that change dtypes and checks, so it is kept
-per value of `config.trace_context()` (`EagerState`); `cached_out_avals` serves
+per value of `config.trace_context()` (`EagerState`); `shape_rule` serves
 `dispatch.apply_primitive` from the same state.
 """
 from __future__ import annotations
@@ -31,11 +31,12 @@ from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.primitive import check_extended_operands
 from jaxlite.core.trace import TRACE_VAR, root_trace
+from jaxlite.lax.selection import select_n_p
 from jaxlite.runtime.allocation import MEMORY_BYTES, allocation_error
 from jaxlite.runtime.array import ArrayImpl, fresh_array
 
 __all__ = ["EagerState", "eager_state", "shape_rule", "plain_output", "binary", "unary",
-           "ignoring_fp_errors", "restoring_fp_errors"]
+           "select", "ignoring_fp_errors", "restoring_fp_errors"]
 
 _ROOT = root_trace()
 
@@ -204,12 +205,15 @@ def _join(operands: Sequence[Any], inexact: bool) -> tuple[np.dtype, bool]:
     return np.dtype(dtype), weak
 
 
-def _out_aval(primitive: Any, dtype: np.dtype, weak: bool, arity: int) -> ShapedArray | None:
+def _out_aval(primitive: Any, dtype: np.dtype, weak: bool, arity: int,
+              selecting: bool = False) -> ShapedArray | None:
     """The primitive's result for 0-d operands of `dtype` (elementwise primitives keep
-    the operands' shape), or None when its shape rule refuses them."""
+    the operands' shape), after a bool one when `selecting` (`select_n`), or None when its
+    shape rule refuses them."""
     operand = ShapedArray((), dtype, weak)
+    condition = [ShapedArray((), np.dtype(np.bool_), False)] if selecting else []
     try:
-        out = primitive.abstract_eval(*[operand] * arity)
+        out = primitive.abstract_eval(*condition, *[operand] * arity)
     except Exception:  # the general path raises it, where the user expects it
         return None
     return out if isinstance(out, ShapedArray) and out.shape == () else None
@@ -225,7 +229,7 @@ def _scalar_range(dtype: np.dtype) -> tuple[int, int]:
 
 
 def _binary_plan(state: EagerState, primitive: Any, inexact: bool, real_only: bool,
-                 x_kind: Any, y_kind: Any) -> Any:
+                 selecting: bool, x_kind: Any, y_kind: Any) -> Any:
     """How to run `primitive` on operands of these kinds: (operand dtype, output dtype,
     output weak type, the scalar's default dtype, the range of int scalars), or
     `_NO_PLAN`. A kind is (dtype, weak) for an Array, the Python type for a scalar."""
@@ -241,7 +245,7 @@ def _binary_plan(state: EagerState, primitive: Any, inexact: bool, real_only: bo
     if any(a != dtype for a in arrays) or dtype == np.bool_ or dtypes.is_extended(dtype) \
             or (real_only and dtypes.is_complex(dtype)):
         return _NO_PLAN  # a conversion of an array, or jnp picks another operation
-    out = _out_aval(primitive, dtype, weak, 2)
+    out = _out_aval(primitive, dtype, weak, 2, selecting)
     if out is None:
         return _NO_PLAN
     default = state.scalar_dtypes[scalar] if scalar is not None else None
@@ -309,7 +313,7 @@ def _run(primitive: Any, operands: Sequence[np.ndarray], shape: tuple, out_dtype
 
 
 def binary(primitive: Any, x: Any, y: Any, inexact: bool = False,
-           real_only: bool = False) -> ArrayImpl | None:
+           real_only: bool = False, condition: np.ndarray | None = None) -> ArrayImpl | None:
     """`primitive` (elementwise, two operands) applied eagerly to `x` and `y` after jnp's
     promotion (`promote_args`, or `promote_args_inexact` when `inexact`), or None where
     the general path must run. `real_only` leaves complex operands to the general path
@@ -343,7 +347,8 @@ def binary(primitive: Any, x: Any, y: Any, inexact: bool = False,
     if plan is None:
         kinds = [t if t is not ArrayImpl else (v.dtype, v.weak_type)
                  for t, v in ((tx, x), (ty, y))]
-        plan = state.plans[key] = _binary_plan(state, primitive, inexact, real_only, *kinds)
+        plan = state.plans[key] = _binary_plan(state, primitive, inexact, real_only,
+                                               condition is not None, *kinds)
     if plan is _NO_PLAN:
         return None
     if tx is not ArrayImpl:
@@ -356,7 +361,23 @@ def binary(primitive: Any, x: Any, y: Any, inexact: bool = False,
             return None
     if xv.nbytes > MEMORY_BYTES or yv.nbytes > MEMORY_BYTES:
         return None  # (an Array larger than memory: the general path's error)
-    return _run(primitive, (xv, yv), shape, plan[1], plan[2])
+    if condition is None:
+        return _run(primitive, (xv, yv), shape, plan[1], plan[2])
+    if condition.shape != shape:
+        return None
+    return _run(primitive, (condition, yv, xv), shape, plan[1], plan[2])
+
+
+def select(condition: Any, x: Any, y: Any) -> ArrayImpl | None:
+    """`jnp.where(condition, x, y)` eagerly (`select_n(condition, y, x)` after jnp's
+    promotion of x and y), when `condition` is a strong bool Array of the shape the
+    operands have (see `binary`); else None."""
+    if type(condition) is not ArrayImpl or condition.weak_type:
+        return None
+    value = condition._value
+    if value.dtype != np.bool_:
+        return None
+    return binary(select_n_p, x, y, condition=value)
 
 
 def unary(primitive: Any, x: Any, inexact: bool = False) -> ArrayImpl | None:

@@ -27,6 +27,17 @@ from jaxlite.runtime import fast_path
 BINARY = [jnp.add, jnp.subtract, jnp.multiply, jnp.true_divide, jnp.maximum, jnp.minimum,
           jnp.equal, jnp.not_equal, jnp.less, jnp.less_equal, jnp.greater,
           jnp.greater_equal]
+_MASK = np.array([[True, False, True], [False, False, True]])
+
+
+def _where(x, y):
+    """`jnp.where` with a bool Array condition of the operands' shape (or 0-d)."""
+    shape = np.shape(x) if np.shape(x) else np.shape(y)
+    mask = _MASK.reshape(-1)[:int(np.prod(shape))].reshape(shape) if shape else True
+    return jnp.where(jnp.asarray(mask), x, y)
+
+
+BINARY.append(_where)
 OPERATORS = [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b,
              lambda a, b: a / b, lambda a, b: a < b, lambda a, b: a == b]
 UNARY = [jnp.sin, jnp.cos, jnp.exp, jnp.log, jnp.sqrt, jnp.tanh, jnp.arctan, jnp.expm1,
@@ -85,9 +96,10 @@ def _array(dtype, weak, shape, values=(1.5, -2.0, 0.0, 3.0, -0.5, 7.0)):
     return lax._convert_element_type(x, x.dtype, weak_type=True) if weak else x
 
 
-def _operands(dtypes_list, shapes=((2, 3),)):
+def _operands(dtypes_list, shapes=((2, 3),), values=(1.5, -2.0, 0.0, 3.0, -0.5, 7.0)):
     """Arrays of every dtype, strong and weak, of each shape."""
-    return [_array(d, w, s) for d in dtypes_list for w in (False, True) for s in shapes]
+    return [_array(d, w, s, values) for d in dtypes_list for w in (False, True)
+            for s in shapes]
 
 
 @pytest.fixture(params=[False, True], ids=["x32", "x64"])
@@ -99,9 +111,10 @@ def x64(request):
 def test_binary_arrays_every_dtype_pair(x64):
     """Two Arrays of every pair of dtypes (same and different, weak or not)."""
     arrays = _operands(DTYPES_64 if x64 else DTYPES_32)
+    others = _operands(DTYPES_64 if x64 else DTYPES_32, values=(3.0, 0.5, -1.0, 2.0, 0.0, -4))
     fast = 0
-    for fun in (jnp.add, jnp.multiply, jnp.true_divide, jnp.less):
-        for a, b in itertools.product(arrays, repeat=2):
+    for fun in (jnp.add, jnp.multiply, jnp.true_divide, jnp.less, _where):
+        for a, b in itertools.product(arrays, others):
             if a.shape == b.shape:
                 _check_same(fun, a, b)
                 fast += a.dtype == b.dtype
@@ -112,7 +125,8 @@ def test_binary_array_and_python_scalar(x64):
     """An Array with a Python scalar on either side, scalars at the edges of int32, of
     the array's dtype and of float32."""
     arrays = _operands(DTYPES_64 if x64 else DTYPES_32)
-    for fun in (jnp.add, jnp.subtract, jnp.true_divide, jnp.maximum, jnp.equal, jnp.less):
+    for fun in (jnp.add, jnp.subtract, jnp.true_divide, jnp.maximum, jnp.equal, jnp.less,
+                _where):
         for a, s in itertools.product(arrays, SCALARS):
             _check_same(fun, a, s)
             _check_same(fun, s, a)
@@ -137,7 +151,7 @@ def test_fast_path_is_taken_for_common_calls():
     w = jnp.asarray(2.0)
     for out in (fast_path.binary(lax.mul_p, x, 0.5), fast_path.binary(lax.add_p, x, x),
                 fast_path.binary(lax.mul_p, w, 3), fast_path.binary(lax.div_p, 1, x, True),
-                fast_path.unary(lax.sin_p, x, True)):
+                fast_path.unary(lax.sin_p, x, True), fast_path.select(x > 0, x, 0.0)):
         assert out is not None
     assert fast_path.binary(lax.add_p, np.ones(8, np.float32), x) is None  # numpy operand
     assert fast_path.binary(lax.add_p, x, x.astype(jnp.int32)) is None  # two dtypes
