@@ -172,6 +172,13 @@ def test_gemm_sized_convolutions(strides, pads, lhs_dil, rhs_dil):
                lhs_dil, rhs_dil)
 
 
+def test_weight_gradient_in_chunks_of_positions():
+    """400 input features: the weight form splits its 9 output positions into chunks of
+    2 (work items), the last one shorter."""
+    check_conv(np.random.default_rng(5), 2, 400, 8, [6, 7], [3, 3], (1, 1),
+               [(1, 1), (1, 1)], (1, 1), (1, 1))
+
+
 @pytest.mark.parametrize("groups,batch_groups", [(2, 1), (3, 1), (1, 2)])
 def test_gemm_sized_grouped_convolutions(groups, batch_groups):
     """Groups of 8 features and more are split into one GEMM convolution each."""
