@@ -104,12 +104,13 @@ def rewrite_computation(comp: HloComputation, new_callee: dict[int, HloComputati
     out: list[HloInstruction] = []
     emitted: set[int] = set()
     for inst in comp.instructions:
-        operands = tuple(new_of[id(o)] for o in inst.operands)
-        called = tuple(new_callee.get(id(c), c) for c in inst.called)
-        current = inst
-        if any(a is not b for a, b in zip(operands, inst.operands)) or any(
-                a is not b for a, b in zip(called, inst.called)):
-            current = inst.replace(operands=operands, called=called)
+        operands = tuple([new_of[id(o)] for o in inst.operands])
+        changed = operands != inst.operands  # compares identity first: equal means same
+        called = inst.called
+        if called:
+            called = tuple([new_callee.get(id(c), c) for c in called])
+            changed = changed or any(a is not b for a, b in zip(called, inst.called))
+        current = inst.replace(operands=operands, called=called) if changed else inst
         replacement = rule(current, context) if rule is not None else None
         if replacement is None:
             replacement = current
