@@ -146,7 +146,10 @@ def compiled_loop_impl(primitive: Primitive) -> Callable[..., Any]:
         avals = tuple(get_aval(a) for a in args)
         key: Hashable = (primitive, tuple(params.items()), avals,
                          bool(config.read("jax_enable_x64")))
-        entry = LOOPS.lookup(key)
+        try:
+            entry = LOOPS.lookup(key)
+        except TypeError:  # a parameter that cannot be a key
+            return _reference(primitive, args, params)
         if type(entry) is tuple:
             return entry[1](args)
         if entry is None and key in LOOPS:  # runs in Python
