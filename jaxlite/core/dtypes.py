@@ -16,7 +16,7 @@ Lattice nodes are ``np.dtype`` objects for strong types and three sentinels (pri
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Union
+from typing import Any, Callable, Sequence, Union
 
 import ml_dtypes
 import numpy as np
@@ -250,6 +250,13 @@ def result_type(*args: Any, return_weak_type_flag: bool = False
     """
     if not args:
         raise ValueError("at least one array or dtype is required")
+    weak_join = _join_of_weak_inputs(args)
+    if weak_join is not None and weak_join != np.bool_:
+        # All weak: the kind of the join of their widths, at the kind's default width.
+        widest = next(wide for abstract, wide in _KIND_DEFAULTS
+                      if issubdtype(weak_join, abstract))
+        out = canonicalize_dtype(widest)
+        return (out, True) if return_weak_type_flag else out
     x64 = _x64()
     nodes = frozenset(_result_node(a) for a in args)
     if len(nodes) > 1 and any(isinstance(n, ExtendedDType) for n in nodes):
@@ -264,6 +271,45 @@ def result_type(*args: Any, return_weak_type_flag: bool = False
     weak = isinstance(joined, _WeakKind)
     out = canonicalize_dtype(joined.wide if isinstance(joined, _WeakKind) else joined)
     return (out, weak) if return_weak_type_flag else out
+
+
+def _weak_input_dtype(x: Any) -> np.dtype | None:
+    """The width a weak input carries (64 bits for Python scalars and types, a weakly
+    typed array's own dtype), or None for a strong input."""
+    if isinstance(x, type):
+        return dtype(x(0), canonicalize=False) if x in _WEAK_OF_TYPE else None
+    if x is None or not is_weakly_typed(x):
+        return None
+    return dtype(x, canonicalize=False)
+
+
+def promotion_type(*args: Any) -> tuple[np.dtype, bool]:
+    """The (dtype, weak) that jax.numpy's functions convert their operands to (mirrors the
+    lattice step of ``jax._src.dtypes.result_type``, used by ``jnp`` promotion).
+
+    As `result_type`, except that a weak result keeps the width of its inputs rather than
+    widening to its kind's default: when every input is weak, their own dtypes join (a weak
+    float32 array with a Python int gives weak float32, under x64 too).
+    """
+    joined = _join_of_weak_inputs(args)
+    if joined is None:
+        return result_type(*args, return_weak_type_flag=True)
+    return joined, joined != np.bool_
+
+
+# The width a weak result takes in `result_type`, by kind (bfloat16 counts as floating).
+_KIND_DEFAULTS = ((np.unsignedinteger, np.uint64), (np.integer, np.int64),
+                  (np.floating, np.float64), (np.complexfloating, np.complex128))
+
+
+def _join_of_weak_inputs(args: Sequence[Any]) -> np.dtype | None:
+    """The canonical join of the widths of `args` when all are weak (outside strict
+    promotion), else None."""
+    widths = [_weak_input_dtype(a) for a in args]
+    if not args or any(w is None for w in widths) or _strict():
+        return None
+    joined = _join(frozenset(widths), _x64())
+    return canonicalize_dtype(joined.wide if isinstance(joined, _WeakKind) else joined)
 
 
 # ----------------------------------------------------------------------------- classification

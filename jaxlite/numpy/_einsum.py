@@ -93,7 +93,7 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
         raise NotImplementedError("The 'out' argument to jnp.einsum is not supported: "
                                   "jaxlite arrays are immutable.")
     labels, output, arrays, path, _ = _plan("einsum", subscripts, operands, optimize)
-    dtype, weak = dtypes.result_type(*arrays, return_weak_type_flag=True)
+    dtype, weak = dtypes.promotion_type(*arrays)
     if preferred_element_type is not None:
         dtype, weak = user_dtype(preferred_element_type, "einsum"), False
     terms = [(_with_dtype(a, dtype), labels[i]) for i, a in enumerate(arrays)]

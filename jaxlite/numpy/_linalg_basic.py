@@ -29,7 +29,7 @@ def _promote_for_product(fun_name: str, a: Any, b: Any, preferred: Any
                          ) -> tuple[Any, Any, np.dtype, bool]:
     """The operands in their common dtype, the accumulation dtype, and the weak flag."""
     check_arraylike(fun_name, a, b)
-    dtype, weak = dtypes.result_type(a, b, return_weak_type_flag=True)
+    dtype, weak = dtypes.promotion_type(a, b)
     a, b = convert(a, dtype, weak), convert(b, dtype, weak)
     if preferred is None:
         return a, b, dtype, weak

@@ -117,20 +117,20 @@ def promote_dtypes(*args: Any) -> list[Any]:
     """
     if len(args) == 1:
         return [ensure_array(args[0])]
-    dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    dtype, weak = dtypes.promotion_type(*args)
     return [convert(x, dtype, weak) for x in args]
 
 
 def promote_dtypes_inexact(*args: Any) -> list[Any]:
     """Like `promote_dtypes`, then integers and bool go to floats (int32 -> float32)."""
-    dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    dtype, weak = dtypes.promotion_type(*args)
     dtype = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(dtype))
     return [convert(x, dtype, weak) for x in args]
 
 
 def promote_dtypes_numeric(*args: Any) -> list[Any]:
     """Like `promote_dtypes`, then bool goes to the default integer type."""
-    dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    dtype, weak = dtypes.promotion_type(*args)
     dtype = dtypes.canonicalize_dtype(dtypes.to_numeric_dtype(dtype))
     return [convert(x, dtype, weak) for x in args]
 

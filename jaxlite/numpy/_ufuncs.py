@@ -223,7 +223,7 @@ def power(x1: Any, x2: Any, /) -> Any:
         if x.dtype == np.bool_:
             x = promote_args_numeric("power", x)[0]
         return lax.integer_pow(x, exponent)
-    dtype, weak = dtypes.result_type(x1, x2, return_weak_type_flag=True)
+    dtype, weak = dtypes.promotion_type(x1, x2)
     exponent = ensure_array(x2)
     if dtypes.is_inexact(dtype) and dtypes.is_integer(exponent.dtype):
         # An integer exponent stays integer, as lax.pow allows: the result is weak only

@@ -199,7 +199,7 @@ def plain_output(value: Any, aval: ShapedArray) -> ArrayImpl:
 def _join(operands: Sequence[Any], inexact: bool) -> tuple[np.dtype, bool]:
     """The dtype and weak type that jnp's promotion gives `operands` (`promote_dtypes`,
     or `promote_dtypes_inexact` when `inexact`)."""
-    dtype, weak = dtypes.result_type(*operands, return_weak_type_flag=True)
+    dtype, weak = dtypes.promotion_type(*operands)
     if inexact:
         dtype = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(dtype))
     return np.dtype(dtype), weak
