@@ -8,6 +8,9 @@ import pytest
 
 import jaxlite
 import jaxlite.numpy as jnp
+from jaxlite.backends.cpu.codegen.kernel import KernelContext
+from jaxlite.backends.cpu.codegen.loop_kernel import (emit_loop_fusion,
+                                                     emit_loop_fusion_uncached)
 from jaxlite.xla.evaluator import evaluate_module
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
 from jaxlite.xla.opcodes import Opcode
@@ -135,3 +138,19 @@ def test_grad_of_deep_chain() -> None:
         else:
             d, v = d * (1 - np.tanh(v) ** 2), np.tanh(v) - 0.1
     np.testing.assert_allclose(got, d, rtol=1e-3, atol=1e-30)
+
+
+def test_repeated_fusions_share_one_emitted_kernel() -> None:
+    """Loop kernels are memoized per module by structure (an optimizer's update of each
+    layer's parameters is one fusion per layer); the memo's kernel is the one a fresh
+    emission of each fusion gives."""
+    def update(params, grads):
+        return [jnp.tanh(p - 0.01 * g) for p, g in zip(params, grads)]
+    params = [np.full((8, 32), k, np.float32) for k in range(4)]
+    module = optimize(jaxlite.jit(update).lower(params, params)._lowered.module)
+    ctx = KernelContext()
+    loops = [i for i in fusions_of(module) if i.attr("kind") == "kLoop"]
+    kernels = [emit_loop_fusion(ctx, i, True) for i in loops]
+    assert len({id(k) for k in kernels}) == 1 < len(loops)
+    for fusion, kernel in zip(loops, kernels):
+        assert emit_loop_fusion_uncached(ctx, fusion, True) == kernel

@@ -12,6 +12,7 @@ the first group is the one a worker pool may split.
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from jaxlite.backends.cpu.codegen.kernel import (DEFAULT_UNROLL, Kernel, KernelC
 from jaxlite.backends.cpu.codegen.loops import Emitters, loop_nest, vector_loop
 from jaxlite.backends.cpu.codegen.movement import row_major_layout
 from jaxlite.backends.cpu.codegen.reduction import install_inner_loops
+from jaxlite.xla.analysis import computation_fingerprint, freeze_attr
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.tiling import Tiling, tiling_of
@@ -117,8 +119,25 @@ def _groups(outputs: list[tuple[HloInstruction, Shape]]) -> list[list[int]]:
     return sorted(groups.values(), key=lambda g: -outputs[g[0]][1].size)
 
 
+# Per module being built (its KernelContext), the kernels emitted so far by structure: the
+# layers of a deep network repeat the same fusions, and the text of one is the text of all
+# (constants and math functions are registered with the context, which dedups them).
+_EMITTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def emit_loop_fusion(ctx: KernelContext, fusion: HloInstruction, noalias: bool) -> Kernel:
     """The kernel of a loop fusion (see the module docstring)."""
+    key = (computation_fingerprint(fusion.called[0]), freeze_attr(dict(fusion.attrs)),
+           fusion.shape, tuple(o.shape for o in fusion.operands), noalias)
+    emitted = _EMITTED.setdefault(ctx, {})
+    if key not in emitted:
+        emitted[key] = emit_loop_fusion_uncached(ctx, fusion, noalias)
+    return emitted[key]
+
+
+def emit_loop_fusion_uncached(ctx: KernelContext, fusion: HloInstruction,
+                              noalias: bool) -> Kernel:
+    """`emit_loop_fusion` without the per-module memo."""
     outputs = fusion_outputs(fusion)
     if any(shape.is_tuple for _, shape in outputs):
         raise NotImplementedError(f"the cpu backend has no nested tuple outputs "
