@@ -91,8 +91,8 @@ def test_fixed_point_repeats_until_nothing_changes() -> None:
 
 def test_pipeline_is_listed_in_order() -> None:
     assert [pass_name(p) for p in PIPELINE] == [
-        "inline_calls", "simplify", "scan_in_blocks", "divide_by_reciprocals",
-        "assign_layouts", "fuse", "assign_tiling", "schedule"]
+        "inline_calls", "canonicalize_convolutions", "simplify", "scan_in_blocks",
+        "divide_by_reciprocals", "assign_layouts", "fuse", "assign_tiling", "schedule"]
     assert [p.__name__ for p in SIMPLIFY.passes] == [
         "simplify_algebra", "fold_constants", "eliminate_common_subexpressions",
         "eliminate_dead_code"]
@@ -124,15 +124,15 @@ def test_dump_dir_writes_numbered_files_after_every_pass(tmp_path: Path) -> None
         final = optimize(module)
     files = sorted(p.name for p in (tmp_path / "config").iterdir())
     assert files[0] == "m.0000.input.txt"
-    assert files[1] == "m.0001.inline_calls.txt"
-    assert files[2:6] == ["m.0002.simplify_algebra.txt", "m.0003.fold_constants.txt",
-                          "m.0004.eliminate_common_subexpressions.txt",
-                          "m.0005.eliminate_dead_code.txt"]
+    assert files[1:3] == ["m.0001.inline_calls.txt", "m.0002.canonicalize_convolutions.txt"]
+    assert files[3:7] == ["m.0003.simplify_algebra.txt", "m.0004.fold_constants.txt",
+                          "m.0005.eliminate_common_subexpressions.txt",
+                          "m.0006.eliminate_dead_code.txt"]
     # After the simplification rounds come the other passes, one file each, in order.
     tail = [name.split(".", 2)[2] for name in files[-6:]]
     assert tail == ["scan_in_blocks.txt", "divide_by_reciprocals.txt", "assign_layouts.txt",
                     "fuse.txt", "assign_tiling.txt", "schedule.txt"]
-    simplify_files = files[2:-6]
+    simplify_files = files[3:-6]
     # The last round of the fixed point changed nothing: its files repeat the round before.
     assert len(simplify_files) % 4 == 0
     last_round = (tmp_path / "config" / simplify_files[-1]).read_text()
