@@ -8,6 +8,7 @@ import pytest
 
 import jaxlite
 import jaxlite.numpy as jnp
+from jaxlite.backends.cpu.codegen.input_kernel import emit_input_fusion
 from jaxlite.backends.cpu.codegen.kernel import KernelContext
 from jaxlite.backends.cpu.codegen.loop_kernel import (emit_loop_fusion,
                                                      emit_loop_fusion_uncached)
@@ -154,3 +155,16 @@ def test_repeated_fusions_share_one_emitted_kernel() -> None:
     assert len({id(k) for k in kernels}) == 1 < len(loops)
     for fusion, kernel in zip(loops, kernels):
         assert emit_loop_fusion_uncached(ctx, fusion, True) == kernel
+
+
+def test_repeated_reduction_fusions_share_one_emitted_kernel() -> None:
+    def row_sums(params):
+        return [jnp.exp(p).sum(axis=1) for p in params]
+    params = [np.full((8, 32), k, np.float32) for k in range(4)]
+    module = optimize(jaxlite.jit(row_sums).lower(params)._lowered.module)
+    ctx = KernelContext()
+    inputs = [i for i in fusions_of(module) if i.attr("kind") == "kInput"]
+    kernels = [emit_input_fusion(ctx, i, True) for i in inputs]
+    assert len({id(k) for k in kernels}) < len(inputs)
+    for fusion, kernel in zip(inputs, kernels):
+        assert emit_input_fusion.__wrapped__(ctx, fusion, True) == kernel

@@ -26,7 +26,9 @@ from jaxlite.backends.cpu.codegen.indexing import Flat, Lin, Multi, memory_order
 from jaxlite.backends.cpu.codegen.kernel import (DEFAULT_UNROLL, Kernel, KernelContext,
                                                  element_cost, emitter, kernel_function,
                                                  lanes_for)
-from jaxlite.backends.cpu.codegen.loop_kernel import MAX_LANES, emit_loop_fusion, fusion_outputs
+from jaxlite.backends.cpu.codegen.loop_kernel import (MAX_LANES, emit_loop_fusion,
+                                                     emitted_once_per_structure,
+                                                     fusion_outputs)
 from jaxlite.backends.cpu.codegen.llvm_text import FunctionBuilder, llvm_elem
 from jaxlite.backends.cpu.codegen.loops import Emitters, loop_nest
 from jaxlite.backends.cpu.codegen.mathfns import MATH_OPCODES
@@ -164,6 +166,7 @@ def _cache_modes(e: Elemental, caches: list[RowCache], number: int) -> None:
             e.cached[id(cache.inst)] = (cache, "load")
 
 
+@emitted_once_per_structure
 def emit_input_fusion(ctx: KernelContext, fusion: HloInstruction, noalias: bool) -> Kernel:
     """The kernel of a reduction fusion (see the module docstring)."""
     plan = row_plan(fusion)

@@ -11,8 +11,10 @@ the first group is the one a worker pool may split.
 """
 from __future__ import annotations
 
+import functools
 import math
 import weakref
+from collections.abc import Callable
 
 import numpy as np
 
@@ -30,7 +32,8 @@ from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.tiling import Tiling, tiling_of
 from jaxlite.xla.shape import Shape
 
-__all__ = ["emit_loop_fusion", "fusion_outputs", "flat_friendly", "MAX_LANES"]
+__all__ = ["emit_loop_fusion", "emit_loop_fusion_uncached", "emitted_once_per_structure",
+           "fusion_outputs", "flat_friendly", "MAX_LANES"]
 
 _O = Opcode
 # Lanes of a vectorized loop at most: a wider mask type (pred) still computes its float
@@ -119,20 +122,28 @@ def _groups(outputs: list[tuple[HloInstruction, Shape]]) -> list[list[int]]:
     return sorted(groups.values(), key=lambda g: -outputs[g[0]][1].size)
 
 
-# Per module being built (its KernelContext), the kernels emitted so far by structure: the
-# layers of a deep network repeat the same fusions, and the text of one is the text of all
-# (constants and math functions are registered with the context, which dedups them).
-_EMITTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+def emitted_once_per_structure(emit: Callable[[KernelContext, HloInstruction, bool], Kernel]
+                               ) -> Callable[[KernelContext, HloInstruction, bool], Kernel]:
+    """`emit` memoized per module being built (its KernelContext) by the fusion's structure:
+    the layers of a deep network repeat the same fusions, and the text of one is the text
+    of all (constants and math functions are registered with the context, which dedups
+    them). The memo dies with the context."""
+    memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    @functools.wraps(emit)
+    def emit_once(ctx: KernelContext, fusion: HloInstruction, noalias: bool) -> Kernel:
+        key = (computation_fingerprint(fusion.called[0]), freeze_attr(dict(fusion.attrs)),
+               fusion.shape, tuple(o.shape for o in fusion.operands), noalias)
+        emitted = memo.setdefault(ctx, {})
+        if key not in emitted:
+            emitted[key] = emit(ctx, fusion, noalias)
+        return emitted[key]
+    return emit_once
 
 
 def emit_loop_fusion(ctx: KernelContext, fusion: HloInstruction, noalias: bool) -> Kernel:
     """The kernel of a loop fusion (see the module docstring)."""
-    key = (computation_fingerprint(fusion.called[0]), freeze_attr(dict(fusion.attrs)),
-           fusion.shape, tuple(o.shape for o in fusion.operands), noalias)
-    emitted = _EMITTED.setdefault(ctx, {})
-    if key not in emitted:
-        emitted[key] = emit_loop_fusion_uncached(ctx, fusion, noalias)
-    return emitted[key]
+    return _emit_loop_fusion_once(ctx, fusion, noalias)
 
 
 def emit_loop_fusion_uncached(ctx: KernelContext, fusion: HloInstruction,
@@ -203,3 +214,6 @@ def _emit_group(ctx: KernelContext, fb, ins: list[str], outs: list[str],
                                                               range(len(dims))))),
               outer_range=outer)
     return (dims[order[0]] if order else 0), 1
+
+
+_emit_loop_fusion_once = emitted_once_per_structure(emit_loop_fusion_uncached)
