@@ -49,11 +49,12 @@ from jaxlite.lax.loops import fori_loop
 from jaxlite.lax.math_functions import abs as lax_abs
 from jaxlite.lax.math_functions import sqrt
 from jaxlite.lax.reductions import reduce_max, reduce_min, reduce_or
+from jaxlite.lax.scan_functions import map as lax_map
 from jaxlite.lax.selection import select
 from jaxlite.lax.shape_ops import broadcasted_iota
 from jaxlite.lax.slicing import pad, slice_in_dim
 
-__all__ = ["SMALL_MATRIX_LIMIT", "is_small", "lu_small", "cholesky_small",
+__all__ = ["SMALL_MATRIX_LIMIT", "CACHE_BYTES", "is_small", "lu_small", "cholesky_small",
            "triangular_solve_small", "pivots_to_permutation_small"]
 
 SMALL_MATRIX_LIMIT = 32
@@ -63,6 +64,41 @@ SMALL_MATRIX_LIMIT = 32
 def is_small(*shapes: Sequence[int]) -> bool:
     """Whether every matrix dimension of `shapes` is within `SMALL_MATRIX_LIMIT`."""
     return all(max(s[-2:]) <= SMALL_MATRIX_LIMIT for s in shapes)
+
+
+CACHE_BYTES = 1 << 16
+"""A batch whose matrices take more than 16 times this many bytes is factored in chunks
+of about this size, one after the other, so that each step's passes over a chunk stay in
+the cache (every step touches every matrix of the batch); smaller batches go whole, as
+the chunks' loop costs more than it saves there (measured)."""
+
+
+def _in_chunks(fn: Any, *operands: Any) -> Any:
+    """fn(*operands) (all (..., m, n) with one batch shape; fn returns a list of arrays
+    with that batch shape leading), done chunk by chunk over the batch when it is large."""
+    shapes = [get_aval(x).shape for x in operands]
+    batch = shapes[0][:-2]
+    count = math.prod(batch)
+    per_matrix = sum(math.prod(s[-2:]) * np.dtype(get_aval(x).dtype).itemsize
+                     for s, x in zip(shapes, operands))
+    if count * per_matrix <= 16 * CACHE_BYTES:
+        return fn(*operands)
+    chunk = max(1, CACHE_BYTES // per_matrix)
+    chunks = -(-count // chunk)
+    pieces = []
+    for x, s in zip(operands, shapes):
+        flat = reshape(x, (count,) + tuple(s[-2:]))
+        if chunks * chunk != count:
+            flat = pad(flat, np.zeros((), get_aval(x).dtype),
+                       [(0, chunks * chunk - count, 0), (0, 0, 0), (0, 0, 0)])
+        pieces.append(reshape(flat, (chunks, chunk) + tuple(s[-2:])))
+    outs = lax_map(lambda xs: list(fn(*xs)), pieces)
+    results = []
+    for out in outs:
+        rest = tuple(get_aval(out).shape[2:])
+        flat = slice_in_dim(reshape(out, (chunks * chunk,) + rest), 0, count, 1, 0)
+        results.append(reshape(flat, tuple(batch) + rest))
+    return results
 
 
 # ------------------------------------------------------------------ layout helpers
@@ -160,6 +196,10 @@ def _first_largest(size: Any, candidate: Any) -> Any:
 def lu_small(a: Any) -> list[Any]:
     """LU with partial pivoting of each matrix, as LAPACK's getf2: [packed factors, int32
     pivots, int32 permutation] (the outputs of `lu_p`)."""
+    return _in_chunks(_lu, a)
+
+
+def _lu(a: Any) -> list[Any]:
     shape = get_aval(a).shape
     batch, (m, n) = shape[:-2], shape[-2:]
     steps = min(m, n)
@@ -229,6 +269,10 @@ def cholesky_small(a: Any) -> Any:
     Two columns per step (a rank-2 update, the two terms subtracted in column order as
     potf2 does), which halves the passes over the matrices; an odd size is padded with a
     unit diagonal entry, whose factor is itself."""
+    return _in_chunks(lambda x: [_cholesky(x)], a)[0]
+
+
+def _cholesky(a: Any) -> Any:
     shape = get_aval(a).shape
     batch, n = shape[:-2], shape[-1]
     if n == 0:
@@ -313,8 +357,9 @@ def triangular_solve_small(a: Any, b: Any, *, left_side: bool, lower: bool,
     elif conjugate_a and _is_complex(a):
         a = conj(a)
     if not left_side:  # x a = b  <=>  a^T x^T = b^T
-        return mT(_substitute(mT(a), mT(b), not lower, unit_diagonal))
-    return _substitute(a, b, lower, unit_diagonal)
+        a, b, lower = mT(a), mT(b), not lower
+    x = _in_chunks(lambda u, v: [_substitute(u, v, lower, unit_diagonal)], a, b)[0]
+    return x if left_side else mT(x)
 
 
 def _substitute(a: Any, b: Any, lower: bool, unit_diagonal: bool) -> Any:

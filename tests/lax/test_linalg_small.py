@@ -16,7 +16,7 @@ import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite.lax import linalg
 from jaxlite.lax import linalg_kernels as kernels
-from jaxlite.lax.linalg_small import SMALL_MATRIX_LIMIT
+from jaxlite.lax.linalg_small import CACHE_BYTES, SMALL_MATRIX_LIMIT
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 TRIANGULAR_FLAGS = [dict(left_side=s, lower=lo, transpose_a=t, conjugate_a=c,
@@ -230,3 +230,24 @@ def test_pivots_to_permutation_matches_the_kernel(steps, extra, batch, seed):
     want = kernels.lu_pivots_to_permutation(pivots, permutation_size=size)
     np.testing.assert_array_equal(np.asarray(got), want)
     assert got.dtype == np.int32
+
+
+def test_large_batches_are_factored_in_chunks():
+    """Batches over 16 * CACHE_BYTES go through the chunked path (a ragged last chunk
+    padded and dropped); the results are the kernels' as for whole batches."""
+    rng = np.random.default_rng(13)
+    count = 16 * CACHE_BYTES // (12 * 12 * 4) + 37
+    a = _random(rng, (count, 12, 12), np.float32) + 12 * np.eye(12, dtype=np.float32)
+    packed, pivots, perm = jax.jit(linalg.lu)(a)
+    want = kernels.lu(a)
+    np.testing.assert_array_equal(np.asarray(pivots), want[1])
+    np.testing.assert_array_equal(np.asarray(perm), want[2])
+    _close(packed, want[0], np.float32, 100)
+    spd = a @ np.swapaxes(a, -1, -2)
+    _close(jax.jit(lambda v: linalg.cholesky(v, symmetrize_input=False))(spd),
+           kernels.cholesky(spd), np.float32, 100)
+    flags = dict(left_side=False, lower=True, transpose_a=True, conjugate_a=False,
+                 unit_diagonal=False)
+    b = _random(rng, (count, 3, 12), np.float32)
+    _close(jax.jit(lambda x, y: linalg.triangular_solve(x, y, **flags))(a, b),
+           kernels.triangular_solve(a, b, **flags), np.float32, 100)
