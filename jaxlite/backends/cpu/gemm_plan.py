@@ -32,6 +32,7 @@ _IN_PLACE = 1 << 20
 # rows of a panel then fall into few cache sets and evict each other (n = 1024 float32:
 # 4 KiB, measured at half the speed of a packed B).
 _IN_PLACE_STRIDE_ALIGN = 1024
+_IN_PLACE_A_ROW = 1024  # bytes of a row of C up to which A is read in place
 
 
 @dataclass(frozen=True)
@@ -304,7 +305,10 @@ def plan_gemm(spec: GemmSpec) -> GemmPlan:
     itemsize = np.dtype(dtype).itemsize
     pack_b = not (m <= blocking.mr and b[2] == 1) and not dot_form and not (
         split_dim == "m" and b[2] == 1 and _in_place(k * n, b[1], itemsize))
-    pack_a = not (a[1] == 1 and a[2] != 1 and _in_place(m * k, a[2], itemsize))
+    # (A's in-place panel takes twice the cache lines of a packed one: only for a narrow C,
+    # whose few B panels reuse it)
+    pack_a = not (a[1] == 1 and a[2] != 1 and n * itemsize <= _IN_PLACE_A_ROW
+                  and _in_place(m * k, a[2], itemsize))
     a_bytes = blocking.mc * blocking.kc * itemsize if pack_a else 0
     b_bytes = blocking.kc * blocking.nc * itemsize if pack_b else 0
     if k == 0 or items_per_batch == 0 or spec.batch == 0 or dot_form:
