@@ -19,6 +19,7 @@ from cpu_testing import (assert_same, compare, cpu_client, interpreter, module, 
                          values_for)
 from hlo_strategies import hlo_programs
 from jaxlite.tree_util import tree_leaves
+from jaxlite.backends.cpu.codegen.llvm_text import FunctionBuilder
 
 CPU = cpu_client().devices()[0]
 
@@ -420,3 +421,11 @@ def test_large_convolution_blocks_through_the_gemm():
     assert "gemm." in jax.jit(f, device=CPU).lower(x, w).compile().runtime_executable().text(
         "llvm")
     jit_both(f, x, w, tolerance=1e-4)
+
+
+def test_fresh_names_of_digit_ending_hints_never_collide():
+    builder = FunctionBuilder("f", [])
+    names = []
+    for _ in range(120):
+        names += [builder.fresh("p1"), builder.fresh("p")]
+    assert len(set(names)) == len(names)

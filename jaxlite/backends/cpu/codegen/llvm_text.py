@@ -151,12 +151,12 @@ class FunctionBuilder:
 
     # ----------------------------------------------------------------------- naming
     def fresh(self, hint: str = "t") -> str:
-        self._counter += 1
-        return f"%{hint}{self._counter}"
+        return "%" + self.label(hint)
 
     def label(self, hint: str) -> str:
         self._counter += 1
-        return f"{hint}{self._counter}"
+        # A hint ending in a digit gets a dot, or "p1" + 10 would meet "p" + 110.
+        return f"{hint}.{self._counter}" if hint[-1:].isdigit() else f"{hint}{self._counter}"
 
     # --------------------------------------------------------------------- emission
     def op(self, text: str, hint: str = "t") -> str:
