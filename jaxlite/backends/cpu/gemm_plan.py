@@ -304,7 +304,8 @@ def plan_gemm(spec: GemmSpec) -> GemmPlan:
         blocking = replace(blocking, nc=min(blocking.nc, unit))
     itemsize = np.dtype(dtype).itemsize
     pack_b = not (m <= blocking.mr and b[2] == 1) and not dot_form and not (
-        split_dim == "m" and b[2] == 1 and _in_place(k * n, b[1], itemsize))
+        split_dim == "m" and b[2] == 1 and n >= blocking.nv * lanes
+        and _in_place(k * n, b[1], itemsize))
     # (A's in-place panel takes twice the cache lines of a packed one: only for a narrow C,
     # whose few B panels reuse it)
     pack_a = not (a[1] == 1 and a[2] != 1 and n * itemsize <= _IN_PLACE_A_ROW
