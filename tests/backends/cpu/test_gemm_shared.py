@@ -27,7 +27,7 @@ def _spec(name: str, m: int, n: int, k: int, **fields) -> GemmSpec:
 
 
 def test_gemms_that_differ_in_m_and_k_share_their_micro_kernels():
-    # B of over 1 MiB, packed (a smaller one is read in place: gemm_plan._IN_PLACE_B)
+    # B of over 1 MiB, packed (a smaller one is read in place: gemm_plan._IN_PLACE)
     one = emit_gemm_modules(_spec("gemm.share_a", 256, 64, 5000))
     other = emit_gemm_modules(_spec("gemm.share_b", 40, 64, 4500))
     parts_one, parts_other = set(one[:-1]), set(other[:-1])

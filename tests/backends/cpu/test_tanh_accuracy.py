@@ -1,8 +1,8 @@
 """float32 tanh of the vector math library (vecmath/hyperbolic.py) under jit: accuracy on a
 dense sample of every binade, odd symmetry, and the special values.
 
-The bound is issue 12's: within 4 ulp of tanh rounded from float64 (measured 3.33 over every
-float32 in [0, 9.5], see the module's docstring). JAX's values at the special points were
+The bound is issue 12's: within 4 ulp of tanh rounded from float64 (measured 3.30 on every
+13th float32 in [0, 10]; JAX's own kernel: 4.57). JAX's values at the special points were
 recorded with JAX 0.10.2 (`jax.jit(jnp.tanh)` on the cpu), bit patterns below.
 """
 from __future__ import annotations

@@ -36,14 +36,15 @@ from .exp_log import exp_core, exp_limits, expm1_reduced
 # Scales n and d of float32 tanh: it moves the values that are rounded (n, d, n^2, d^2)
 # within their binades, which keeps the error of the doubling formula near 3 ulp instead of
 # 5, and makes the value at the clamp round to exactly 1 (found by a search over the
-# scales k/128 in [1, 2) on every 17th float32 below 9.5; exhaustive check: 3.33 ulp).
+# scales k/128 in [1, 2) with a numpy model of these operations, then 3.33 ulp on every
+# 17th float32 below 9.5).
 _TANH_SCALE = 1.84375
 
 
 def tanh(x: V) -> V:
     """Hyperbolic tangent.
 
-    Accuracy: f32 <= 4 ulp (measured 3.33 over every input in [0, 9.5]); f64 <= 3 ulp
+    Accuracy: f32 <= 4 ulp (measured 3.30 on every 13th float32 in [0, 10]); f64 <= 3 ulp
     (measured 2.31).
     """
     if x.elem == "float":
