@@ -31,12 +31,14 @@ from workloads import WORKLOADS  # noqa: E402
 def _tree_map(fn, tree):
     if isinstance(tree, (tuple, list)):
         return type(tree)(_tree_map(fn, t) for t in tree)
+    if isinstance(tree, dict):
+        return {key: _tree_map(fn, value) for key, value in tree.items()}
     return fn(tree)
 
 
 def _block(value):
-    if isinstance(value, (tuple, list)):
-        for item in value:
+    if isinstance(value, (tuple, list, dict)):
+        for item in (value.values() if isinstance(value, dict) else value):
             _block(item)
     elif hasattr(value, "block_until_ready"):
         value.block_until_ready()

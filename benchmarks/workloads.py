@@ -178,5 +178,5 @@ WORKLOADS = [
 
 
 # The workloads of issue 12's patterns live beside this file, one module per area.
-for _area in ("eager", "transformed", "conv", "linalg", "kernels"):
+for _area in ("eager", "transformed", "conv", "linalg", "kernels", "model"):
     WORKLOADS += importlib.import_module(f"workloads_{_area}").WORKLOADS
