@@ -45,6 +45,7 @@ from jaxlite.xla.passes.fusion_decisions import (
     is_fusible_consumer,
     is_fusion_core,
     is_loop_fusible,
+    is_materialized,
     is_wrappable,
     producer_verdict,
 )
@@ -157,6 +158,7 @@ class _Planner:
         self.holders: dict[int, list[_Group]] = {}
         self.groups: dict[int, _Group] = {}  # id of a standalone instruction -> its group
         self.cuts = clean_cuts(comp, self.users, max(1, options.max_instructions // 2))
+        self.materialized: dict[int, bool] = {}  # by id: see fusion_decisions.is_materialized
 
     def plan(self) -> None:
         for inst in reversed(self.comp.instructions):
@@ -206,9 +208,13 @@ class _Planner:
         if not inside:
             return False
         owned = not is_fusion_core(producer) or self._downstream_owned(producer, group)
-        verdict = producer_verdict(producer, users, inside, producer is self.comp.root,
+        is_root = producer is self.comp.root
+        materialized = self.materialized.get(id(producer))
+        if materialized is None:
+            materialized = self.materialized[id(producer)] = is_materialized(users, is_root)
+        verdict = producer_verdict(producer, users, inside, is_root,
                                    len(self.holders.get(id(producer), ())), owned,
-                                   self.options.max_expensive_copies)
+                                   self.options.max_expensive_copies, materialized)
         if verdict.verdict is Verdict.REFUSE:
             return False
         if len(group.members) >= self.options.max_instructions:

@@ -54,6 +54,7 @@ __all__ = [
     "is_fusible_consumer",
     "is_fusion_core",
     "is_loop_fusible",
+    "is_materialized",
     "is_wrappable",
     "producer_verdict",
     "replicates",
@@ -112,7 +113,8 @@ class ProducerVerdict:
 def producer_verdict(producer: HloInstruction, users: Sequence[HloInstruction],
                      users_in_group: Sequence[HloInstruction], is_computation_root: bool,
                      copies_so_far: int, downstream_owned: bool,
-                     max_expensive_copies: int) -> ProducerVerdict:
+                     max_expensive_copies: int,
+                     materialized: bool | None = None) -> ProducerVerdict:
     """May `producer` join a consumer group (rules 1-3)?
 
     Parameters
@@ -126,6 +128,10 @@ def producer_verdict(producer: HloInstruction, users: Sequence[HloInstruction],
         this group alone, with all its users in the group (the group's root aside); needed
         for a reduction or dot, which must not be recomputed for another group.
     max_expensive_copies : the bound of rule 2 on copies of expensive producers.
+    materialized : whether the producer is written to memory anyway (the root, or read by
+        a user that takes in no producers); computed from `users` when None. A planner
+        asking about one producer for many groups passes it (the walk over the users
+        would otherwise repeat per group: quadratic for a value with many users).
     """
     refuse = Verdict.REFUSE
     if producer.shape.is_tuple:
@@ -145,10 +151,17 @@ def producer_verdict(producer: HloInstruction, users: Sequence[HloInstruction],
         return ProducerVerdict(refuse, f"{producer.opcode.text} is not loop-fusible")
     if everyone_inside and copies_so_far == 0:
         return ProducerVerdict(Verdict.MOVE, "every user is in the group")
-    materialized = is_computation_root or any(not is_fusible_consumer(u) for u in users)
+    if materialized is None:
+        materialized = is_materialized(users, is_computation_root)
     answer = duplication_allowed(producer, len(users), copies_so_far, materialized,
                                  max_expensive_copies)
     return ProducerVerdict(Verdict.DUPLICATE if answer else refuse, answer.reason)
+
+
+def is_materialized(users: Sequence[HloInstruction], is_computation_root: bool) -> bool:
+    """Whether a value is written to memory whatever fusion decides: it is the root, or a
+    user of it takes in no producers (so reads it from memory)."""
+    return is_computation_root or any(not is_fusible_consumer(u) for u in users)
 
 
 def replicates(inst: HloInstruction) -> bool:
