@@ -20,6 +20,7 @@ from jaxlite.config import config
 from jaxlite.core import dtypes
 from jaxlite.core.avals import check_byte_order, get_aval
 from jaxlite.core.operators import ArrayOperators
+from jaxlite.runtime.device import start_default_backend
 
 
 def is_jax_array(x: Any) -> bool:
@@ -68,6 +69,7 @@ def host_to_array(value: Any, dtype: Any = None, weak_type: bool = False) -> Any
             # directly, not through the int32 a Python int stands for.
             source = np.array(value, dtype=dtypes.canonicalize_dtype(dtype))
     else:
+        start_default_backend()
         host = np.asarray(value)
         check_byte_order(host)
         canonical = dtypes.dtype(host)  # rejects strings and objects with a clear TypeError

@@ -89,6 +89,22 @@ def _placement(target: Any, ndim: int) -> Sharding | None:
                     f"{type(target).__name__}.")
 
 
+_BACKEND_STARTED = False
+
+
+def start_default_backend() -> None:
+    """Start the default backend (once) when the first array is made from host data, as
+    JAX creates its client then: the backend's start-up (for cpu: llvmlite, the code
+    generators, the runtime's object code) is not paid inside the first `jit` call."""
+    global _BACKEND_STARTED
+    if not _BACKEND_STARTED:
+        _BACKEND_STARTED = True
+        try:
+            get_backend()
+        except RuntimeError:
+            pass  # said again, with the reasons, by the first call that needs a backend
+
+
 def _put_leaf(x: Any, target: Any) -> Any:
     if not isinstance(x, Array) and not is_array_like(x):
         raise TypeError(f"device_put: {x!r} of type {type(x).__name__} is not a valid "
@@ -99,6 +115,7 @@ def _put_leaf(x: Any, target: Any) -> Any:
         _placement(target, x.ndim)
         return x
     if type(x) is not ArrayImpl:
+        start_default_backend()
         aval = get_aval(x)
         x = ArrayImpl(np.array(x, dtype=aval.dtype), aval.weak_type)
     sharding = _placement(target, x.ndim)

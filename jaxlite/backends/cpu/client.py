@@ -22,7 +22,7 @@ from jaxlite.backends.cpu.buffer import CpuBuffer, CpuDevice
 from jaxlite.backends.cpu.codegen.custom_call import install_custom_calls
 from jaxlite.backends.cpu.codegen.module import ENTRY, ModuleInfo, emit_module, module_info
 from jaxlite.backends.cpu.executable import CpuExecutable
-from jaxlite.backends.cpu.native import compile_objects, load_objects
+from jaxlite.backends.cpu.native import compile_objects, install_runtime, load_objects
 from jaxlite.config import config
 from jaxlite.xla.ir import HloModule
 from jaxlite.xla.pipeline import optimize
@@ -49,6 +49,11 @@ class CpuClient(Client):
         self.platform_version = f"jaxlite LLVM {version} for {cpu} (numpy {np.__version__})"
         self._devices = [CpuDevice(self, 0)]
         self.stats: collections.Counter[str] = collections.Counter()
+        # What every first compile needs, done at start-up (as PJRT's client starts its
+        # runtime): the runtime's object code linked, the compiler's digest for cache keys.
+        install_runtime()
+        if disk_cache.cache_folder() is not None:
+            compile_cache.codegen_fingerprint()
 
     def devices(self) -> list[Device]:
         return list(self._devices)

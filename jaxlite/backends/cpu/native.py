@@ -33,7 +33,7 @@ import llvmlite.binding as llvm
 from jaxlite.backends.cpu import (compile_cache, disk_cache, llvm_optimize, llvm_target,
                                   runtime)
 
-__all__ = ["NativeModule", "compile_object", "compile_library", "compile_objects", "link",
+__all__ = ["NativeModule", "install_runtime", "compile_object", "compile_library", "compile_objects", "link",
            "load_objects", "assembly", "ENTRY_ARGTYPES"]
 
 # The entry function: (params, outs, arena, consts, extra, threads); see codegen/program.py.
@@ -57,6 +57,12 @@ def _install_symbols() -> None:
             function = getattr(libm, name, None)
             if function is not None:
                 llvm.add_symbol(name, ctypes.cast(function, ctypes.c_void_p).value)
+
+
+def install_runtime() -> None:
+    """Link the runtime and the C math functions into the process (once; the client does
+    it when it starts)."""
+    _install_symbols()
 
 
 def _runtime_object(ir_text: str) -> bytes:
