@@ -318,6 +318,8 @@ class _Heap:
                  limit: int) -> tuple[float, int] | None:
         """(gap size, offset) of the smallest free gap that holds the buffer during
         [start, end] below the capacity (or `limit`, for the arena), or None."""
+        if self.capacity is not None and self.capacity < size:
+            return None  # no gap of the slot can hold it (spares the walk: _pack asks often)
         busy = sorted((o, o + s) for a, b, o, s in self.items if a <= end and start <= b)
         top = self.capacity if self.capacity is not None else limit
         best: tuple[float, int] | None = None
