@@ -114,12 +114,12 @@ def unpack_objects(payload: bytes) -> list[bytes] | None:
     return objects
 
 
-def key_global(key: bytes) -> str:
-    """LLVM IR defining `KEY_SYMBOL`, the key compiled into the program's own object code:
-    an entry holding another program's code (even under a recomputed header) cannot pass
-    `payload_problem` or `linked_key_matches`."""
+def key_global(key: bytes, symbol: str = KEY_SYMBOL) -> str:
+    """LLVM IR defining `symbol` (`KEY_SYMBOL`), the key compiled into the program's own
+    object code: an entry holding another program's code (even under a recomputed header)
+    cannot pass `payload_problem` or `linked_key_matches`."""
     data = "".join(f"\\{byte:02X}" for byte in key)
-    return f'\n@{KEY_SYMBOL} = constant [{len(key)} x i8] c"{data}", align 1\n'
+    return f'\n@"{symbol}" = constant [{len(key)} x i8] c"{data}", align 1\n'
 
 
 def linked_key_matches(address: int, key: bytes) -> bool:

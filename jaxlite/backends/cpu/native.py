@@ -67,17 +67,24 @@ def install_runtime() -> None:
 
 def _runtime_object(ir_text: str) -> bytes:
     """The object code of the runtime module (compiled at every process start, about 0.17 s
-    of the first call), from the persistent cache when it holds it, else compiled and
-    stored there; keyed and checked as programs are (`compile_cache`)."""
+    of the first call), from the persistent cache when it holds it (`_stored_object`)."""
+    return _stored_object(ir_text, "runtime", compile_cache.KEY_SYMBOL,
+                          lambda text: _compile([text]))
+
+
+def _stored_object(ir_text: str, kind: str, symbol: str, compile_text) -> bytes:
+    """The object code of a module from the persistent cache, else `compile_text(text)`'s
+    and stored there; keyed on the module's text and checked as programs are
+    (`compile_cache`): the key is compiled into the code as the global `symbol`."""
     folder = disk_cache.cache_folder()
     if folder is None or not disk_cache.folder_status(folder)[0]:
-        return _compile([ir_text])
-    key = compile_cache.cache_key(ir_text, "runtime", keep_name=True)
+        return compile_text(ir_text)
+    key = compile_cache.cache_key(ir_text, kind, keep_name=True)
     payload = disk_cache.read_entry(folder, key,
                                     lambda data: compile_cache.payload_problem(data, key))
     if payload is not None:
         return compile_cache.unpack_objects(payload)[0]  # type: ignore[index]
-    code = _compile([ir_text + compile_cache.key_global(key)])
+    code = compile_text(ir_text + compile_cache.key_global(key, symbol))
     if disk_cache.folder_status(folder)[1]:
         disk_cache.write_entry(folder, key, compile_cache.pack_objects([code]))
     return code
@@ -270,19 +277,27 @@ def compile_library(ir_text: str) -> bytes:
     """The object code of a module whose IR needs no optimization (a generated GEMM: its
     loops are already blocked, unrolled and vectorized; LLVM's -O3 pipeline makes it no
     faster and costs twice the time), code-generated at -O3. Compiled once per process
-    (while among the `_LIBRARY_CAPACITY` most recently used)."""
+    (while among the `_LIBRARY_CAPACITY` most recently used) and kept in the persistent
+    cache, so that another program with the same GEMMs links their code without LLVM."""
     key = hashlib.sha256(ir_text.encode()).digest()
     with _LIBRARY_LOCK:
         if key in _LIBRARY_OBJECTS:
             _LIBRARY_OBJECTS.move_to_end(key)
             return _LIBRARY_OBJECTS[key]
     _install_symbols()
-    code = bytes(_machine().emit_object(_parsed([ir_text], False)))
+    # The key's global is named by the text's digest: each library module of a program
+    # (linked together) defines its own.
+    code = _stored_object(ir_text, "library", f"jl_library_key.{key.hex()[:24]}",
+                          _library_object)
     with _LIBRARY_LOCK:
         _LIBRARY_OBJECTS[key] = code
         while len(_LIBRARY_OBJECTS) > _LIBRARY_CAPACITY:
             _LIBRARY_OBJECTS.popitem(last=False)
     return code
+
+
+def _library_object(ir_text: str) -> bytes:
+    return bytes(_machine().emit_object(_parsed([ir_text], False)))
 
 
 def compile_objects(ir_texts: Sequence[str]) -> list[bytes]:

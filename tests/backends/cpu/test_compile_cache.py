@@ -411,3 +411,48 @@ def test_programs_with_host_callbacks_are_not_stored(tmp_path):
             lambda v: v * 2, jaxlite.ShapeDtypeStruct((3,), np.float32), x) + 1)
         np.testing.assert_array_equal(f(np.ones(3, np.float32)), np.full(3, 3.0, np.float32))
     assert _entries(tmp_path) == 0
+
+
+def _dot_module(extra: str) -> object:
+    return module(f"""
+    %a = f32[48,40] parameter(0)
+    %b = f32[40,56] parameter(1)
+    %d = f32[48,56] dot(%a, %b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+    %n = f32[48,40] {extra}(%a)
+    ROOT %t = (f32[48,56], f32[48,40]) tuple(%d, %n)
+    """)
+
+
+def test_gemm_library_code_is_shared_through_the_disk_cache(tmp_path, monkeypatch):
+    """A new program with the same GEMM links the library modules' object code stored by
+    another program (in another process: the process's own memo emptied here), without
+    LLVM, and computes the same bits."""
+    compiled = []
+
+    def counting(ir_text: str) -> bytes:
+        compiled.append(ir_text)
+        return emit(ir_text)
+
+    emit = native._library_object
+    monkeypatch.setattr(native, "_library_object", counting)
+    a = np.linspace(-1, 1, 48 * 40, dtype=np.float32).reshape(48, 40)
+    b = np.linspace(2, -1, 40 * 56, dtype=np.float32).reshape(40, 56)
+    results = []
+    for extra in ("negate", "abs"):
+        monkeypatch.setattr(native, "_LIBRARY_OBJECTS", type(native._LIBRARY_OBJECTS)())
+        with config.override("jax_compilation_cache_dir", str(tmp_path)):
+            OBJECT_CACHE.clear()
+            results.append(run_cpu(_dot_module(extra), [a, b]))
+        if extra == "negate":
+            assert compiled, "the GEMM's library modules were compiled"
+            stored, compiled = len(compiled), []
+    assert compiled == []
+    assert _entries(tmp_path) == stored + 2  # the libraries, then each program
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[1][1], np.abs(a))
+    # the same bits as code compiled without any cache
+    monkeypatch.setattr(native, "_LIBRARY_OBJECTS", type(native._LIBRARY_OBJECTS)())
+    with config.override("jax_compilation_cache_dir", ""):
+        OBJECT_CACHE.clear()
+        np.testing.assert_array_equal(run_cpu(_dot_module("negate"), [a, b])[0],
+                                      results[0][0])
