@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from jaxlite.xla.buffer_assignment import assign_buffers
+from jaxlite.xla.buffer_assignment import assign_buffers, buffer_model
 from jaxlite.xla.evaluator import evaluate_module
 from jaxlite.xla.ir import HloComputation, HloModule
 from jaxlite.xla.opcodes import Opcode
@@ -159,6 +159,54 @@ def test_scheduling_never_raises_the_peak(program: HloProgram):
         for candidate in (list_schedule(before.entry), dfs_schedule(before.entry)):
             assert_valid_order(before.entry, HloComputation(
                 before.entry.name, tuple(candidate), before.entry.root))
+
+
+
+def greedy_by_scan(comp: HloComputation) -> list[str]:
+    """The list schedule as first written: every step scores every ready instruction and
+    runs the best ((net bytes freed, earlier position) largest). list_schedule keeps the
+    ready ones in a heap and rescores only those whose operand buffers changed readers."""
+    model = buffer_model(comp)
+    position = {id(i): n for n, i in enumerate(comp.instructions)}
+    readers = {b: set() for b in range(len(model.size))}
+    for inst in comp.instructions:
+        for b in model.reads[id(inst)]:
+            readers[b].add(id(inst))
+    temporary = lambda b: b not in model.input_kind and b not in model.outputs  # noqa: E731
+
+    def net_freed(inst):
+        dying = {b for b in model.reads[id(inst)]
+                 if temporary(b) and readers[b] == {id(inst)}}
+        defined = [b for b in model.defines[id(inst)] if b not in model.input_kind]
+        unused = [b for b in defined if not readers[b] and b not in model.outputs]
+        return (sum(model.size[b] for b in dying) + sum(model.size[b] for b in unused)
+                - sum(model.size[b] for b in defined))
+
+    order = [i for i in comp.instructions if i.opcode is Opcode.PARAMETER]
+    done = {id(i) for i in order}
+    while len(order) < len(comp.instructions):
+        ready = [i for i in comp.instructions if id(i) not in done
+                 and all(id(o) in done for o in i.operands)]
+        inst = max(ready, key=lambda i: (net_freed(i), -position[id(i)]))
+        order.append(inst)
+        done.add(id(inst))
+        for b in model.reads[id(inst)]:
+            readers[b].discard(id(inst))
+    return [i.name for i in order]
+
+
+def test_list_schedule_equals_the_greedy_scan_on_the_mlp_train_step():
+    text = (Path(__file__).parent / "fixtures" / "mlp_train_step.lowered.hlo").read_text()
+    simplified = optimize(parse_module(text), PipelineOptions(verify=True, passes=(SIMPLIFY,)))
+    for comp in (simplified.entry, fuse(assign_layouts(simplified)).entry):
+        assert [i.name for i in list_schedule(comp)] == greedy_by_scan(comp)
+
+
+@settings(max_examples=60)
+@given(hlo_programs(max_operations=20))
+def test_list_schedule_equals_the_greedy_scan(program: HloProgram):
+    for module in (program.module, fuse(assign_layouts(program.module))):
+        assert [i.name for i in list_schedule(module.entry)] == greedy_by_scan(module.entry)
 
 
 # ---------------------------------------------------------------------------- layouts

@@ -26,6 +26,8 @@ views and in-place rule; parameters and constants take no memory of the computat
 """
 from __future__ import annotations
 
+import heapq
+
 from jaxlite.xla.buffer_assignment import BufferModel, buffer_model, liveness
 from jaxlite.xla.analysis import has_side_effects
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
@@ -134,14 +136,37 @@ def list_schedule(comp: HloComputation,
         return (sum(model.size[b] for b in dying) + sum(model.size[b] for b in unused)
                 - sum(model.size[b] for b in defined))
 
+    # The ready instructions in a heap keyed (-net freed, position); an entry whose score
+    # has changed since it was pushed is stale and skipped. Running an instruction changes
+    # only the scores of the other readers of the buffers it read (a buffer may now die
+    # with them), so only those are scored again: linear-ish rather than a scan of every
+    # ready instruction per step (the greedy choice is the same: positions are distinct).
+    score: dict[int, int] = {}
+    heap: list[tuple[int, int, int]] = []
+
+    def push(inst: HloInstruction) -> None:
+        score[id(inst)] = value = net_freed(inst)
+        heapq.heappush(heap, (-value, position[id(inst)], id(inst)))
+
+    for inst in ready.values():
+        push(inst)
     while ready:
-        inst = max(ready.values(), key=lambda i: (net_freed(i), -position[id(i)]))
-        del ready[id(inst)]
+        minus_value, _, key = heapq.heappop(heap)
+        if key not in ready or score[key] != -minus_value:
+            continue
+        inst = ready.pop(key)
         order.append(inst)
         done.add(id(inst))
+        rescore: dict[int, None] = {}
         for b in model.reads[id(inst)]:
             readers[b].discard(id(inst))
+            rescore.update(dict.fromkeys(r for r in readers[b] if r in ready))
+        for r in rescore:
+            push(ready[r])
         _release(inst, users, waiting, done, ready)
+        for user in dict.fromkeys(users[inst]):
+            if id(user) in ready and id(user) not in score:
+                push(user)  # ready from now on
     assert len(order) == len(comp.instructions), f"%{comp.name}: the schedule lost work"
     return order
 
