@@ -4,6 +4,9 @@ as the inlined code.
 """
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 
 import jaxlite
@@ -99,3 +102,24 @@ def test_size_optimized_kernels_compute_the_same_values(monkeypatch):
     reference = jaxlite.jit(_layer_norm_grad, backend="interpreter")(x, g)
     for small, expected in zip(results[0], reference):
         np.testing.assert_allclose(small, np.asarray(expected), rtol=1e-5, atol=1e-5)
+
+
+_STARTS_BACKEND = """
+import sys
+import numpy as np
+import jaxlite, jaxlite.numpy as jnp
+assert "jaxlite.backends.cpu.client" not in sys.modules, "started at import"
+{make}
+print("jaxlite.backends.cpu.client" in sys.modules)
+"""
+
+
+def test_the_first_array_from_host_data_starts_the_backend():
+    """As JAX creates its client with the first array: the backend's start-up is not part
+    of the first jit call (device_put and jnp.asarray of numpy data start it)."""
+    for make in ("jaxlite.device_put(np.ones(3, np.float32))",
+                 "jnp.asarray(np.arange(4))"):
+        done = subprocess.run([sys.executable, "-c", _STARTS_BACKEND.format(make=make)],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == ["True"], make
