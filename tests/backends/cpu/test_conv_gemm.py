@@ -8,6 +8,7 @@ reference computed on |x|, |w|, |ct| times that bound.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -17,6 +18,8 @@ from hypothesis import strategies as st
 
 import jaxlite as jax
 from jaxlite import lax
+from jaxlite.backends.cpu.codegen import conv_kernel
+from jaxlite.backends.cpu.codegen import module as codegen_module
 from jaxlite.xla.ir import HloModule
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.conv_canonicalization import canonicalize_convolutions
@@ -171,6 +174,46 @@ def test_gemm_sized_convolutions(strides, pads, lhs_dil, rhs_dil):
     check_conv(np.random.default_rng(3), 4, 24, 20, [11, 13], [3, 3], strides, pads,
                lhs_dil, rhs_dil)
 
+
+
+@pytest.mark.parametrize("strides,pads,lhs_dil,rhs_dil", [
+    ((1, 1), [(1, 1), (1, 1)], (1, 1), (1, 1)),     # SAME: padding on every side
+    ((2, 2), [(0, 1), (0, 1)], (1, 1), (1, 1)),
+    ((1, 2), [(2, 0), (1, 2)], (1, 1), (2, 1)),
+    ((1, 1), [(1, 1), (0, 0)], (2, 1), (1, 1)),
+])
+def test_panel_form_convolutions(strides, pads, lhs_dil, rhs_dil):
+    """32 input features and a multiple of 8 output pixels: the forward convolution writes
+    its patches as the GEMM's packed panels (conv_panels), and equals the row form's result
+    bit for bit (same products summed in the same order)."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((4, 12, 16, 32)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 32, 20)).astype(np.float32)
+
+    def conv(x, w):
+        return lax.conv_general_dilated(x, w, strides, pads, lhs_dil, rhs_dil,
+                                        ("NHWC", "HWIO", "NHWC"))
+    plans = []
+
+    def spy(inst):
+        plan = original(inst)
+        if isinstance(plan, conv_kernel.ConvPlan):
+            plans.append(plan.panels)
+            if not row_form:
+                return plan
+            return dataclasses.replace(plan, panels=False)
+        return plan
+    original = conv_kernel.conv_plan
+    results = []
+    for row_form in (False, True):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(codegen_module, "conv_plan", spy)
+            # a different parameter order: a fresh compilation, not a cache hit
+            f = jax.jit(conv if not row_form else lambda w, x: conv(x, w), device=CPU)
+            results.append(np.asarray(f(x, w) if not row_form else f(w, x)))
+    assert plans and all(plans)
+    np.testing.assert_array_equal(results[0], results[1])
+    check_conv(rng, 4, 32, 20, [12, 16], [3, 3], strides, pads, lhs_dil, rhs_dil)
 
 def test_weight_gradient_in_chunks_of_positions():
     """400 input features: the weight form splits its 9 output positions into chunks of

@@ -8,7 +8,7 @@ import hashlib
 
 from jaxlite.backends.cpu.codegen.elemental import Elemental
 from jaxlite.backends.cpu.codegen.indexing import Lin, Multi, Var
-from jaxlite.backends.cpu.codegen.llvm_text import FunctionBuilder
+from jaxlite.backends.cpu.codegen.llvm_text import FunctionBuilder, Val
 from jaxlite.backends.cpu.codegen.loops import Emitters, vector_loop
 from jaxlite.backends.cpu.codegen.window_loops import all_of, window_position
 from jaxlite.backends.cpu.gemm import GemmSpec, emit_gemm_modules
@@ -16,7 +16,7 @@ from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.shape_inference_base import ConvDims, Window
 
 __all__ = ["BLOCK_BYTES", "gemm_spec", "gemm_texts", "block_bounds", "coordinates",
-           "copy_run"]
+           "copy_run", "tap_source", "run_value"]
 
 # Bytes of a kernel's block of patches in scratch memory: about half of a core's L2.
 BLOCK_BYTES = 512 * 1024
@@ -54,13 +54,11 @@ def coordinates(em: Elemental, index: str, total: int, sizes: list[int]
     return rest, coords
 
 
-def copy_run(em: Elemental, lhs: HloInstruction, cd: ConvDims, window: Window,
-             fixed: tuple[int, Lin], out: list[Lin], taps: list[Lin], run_dim: int,
-             start: Lin, width: int) -> None:
-    """Copy the run of `lhs` along `run_dim` at window tap `taps` of output position `out`
-    (with `fixed` = (dimension, index) for the remaining dimension) to scratch memory from
-    element `start`; zeros where the tap falls in the padding or between dilated
-    elements."""
+def tap_source(em: Elemental, lhs: HloInstruction, cd: ConvDims, window: Window,
+               fixed: tuple[int, Lin], out: list[Lin], taps: list[Lin]
+               ) -> tuple[list[Lin], Val | None]:
+    """(the index of `lhs` read at window tap `taps` of output position `out`, its run
+    dimension left 0; the condition under which it is a real element, None for always)."""
     shape = lhs.shape
     parts: list[Lin] = [Lin()] * shape.rank
     parts[fixed[0]] = fixed[1]
@@ -69,14 +67,32 @@ def copy_run(em: Elemental, lhs: HloInstruction, cd: ConvDims, window: Window,
         part, c = window_position(em, out[i], taps[i], window, i, shape.dims[d])
         parts[d] = part
         conds += c
-    valid = all_of(em, conds)
-    extent = shape.dims[run_dim]
+    return parts, all_of(em, conds)
+
+
+def run_value(e: Elemental, lhs: HloInstruction, source: tuple[list[Lin], Val | None],
+              run_dim: int, element: Lin) -> Val:
+    """The element(s) `element` of the run at `source` (`tap_source`); zeros where the tap
+    falls in the padding or between dilated elements."""
+    parts, valid = source
+    index = list(parts)
+    index[run_dim] = element
+    value = e.value(lhs, Multi(tuple(index)))
+    if valid is not None:
+        value = e.select(valid, value, e.arith.const(0.0, lhs.shape.dtype))
+    return value
+
+
+def copy_run(em: Elemental, lhs: HloInstruction, cd: ConvDims, window: Window,
+             fixed: tuple[int, Lin], out: list[Lin], taps: list[Lin], run_dim: int,
+             start: Lin, width: int) -> None:
+    """Copy the run of `lhs` along `run_dim` at window tap `taps` of output position `out`
+    (with `fixed` = (dimension, index) for the remaining dimension) to scratch memory from
+    element `start`; zeros where the tap falls in the padding or between dilated
+    elements."""
+    source = tap_source(em, lhs, cd, window, fixed, out, taps)
+    extent = lhs.shape.dims[run_dim]
 
     def body(e: Elemental, element: Lin, copy: int) -> None:
-        index = list(parts)
-        index[run_dim] = element
-        value = e.value(lhs, Multi(tuple(index)))
-        if valid is not None:
-            value = e.select(valid, value, e.arith.const(0.0, shape.dtype))
-        e.store("%scratch", start + element, value)
+        e.store("%scratch", start + element, run_value(e, lhs, source, run_dim, element))
     vector_loop(em.fb, Emitters(em), "0", str(extent), extent, width, 1, body, "run")

@@ -9,6 +9,11 @@ multiplies that [pixels x taps*features] matrix by the kernel, seen as a [taps*f
 output features] matrix, straight into the block's rows of the result. Blocks are the unit
 of parallel work: each thread has its own patch matrix and GEMM scratch.
 
+In the panel form (float32, input features a multiple of 16, output pixels a multiple of
+8) the patches are written transposed in panels of 8 pixels, the format the GEMM packs A
+into, and the GEMM reads them in place (`conv_panels`): the same products in the same
+order, without the GEMM's copy of the block.
+
 It applies (input dilation included: the patch holds zeros between the input's elements)
 when the result stores each pixel's output features contiguously, one pixel
 after another (NHWC-like), the kernel stores its taps and input features as one run with
@@ -25,18 +30,21 @@ import numpy as np
 from jaxlite.backends.cpu.codegen.conv_gemm_util import (BLOCK_BYTES, block_bounds,
                                                          coordinates, copy_run, gemm_spec,
                                                          gemm_texts)
+from jaxlite.backends.cpu.codegen.conv_panels import PANEL, PANEL_LANES, copy_panel
 from jaxlite.backends.cpu.codegen.conv_weight_kernel import (WeightConvPlan,
                                                              emit_weight_convolution,
                                                              weight_conv_plan)
 from jaxlite.backends.cpu.codegen.dot_kernel import SCRATCH_ALIGN, _group
 from jaxlite.backends.cpu.codegen.indexing import Lin, Var, strides_of
+from jaxlite.backends.cpu.codegen.elemental import Elemental
 from jaxlite.backends.cpu.codegen.kernel import (Kernel, KernelContext, emitter,
                                                  kernel_function, lanes_for)
 from jaxlite.backends.cpu.gemm import GemmSpec, plan_gemm
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.conv_canonicalization import uses_weight_form
-from jaxlite.xla.shape_inference_base import ConvDims, RuleContext, conv_dims_of, window_of
+from jaxlite.xla.shape_inference_base import (ConvDims, RuleContext, Window, conv_dims_of,
+                                              window_of)
 
 __all__ = ["ConvPlan", "conv_plan", "emit_convolution"]
 
@@ -54,12 +62,19 @@ class ConvPlan:
     pixel_stride: int     # result elements from one pixel to the next
     kernel_stride: int    # kernel elements from one (tap, input feature) to the next
     dtype: str
+    panels: bool = False  # patches written as the GEMM's packed panels (`conv_panels`)
 
     @property
     def blocks(self) -> int:
         return -(-self.pixels // self.block)
 
     def spec(self, rows: int) -> GemmSpec:
+        if self.panels:   # a batch of PANEL-row GEMMs, each reading its panel in place
+            return gemm_spec(self.dtype, m=PANEL, n=self.features, k=self.taps,
+                             batch=rows // PANEL, a_strides=(PANEL * self.taps, 1, PANEL),
+                             b_strides=(0, self.kernel_stride, 1),
+                             c_strides=(PANEL * self.pixel_stride, self.pixel_stride, 1),
+                             scratch="argument")
         return gemm_spec(self.dtype, m=rows, n=self.features, k=self.taps,
                          a_strides=(0, self.taps, 1), b_strides=(0, self.kernel_stride, 1),
                          c_strides=(0, self.pixel_stride, 1), scratch="argument")
@@ -108,9 +123,12 @@ def conv_plan(inst: HloInstruction) -> ConvPlan | WeightConvPlan | None:
         return None
     rows = max(8, BLOCK_BYTES // max(1, taps[0] * dtype.itemsize) // 8 * 8)
     block = min(rows, pixels[0])
+    # The panel form: float32 runs of whole vectors, whole panels in every block
+    panels = (dtype.name == "float32" and pixels[0] % PANEL == 0
+              and lhs.dims[cd.lhs_feature] % PANEL_LANES == 0)
     return ConvPlan(cd, pixels[0], taps[0], features, block,
                     pixels[1] if pixels[0] > 1 else features,
-                    taps[1] if taps[0] > 1 else features, dtype.name)
+                    taps[1] if taps[0] > 1 else features, dtype.name, panels)
 
 
 def emit_convolution(ctx: KernelContext, inst: HloInstruction,
@@ -138,16 +156,15 @@ def emit_convolution(ctx: KernelContext, inst: HloInstruction,
     taps = [list(t) for t in np.ndindex(*window.size)]
     with fb.loop("%lo", "%hi", 1, "blk") as block:
         first, last = block_bounds(fb, block, plan.block, plan.pixels, "px")
-        with fb.loop(first, last, 1, "px") as pixel:
-            em.push()
-            batch, coords = coordinates(em, pixel, plan.pixels, spatial)
-            row = fb.op(f"sub i64 {pixel}, {first}", "row")
-            start = Lin.of(Var(row, "scalar", 0, plan.block)) * plan.taps
-            for number, tap in enumerate(taps):   # the patch: each tap's input features
-                copy_run(em, lhs, cd, window, (cd.lhs_batch, batch), coords,
-                         [Lin.of(t) for t in tap], cd.lhs_feature,
-                         start + number * features, width)
-            em.pop()
+        if plan.panels:
+            with fb.loop(first, last, PANEL, "pn") as pixel:
+                em.push()
+                row = fb.op(f"sub i64 {pixel}, {first}", "row")
+                target = fb.op(f"mul i64 {row}, {plan.taps}", "pt")
+                copy_panel(em, lhs, cd, window, pixel, plan.pixels, spatial, taps, target)
+                em.pop()
+        else:
+            _copy_patches(em, lhs, cd, window, plan, first, last, spatial, taps, width)
         rows = fb.op(f"sub i64 {last}, {first}", "rows")
         full = fb.op(f"icmp eq i64 {rows}, {plan.block}", "full")
         offset = fb.op(f"mul i64 {first}, {plan.pixel_stride * itemsize}", "co")
@@ -166,3 +183,21 @@ def emit_convolution(ctx: KernelContext, inst: HloInstruction,
     work = plan.pixels * plan.taps * plan.features
     modules = tuple(dict.fromkeys(t for s in specs for t in gemm_texts(s)))
     return Kernel(fb.text(), 2, 1, plan.blocks, 1, work, plan.scratch, modules, declarations)
+
+
+def _copy_patches(em: Elemental, lhs: HloInstruction, cd: ConvDims, window: Window,
+                  plan: ConvPlan, first: str, last: str, spatial: list[int],
+                  taps: list[list[int]], width: int) -> None:
+    """The block's patches as rows of [pixels x taps*features], one pixel after another."""
+    fb = em.fb
+    features = lhs.shape.dims[cd.lhs_feature]
+    with fb.loop(first, last, 1, "px") as pixel:
+        em.push()
+        batch, coords = coordinates(em, pixel, plan.pixels, spatial)
+        row = fb.op(f"sub i64 {pixel}, {first}", "row")
+        start = Lin.of(Var(row, "scalar", 0, plan.block)) * plan.taps
+        for number, tap in enumerate(taps):   # the patch: each tap's input features
+            copy_run(em, lhs, cd, window, (cd.lhs_batch, batch), coords,
+                     [Lin.of(t) for t in tap], cd.lhs_feature,
+                     start + number * features, width)
+        em.pop()
