@@ -129,8 +129,8 @@ class _PairFinder:
             return False
         return True
 
-    def find(self, comp: HloComputation) -> tuple[HloInstruction, HloInstruction] | None:
-        users = users_of(comp)
+    def find(self, comp: HloComputation, users: dict) -> tuple[HloInstruction,
+                                                               HloInstruction] | None:
         position = {id(i): n for n, i in enumerate(comp.instructions)}
         ancestors = _ancestors(comp)
         for shared in comp.instructions:
@@ -156,10 +156,11 @@ def merge_sibling_fusions(comp: HloComputation, names: NameUniquer, row_limit: i
     `shared_bodies` (ids of computations that several instructions call) are left alone."""
     finder = _PairFinder(row_limit, max_instructions, max_operands, shared_bodies)
     while True:
-        pair = finder.find(comp)
+        users = users_of(comp)  # one analysis per merge, shared by the search and the merge
+        pair = finder.find(comp, users)
         if pair is None:
             return comp
-        comp = _merge(comp, pair[0], pair[1], names)
+        comp = _merge(comp, pair[0], pair[1], names, users)
 
 
 def _clone_body(fusion: HloInstruction, param_of_operand: dict[int, HloInstruction],
@@ -211,9 +212,8 @@ def _merged_fusion(a: HloInstruction, b: HloInstruction,
 
 
 def _merge(comp: HloComputation, a: HloInstruction, b: HloInstruction,
-           names: NameUniquer) -> HloComputation:
+           names: NameUniquer, users: dict) -> HloComputation:
     merged = _merged_fusion(a, b, names)
-    users = users_of(comp)
     new_of: dict[int, HloInstruction] = {}
     offset = 0
     for fusion in (a, b):
