@@ -326,13 +326,20 @@ def issubdtype(a: Any, b: Any) -> bool:
     ``issubdtype(bfloat16, np.floating)`` is True, as is ``issubdtype(int4, np.integer)``.
     A concrete `b` such as ``int`` means its dtype (int64), as in NumPy.
     """
+    # Dtypes and classes are remembered (eager jnp asks the same few questions per call);
+    # values are not: 1 == True as cache keys, yet their dtypes differ.
+    if isinstance(a, (np.dtype, type)) and isinstance(b, (np.dtype, type)):
+        return _issubdtype_cached(a, b)
+    return _issubdtype(a, b)
+
+
+def _issubdtype(a: Any, b: Any) -> bool:
     a_t, b_t = _scalar_class(a), _scalar_class(b)
-    if a_t is b_t:
-        return True
     category = _CUSTOM_CATEGORY.get(a_t)
-    if category is not None:
-        return issubclass(category, b_t)
-    return issubclass(a_t, b_t)
+    return a_t is b_t or issubclass(category if category is not None else a_t, b_t)
+
+
+_issubdtype_cached = functools.lru_cache(maxsize=4096, typed=True)(_issubdtype)
 
 
 _ISDTYPE_KINDS: dict[str, type] = {
