@@ -66,6 +66,25 @@ ENTRY %main (p: f32[8,8]) -> (f32[8,8], f32[8]) {
 """)
 
 
+def test_kernel_scratch_is_reserved_during_its_step_only():
+    sizes = {"r": 1024, "d": 1024}
+    plain = assign_buffers(LIVENESS)
+    a = assign_buffers(LIVENESS, scratch=lambda inst: sizes.get(inst.name, 0))
+    assert plain.temp_size_in_bytes == 256 and not plain.scratch
+    assert {name: s.size for name, s in a.scratch.items()} == sizes
+    step = {name: t for t, name in enumerate(a.schedule)}
+    for name, reserved in a.scratch.items():
+        for value, slices in a.slices.items():
+            for s, live in zip(slices, a.live_ranges[value]):
+                if live.start <= step[name] <= live.end and s.allocation == \
+                        reserved.allocation:
+                    assert (s.offset + s.size <= reserved.offset
+                            or reserved.offset + reserved.size <= s.offset), (name, value)
+    # %d's scratch sits beside %b (read by the dot); %r's reuses that space, as %b and %d's
+    # scratch do not exist yet at step 2.
+    assert a.temp_size_in_bytes == 256 + 1024
+
+
 def test_live_ranges_run_from_definition_to_last_read():
     a = assign_buffers(LIVENESS)
     assert a.schedule == ("p", "z", "r", "b", "d", "r2", "t")

@@ -17,8 +17,6 @@ import pytest
 
 import jaxlite
 import jaxlite.numpy as jnp
-from jaxlite.xla.buffer_assignment import assign_buffers
-from jaxlite.xla.text import parse_module
 
 XLA_TEMP_BYTES = {"tanh": 136192, "relu": 267264}
 
@@ -86,40 +84,3 @@ def test_mlp_gradient_on_both_backends_agrees():
                     jaxlite.tree_util.tree_leaves(interpreted)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4,
                                    atol=1e-5 * np.abs(np.asarray(b)).max())
-
-
-SCRATCH = parse_module("""HloModule m
-%add (add_x: f32[], add_y: f32[]) -> f32[] {
-  %add_x = f32[] parameter(0)
-  %add_y = f32[] parameter(1)
-  ROOT %add_s = f32[] add(%add_x, %add_y)
-}
-ENTRY %main (p: f32[8,8]) -> (f32[8,8], f32[8]) {
-  %p = f32[8,8]{1,0} parameter(0)
-  %z = f32[] constant(0)
-  %r = f32[8]{0} reduce(%p, %z), dimensions={1}, to_apply=%add
-  %b = f32[8,8]{1,0} broadcast(%r), dimensions={0}
-  %d = f32[8,8]{1,0} dot(%b, %p), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  %r2 = f32[8]{0} reduce(%d, %z), dimensions={0}, to_apply=%add
-  ROOT %t = (f32[8,8]{1,0}, f32[8]{0}) tuple(%d, %r2)
-}
-""")
-
-
-def test_kernel_scratch_is_reserved_during_its_step_only():
-    sizes = {"r": 1024, "d": 1024}
-    plain = assign_buffers(SCRATCH)
-    a = assign_buffers(SCRATCH, scratch=lambda inst: sizes.get(inst.name, 0))
-    assert plain.temp_size_in_bytes == 256 and not plain.scratch
-    assert {name: s.size for name, s in a.scratch.items()} == sizes
-    step = {name: t for t, name in enumerate(a.schedule)}
-    for name, reserved in a.scratch.items():
-        for value, slices in a.slices.items():
-            for s, live in zip(slices, a.live_ranges[value]):
-                if live.start <= step[name] <= live.end and s.allocation == \
-                        reserved.allocation:
-                    assert (s.offset + s.size <= reserved.offset
-                            or reserved.offset + reserved.size <= s.offset), (name, value)
-    # %d's scratch sits beside %b (read by the dot); %r's reuses that space, as %b and %d's
-    # scratch do not exist yet at step 2.
-    assert a.temp_size_in_bytes == 256 + 1024
