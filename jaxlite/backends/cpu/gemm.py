@@ -63,7 +63,7 @@ from jaxlite.backends.cpu.gemm_kernel import (
     TileShape,
     emit_micro_kernel,
 )
-from jaxlite.backends.cpu.gemm_pack import a_layout, b_layout, emit_packer
+from jaxlite.backends.cpu.gemm_pack import a_layout, b_layout, emit_packer, packer_arguments
 from jaxlite.backends.cpu.gemm_plan import (
     DEFAULT_BLOCKING,
     GemmBlocking,
@@ -254,14 +254,16 @@ def _emit_block(module: ir.Module, plan: GemmPlan, shared: list[str] | None) -> 
             first = b.icmp_signed("==", block, i64(0))
             last = b.icmp_signed("==", block, i64(k_blocks - 1))
             if plan.pack_b:
-                b.call(pack_b, [args["b"], bp, jc, ncur, pc, kcur])
+                b.call(pack_b, [args["b"], bp, jc, ncur, pc, kcur]
+                       + packer_arguments(b_layout(plan)))
             else:   # the panels are B itself, from row pc and column jc
                 offset = b.add(b.mul(pc, i64(plan.b_strides[1])), jc)
                 bp = b.gep(args["b"], [offset], source_etype=_scalar(plan))
             with counted_loop(b, args["r0"], args["r1"], blocking.mc, "ic") as ic:
                 mcur = min_i64(b, i64(blocking.mc), b.sub(args["r1"], ic))
                 if plan.pack_a:
-                    b.call(pack_a, [args["a"], ap, ic, mcur, pc, kcur])
+                    b.call(pack_a, [args["a"], ap, ic, mcur, pc, kcur]
+                           + packer_arguments(a_layout(plan)))
                 else:   # the panels are A itself, from row ic and depth pc
                     offset = b.add(ic, b.mul(pc, i64(plan.a_strides[2])))
                     ap = b.gep(args["a"], [offset], source_etype=_scalar(plan))

@@ -7,6 +7,11 @@ each stored k-major: `panel[k * mr + i] = op(A)[ic + p*mr + i, pc + k]`; a block
 seen as (wide index x, depth k), so one generator emits both packers. Whatever the strides of
 the source (transposed or not), the micro-kernel then reads unit-stride memory.
 
+The source strides are arguments of the packer, not constants in its code: GEMMs of
+different shapes then share one packer (its code depends on the panel shape, the dtype and
+whether a stride is 1), so a program code-generates each distinct packer once; the
+transposing packers are the most expensive functions of a GEMM to code-generate (~40 ms).
+
 The edge panel (the last rows of A, the last columns of B) is known at compile time: A's is
 `m % mr` rows high with pitch `m % mr`; B's is `n % nr` wide, stored with the pitch of whole
 vectors and zeros in the lanes past the edge, so the micro-kernel can load whole vectors.
@@ -64,15 +69,23 @@ def b_layout(plan: GemmPlan) -> PanelLayout:
 
 
 PACK_PARAMS = [("src", PTR), ("dst", PTR), ("x0", I64), ("xcur", I64), ("pc", I64),
-               ("kcur", I64)]
+               ("kcur", I64), ("x_stride", I64), ("k_stride", I64)]
+
+
+def packer_arguments(layout: PanelLayout) -> list[ir.Value]:
+    """The trailing arguments of a call to the packer of `layout`: its source strides."""
+    return [i64(layout.x_stride), i64(layout.k_stride)]
 
 
 def emit_packer(module: ir.Module, plan: GemmPlan, name: str,
                 layout: PanelLayout) -> ir.Function:
-    """Define `void @name(ptr src, ptr dst, i64 x0, i64 xcur, i64 pc, i64 kcur)`.
+    """Define `void @name(ptr src, ptr dst, i64 x0, i64 xcur, i64 pc, i64 kcur,
+    i64 x_stride, i64 k_stride)`.
 
     Packs source rows/columns [x0, x0 + xcur) at depths [pc, pc + kcur): `xcur // width`
-    whole panels, then the edge panel when `xcur` is not a multiple of the width.
+    whole panels, then the edge panel when `xcur` is not a multiple of the width. Callers
+    pass `layout`'s strides (`packer_arguments`); the code reads them from the arguments
+    except where a stride of 1 chooses the code's shape.
     """
     fn, builder = define_function(module, name, PACK_PARAMS, internal=True)
     fn.args[1].add_attribute("noalias")
@@ -112,7 +125,8 @@ def _pack_panel(ops: VectorOps, layout: PanelLayout, args: dict[str, ir.Value],
                 x_start: ir.Value, dst: ir.Value, pitch: int, valid: int) -> None:
     """One panel: for each k, `valid` source elements (and zeros up to `pitch`) to `dst`."""
     b = ops.builder
-    src = ops.element(args["src"], b.mul(x_start, i64(layout.x_stride)))
+    x_stride, k_stride = _stride(layout.x_stride, args), _stride(layout.k_stride, args, "k")
+    src = ops.element(args["src"], b.mul(x_start, x_stride))
     k_start: ir.Value = i64(0)
     width = _transpose_width(ops, layout, pitch, valid)
     if width:
@@ -123,19 +137,22 @@ def _pack_panel(ops: VectorOps, layout: PanelLayout, args: dict[str, ir.Value],
         # The groups are a loop, not unrolled: one transposed block is ~100 instructions,
         # and code generation time grows with their count while speed does not.
         with counted_loop(b, i64(0), i64(valid), width, "group") as group:
-            src_group = ops.element(src, b.mul(group, i64(layout.x_stride)))
+            src_group = ops.element(src, b.mul(group, x_stride))
+            # The rows' offsets, computed once per group (the packer is code-generated
+            # without LLVM's loop-invariant code motion).
+            row_offsets = [_times(b, x, x_stride) for x in range(width)]
             with counted_loop(b, i64(0), k_start, width, "kt") as k:
                 src_k = ops.element(src_group, b.add(args["pc"], k))
                 dst_k = ops.element(dst, b.add(b.mul(k, i64(pitch)), group))
-                _transpose_block(block_ops, src_k, dst_k, layout.x_stride, pitch)
+                _transpose_block(block_ops, src_k, dst_k, row_offsets, pitch)
     with counted_loop(b, k_start, args["kcur"], 1, "k") as k:
         depth = b.add(args["pc"], k)
-        src_k = ops.element(src, b.mul(depth, i64(layout.k_stride)))
+        src_k = ops.element(src, b.mul(depth, k_stride))
         dst_k = ops.element(dst, b.mul(k, i64(pitch)))
         if layout.x_stride == 1:
             _copy_contiguous(ops, src_k, dst_k, pitch, valid)
         else:
-            _copy_strided(ops, src_k, dst_k, pitch, valid, layout.x_stride)
+            _copy_strided(ops, src_k, dst_k, pitch, valid, x_stride)
 
 
 def _copy_contiguous(ops: VectorOps, src: ir.Value, dst: ir.Value, pitch: int,
@@ -159,16 +176,30 @@ def _copy_contiguous(ops: VectorOps, src: ir.Value, dst: ir.Value, pitch: int,
         start += width
 
 
+def _stride(value: int, args: dict[str, ir.Value], axis: str = "x") -> ir.Value:
+    """A source stride as the code uses it: the constant 1, else the packer's argument."""
+    return i64(1) if value == 1 else args[f"{axis}_stride"]
+
+
+def _times(b: ir.IRBuilder, count: int, stride: ir.Value) -> ir.Value:
+    """`count * stride` (stride a constant or an argument) without needless instructions."""
+    if isinstance(stride, ir.Constant):
+        return i64(count * stride.constant)
+    return i64(0) if count == 0 else stride if count == 1 else b.mul(stride, i64(count))
+
+
 def _copy_strided(ops: VectorOps, src: ir.Value, dst: ir.Value, pitch: int, valid: int,
-                  stride: int) -> None:
+                  stride: ir.Value) -> None:
+    b = ops.builder
     for x in range(pitch):
-        value = ops.load_scalar(ops.element(src, x * stride)) if x < valid else ops.constant(0.0)
+        value = (ops.load_scalar(ops.element(src, _times(b, x, stride))) if x < valid
+                 else ops.constant(0.0))
         ops.store_scalar(value, ops.element(dst, x))
 
 
-def _transpose_block(ops: VectorOps, src: ir.Value, dst: ir.Value, src_stride: int,
-                     dst_stride: int) -> None:
-    """dst[t * dst_stride + x] = src[x * src_stride + t] for a square block of `ops.lanes`."""
-    rows = [ops.load(ops.element(src, x * src_stride)) for x in range(ops.lanes)]
+def _transpose_block(ops: VectorOps, src: ir.Value, dst: ir.Value,
+                     row_offsets: list[ir.Value], dst_stride: int) -> None:
+    """dst[t * dst_stride + x] = src[row_offsets[x] + t] for a square block of `ops.lanes`."""
+    rows = [ops.load(ops.element(src, offset)) for offset in row_offsets]
     for t, row in enumerate(transpose_vectors(ops.builder, rows)):
         ops.store(row, ops.element(dst, t * dst_stride))

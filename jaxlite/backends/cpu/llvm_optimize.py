@@ -15,14 +15,16 @@ b"error" then the message).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import struct
+import threading
 from typing import BinaryIO, Sequence
 
 import llvmlite.binding as llvm
 
-__all__ = ["initialize", "target_machine", "parse_and_link", "object_code", "write_message",
-           "read_message", "serve", "READY"]
+__all__ = ["initialize", "target_machine", "parse_and_link", "object_code", "generating_code",
+           "write_message", "read_message", "serve", "READY"]
 
 # The worker's first message, once llvmlite is loaded and the target initialized.
 READY = b"ready"
@@ -76,10 +78,42 @@ def parse_and_link(ir_texts: Sequence[str], machine: llvm.TargetMachine,
     return module
 
 
+# Threads generating code now (see `generating_code`), under its lock.
+_CODEGEN_LOCK = threading.Lock()
+_codegen_users = 0
+
+
+@contextlib.contextmanager
+def generating_code():
+    """Code generation with LLVM's loop strength reduction off.
+
+    Why: on the kernels jaxlite generates (unrolled vector loops whose addresses are a base
+    plus constant offsets, which x86 addressing modes take as they are) the pass changes
+    register names and little else, and it was the most expensive pass of all: 14 % of a
+    transformer block's LLVM time, 150 to 270 ms of its 570 ms of code generation. The switch
+    is a process-wide LLVM option, so it is set only while some thread of this process
+    generates jaxlite's code and put back after (another llvmlite user, numba say, keeps
+    LLVM's default the rest of the time)."""
+    global _codegen_users
+    with _CODEGEN_LOCK:
+        if _codegen_users == 0:
+            llvm.set_option("jaxlite", "-disable-lsr=true")
+        _codegen_users += 1
+    try:
+        yield
+    finally:
+        with _CODEGEN_LOCK:
+            _codegen_users -= 1
+            if _codegen_users == 0:
+                llvm.set_option("jaxlite", "-disable-lsr=false")
+
+
 def object_code(ir_texts: Sequence[str], cpu: str, features: str) -> bytes:
     """The object code of the modules linked into one and optimized for `cpu`."""
     machine = target_machine(cpu, features)
-    return bytes(machine.emit_object(parse_and_link(ir_texts, machine, True)))
+    module = parse_and_link(ir_texts, machine, True)
+    with generating_code():
+        return bytes(machine.emit_object(module))
 
 
 def write_message(stream: BinaryIO, parts: Sequence[bytes]) -> None:

@@ -297,7 +297,9 @@ def compile_library(ir_text: str) -> bytes:
 
 
 def _library_object(ir_text: str) -> bytes:
-    return bytes(_machine().emit_object(_parsed([ir_text], False)))
+    module = _parsed([ir_text], False)
+    with llvm_optimize.generating_code():
+        return bytes(_machine().emit_object(module))
 
 
 def compile_objects(ir_texts: Sequence[str]) -> list[bytes]:
@@ -308,8 +310,9 @@ def compile_objects(ir_texts: Sequence[str]) -> list[bytes]:
 
 def assembly(ir_texts: str | Sequence[str]) -> str:
     """The host assembly of LLVM modules (optimized as `compile_object` does)."""
-    return _machine().emit_assembly(_parsed([ir_texts] if isinstance(ir_texts, str)
-                                            else ir_texts, True))
+    module = _parsed([ir_texts] if isinstance(ir_texts, str) else ir_texts, True)
+    with llvm_optimize.generating_code():
+        return _machine().emit_assembly(module)
 
 
 @dataclass

@@ -38,6 +38,19 @@ def test_gemms_that_differ_in_m_and_k_share_their_micro_kernels():
     assert 'declare void @"jl_gemm_part.' in one[-1]
 
 
+def test_packers_take_their_source_strides_as_arguments():
+    # transposed B of 48 columns: op(B) = B^T read across B's rows of k elements. Two
+    # depths give two strides; the packers' code (the transposing one is the costliest
+    # part of a GEMM to code-generate) must be the same, the stride passed by the caller.
+    one = emit_gemm_modules(_spec("gemm.stride_a", 256, 48, 4000, transpose_b=True))
+    other = emit_gemm_modules(_spec("gemm.stride_b", 256, 48, 3000, transpose_b=True))
+    packers = [t for t in one[:-1] if '(ptr %"src"' in t]
+    assert packers and set(packers) <= set(other[:-1])
+    for text in packers:
+        assert "4000" not in text and "3000" not in text
+    assert "i64 4000" in one[-1] and "i64 3000" in other[-1]
+
+
 @pytest.mark.parametrize("m, n, k, transpose_b", [(37, 64, 50, False), (64, 48, 33, True),
                                                   (256, 130, 70, True)])
 def test_linked_parts_compute_the_product(m, n, k, transpose_b):
