@@ -30,6 +30,7 @@ from jaxlite.runtime.allocation import (INT64_MAX, allocation_error, out_of_memo
                                         staged_avals)
 from jaxlite.runtime.array import ArrayImpl, fresh_array
 from jaxlite.runtime.call_cache import LRUCache, SingleFlight
+from jaxlite.runtime.collector import collection_paused
 from jaxlite.runtime.fast_path import (eager_state, ignoring_fp_errors, plain_output,
                                        restoring_fp_errors, shape_rule)
 from jaxlite.backends.base import Buffer, Client, CompileOptions, Executable, HostExecutable
@@ -369,7 +370,8 @@ def compile_lowered(lowered: LoweredModule, closed: ClosedJaxpr, name: str, clie
 
     def compile_now() -> Executable:
         start = time.perf_counter()
-        executable = compiler.backend_compile_and_load(client, lowered.module, options)
+        with collection_paused():
+            executable = compiler.backend_compile_and_load(client, lowered.module, options)
         seconds = time.perf_counter() - start
         monitoring.record_event_duration_secs("/jax/core/compile/backend_compile_duration",
                                               seconds, fun_name=f"jit({name})")

@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 
 from jaxlite.runtime import dispatch
 from jaxlite.runtime.call_cache import LRUCache, SharedBudget, SingleFlight
+from jaxlite.runtime.collector import collection_paused
 from jaxlite.transforms import api_util as _api_util
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.runtime import environment
@@ -298,7 +299,8 @@ class PjitFunction(Wrapped):
                             "arguments only. Pass those values as arguments.")
         name = _api_util.function_name(self._fun)
         start = time.perf_counter()
-        lowered = lower_jaxpr(traced.jaxpr, dispatch.module_name(name))
+        with collection_paused():
+            lowered = lower_jaxpr(traced.jaxpr, dispatch.module_name(name))
         return Lowered(lowered, traced, name, self._client(), self._donate_argnums,
                        time.perf_counter() - start)
 
