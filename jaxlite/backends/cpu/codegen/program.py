@@ -164,11 +164,13 @@ class ProgramEmitter:
         self.functions: list[str] = []
         self._names: dict[int, str] = {}
 
-    def emit(self, plan: ComputationPlan, name: str, linkage: str = "internal") -> str:
-        """Emit the program function of `plan` under `name`; returns the name."""
+    def emit(self, plan: ComputationPlan, name: str, linkage: str = "internal",
+             attrs: str = "nounwind") -> str:
+        """Emit the program function of `plan` under `name` (with function attributes
+        `attrs`); returns the name."""
         fb = FunctionBuilder(name, [("ptr", "params"), ("ptr", "outs"), ("ptr", "arena"),
                                     ("ptr", "consts"), ("ptr", "extra"), ("i64", "threads")],
-                             linkage=linkage)
+                             linkage=linkage, attrs=attrs)
         state = ProgramState(self, fb, plan)
         for inst in plan.comp.instructions:
             state.run(inst)
