@@ -7,6 +7,8 @@ expansion as the cpu backend and must agree with it to the bit.
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -16,6 +18,7 @@ import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite.lax import linalg
 from jaxlite.lax import linalg_kernels as kernels
+from jaxlite.lax import linalg_small_layout as layout_module
 from jaxlite.lax.linalg_small import CACHE_BYTES, SMALL_MATRIX_LIMIT
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
@@ -251,3 +254,131 @@ def test_large_batches_are_factored_in_chunks():
     b = _random(rng, (count, 3, 12), np.float32)
     _close(jax.jit(lambda x, y: linalg.triangular_solve(x, y, **flags))(a, b),
            kernels.triangular_solve(a, b, **flags), np.float32, 100)
+
+
+# ------------------------------------------------------------- both batch layouts
+# `linalg_small_layout.batch_first` picks the layout by size; these force each one, so
+# that every size, dtype and batch runs through both (fresh functions: jit caches traces).
+
+LAYOUTS = {"batch_last": dict(BATCH_FIRST_FROM=10 ** 9, ONE_FIRST=False),
+           "batch_first": dict(BATCH_FIRST_FROM=1, ONE_FIRST=True)}
+
+
+@contextlib.contextmanager
+def _in_layout(name):
+    saved = {key: getattr(layout_module, key) for key in LAYOUTS[name]}
+    try:
+        for key, value in LAYOUTS[name].items():
+            setattr(layout_module, key, value)
+        yield
+    finally:
+        for key, value in saved.items():
+            setattr(layout_module, key, value)
+
+
+@pytest.fixture(params=sorted(LAYOUTS))
+def layout(request):
+    with _in_layout(request.param):
+        yield request.param
+
+
+layouts = st.sampled_from(sorted(LAYOUTS))
+
+
+layout_sizes = st.integers(1, SMALL_MATRIX_LIMIT)
+layout_batches = st.sampled_from([(), (1,), (2,), (5,), (17,)])
+
+
+@given(m=layout_sizes, extra=st.integers(-2, 2), batch=layout_batches, dtype=dtypes,
+       seed=st.integers(0, 99), layout=layouts)
+def test_lu_in_each_layout(layout, m, extra, batch, dtype, seed):
+    n = min(SMALL_MATRIX_LIMIT, max(1, m + extra))
+    with _in_layout(layout), jax.enable_x64(True):
+        a = _random(np.random.default_rng(seed), batch + (m, n), dtype)
+        packed, pivots, perm = jax.jit(lambda x: linalg.lu(x))(a)
+        want = kernels.lu(a)
+        np.testing.assert_array_equal(np.asarray(pivots), want[1])
+        np.testing.assert_array_equal(np.asarray(perm), want[2])
+        _close(packed, want[0], dtype, 8 * max(m, n))
+
+
+@given(n=layout_sizes, batch=layout_batches, dtype=dtypes, seed=st.integers(0, 99), layout=layouts)
+def test_cholesky_in_each_layout(layout, n, batch, dtype, seed):
+    with _in_layout(layout), jax.enable_x64(True):
+        x = _random(np.random.default_rng(seed), batch + (n, n), dtype)
+        spd = x @ np.conj(np.swapaxes(x, -1, -2)) + n * np.eye(n, dtype=dtype)
+        # garbage above the diagonal: only the lower triangle may be read
+        spd = spd + np.triu(_random(np.random.default_rng(seed + 1), spd.shape, dtype), 1)
+        got = jax.jit(lambda v: linalg.cholesky(v, symmetrize_input=False))(spd)
+        _close(got, kernels.cholesky(spd), dtype, 8 * n)
+
+
+@given(n=layout_sizes, k=st.sampled_from([1, 2, 7]), batch=layout_batches, dtype=dtypes,
+       flags=st.sampled_from(TRIANGULAR_FLAGS), seed=st.integers(0, 99), layout=layouts)
+def test_triangular_solve_in_each_layout(layout, n, k, batch, dtype, flags, seed):
+    rng = np.random.default_rng(seed)
+    with _in_layout(layout), jax.enable_x64(True):
+        a = _random(rng, batch + (n, n), dtype) + 2 * n * np.eye(n, dtype=dtype)
+        b = _random(rng, batch + ((n, k) if flags["left_side"] else (k, n)), dtype)
+        got = jax.jit(lambda x, y: linalg.triangular_solve(x, y, **flags))(a, b)
+        _close(got, kernels.triangular_solve(a, b, **flags), dtype, 8 * n)
+
+
+def _close_where_finite(got, want, scale):
+    """NaNs and infinities where `want` has them (signs included), the rest close."""
+    got, want = np.asarray(got), np.asarray(want)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.where(np.isinf(want), want, 0),
+                                  np.where(np.isinf(got), got, 0))
+    finite = np.isfinite(want)
+    _close(np.where(finite, got, 0), np.where(finite, want, 0), want.dtype, scale)
+
+
+@pytest.mark.parametrize("n", [2, 20])
+def test_non_finite_inputs_in_each_layout(layout, n):
+    """Singular and non-finite matrices give LAPACK's values in both layouts, at a size
+    with segments (20) and without."""
+    with jax.enable_x64(True):
+        rng = np.random.default_rng(n)
+        a = rng.standard_normal((4, n, n)) + n * np.eye(n)
+        a[0, :, 0] = 0.0  # a zero column: a zero pivot, left in place
+        a[1, 1, 1:] = 2 * a[1, 0, 1:]  # dependent rows
+        a[1, 1, 0] = 2 * a[1, 0, 0]
+        a[2, n // 2, n - 1] = np.inf
+        got = jax.jit(lambda x: linalg.lu(x))(a)
+        want = kernels.lu(a)
+        np.testing.assert_array_equal(np.asarray(got[1]), want[1])
+        np.testing.assert_array_equal(np.asarray(got[2]), want[2])
+        _close_where_finite(got[0], want[0], 16 * n)
+        spd = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+        spd[0, n - 1, n - 1] = -1.0  # not positive definite at the last pivot
+        spd[1, 0, 0] = np.nan
+        spd[2, n - 1, 0] = np.inf  # a NaN pivot (inf - inf): not a failure for potrf
+        got = np.asarray(jax.jit(lambda v: linalg.cholesky(v, symmetrize_input=False))(spd))
+        want = np.tril(kernels.cholesky(spd))  # the wrapper zeroes the upper triangle
+        _close_where_finite(got, want, 16 * n)
+        flags = dict(left_side=True, lower=True, transpose_a=False, conjugate_a=False,
+                     unit_diagonal=False)
+        t = np.tril(a[3]) + n * np.eye(n)
+        rhs = rng.standard_normal((n, 3))
+        rhs[0, 1] = np.inf
+        got = np.asarray(jax.jit(lambda x, y: linalg.triangular_solve(x, y, **flags))(t, rhs))
+        want = kernels.triangular_solve(t, rhs, **flags)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+
+
+@pytest.mark.parametrize("n", [4, 32])
+def test_solve_and_inv_in_each_layout_match_numpy(layout, n):
+    rng = np.random.default_rng(n)
+    for dtype in (np.float32, np.float64):
+        with jax.enable_x64(True):
+            a = (rng.standard_normal((9, n, n)) + n * np.eye(n)).astype(dtype)
+            b = rng.standard_normal((9, n)).astype(dtype)
+            _close(jax.jit(jax.vmap(jnp.linalg.solve))(a, b),
+                   np.linalg.solve(a.astype(np.float64), b[..., None])[..., 0].astype(dtype),
+                   dtype, 16 * n)
+            _close(jax.jit(jnp.linalg.inv)(a), np.linalg.inv(a.astype(np.float64)).astype(dtype),
+                   dtype, 16 * n)
+            _close(jax.jit(jnp.linalg.inv)(a[:1]),
+                   np.linalg.inv(a[:1].astype(np.float64)).astype(dtype), dtype, 16 * n)
