@@ -22,7 +22,7 @@ from jaxlite.lax.loops import fori_loop
 from jaxlite.lax.math_functions import sqrt
 from jaxlite.lax.reductions import reduce_sum
 from jaxlite.lax.selection import select
-from jaxlite.lax.slicing import concatenate, pad, slice_in_dim
+from jaxlite.lax.slicing import pad, slice_in_dim
 
 __all__ = ["cholesky_small", "triangular_solve_small", "segments"]
 
