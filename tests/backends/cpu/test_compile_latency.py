@@ -127,3 +127,26 @@ def test_the_first_array_from_host_data_starts_the_backend():
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert done.stdout.split() == ["True"], make
+
+
+def test_float_dot_loops_are_not_unrolled_and_keep_their_values():
+    # A product whose operand is a transposed view runs as a loop kernel over the
+    # contracted dimension: one chain of multiply-adds, which LLVM is asked not to unroll.
+    rng = np.random.default_rng(0)
+    p = rng.random((2, 4, 16, 16), dtype=np.float32)
+    h = rng.standard_normal((2, 16, 32), dtype=np.float32)
+    heads = lambda h: h.reshape(2, 16, 4, 8).transpose(0, 2, 1, 3)  # noqa: E731
+    compiled = _compiled(lambda p, h: p @ heads(h), p, h)
+    text = compiled.as_text("llvm")
+    assert text.count("!llvm.loop !9000") >= 1
+    assert '!9001 = !{!"llvm.loop.unroll.disable"}' in text
+    expected = p.astype(np.float64) @ heads(h).astype(np.float64)
+    # 16 products summed: the rounding bound of a float32 sum of that length
+    bound = 16 * np.finfo(np.float32).eps * (np.abs(p) @ np.abs(heads(h)))
+    assert np.all(np.abs(np.asarray(compiled(p, h)) - expected) <= bound)
+    # integer products keep LLVM's unrolling (their adds are not one long-latency chain)
+    a = rng.integers(-5, 5, (2, 4, 16, 16)).astype(np.int32)
+    b = rng.integers(-5, 5, (2, 16, 32)).astype(np.int32)
+    ints = _compiled(lambda a, b: a @ heads(b), a, b)
+    assert "!9000" not in ints.as_text("llvm")
+    np.testing.assert_array_equal(np.asarray(ints(a, b)), a @ heads(b))

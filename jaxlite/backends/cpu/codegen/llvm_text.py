@@ -124,6 +124,19 @@ class Val:
         return not self.ref.startswith("%")
 
 
+# The loop attachment of a loop LLVM must not unroll, and the metadata it names, which a
+# module holding the attachment defines once (`loop_metadata`). The module's other texts
+# define no metadata, so the numbers are free.
+NO_UNROLL = ", !llvm.loop !9000"
+_NO_UNROLL_METADATA = ('!9000 = distinct !{!9000, !9001}\n'
+                       '!9001 = !{!"llvm.loop.unroll.disable"}')
+
+
+def loop_metadata(texts: list[str]) -> list[str]:
+    """The metadata definitions that `texts` (a module's parts) refer to."""
+    return [_NO_UNROLL_METADATA] if any(NO_UNROLL in t for t in texts) else []
+
+
 class FunctionBuilder:
     """One LLVM function under construction.
 
@@ -194,9 +207,10 @@ class FunctionBuilder:
 
     # ------------------------------------------------------------------ structures
     @contextlib.contextmanager
-    def loop(self, start: str, end: str, step: int | str = 1, hint: str = "i"
-             ) -> Iterator[str]:
-        """`for (i = start; i < end; i += step)` on i64; yields `i` inside the body."""
+    def loop(self, start: str, end: str, step: int | str = 1, hint: str = "i",
+             unroll: bool = True) -> Iterator[str]:
+        """`for (i = start; i < end; i += step)` on i64; yields `i` inside the body.
+        `unroll=False` asks LLVM not to unroll it (`NO_UNROLL`)."""
         slot = self.alloca("i64", 8, hint + ".addr")
         self.do(f"store i64 {start}, ptr {slot}, align 8")
         head, body, done = self.label(hint + ".head"), self.label(hint + ".body"), \
@@ -210,7 +224,10 @@ class FunctionBuilder:
         yield index
         nxt = self.op(f"add nuw nsw i64 {index}, {step}", hint + ".next")
         self.do(f"store i64 {nxt}, ptr {slot}, align 8")
-        self.br(head)
+        if unroll:
+            self.br(head)
+        else:
+            self._lines.append(f"  br label %{head}{NO_UNROLL}")
         self.start(done)
 
     @contextlib.contextmanager

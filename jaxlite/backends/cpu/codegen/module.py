@@ -23,6 +23,7 @@ from jaxlite.backends.cpu.codegen.conv_kernel import conv_plan, emit_convolution
 from jaxlite.backends.cpu.codegen.custom_call import emit_custom_call
 from jaxlite.backends.cpu.codegen.dot_kernel import (dot_of, epilogue_fusion, gemm_call,
                                                      gemm_kernel)
+from jaxlite.backends.cpu.codegen.llvm_text import loop_metadata
 from jaxlite.backends.cpu.codegen.program import (Call, ComputationPlan, ProgramEmitter,
                                                   disjoint, plan_computation)
 from jaxlite.backends.cpu.codegen.sort_kernel import emit_sort
@@ -207,6 +208,7 @@ class _ModuleBuilder:
         parts += self.kernel_texts
         parts += self.task_texts
         parts += self.program.functions
+        parts += loop_metadata(self.kernel_texts)
         return "\n".join(parts) + "\n"
 
 
