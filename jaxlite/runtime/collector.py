@@ -1,6 +1,7 @@
-"""Python's cyclic garbage collector paused while jaxlite lowers and compiles a program.
+"""Python's cyclic garbage collector paused while jaxlite traces, lowers and compiles a
+program (`jit` on a new signature).
 
-Why: lowering and compiling build hundreds of thousands of short-lived objects (HLO
+Why: tracing, lowering and compiling build hundreds of thousands of short-lived objects (HLO
 instructions, pass records, llvmlite IR values). Each burst of allocations starts
 collections, and the older generations' collections walk every tracked object of the
 process (numpy's, scipy's, jaxlite's modules, the user's data), again and again, for

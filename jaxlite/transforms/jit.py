@@ -171,7 +171,8 @@ class PjitFunction(Wrapped):
         """Trace a new signature; keep it unless it holds an outer transformation's
         tracers (which belong to that one call)."""
         names = self._leaf_names(args, dynamic_kwargs)
-        traced = self._trace_new(in_tree, avals, statics, names)
+        with collection_paused():  # tracing makes short-lived objects in bursts too
+            traced = self._trace_new(in_tree, avals, statics, names)
         traced.donated_invars = tuple(len(traced.consts) + i for i in
                                       self._donated_leaves(args, dynamic_kwargs))
         if _without_tracers(traced):
