@@ -5,6 +5,7 @@ layout is {1,0} (row-major); scalars print as `f32[]`; tuples as `(f32[], s32[3]
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,10 +22,15 @@ _XLA_TYPE_NAMES = {
 }
 _DTYPES_OF_NAMES = {xla: np.dtype(dtypes.bfloat16 if name == "bfloat16" else name)
                     for name, xla in _XLA_TYPE_NAMES.items()}
+_NAMES_OF_DTYPES = {dtype: xla for xla, dtype in _DTYPES_OF_NAMES.items()}
 
 
 def xla_type_name(dtype: Any) -> str:
     """The XLA name of a numpy dtype (f32, s32, pred, ...)."""
+    # Printing a module asks this for every instruction; numpy's `dtype.name` is slow.
+    known = _NAMES_OF_DTYPES.get(dtype) if isinstance(dtype, np.dtype) else None
+    if known is not None:
+        return known
     name = np.dtype(dtype).name
     try:
         return _XLA_TYPE_NAMES[name]
@@ -77,7 +83,7 @@ class Shape:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.dims, dtype=np.int64))
+        return math.prod(self.dims)
 
     @property
     def nbytes(self) -> int:
