@@ -150,3 +150,20 @@ def test_float_dot_loops_are_not_unrolled_and_keep_their_values():
     ints = _compiled(lambda a, b: a @ heads(b), a, b)
     assert "!9000" not in ints.as_text("llvm")
     np.testing.assert_array_equal(np.asarray(ints(a, b)), a @ heads(b))
+
+
+def test_loops_calling_the_math_library_are_not_unrolled():
+    # A cross-entropy: a short loop over 10 classes with a log inside, and an elementwise
+    # tanh. LLVM is asked not to unroll them; the values stay the math library's.
+    rng = np.random.default_rng(1)
+    logits = rng.standard_normal((64, 10)).astype(np.float32)
+    loss = lambda z: jnp.sum(z - jnp.log(jnp.sum(jnp.exp(z), axis=-1, keepdims=True)),  # noqa: E731
+                             axis=-1)
+    compiled = _compiled(loss, logits)
+    assert "!llvm.loop !9000" in compiled.as_text("llvm")
+    wide = logits.astype(np.float64)
+    expected = np.sum(wide - np.log(np.sum(np.exp(wide), axis=-1, keepdims=True)), axis=-1)
+    np.testing.assert_allclose(np.asarray(compiled(logits)), expected, rtol=1e-5, atol=1e-5)
+    # a loop without math calls keeps LLVM's unrolling
+    plain = _compiled(lambda z: jnp.sum(z * 2.0 + 1.0, axis=-1), logits)
+    assert "!9000" not in plain.as_text("llvm")

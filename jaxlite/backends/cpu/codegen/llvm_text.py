@@ -14,6 +14,7 @@ branches.
 from __future__ import annotations
 
 import contextlib
+import re
 import struct
 from dataclasses import dataclass
 from typing import Iterator
@@ -132,6 +133,15 @@ _NO_UNROLL_METADATA = ('!9000 = distinct !{!9000, !9001}\n'
                        '!9001 = !{!"llvm.loop.unroll.disable"}')
 
 
+# A call of one of the math library's functions (`@jl_exp_f32x16`, `@jl_log_f64`, ...).
+_MATH_CALL = re.compile(r"call [^@]*@jl_[a-z0-9]+_f(32|64)")
+
+
+def _calls_math(lines: list[str]) -> bool:
+    """Whether these lines of a function call a math library function."""
+    return any(_MATH_CALL.search(line) for line in lines)
+
+
 def loop_metadata(texts: list[str]) -> list[str]:
     """The metadata definitions that `texts` (a module's parts) refer to."""
     return [_NO_UNROLL_METADATA] if any(NO_UNROLL in t for t in texts) else []
@@ -210,7 +220,11 @@ class FunctionBuilder:
     def loop(self, start: str, end: str, step: int | str = 1, hint: str = "i",
              unroll: bool = True) -> Iterator[str]:
         """`for (i = start; i < end; i += step)` on i64; yields `i` inside the body.
-        `unroll=False` asks LLVM not to unroll it (`NO_UNROLL`)."""
+        `unroll=False` asks LLVM not to unroll it (`NO_UNROLL`), as does a body that calls
+        the math library: its time goes to the math, so unrolled copies bought no speed
+        (softmax, layernorm, gelu, an MLP gradient: same CPU time) while LLVM's full
+        unrolling of short loops multiplied the inlined math (a cross-entropy's loop of 10
+        classes with a log inside: -O3 on the MLP train step's module 137 -> 84 ms)."""
         slot = self.alloca("i64", 8, hint + ".addr")
         self.do(f"store i64 {start}, ptr {slot}, align 8")
         head, body, done = self.label(hint + ".head"), self.label(hint + ".body"), \
@@ -221,10 +235,11 @@ class FunctionBuilder:
         cond = self.op(f"icmp slt i64 {index}, {end}", hint + ".more")
         self.cond_br(cond, body, done)
         self.start(body)
+        first_line = len(self._lines)
         yield index
         nxt = self.op(f"add nuw nsw i64 {index}, {step}", hint + ".next")
         self.do(f"store i64 {nxt}, ptr {slot}, align 8")
-        if unroll:
+        if unroll and not _calls_math(self._lines[first_line:]):
             self.br(head)
         else:
             self._lines.append(f"  br label %{head}{NO_UNROLL}")
