@@ -14,6 +14,7 @@ import jaxlite
 import jaxlite.numpy as jnp
 from jaxlite.backends.cpu.client import OBJECT_CACHE
 from jaxlite.backends.cpu.codegen import module as codegen_module
+from jaxlite.backends.cpu.codegen.llvm_text import NO_UNROLL, loop_metadata
 from jaxlite.config import config
 
 X = np.linspace(-40.0, 40.0, 1000, dtype=np.float32)
@@ -138,8 +139,9 @@ def test_float_dot_loops_are_not_unrolled_and_keep_their_values():
     heads = lambda h: h.reshape(2, 16, 4, 8).transpose(0, 2, 1, 3)  # noqa: E731
     compiled = _compiled(lambda p, h: p @ heads(h), p, h)
     text = compiled.as_text("llvm")
-    assert text.count("!llvm.loop !9000") >= 1
-    assert '!9001 = !{!"llvm.loop.unroll.disable"}' in text
+    assert NO_UNROLL in text
+    assert all(definition in text for definition in loop_metadata([NO_UNROLL]))
+    assert "llvm.loop.unroll.disable" in text
     expected = p.astype(np.float64) @ heads(h).astype(np.float64)
     # 16 products summed: the rounding bound of a float32 sum of that length
     bound = 16 * np.finfo(np.float32).eps * (np.abs(p) @ np.abs(heads(h)))
@@ -148,7 +150,7 @@ def test_float_dot_loops_are_not_unrolled_and_keep_their_values():
     a = rng.integers(-5, 5, (2, 4, 16, 16)).astype(np.int32)
     b = rng.integers(-5, 5, (2, 16, 32)).astype(np.int32)
     ints = _compiled(lambda a, b: a @ heads(b), a, b)
-    assert "!9000" not in ints.as_text("llvm")
+    assert NO_UNROLL not in ints.as_text("llvm")
     np.testing.assert_array_equal(np.asarray(ints(a, b)), a @ heads(b))
 
 
@@ -160,10 +162,10 @@ def test_loops_calling_the_math_library_are_not_unrolled():
     loss = lambda z: jnp.sum(z - jnp.log(jnp.sum(jnp.exp(z), axis=-1, keepdims=True)),  # noqa: E731
                              axis=-1)
     compiled = _compiled(loss, logits)
-    assert "!llvm.loop !9000" in compiled.as_text("llvm")
+    assert NO_UNROLL in compiled.as_text("llvm")
     wide = logits.astype(np.float64)
     expected = np.sum(wide - np.log(np.sum(np.exp(wide), axis=-1, keepdims=True)), axis=-1)
     np.testing.assert_allclose(np.asarray(compiled(logits)), expected, rtol=1e-5, atol=1e-5)
     # a loop without math calls keeps LLVM's unrolling
     plain = _compiled(lambda z: jnp.sum(z * 2.0 + 1.0, axis=-1), logits)
-    assert "!9000" not in plain.as_text("llvm")
+    assert NO_UNROLL not in plain.as_text("llvm")
