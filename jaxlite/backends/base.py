@@ -206,11 +206,14 @@ class HostExecutable(Executable):
     result in a buffer."""
 
     @abc.abstractmethod
-    def execute_arrays(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    def execute_arrays(self, arrays: Sequence[np.ndarray],
+                       checked: bool = False) -> list[np.ndarray]:
         """`execute` on host arrays, one per entry parameter; returns the results' arrays.
 
         The arrays of donated parameters may hold results afterwards (they are written
         over): the caller hands over memory nobody else reads. Raises as `execute` does.
+        `checked=True`: the caller vouches that each array is a C-contiguous `np.ndarray`
+        of its parameter's shape and dtype, and the executable does not check again.
         """
 
 

@@ -50,6 +50,7 @@ PLUGIN_PRIORITY = 400
 BackendFactory = Callable[[], Client]
 
 logger = logging.getLogger("jaxlite")
+_PLATFORMS = config.reader("jax_platforms")
 
 
 @dataclass(frozen=True)
@@ -205,7 +206,7 @@ class BackendRegistry:
         Raises `RuntimeError` for an unknown backend, one outside `jax_platforms`, one that
         failed to start, or (default) when no allowed backend starts, giving each reason.
         """
-        setting = config.read("jax_platforms")
+        setting = _PLATFORMS()
         if platform is not None:
             name = platform.strip().lower()
             chosen = parse_platforms(setting)
@@ -265,6 +266,10 @@ def register_backend_factory(name: str, factory: BackendFactory, priority: int =
 
 def get_backend(platform: str | None = None) -> Client:
     """The client of `platform`, or of the default backend (see `BackendRegistry`)."""
+    if platform is None:  # every jit call asks: the memo first, without the method calls
+        known = _DEFAULT._defaults.get(_PLATFORMS())
+        if known is not None:
+            return known
     return _DEFAULT.get_backend(platform)
 
 

@@ -150,8 +150,8 @@ class CompiledCall:
     """
 
     __slots__ = ("executable", "const_buffers", "in_avals", "out_avals", "donated", "_host",
-                 "_const_arrays", "_in_dtypes", "_out_weak", "_plain_outputs", "checked",
-                 "_too_large")
+                 "_const_arrays", "_in_dtypes", "_in_shapes", "_consts_checked", "_out_weak",
+                 "_plain_outputs", "checked", "_too_large")
 
     def __init__(self, executable: Executable, const_buffers: tuple[Buffer, ...],
                  in_avals: tuple[ShapedArray, ...], out_avals: tuple[ShapedArray, ...],
@@ -165,6 +165,9 @@ class CompiledCall:
         self._host = isinstance(executable, HostExecutable)
         self._const_arrays = [b.to_numpy() for b in const_buffers] if self._host else []
         self._in_dtypes = [None if _special(a) else a.dtype for a in in_avals]
+        self._in_shapes = [a.shape for a in in_avals]
+        self._consts_checked = all(
+            type(c) is np.ndarray and c.flags.c_contiguous for c in self._const_arrays)
         self._out_weak = [a.weak_type for a in out_avals]
         self._plain_outputs = not any(map(_special, out_avals))
         # Whether the results cannot be allocated (checked once: the shapes are fixed).
@@ -193,27 +196,35 @@ class CompiledCall:
     def _call(self, args: Sequence[Any]) -> list[ArrayImpl]:
         if self._too_large:
             raise allocation_error(self.out_avals)
+        if len(args) != len(self.in_avals):
+            raise TypeError(f"{self.executable!r} takes {len(self.in_avals)} arguments, got "
+                            f"{len(args)}.")
         try:
             return self._run(args)
         except MemoryError as e:  # a temporary the compiled code needed
             raise out_of_memory(None, f"a buffer of the compiled call: {e}") from e
 
     def _run(self, args: Sequence[Any]) -> list[ArrayImpl]:
-        if len(args) != len(self.in_avals):
-            raise TypeError(f"{self.executable!r} takes {len(self.in_avals)} arguments, got "
-                            f"{len(args)}.")
         if self.donated:
             _check_donated_reuse(args, self.donated)
         if not self._host:
             return self._call_buffers(args)
-        values = self._const_arrays + [
-            a._value if type(a) is ArrayImpl and a._value.dtype == dtype
-            and a._value.flags.c_contiguous else _device_value(a, aval)
-            for a, dtype, aval in zip(args, self._in_dtypes, self.in_avals)]
+        # Arrays already as their parameters take them (the common case) go as they are,
+        # and the executable need not check them again.
+        values = [a._value for a, dtype, shape in zip(args, self._in_dtypes, self._in_shapes)
+                  if type(a) is ArrayImpl and a._value.dtype == dtype
+                  and a._value.shape == shape and a._value.flags.c_contiguous]
+        checked = len(values) == len(args) and self._consts_checked
+        if len(values) != len(args):
+            values = [a._value if type(a) is ArrayImpl and a._value.dtype == dtype
+                      and a._value.flags.c_contiguous else _device_value(a, aval)
+                      for a, dtype, aval in zip(args, self._in_dtypes, self.in_avals)]
+        values = self._const_arrays + values
         if self.donated:
             self._hand_over(args, values)
         try:
-            outs = self.executable.execute_arrays(values)  # type: ignore[attr-defined]
+            outs = self.executable.execute_arrays(  # type: ignore[attr-defined]
+                values, checked=checked)
         except KeyboardInterrupt:
             # Ctrl-C stopped the run: a donated Array's memory may hold part of an update,
             # so it is given up as JAX gives it up at dispatch.

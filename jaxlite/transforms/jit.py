@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import time
 import weakref
 from dataclasses import dataclass
@@ -53,6 +54,10 @@ class _Traced:
 
 
 # Every jitted function still alive, so that `clear_caches` can empty their caches.
+# Options a jit call reads every time, read through their variables (see `config.reader`).
+_DISABLE_JIT = config.reader("jax_disable_jit")
+_TRACE_CONTEXT = config.trace_context
+
 LIVE_JIT_FUNCTIONS: "weakref.WeakSet[PjitFunction]" = weakref.WeakSet()
 
 # The most signatures one jitted function keeps traced and compiled (least recently used
@@ -234,7 +239,7 @@ class PjitFunction(Wrapped):
         return _Traced(closed, consts, out_trees[0], in_tree, names=tuple(names))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if config.read("jax_disable_jit"):
+        if _DISABLE_JIT():
             return self._fun(*args, **kwargs)
         key = None
         if self._plain and type(current_trace()) is EvalTrace:
@@ -243,14 +248,14 @@ class PjitFunction(Wrapped):
             if key is not None:
                 plan = self._plans.lookup(key)
                 if plan is not None:
-                    return tree_unflatten(plan[1], plan[0](args))
+                    return plan[1](plan[0](args))
             else:
                 # Pytrees of Arrays: the plan is found by the tree and the leaves.
                 leaves, in_tree = tree_flatten((args, kwargs))
                 key = _plan_key(client, leaves, in_tree)
                 plan = self._plans.lookup(key) if key is not None else None
                 if plan is not None:
-                    return tree_unflatten(plan[1], plan[0](leaves))
+                    return plan[1](plan[0](leaves))
         if self._in_shardings is not None:
             self._check_in_shardings(args)
         traced, leaves = self._trace(args, kwargs)
@@ -260,7 +265,7 @@ class PjitFunction(Wrapped):
                                               traced.donated_invars)
             outs = compiled(leaves)
             if key is not None and not traced.consts:
-                self._plans[key] = (compiled, traced.out_tree)
+                self._plans[key] = (compiled, _rebuilder(traced.out_tree))
                 ALL_PLANS.use(self._plans, key)
         else:
             outs = jit_p.bind(*traced.consts, *leaves, jaxpr=traced.jaxpr, name=name)
@@ -338,13 +343,21 @@ def _plan_key(client: Client, leaves: Sequence[Any],
     """The key of a call plan: the client, the options that change tracing, the input
     tree (None for positional Arrays, each one leaf), and each leaf's shape, dtype and
     weak type, when every leaf is an Array; else None."""
-    key: list[Any] = [client, config.trace_context(), in_tree]
+    key: list[Any] = [client, _TRACE_CONTEXT(), in_tree]
     for a in leaves:
         if type(a) is not ArrayImpl:
             return None
         value = a._value
         key += (value.shape, value.dtype, a.weak_type)
     return tuple(key)
+
+
+def _rebuilder(out_tree: PyTreeDef) -> Callable[[list], Any]:
+    """The function that makes a call's result from its output leaves: the one leaf
+    itself for a function returning one array (the common case, without unflattening)."""
+    if out_tree.num_leaves == 1 and out_tree.num_nodes == 1:
+        return operator.itemgetter(0)
+    return out_tree.unflatten
 
 
 def _without_tracers(traced: _Traced) -> bool:
