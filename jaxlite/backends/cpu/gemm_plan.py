@@ -19,10 +19,15 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from jaxlite.backends.cpu.gemm_epilogue import Epilogue
+from jaxlite.backends.cpu.llvm_target import has_avx512
 
 SUPPORTED_DTYPES = ("float32", "float64")
-# Lanes of one 512-bit vector.
-LANES = {"float32": 16, "float64": 8}
+# Lanes of one vector register of the host: 512-bit with AVX-512 (32 registers), else
+# 256-bit (AVX2, 16 registers). A wider vector than the registers would be split by LLVM,
+# doubling the accumulators the micro-kernel keeps live: with 16 registers they spill
+# (an 8x3 tile of 512-bit vectors on an AVX2 core ran matmul at a quarter of its speed).
+WIDE_VECTORS = has_avx512()
+LANES = {"float32": 16, "float64": 8} if WIDE_VECTORS else {"float32": 8, "float64": 4}
 SCRATCH_ALIGN = 64
 # Work items split along m each go over all of B; a B with unit column stride and at most
 # this many bytes (it stays in L2) is read in place rather than packed once per item. An A
@@ -68,10 +73,22 @@ class GemmBlocking:
     prefetch_c: bool = True
 
 
+# 512-bit vectors: measured as the docstring above says. 256-bit vectors (16 registers):
+# a 6x2 tile keeps 12 accumulators, 2 vectors of B and a broadcast in registers (the
+# shape BLIS and OpenBLAS use on AVX2 cores), with the kc x nr panel of B (16 KiB at
+# kc = 256) in a 32 KiB L1. Measured with benchmarks/gemm.py on one AVX2 EPYC core, float32
+# 512^3 and 1024^3 against numpy's OpenBLAS on the same core: 6x2, 5x2 and 4x3 at
+# 0.9-1.0x of it for kc 256-512 and mc 48-192 (within the noise); 8x1 and 3x4 at 0.4-0.6x;
+# the 8x3 tile of 512-bit vectors ran at a quarter of it.
 DEFAULT_BLOCKING = {
     "float32": GemmBlocking(mr=8, nv=3, kc=512, mc=128, nc=4096),
     "float64": GemmBlocking(mr=8, nv=3, kc=512, mc=64, nc=4096),
+} if WIDE_VECTORS else {
+    "float32": GemmBlocking(mr=6, nv=2, kc=256, mc=96, nc=4096),
+    "float64": GemmBlocking(mr=6, nv=2, kc=256, mc=48, nc=4096),
 }
+# Accumulator vectors a micro-kernel may keep (three quarters of the registers).
+ACCUMULATORS = 24 if WIDE_VECTORS else 12
 
 
 @dataclass(frozen=True)
@@ -270,7 +287,8 @@ def _default_blocking(dtype: str, m: int) -> GemmBlocking:
     vectors 35 GFLOP/s; that case is bound by memory, numpy's BLAS gets 39)."""
     blocking = DEFAULT_BLOCKING[dtype]
     if 0 < m < blocking.mr:
-        blocking = replace(blocking, mr=m, nv=min(16, max(blocking.nv, 24 // m)))
+        blocking = replace(blocking, mr=m,
+                           nv=min(16, max(blocking.nv, ACCUMULATORS // m)))
     return blocking
 
 

@@ -2,7 +2,7 @@
 
 Everything that touches llvmlite's binding layer to turn LLVM IR text into callable machine
 code goes through here, so that code generators only produce IR text. The target is the host
-CPU with all its features (AVX-512 here), at -O3.
+CPU with all its features (AVX-512 or AVX2, which decides the GEMM's vector width), at -O3.
 """
 from __future__ import annotations
 

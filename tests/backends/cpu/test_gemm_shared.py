@@ -9,9 +9,6 @@ from test_gemm import run_gemm
 from jaxlite.backends.cpu import llvm_target, native
 from jaxlite.backends.cpu.gemm import GemmSpec, emit_gemm_modules
 
-pytestmark = pytest.mark.skipif(not llvm_target.has_avx512(),
-                                reason="the GEMM generator emits 512-bit vectors")
-
 _ENGINES: list = []
 
 

@@ -39,7 +39,7 @@ from jaxlite.backends.cpu.codegen.indexing import Lin, Var, strides_of
 from jaxlite.backends.cpu.codegen.elemental import Elemental
 from jaxlite.backends.cpu.codegen.kernel import (Kernel, KernelContext, emitter,
                                                  kernel_function, lanes_for)
-from jaxlite.backends.cpu.gemm import GemmSpec, plan_gemm
+from jaxlite.backends.cpu.gemm import DEFAULT_BLOCKING, GemmSpec, plan_gemm
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.conv_canonicalization import uses_weight_form
@@ -123,9 +123,11 @@ def conv_plan(inst: HloInstruction) -> ConvPlan | WeightConvPlan | None:
         return None
     rows = max(8, BLOCK_BYTES // max(1, taps[0] * dtype.itemsize) // 8 * 8)
     block = min(rows, pixels[0])
-    # The panel form: float32 runs of whole vectors, whole panels in every block
+    # The panel form: float32 runs of whole vectors, whole panels in every block, on a host
+    # whose micro-kernel is PANEL rows high (512-bit vectors)
     panels = (dtype.name == "float32" and pixels[0] % PANEL == 0
-              and lhs.dims[cd.lhs_feature] % PANEL_LANES == 0)
+              and lhs.dims[cd.lhs_feature] % PANEL_LANES == 0
+              and DEFAULT_BLOCKING["float32"].mr == PANEL)
     return ConvPlan(cd, pixels[0], taps[0], features, block,
                     pixels[1] if pixels[0] > 1 else features,
                     taps[1] if taps[0] > 1 else features, dtype.name, panels)
