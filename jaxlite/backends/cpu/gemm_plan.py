@@ -74,18 +74,20 @@ class GemmBlocking:
 
 
 # 512-bit vectors: measured as the docstring above says. 256-bit vectors (16 registers):
-# a 6x2 tile keeps 12 accumulators, 2 vectors of B and a broadcast in registers (the
-# shape BLIS and OpenBLAS use on AVX2 cores), with the kc x nr panel of B (16 KiB at
-# kc = 256) in a 32 KiB L1. Measured with benchmarks/gemm.py on one AVX2 EPYC core, float32
-# 512^3 and 1024^3 against numpy's OpenBLAS on the same core: 6x2, 5x2 and 4x3 at
-# 0.9-1.0x of it for kc 256-512 and mc 48-192 (within the noise); 8x1 and 3x4 at 0.4-0.6x;
-# the 8x3 tile of 512-bit vectors ran at a quarter of it.
+# a 4x3 tile keeps 12 accumulators, 3 vectors of B and a broadcast in registers, with the
+# kc x nr panel of B (24 KiB at kc = 256) in a 32 KiB L1. Measured with benchmarks/gemm.py
+# on one AVX2 EPYC core against numpy's OpenBLAS on the same core, float32: 4x3, 6x2 and
+# 5x2 at 0.9-1.0x of it on 512^3 and 1024^3 (kc 256-512, mc 48-192 within the noise), but
+# on the shapes of small batches 4x3 stays there while 6x2 drops (a 6-row tile leaves an
+# edge of 2 rows in m = 32, 128, 256): 32x256x256 0.95x against 0.65x, 256x1024x784 0.9x
+# against 0.5x; float64 likewise (32x256x256 0.92x against 0.59x). 8x1 and 3x4 ran at
+# 0.4-0.6x, and the 8x3 tile of 512-bit vectors at a quarter.
 DEFAULT_BLOCKING = {
     "float32": GemmBlocking(mr=8, nv=3, kc=512, mc=128, nc=4096),
     "float64": GemmBlocking(mr=8, nv=3, kc=512, mc=64, nc=4096),
 } if WIDE_VECTORS else {
-    "float32": GemmBlocking(mr=6, nv=2, kc=256, mc=96, nc=4096),
-    "float64": GemmBlocking(mr=6, nv=2, kc=256, mc=48, nc=4096),
+    "float32": GemmBlocking(mr=4, nv=3, kc=256, mc=96, nc=4096),
+    "float64": GemmBlocking(mr=4, nv=3, kc=256, mc=48, nc=4096),
 }
 # Accumulator vectors a micro-kernel may keep (three quarters of the registers).
 ACCUMULATORS = 24 if WIDE_VECTORS else 12
