@@ -276,12 +276,29 @@ _LARGE_ELEMENTS = 1 << 16
 
 
 def _polls(module: HloModule) -> bool:
-    """Whether the code of `module` may poll for Ctrl-C (`interrupt`)."""
+    """Whether the code of `module` may poll for Ctrl-C (`interrupt`): it has while loops
+    or kernels large enough to run in parallel. A kernel's work is its output, except where
+    it reads more than it writes (reductions, products). A miss would only delay Ctrl-C to
+    the end of the call; a false alarm costs the interruptible call path (~2 us), as a
+    slice of a large argument did."""
     for comp in control_computations(module):
         for inst in comp.instructions:
             if inst.opcode is Opcode.WHILE:
                 return True
-            shapes = [inst.shape] + [o.shape for o in inst.operands]
+            if inst.opcode in _NO_WORK:
+                continue
+            shapes = [inst.shape]
+            if not (inst.opcode is Opcode.FUSION and inst.attr("kind") == "kLoop"
+                    or inst.opcode.is_elementwise or inst.opcode in _OUTPUT_SIZED):
+                shapes += [o.shape for o in inst.operands]
             if any(not s.is_tuple and math.prod(s.dims) >= _LARGE_ELEMENTS for s in shapes):
                 return True
     return False
+
+
+_NO_WORK = frozenset({Opcode.PARAMETER, Opcode.CONSTANT, Opcode.TUPLE,
+                      Opcode.GET_TUPLE_ELEMENT, Opcode.BITCAST})
+# Instructions whose cost follows their output, however large their operands.
+_OUTPUT_SIZED = frozenset({Opcode.SLICE, Opcode.DYNAMIC_SLICE, Opcode.GATHER,
+                           Opcode.BROADCAST, Opcode.RESHAPE, Opcode.TRANSPOSE, Opcode.PAD,
+                           Opcode.CONCATENATE, Opcode.IOTA})

@@ -317,3 +317,27 @@ def test_loops_still_compute_right_in_process():
     worker.start()
     worker.join()
     assert out["v"] == _sum_below(54321)
+
+
+def test_only_programs_with_loops_or_large_kernels_take_the_interruptible_path():
+    """`executable._polls` follows the code's polls: while loops, and kernels whose work
+    (their output, or what a reduction reads) is large; a small slice of a large argument
+    polls nothing and takes the plain call path."""
+    import jaxlite as jax
+    import jaxlite.numpy as jnp
+    from jaxlite import lax
+
+    big = jnp.zeros((1024, 1024), jnp.float32)
+    cases = {  # name: (function, polls, result)
+        "slice of a large argument": (lambda x: x[0, :8] + 1.0, False, np.ones(8)),
+        "elementwise over it": (lambda x: x * 2.0, True, np.zeros((1024, 1024))),
+        "sum of it": (lambda x: jnp.sum(x), True, 0.0),
+        "while loop on a scalar": (lambda x: lax.while_loop(lambda c: c < 3.0,
+                                                            lambda c: c + 1.0, x[0, 0]),
+                                   True, 3.0),
+    }
+    for name, (fn, polls, result) in cases.items():
+        executable = jax.jit(fn).lower(big).compile().runtime_executable()
+        assert executable._polls is polls, name
+        np.testing.assert_array_equal(np.asarray(jax.jit(fn)(big)),
+                                      np.asarray(result, np.float32), err_msg=name)
