@@ -33,11 +33,13 @@ def _environment(cores: int) -> dict:
 
 
 def shared_medians(python: str, impl: str, cores: int) -> dict[str, float]:
-    """{workload key: median ms} of ../shared/bench's large rows."""
+    """{workload key: median ms} of ../shared/bench's large rows (without the bench's
+    machine sentinel: its probe is AVX-512 code, an illegal instruction on AVX2 hosts)."""
     with tempfile.TemporaryDirectory() as folder:
         out = os.path.join(folder, "rows.json")
         subprocess.run(["taskset", "-c", CORES[cores], python, SHARED_RUN, "--impl", impl,
-                        "--quiet", "--only", ",".join(SHARED), "--json", out],
+                        "--quiet", "--no-sentinel", "--only", ",".join(SHARED), "--json",
+                        out],
                        env=_environment(cores), check=True, capture_output=True)
         with open(out) as f:
             return {row["key"]: row["median_ms"] for row in json.load(f)["results"]}

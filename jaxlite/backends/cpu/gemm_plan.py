@@ -19,14 +19,14 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from jaxlite.backends.cpu.gemm_epilogue import Epilogue
-from jaxlite.backends.cpu.llvm_target import has_avx512
+from jaxlite.backends.cpu.llvm_target import vector_bytes
 
 SUPPORTED_DTYPES = ("float32", "float64")
 # Lanes of one vector register of the host: 512-bit with AVX-512 (32 registers), else
 # 256-bit (AVX2, 16 registers). A wider vector than the registers would be split by LLVM,
 # doubling the accumulators the micro-kernel keeps live: with 16 registers they spill
 # (an 8x3 tile of 512-bit vectors on an AVX2 core ran matmul at a quarter of its speed).
-WIDE_VECTORS = has_avx512()
+WIDE_VECTORS = vector_bytes() == 64
 LANES = {"float32": 16, "float64": 8} if WIDE_VECTORS else {"float32": 8, "float64": 4}
 SCRATCH_ALIGN = 64
 # Work items split along m each go over all of B; a B with unit column stride and at most

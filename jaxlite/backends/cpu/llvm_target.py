@@ -44,6 +44,11 @@ def has_avx512() -> bool:
     return "+avx512f" in host_cpu()[1]
 
 
+def vector_bytes() -> int:
+    """The bytes of the host's vector registers: 64 with AVX-512, else 32 (AVX2)."""
+    return 64 if has_avx512() else 32
+
+
 def optimize(module: llvm.ModuleRef) -> None:
     """Run LLVM's -O3 pipeline (vectorizers included) on `module` in place."""
     machine = target_machine()

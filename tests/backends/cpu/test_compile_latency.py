@@ -14,6 +14,7 @@ import jaxlite
 import jaxlite.numpy as jnp
 from jaxlite.backends.cpu.client import OBJECT_CACHE
 from jaxlite.backends.cpu.codegen import module as codegen_module
+from jaxlite.backends.cpu.codegen.kernel import MAX_LANES
 from jaxlite.backends.cpu.codegen.llvm_text import NO_UNROLL, loop_metadata
 from jaxlite.config import config
 
@@ -46,8 +47,9 @@ def _run_chain(budget: int, monkeypatch) -> tuple[np.ndarray, str]:
 def test_outlined_math_gives_the_inlined_bits(monkeypatch):
     outlined, text = _run_chain(0, monkeypatch)
     inlined, inlined_text = _run_chain(10**9, monkeypatch)
-    assert "@jl_sin_f32x16(<16 x float> %a0) noinline" in text
-    assert "@jl_sin_f32x16(<16 x float> %a0) alwaysinline" in inlined_text
+    lanes = MAX_LANES  # the host's float32 vectors
+    assert f"@jl_sin_f32x{lanes}(<{lanes} x float> %a0) noinline" in text
+    assert f"@jl_sin_f32x{lanes}(<{lanes} x float> %a0) alwaysinline" in inlined_text
     assert not _OUTLINED_MATH.search(inlined_text)
     np.testing.assert_array_equal(outlined.view(np.uint32), inlined.view(np.uint32))
     # and the values are the math library's (float64 numpy through the first round; the

@@ -149,7 +149,8 @@ def emit_convolution(ctx: KernelContext, inst: HloInstruction,
     lhs = HloInstruction("param_0", Opcode.PARAMETER, inst.operands[0].shape,
                          attrs={"number": 0})
     features = lhs.shape.dims[cd.lhs_feature]
-    width = min(16, lanes_for(lhs.shape.dtype, features))
+    # (the panel form's transposes are written for vectors of PANEL_LANES)
+    width = PANEL_LANES if plan.panels else min(16, lanes_for(lhs.shape.dtype, features))
     em = emitter(ctx, fb, width, ins)
     itemsize = np.dtype(plan.dtype).itemsize
     gemm_scratch = fb.op(f"getelementptr inbounds i8, ptr %scratch, i64 {plan.patch_bytes}",

@@ -20,9 +20,9 @@ import numpy as np
 
 from jaxlite.backends.cpu.codegen.elemental import Elemental
 from jaxlite.backends.cpu.codegen.indexing import Flat, Multi, memory_order
-from jaxlite.backends.cpu.codegen.kernel import (DEFAULT_UNROLL, Kernel, KernelContext,
-                                                 element_cost, emitter, kernel_function,
-                                                 lanes_for)
+from jaxlite.backends.cpu.codegen.kernel import (DEFAULT_UNROLL, MAX_LANES, Kernel,
+                                                 KernelContext, element_cost, emitter,
+                                                 kernel_function, lanes_for)
 from jaxlite.backends.cpu.codegen.loops import Emitters, loop_nest, vector_loop
 from jaxlite.backends.cpu.codegen.movement import row_major_layout
 from jaxlite.backends.cpu.codegen.reduction import install_inner_loops
@@ -36,9 +36,6 @@ __all__ = ["emit_loop_fusion", "emit_loop_fusion_uncached", "emitted_once_per_st
            "fusion_outputs", "flat_friendly", "MAX_LANES"]
 
 _O = Opcode
-# Lanes of a vectorized loop at most: a wider mask type (pred) still computes its float
-# operands in at most one 512-bit register each.
-MAX_LANES = 16
 # A fused computation with more instructions than this runs one vector per loop step: its
 # body alone holds enough independent work, and unrolling it would multiply the code that
 # is generated and compiled (a deep elementwise chain emitted six times over).
@@ -178,10 +175,11 @@ def _emit_group(ctx: KernelContext, fb, ins: list[str], outs: list[str],
     inner = order[-1] if order else None
     width = tiling.vector_width if matches else lanes_for(shape.dtype, dims[inner]
                                                           if inner is not None else 1)
-    width = max(1, min(width, MAX_LANES))
     unroll = DEFAULT_UNROLL
     if matches and inner is not None and tiling.tile_shape[inner] >= width:
         unroll = max(1, tiling.tile_shape[inner] // width)
+    # Registers narrower than the tiling's vectors: as many vectors per step, each narrower.
+    width = max(1, min(width, MAX_LANES))
     if not may_unroll:
         unroll = 1
     em = emitter(ctx, fb, width, ins)
