@@ -20,7 +20,6 @@ import numpy as np
 from jaxlite.backends.cpu.codegen.elemental import ConstantPool, Elemental
 from jaxlite.backends.cpu.codegen.llvm_text import FunctionBuilder
 from jaxlite.backends.cpu.codegen.mathfns import MATH_OPCODES, MathLib
-from jaxlite.backends.cpu.llvm_target import vector_bytes
 from jaxlite.xla.cost_model import vector_width
 from jaxlite.xla.ir import HloComputation
 from jaxlite.xla.opcodes import Opcode
@@ -107,20 +106,22 @@ def element_cost(comp: HloComputation) -> int:
     return cost
 
 
-# The bytes of the host's vector registers: 64 with AVX-512, else 32 (AVX2). The compiler's
-# tiling plans for 64-byte vectors (`cost_model.VECTOR_BYTES`); kernels use the host's, so
-# that LLVM need not split each vector into halves that crowd the 16 registers of an AVX2
-# core (the gelu loop there: 82 spills and reloads per step at 16 lanes, 41 at 8).
-HOST_VECTOR_BYTES = vector_bytes()
+# Loop and reduction kernels use 64-byte vectors (16 float32 lanes) on every host, as the
+# compiler's tiling plans them (`cost_model.VECTOR_BYTES`). On an AVX2 core LLVM splits
+# each into two registers: a long loop body spills twice as much (the gelu loop: 82 spill
+# moves per step against 41 at 8 lanes), but every operation gets two independent chains,
+# and the latency-bound loops of the small linear algebra (the batch in the lanes) ran
+# 1.3-1.7x slower at the host's 8 lanes (cholesky 16x16 b256, solve and inv 32x32 b64),
+# while gelu, softmax, layernorm and sum ran alike either way.
+KERNEL_VECTOR_BYTES = 64
 # Lanes of a vectorized loop at most: a wider mask type (pred) still computes its float
-# operands in at most one register each.
-MAX_LANES = HOST_VECTOR_BYTES // 4
+# operands in at most one 64-byte vector each.
+MAX_LANES = KERNEL_VECTOR_BYTES // 4
 
 
 def lanes_for(dtype: np.dtype, inner_extent: int) -> int:
-    """The SIMD width for `dtype` on this host, lowered (in powers of two) to the innermost
-    extent."""
-    width = min(vector_width(dtype), max(1, HOST_VECTOR_BYTES // np.dtype(dtype).itemsize))
+    """The SIMD width for `dtype`, lowered (in powers of two) to the innermost extent."""
+    width = vector_width(dtype)
     while width > 1 and width > inner_extent:
         width //= 2
     return width

@@ -175,11 +175,10 @@ def _emit_group(ctx: KernelContext, fb, ins: list[str], outs: list[str],
     inner = order[-1] if order else None
     width = tiling.vector_width if matches else lanes_for(shape.dtype, dims[inner]
                                                           if inner is not None else 1)
+    width = max(1, min(width, MAX_LANES))
     unroll = DEFAULT_UNROLL
     if matches and inner is not None and tiling.tile_shape[inner] >= width:
         unroll = max(1, tiling.tile_shape[inner] // width)
-    # Registers narrower than the tiling's vectors: as many vectors per step, each narrower.
-    width = max(1, min(width, MAX_LANES))
     if not may_unroll:
         unroll = 1
     em = emitter(ctx, fb, width, ins)

@@ -36,7 +36,7 @@ from jaxlite.backends.cpu.codegen.blocked_loops import blocked_nest, chunk_steps
 from jaxlite.backends.cpu.codegen.complex_values import Cx, is_complex, part_dtype
 from jaxlite.backends.cpu.codegen.elemental import Elemental, Value
 from jaxlite.backends.cpu.codegen.indexing import Lin, Multi, Var, memory_order
-from jaxlite.backends.cpu.codegen.kernel import HOST_VECTOR_BYTES, MAX_LANES
+from jaxlite.backends.cpu.codegen.kernel import KERNEL_VECTOR_BYTES, MAX_LANES
 from jaxlite.backends.cpu.codegen.llvm_text import Val, is_float, llvm_elem, vec_type
 from jaxlite.backends.cpu.codegen.loops import Emitters, loop_nest
 from jaxlite.backends.cpu.codegen.window_loops import convolution_at, reduce_window_at
@@ -369,7 +369,8 @@ def _inner_loops(em: Elemental, inst: HloInstruction, index: Multi) -> list[Valu
     order = [d for d in memory_order(shape.dims, shape.layout) if d in reduced]
     inner = shape.dims[order[-1]] if order else 1
     width = 1
-    while width < MAX_LANES and width * 2 <= min(inner, HOST_VECTOR_BYTES // shape.dtype.itemsize):
+    lanes = KERNEL_VECTOR_BYTES // shape.dtype.itemsize
+    while width < MAX_LANES and width * 2 <= min(inner, lanes):
         width *= 2
     return reduce_pass(em, [inst], kept, order, width)[0]
 
