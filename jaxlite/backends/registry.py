@@ -266,10 +266,6 @@ def register_backend_factory(name: str, factory: BackendFactory, priority: int =
 
 def get_backend(platform: str | None = None) -> Client:
     """The client of `platform`, or of the default backend (see `BackendRegistry`)."""
-    if platform is None:  # every jit call asks: the memo first, without the method calls
-        known = _DEFAULT._defaults.get(_PLATFORMS())
-        if known is not None:
-            return known
     return _DEFAULT.get_backend(platform)
 
 
