@@ -60,8 +60,10 @@ CASES = [
          variant="defaults", upcast=False, **PREDICATE),
     # the float format
     Case("frexp", lambda xp, x: xp.frexp(x), dtypes=REAL + COMPLEX, **PREDICATE),
+    # eager only: compiled code flushes subnormals as XLA's does (tests/backends/cpu/
+    # test_subnormals.py checks jit against JAX's numbers)
     Case("frexp", lambda xp, x: xp.frexp(x * 1e-39), dtypes=("f32",), variant="subnormal",
-         upcast=False, grad=False),
+         upcast=False, grad=False, jit=False),
     Case("modf", lambda xp, x: xp.modf(x), dtypes=REAL + COMPLEX),
     Case("spacing", lambda xp, x: xp.spacing(x), dtypes=("f16", "f32"), upcast=False,
          **PREDICATE),

@@ -22,6 +22,7 @@ object files loaded from the compilation cache) resolve them.
 from __future__ import annotations
 
 import ctypes
+import platform
 import threading
 from typing import Callable
 
@@ -31,13 +32,49 @@ import numpy as np
 from jaxlite.backends.cpu import interrupt
 
 __all__ = ["install", "invoker", "invoke_frame", "RUNTIME_IR", "MAX_THREADS", "FRAME_HEADER",
-           "ARRAY_DATA_OFFSET"]
+           "ARRAY_DATA_OFFSET", "FLUSHES_SUBNORMALS"]
 
 MAX_THREADS = 64
 # The words of an invoke frame before its array objects (see `invoke_frame`).
 FRAME_HEADER = 9
 
-RUNTIME_IR = f"""
+# XLA's CPU runtime computes with subnormal floats flushed to zero, inputs and results
+# alike (x86's MXCSR FTZ and DAZ bits, AArch64's FPCR FZ), and JAX's numbers are those:
+# 1e-39 * 1.0 is 0 there, as is exp(-88). The entry call sets the mode of the calling
+# thread and restores it after, so the process's own numpy code never sees it; the threads
+# `jl_parallel_for` starts inherit it (pthread_create copies the floating-point
+# environment). It is also what keeps a gelu fed its own results (values halving towards
+# zero) from slowing down twofold once they reach the subnormal range.
+_MACHINE = platform.machine().lower()
+if _MACHINE in ("x86_64", "amd64"):
+    _FLUSH_DECLARE = """
+declare void @llvm.x86.sse.stmxcsr(ptr)
+declare void @llvm.x86.sse.ldmxcsr(ptr)
+"""
+    # MXCSR bit 15 flushes results (FTZ), bit 6 reads subnormal operands as zero (DAZ).
+    _FLUSH_ON = """  %mode.saved = alloca i32, align 4
+  %mode.flush = alloca i32, align 4
+  call void @llvm.x86.sse.stmxcsr(ptr %mode.saved)
+  %mode = load i32, ptr %mode.saved, align 4
+  %mode.ftz = or i32 %mode, 32832
+  store i32 %mode.ftz, ptr %mode.flush, align 4
+  call void @llvm.x86.sse.ldmxcsr(ptr %mode.flush)"""
+    _FLUSH_OFF = "  call void @llvm.x86.sse.ldmxcsr(ptr %mode.saved)"
+elif _MACHINE in ("aarch64", "arm64"):
+    _FLUSH_DECLARE = """
+declare i64 @llvm.aarch64.get.fpcr()
+declare void @llvm.aarch64.set.fpcr(i64)
+"""
+    # FPCR bit 24 (FZ) flushes subnormal operands and results of single and double ops.
+    _FLUSH_ON = """  %mode = call i64 @llvm.aarch64.get.fpcr()
+  %mode.fz = or i64 %mode, 16777216
+  call void @llvm.aarch64.set.fpcr(i64 %mode.fz)"""
+    _FLUSH_OFF = "  call void @llvm.aarch64.set.fpcr(i64 %mode)"
+else:  # other hosts keep IEEE subnormals (and differ from XLA there)
+    _FLUSH_DECLARE = _FLUSH_ON = _FLUSH_OFF = ""
+FLUSHES_SUBNORMALS = bool(_FLUSH_ON)
+
+RUNTIME_IR = f"""{_FLUSH_DECLARE}
 declare i32 @pthread_create(ptr, ptr, ptr, ptr)
 declare i32 @pthread_join(i64, ptr)
 
@@ -169,7 +206,9 @@ run:
   %extra = load ptr, ptr %extra.p, align 8
   %threads.p = getelementptr inbounds ptr, ptr %frame, i64 6
   %threads = load i64, ptr %threads.p, align 8
+{_FLUSH_ON}
   call void %fn(ptr %params, ptr %outs, ptr %arena, ptr %consts, ptr %extra, i64 %threads)
+{_FLUSH_OFF}
   ret void
 }}
 """

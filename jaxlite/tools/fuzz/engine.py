@@ -62,8 +62,8 @@ class Stats:
             f"{m} {n}" for m, n in sorted(self.programs.items())) + f" (+{self.shrink_runs}"
             " runs while shrinking)")
         lines.append(f"programs with disagreements: {self.disagreeing}; with subnormals only: "
-                     f"{self.subnormal_only} (XLA flushes subnormals, jaxlite keeps IEEE: a "
-                     "known difference, not counted as a bug)")
+                     f"{self.subnormal_only} (XLA and jaxlite's compiled code flush subnormals, "
+                     "eager mode keeps IEEE: a known difference, not counted as a bug)")
         for kind, n in sorted(self.found.items()):
             lines.append(f"  {n:5d}  {kind}")
         for m in self.minimal:

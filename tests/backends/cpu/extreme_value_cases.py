@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 
-# No subnormal inputs: XLA's CPU code treats them as zero (DAZ), jaxlite keeps IEEE values.
+# No subnormal inputs: compiled code (XLA's and jaxlite's) reads them as zero (DAZ), eager
+# jaxlite keeps IEEE values.
 F32_INPUTS = [0.0, -0.0, 1.2e-38, -1.2e-38, 1e-30, -1e-30, 1e-7, -1e-7, 0.5, -0.5,
               1.0, -1.0, 3.0, -3.0, 9.0, -9.0, 9.5, -9.5, 10.0, -10.0, 20.0, -20.0, 88.0,
               -88.0, 89.0, -104.0, 1e4, -1e4, 1e6, -1e6, 1e30, -1e30, 3.4e38, -3.4e38,

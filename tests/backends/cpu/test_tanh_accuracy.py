@@ -3,7 +3,8 @@ dense sample of every binade, odd symmetry, and the special values.
 
 The bound is issue 12's: within 4 ulp of tanh rounded from float64 (measured 3.30 on every
 13th float32 in [0, 10]; JAX's own kernel: 4.57). JAX's values at the special points were
-recorded with JAX 0.10.2 (`jax.jit(jnp.tanh)` on the cpu), bit patterns below.
+recorded with JAX 0.10.2 (`jax.jit(jnp.tanh)` on the cpu), bit patterns below, except at
+subnormal inputs, which compiled code flushes (see JAX_SPECIALS).
 """
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import jaxlite.numpy as jnp
 _TANH = jaxlite.jit(jnp.tanh)
 # Every 97th float32 from +0 up to 9.5 (tanh is +-1 beyond 9): all binades, ~11 million.
 _END = int(np.array(9.5, np.float32).view(np.uint32))
+# Below it compiled code reads operands as zero (DAZ, as XLA's): see test_subnormals.py.
+_SMALLEST_NORMAL = 0x00800000
 
 
 def _ulps(got: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -26,7 +29,7 @@ def _ulps(got: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def test_within_4_ulp_on_every_binade():
-    x = np.arange(0, _END, 97, dtype=np.uint32).view(np.float32)
+    x = np.arange(_SMALLEST_NORMAL, _END, 97, dtype=np.uint32).view(np.float32)
     err = _ulps(np.asarray(_TANH(x)), x)
     worst = int(np.argmax(err))
     assert err[worst] <= 4.0, (float(x[worst]), float(err[worst]))
@@ -48,7 +51,9 @@ JAX_SPECIALS = [
     (0x7f800000, 0x3f800000), (0xff800000, 0xbf800000),      # +-inf -> +-1
     (0x41100000, 0x3f800000), (0xc1100000, 0xbf800000),      # +-9: saturated, as XLA
     (0x41a00000, 0x3f800000), (0x7f7fffff, 0x3f800000),      # 20, the largest float
-    (0x00000001, 0x00000001), (0x800116c2, 0x800116c2),      # subnormals: x
+    # subnormals: JAX passes x through its small-argument branch; here the operand is
+    # read as zero, as every other compiled operation reads it, and tanh(+-0) is +-0
+    (0x00000001, 0x00000000), (0x800116c2, 0x80000000),
     (0x00800000, 0x00800000),                                # the smallest normal: x
 ]
 
@@ -68,7 +73,7 @@ def test_nan_stays_nan():
 def test_tiny_values_within_one_ulp_of_x():
     # JAX returns x itself below 0.0004 (tanh(x) rounds to x there); the rational may be
     # one unit off
-    x = np.geomspace(1e-37, 3e-4, 20001, dtype=np.float32)
+    x = np.geomspace(1.1754944e-38, 3e-4, 20001, dtype=np.float32)
     got = np.asarray(_TANH(np.concatenate([x, -x])))
     steps = np.abs(got.view(np.int32).astype(np.int64)
                    - np.concatenate([x, -x]).view(np.int32).astype(np.int64))

@@ -227,24 +227,29 @@ class Arith:
         return self._sel(negative, small, result.ref)
 
     def _next_after(self, a: Val, b: Val) -> Val:
+        # Decided on the bit patterns of the dtype (float16 and bfloat16 are held as float32
+        # here, and a step of float32 would round away), not by float comparisons: where the
+        # runtime flushes subnormals, a comparison would see a subnormal x as zero.
         fb, w = self.fb, a.width
-        ibits = f"i{elem_bits(a.elem)}"
-        ity = Val("", ibits, w, a.dtype).ty
-        idt = np.dtype(f"int{elem_bits(a.elem)}")
-        ia = Val(fb.op(f"bitcast {a.typed} to {ity}"), ibits, w, idt)
-        toward_zero_1 = self._cmp("ogt", a, b.ref, fp=True)
-        toward_zero_2 = self._cmp("ogt", a, self.lit(0.0, a), fp=True)
-        same = fb.op(f"icmp eq {Val('', 'i1', w, _PRED).ty} {toward_zero_1}, {toward_zero_2}")
+        ia, ib = self._to_bits(a), self._to_bits(b)
+        ibits, idt, ity = ia.elem, ia.dtype, ia.ty
+        bty = Val("", "i1", w, _PRED).ty
+        magnitude = self.lit(np.iinfo(idt).max, ia)
+        abs_a = Val(fb.op(f"and {ia.typed}, {magnitude}"), ibits, w, idt)
+        abs_b = fb.op(f"and {ib.typed}, {magnitude}")
+        signs_differ = fb.op(f"icmp slt {ity} {fb.op(f'xor {ia.typed}, {ib.ref}')}, "
+                             f"{self.lit(0, ia)}")
+        shrinks = fb.op(f"or {bty} {self._cmp('ugt', abs_a, abs_b)}, {signs_differ}")
         down = self.emit(f"sub {ia.typed}, {self.lit(1, ia)}", ia)
         up = self.emit(f"add {ia.typed}, {self.lit(1, ia)}", ia)
-        stepped = self._sel(same, down, up.ref)
-        ib = fb.op(f"bitcast {b.typed} to {ity}")
-        sign = fb.op(f"and {ity} {ib}, {self.lit(np.iinfo(idt).min, ia)}")
+        stepped = self._sel(shrinks, down, up.ref)
+        sign = fb.op(f"and {ity} {ib.ref}, {self.lit(np.iinfo(idt).min, ia)}")
         smallest = fb.op(f"or {ity} {sign}, {self.lit(1, ia)}")
-        at_zero = self._cmp("oeq", a, self.lit(0.0, a), fp=True)
-        out = self._sel(at_zero, Val(smallest, ibits, w, idt), stepped.ref)
-        result = self.emit(f"bitcast {out.typed} to {a.ty}", a)
-        equal = self._cmp("oeq", a, b.ref, fp=True)
+        a_zero = self._cmp("eq", abs_a, self.lit(0, ia))
+        out = self._sel(a_zero, Val(smallest, ibits, w, idt), stepped.ref)
+        result = self.bitcast(out, a.dtype)
+        both_zero = fb.op(f"and {bty} {a_zero}, {self._cmp('eq', Val(abs_b, ibits, w, idt), self.lit(0, ia))}")
+        equal = fb.op(f"or {bty} {self._cmp('eq', ia, ib.ref)}, {both_zero}")
         result = self._sel(equal, b, result.ref)
         nan = self._cmp("uno", a, b.ref, fp=True)
         return self._sel(nan, Val(self.lit(np.nan, a), a.elem, w, a.dtype), result.ref)
@@ -287,10 +292,14 @@ class Arith:
             root = self.call("sqrt", [x])
             return self.round_low(self.emit(f"fdiv {x.ty} {self.lit(1.0, x)}, {root.ref}", x))
         if opcode is _O.SIGN:
-            one = Val(self.lit(1.0, x), x.elem, x.width, x.dtype)
-            signed_one = self.call("copysign", [one, x])
-            keep = self._cmp("ueq", x, self.lit(0.0, x), fp=True)  # zero or NaN: x itself
-            return self._sel(keep, x, signed_one.ref)
+            # +-0 for zeros (and for subnormals, which compare equal to zero where the
+            # runtime flushes them, as XLA's sign gives); NaN stays NaN.
+            zero = self._cmp("oeq", x, self.lit(0.0, x), fp=True)
+            unit = self._sel(zero, Val(self.lit(0.0, x), x.elem, x.width, x.dtype),
+                             self.lit(1.0, x))
+            signed_unit = self.call("copysign", [unit, x])
+            nan = self._cmp("uno", x, x.ref, fp=True)
+            return self._sel(nan, x, signed_unit.ref)
         if opcode is _O.IS_FINITE:
             magnitude = self.call("fabs", [x])
             out = fb.op(f"fcmp olt {magnitude.typed}, {self.lit(np.inf, x)}")
