@@ -43,6 +43,7 @@ from jaxlite.core.trace import EVAL_HOOKS
 from jaxlite.errors import JaxRuntimeError
 from jaxlite.interpreters.lowering import LoweredModule, lower_jaxpr
 from jaxlite.lax.higher_order import jit_p
+from jaxlite.xla import compile_progress
 from jaxlite.xla.ir import HloModule
 from jaxlite.xla.text import print_module
 
@@ -388,7 +389,10 @@ def compile_lowered(lowered: LoweredModule, closed: ClosedJaxpr, name: str, clie
                                               seconds, fun_name=f"jit({name})")
         _log_compile(name, client, closed, seconds, lowering_seconds)
         return executable
-    executable = EXECUTABLES.get(lowered.module, client, options, compile_now)
+    try:
+        executable = EXECUTABLES.get(lowered.module, client, options, compile_now)
+    finally:
+        compile_progress.finish()  # the long-compile report's chain of phases ends here
     device = client.devices()[0]
     const_buffers = tuple(client.buffer_from_numpy(np.asarray(c), device)
                           for c in lowered.const_args)
@@ -481,7 +485,8 @@ def lower_and_compile(closed: ClosedJaxpr, name: str, client: Client,
     """Lower `closed` to HLO and compile it with `client` (sharing executables by module
     text, see `EXECUTABLES`)."""
     start = time.perf_counter()
-    lowered = lower_jaxpr(closed, module_name(name))
+    with compile_progress.phase("lowering", f"jit({name})"):
+        lowered = lower_jaxpr(closed, module_name(name))
     return compile_lowered(lowered, closed, name, client, donated_invars,
                            time.perf_counter() - start)
 

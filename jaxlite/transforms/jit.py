@@ -38,6 +38,7 @@ from jaxlite.interpreters.staging import DebugInfo, hoist_tracer_consts, trace_t
 from jaxlite.lax.higher_order import jit_p
 from jaxlite.transforms.stages import Lowered, Traced, Wrapped
 from jaxlite.tree_util import PyTreeDef, tree_flatten, tree_leaves, tree_unflatten
+from jaxlite.xla import compile_progress
 
 
 @dataclass
@@ -176,7 +177,9 @@ class PjitFunction(Wrapped):
         """Trace a new signature; keep it unless it holds an outer transformation's
         tracers (which belong to that one call)."""
         names = self._leaf_names(args, dynamic_kwargs)
-        with collection_paused():  # tracing makes short-lived objects in bursts too
+        program = f"jit({_api_util.function_name(self._fun)})"
+        # (tracing makes short-lived objects in bursts too)
+        with collection_paused(), compile_progress.phase("tracing", program):
             traced = self._trace_new(in_tree, avals, statics, names)
         traced.donated_invars = tuple(len(traced.consts) + i for i in
                                       self._donated_leaves(args, dynamic_kwargs))
@@ -305,7 +308,7 @@ class PjitFunction(Wrapped):
                             "arguments only. Pass those values as arguments.")
         name = _api_util.function_name(self._fun)
         start = time.perf_counter()
-        with collection_paused():
+        with collection_paused(), compile_progress.phase("lowering", f"jit({name})"):
             lowered = lower_jaxpr(traced.jaxpr, dispatch.module_name(name))
         return Lowered(lowered, traced, name, self._client(), self._donate_argnums,
                        time.perf_counter() - start)

@@ -18,6 +18,7 @@ from jaxlite.interpreters.lowering import LoweredModule
 from jaxlite.runtime import dispatch
 from jaxlite.transforms import api_util as _api_util
 from jaxlite.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from jaxlite.xla import dot_graph
 from jaxlite.xla.ir import HloModule
 from jaxlite.xla.text import print_module
 
@@ -135,6 +136,11 @@ class Lowered:
         _check_dialect(dialect)
         return print_module(self._lowered.module)
 
+    def as_dot(self) -> str:
+        """The module before the pass pipeline as a Graphviz graph (DOT text); jaxlite's
+        own, as `Compiled.as_dot`."""
+        return dot_graph.module_to_dot(self._lowered.module)
+
     def cost_analysis(self) -> dict[str, float]:
         """Estimated work of the unoptimized module (see `jaxlite.backends.analysis`)."""
         return analysis.cost_analysis(self._lowered.module)
@@ -184,6 +190,18 @@ class Compiled:
         naming the stages the backend has.
         """
         return self._call.executable.text(stage)
+
+    def as_dot(self) -> str:
+        """The optimized module as a Graphviz graph (DOT text), as XLA draws it with
+        `--xla_dump_hlo_as_dot`; jaxlite's own, JAX has no such method. Each fusion is a
+        box of the instructions it fused; edges carry the shapes of the values."""
+        return dot_graph.module_to_dot(self._call.executable.hlo_module(optimized=True))
+
+    def as_svg(self) -> str:
+        """`as_dot()` drawn as an SVG picture by Graphviz's `dot` program (a
+        `RuntimeError` says what to install when it is missing). In a notebook,
+        `IPython.display.SVG(compiled.as_svg())` shows it."""
+        return dot_graph.render_svg(self.as_dot())
 
     def cost_analysis(self) -> dict[str, float]:
         """Estimated 'flops', 'transcendentals' and 'bytes accessed' of the optimized module."""

@@ -8,7 +8,9 @@ it can verify the module after every pass, and when a dump folder is set (the op
 module's text before the first pass and after every pass as `<module>.<NNNN>.<pass>.txt`:
 `NNNN` counts from 0000 (`input`) in the order the passes ran, passes inside a fixed point
 included, so a folder sorts into the history of one compilation. A later compilation of a
-module with the same name writes over the same files.
+module with the same name writes over the same files. Backends add what they make of the
+optimized module through `write_dump` (`<module>.<stage>`, e.g. the cpu backend's
+`jit_f.buffer-assignment.txt`, `jit_f.ir-no-opt.ll`, `jit_f.s`), listed after the passes.
 """
 from __future__ import annotations
 
@@ -44,10 +46,12 @@ __all__ = [
     "FixedPoint",
     "Pass",
     "PipelineOptions",
+    "dump_folder",
     "fixed_point",
     "optimize",
     "pass_name",
     "run_pass",
+    "write_dump",
 ]
 
 Pass = Callable[[HloModule], HloModule]
@@ -173,6 +177,27 @@ def _as_options(options: Any) -> PipelineOptions:
 
 def _file_part(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
+
+
+def dump_folder(options: Any = None) -> str | None:
+    """The folder dumps go to: the options' `dump_dir`, else `jaxlite_dump_dir`
+    (`JAXLITE_DUMP_DIR`); None when dumping is off."""
+    folder = getattr(options, "dump_dir", None)
+    return folder or config.read("jaxlite_dump_dir") or None
+
+
+def write_dump(folder: str, module_name: str, stage: str, text: str) -> str:
+    """Write `text` to `<module>.<stage>` in `folder` (made if missing) and return the path.
+
+    A backend names what it makes of the optimized module by stage and extension
+    ("buffer-assignment.txt", "ir-no-opt.ll", "s"): those names sort after the numbered
+    pass dumps of the same module, so a folder lists a compilation in the order it ran.
+    """
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"{_file_part(module_name)}.{_file_part(stage)}")
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(text)
+    return path
 
 
 class _Observer:

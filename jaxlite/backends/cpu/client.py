@@ -21,11 +21,13 @@ from jaxlite.backends.cpu import compile_cache, disk_cache, llvm_target
 from jaxlite.backends.cpu.buffer import CpuBuffer, CpuDevice
 from jaxlite.backends.cpu.codegen.custom_call import install_custom_calls
 from jaxlite.backends.cpu.codegen.module import ENTRY, ModuleInfo, emit_module, module_info
+from jaxlite.backends.cpu.dumps import write_program_dumps
 from jaxlite.backends.cpu.executable import CpuExecutable
 from jaxlite.backends.cpu.native import compile_objects, install_runtime, load_objects
 from jaxlite.config import config
+from jaxlite.xla.compile_progress import phase
 from jaxlite.xla.ir import HloModule
-from jaxlite.xla.pipeline import optimize
+from jaxlite.xla.pipeline import dump_folder, optimize
 from jaxlite.xla.text import print_module
 
 __all__ = ["CpuClient", "make_client", "OBJECT_CACHE"]
@@ -90,7 +92,8 @@ class CpuClient(Client):
                 install_custom_calls(optimized)
                 return self._load(module, optimized, options, info, objects, code_key,
                                   None, threads)
-        optimized = optimize(module, options)
+        with phase("HLO passes", module.name):
+            optimized = optimize(module, options)
         self.stats["optimizations"] += 1
         install_custom_calls(optimized)  # their symbols must exist before linking
         key = compile_cache.cache_key(print_module(optimized), (donated, threads))
@@ -98,9 +101,11 @@ class CpuClient(Client):
         if payload is not None:
             self.stats["memory_hits"] += 1
         else:
-            ir_texts, info = emit_module(optimized, donated, threads)
+            with phase("LLVM IR emission", module.name):
+                ir_texts, info = emit_module(optimized, donated, threads)
             ir_texts[0] += compile_cache.key_global(key)
-            payload = compile_cache.pack_objects(compile_objects(ir_texts))
+            with phase("LLVM compilation", module.name):
+                payload = compile_cache.pack_objects(compile_objects(ir_texts))
             self.stats["llvm_compiles"] += 1
         OBJECT_CACHE.put(key, payload)
         if info is None:
@@ -109,7 +114,15 @@ class CpuClient(Client):
         assert objects is not None
         if entry_key is not None:
             self._store_program(folder, entry_key, key, optimized, info, objects)
-        return self._load(module, optimized, options, info, objects, key, ir_texts, threads)
+        dump_to = dump_folder(options)
+        if dump_to:
+            with phase("writing dumps", module.name):
+                if ir_texts is None:  # the object code came from the memory cache
+                    ir_texts, info = emit_module(optimized, donated, threads)
+                write_program_dumps(dump_to, module.name, optimized, info, ir_texts)
+        with phase("linking", module.name):
+            return self._load(module, optimized, options, info, objects, key, ir_texts,
+                              threads)
 
     def _load(self, module: HloModule, optimized: HloModule, options: CompileOptions,
               info: ModuleInfo, objects: list[bytes], key: bytes,
@@ -164,8 +177,8 @@ class CpuClient(Client):
 
 
 def _dumping(options: CompileOptions) -> bool:
-    """Whether the passes write dumps (then they run, cache or not)."""
-    return bool(options.dump_dir or config.read("jaxlite_dump_dir"))
+    """Whether the compiler writes dumps (then it runs, cache or not)."""
+    return dump_folder(options) is not None
 
 
 def make_client() -> CpuClient:

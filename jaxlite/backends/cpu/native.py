@@ -34,7 +34,7 @@ from jaxlite.backends.cpu import (compile_cache, disk_cache, llvm_optimize, llvm
                                   runtime)
 
 __all__ = ["NativeModule", "install_runtime", "compile_object", "compile_library", "compile_objects", "link",
-           "load_objects", "assembly", "ENTRY_ARGTYPES"]
+           "load_objects", "assembly", "optimized_ir_and_assembly", "ENTRY_ARGTYPES"]
 
 # The entry function: (params, outs, arena, consts, extra, threads); see codegen/program.py.
 ENTRY_ARGTYPES = (ctypes.c_void_p,) * 5 + (ctypes.c_int64,)
@@ -313,6 +313,15 @@ def assembly(ir_texts: str | Sequence[str]) -> str:
     module = _parsed([ir_texts] if isinstance(ir_texts, str) else ir_texts, True)
     with llvm_optimize.generating_code():
         return _machine().emit_assembly(module)
+
+
+def optimized_ir_and_assembly(ir_texts: Sequence[str]) -> tuple[str, str]:
+    """The LLVM IR of modules linked and optimized as `compile_object` does, and its host
+    assembly (for the dump folder: one optimization serves both)."""
+    module = _parsed(ir_texts, True)
+    optimized = str(module)
+    with llvm_optimize.generating_code():
+        return optimized, _machine().emit_assembly(module)
 
 
 @dataclass
