@@ -11,10 +11,14 @@ mark passes, or that has run `THRESHOLD_SECONDS` itself after it, is logged whil
 so a compile that seems stuck says where it is. With the option off, a phase costs one
 option read.
 
+Every phase is also recorded as a `jaxlite.monitoring` time span (`PHASE_EVENT`, with the
+phase's and the program's names), whatever the option: a trace capture
+(`jaxlite.profiler`) shows them as compile events.
+
 Phases inside a phase (a nested jit traced while its caller traces, an eager operation
 compiled meanwhile) belong to the outer one. Tracing starts a new chain, and so does a
-lowering that does not follow a tracing: a chain abandoned after `jit(f).trace()` does not
-count towards the next compile.
+lowering unless it lowers what the chain just traced (the same program): a chain
+abandoned after `jit(f).trace()` does not count towards the next compile of another.
 """
 from __future__ import annotations
 
@@ -24,9 +28,13 @@ import threading
 import time
 from typing import Iterator
 
+from jaxlite import monitoring
 from jaxlite.config import config
 
-__all__ = ["THRESHOLD_SECONDS", "finish", "phase"]
+__all__ = ["PHASE_EVENT", "THRESHOLD_SECONDS", "finish", "phase"]
+
+# The monitoring time span of each phase (metadata: phase=, program=).
+PHASE_EVENT = "/jaxlite/compile/phase"
 
 # Seconds of compiling after which the phases are reported (tests set it lower).
 THRESHOLD_SECONDS = 1.0
@@ -90,13 +98,26 @@ _STATE = _ThreadState()
 @contextlib.contextmanager
 def phase(name: str, program: str | None = None) -> Iterator[None]:
     """Mark a phase of compiling `program` (e.g. "jit(f)"; the chain keeps the first name
-    it is told), for the long-compile report of `jax_log_compiles`."""
+    it is told), for the long-compile report of `jax_log_compiles` and as a monitoring
+    time span (`PHASE_EVENT`)."""
+    start = time.time()  # (monitoring's time spans are seconds since the epoch)
+    try:
+        with _reported(name, program):
+            yield
+    finally:
+        monitoring.record_event_time_span(PHASE_EVENT, start, time.time(), phase=name,
+                                          program=program or "")
+
+
+@contextlib.contextmanager
+def _reported(name: str, program: str | None) -> Iterator[None]:
+    """The phase as the long-compile report sees it."""
     state = _STATE
     if state.depth or not _LOG_COMPILES():
         yield
         return
     chain = state.chain
-    if chain is None or (name in _STARTS_CHAIN and not _follows_tracing(chain, name)):
+    if chain is None or (name in _STARTS_CHAIN and not _follows_tracing(chain, name, program)):
         chain = state.chain = _Chain(program or "a program")
     started = time.perf_counter()
     timer = chain.alarm(name, started)
@@ -109,8 +130,10 @@ def phase(name: str, program: str | None = None) -> Iterator[None]:
         chain.end(name, time.perf_counter() - started)
 
 
-def _follows_tracing(chain: _Chain, name: str) -> bool:
-    return name == "lowering" and [n for n, _, _ in chain.done] == ["tracing"]
+def _follows_tracing(chain: _Chain, name: str, program: str | None) -> bool:
+    """Whether phase `name` of `program` lowers what the chain has just traced."""
+    return (name == "lowering" and program == chain.name
+            and [n for n, _, _ in chain.done] == ["tracing"])
 
 
 def finish() -> None:

@@ -21,7 +21,7 @@ import numpy as np
 
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
 from jaxlite.xla.opcodes import Kind, Opcode
-from jaxlite.xla.text import format_literal
+from jaxlite.xla.text import format_literal, print_instruction
 
 __all__ = ["module_to_dot", "render_svg"]
 
@@ -33,6 +33,9 @@ _PARAMETER_COLOR = "#cfe3f7"
 _ROOT_COLOR = "#ffe08a"
 # Attributes worth a place in a node's label (the rest are in `as_text()`).
 _SHOWN_ATTRIBUTES = ("dimensions", "index", "direction", "custom_call_target")
+# Tooltips (the instruction's HLO text, shown on hovering in an SVG) are cut at this length:
+# a large constant's literal would otherwise be the bulk of the file.
+_TOOLTIP_CHARS = 400
 # Opcodes that run other computations drawn as boxes of their own.
 _RUNS_COMPUTATIONS = frozenset({Opcode.WHILE, Opcode.CONDITIONAL, Opcode.CALL})
 
@@ -157,6 +160,7 @@ class _DotWriter:
         if self.node_id(inst) == self.result:
             lines.append(shape_label(inst.shape))
             style = [f"fillcolor={quote(_ROOT_COLOR)}"] + style[1:]
+        style.append(f"tooltip={quote(_tooltip(inst))}")
         self.lines.append(f"{indent}{self.node_id(inst)} [label={quote(chr(10).join(lines))}"
                           f", {', '.join(style)}];")
 
@@ -166,10 +170,11 @@ class _DotWriter:
         label = f"{fusion.name} ({kind})"
         border = 'color="#8a8a8a"'
         if fusion is self.module.entry.root:
-            label, border = "ROOT " + label, 'color="#c79a00", penwidth=2'
+            label, border = "ROOT " + label, 'color="#c79a00"; penwidth=2'
         self.lines += [f"{indent}subgraph {quote('cluster_' + fusion.name)} {{",
                        f"{indent}  label={quote(label)}; style=filled; "
-                       f"fillcolor={quote(_FUSION_COLORS.get(kind, '#f4f4f4'))}; {border};"]
+                       f"fillcolor={quote(_FUSION_COLORS.get(kind, '#f4f4f4'))}; {border}; "
+                       f"tooltip={quote(_tooltip(fusion))};"]
         self.instructions(fused, entry=False, indent=indent + "  ")
         self.lines.append(f"{indent}}}")
 
@@ -207,6 +212,11 @@ def _roles(inst: HloInstruction) -> list[str]:
             return ["true", "false"]
         return [f"branch {k}" for k in range(len(inst.called))]
     return ["calls"] * len(inst.called)
+
+
+def _tooltip(inst: HloInstruction) -> str:
+    text = print_instruction(inst).strip()
+    return text if len(text) <= _TOOLTIP_CHARS else text[:_TOOLTIP_CHARS] + " ..."
 
 
 def _describe(inst: HloInstruction) -> str:
