@@ -97,6 +97,7 @@ class _DotWriter:
         self.node_ids: dict[int, str] = {}   # id(instruction) -> DOT node id
         self.drawn: set[int] = set()         # id(computation) already drawn as a box
         self.pending: list[HloComputation] = []
+        self.result = self.output_of(module.entry.root)  # the node the result leaves
 
     def write(self) -> str:
         entry = self.module.entry
@@ -107,7 +108,6 @@ class _DotWriter:
                        'fontname="Helvetica", fontsize=10];',
                        '  edge [fontname="Helvetica", fontsize=9];']
         self.drawn.add(id(entry))
-        self.result = self.output_of(entry.root)  # the node the module's result leaves
         self.instructions(entry, entry=True, indent="  ")
         while self.pending:  # the computations of loops, branches and calls
             self.computation_box(self.pending.pop(0))
