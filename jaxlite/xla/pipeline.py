@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import os
 import re
+import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from jaxlite import monitoring
 from jaxlite.config import config
 from jaxlite.xla.ir import HloModule
 from jaxlite.xla.passes import (
@@ -41,6 +43,7 @@ from jaxlite.xla.text import print_module
 from jaxlite.xla.verifier import HloVerificationError, verify_module
 
 __all__ = [
+    "PASS_EVENT",
     "PIPELINE",
     "SIMPLIFY",
     "FixedPoint",
@@ -55,6 +58,8 @@ __all__ = [
 ]
 
 Pass = Callable[[HloModule], HloModule]
+# The monitoring time span of each pass run (metadata: pass_name=, module=).
+PASS_EVENT = "/jaxlite/compile/hlo_pass"
 # Told the name of each pass that ran and the module it returned.
 AfterPass = Callable[[str, HloModule], None]
 
@@ -108,15 +113,20 @@ def fixed_point(*passes: Pass, max_iterations: int = 25, name: str | None = None
 
 
 def run_pass(p: Pass, module: HloModule, after_pass: AfterPass | None = None) -> HloModule:
-    """Run one pass (or fixed-point group) and report each pass that ran to `after_pass`."""
+    """Run one pass (or fixed-point group) and report each pass that ran to `after_pass`.
+    Each run is also a monitoring time span (`PASS_EVENT`), which trace captures show."""
+    start = time.time()  # (monitoring's time spans are seconds since the epoch)
     if isinstance(p, FixedPoint):
-        return p.run(module, after_pass)
-    result = p(module)
-    if not isinstance(result, HloModule):
-        raise TypeError(f"pass {pass_name(p)} returned {type(result).__name__}, expected an "
-                        "HloModule (the same object when it changed nothing)")
-    if after_pass is not None:
-        after_pass(pass_name(p), result)
+        result = p.run(module, after_pass)
+    else:
+        result = p(module)
+        if not isinstance(result, HloModule):
+            raise TypeError(f"pass {pass_name(p)} returned {type(result).__name__}, expected "
+                            "an HloModule (the same object when it changed nothing)")
+        if after_pass is not None:
+            after_pass(pass_name(p), result)
+    monitoring.record_event_time_span(PASS_EVENT, start, time.time(), pass_name=pass_name(p),
+                                      module=module.name)
     return result
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ctypes
 import math
 import threading
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -42,6 +42,18 @@ __all__ = ["CpuExecutable", "STAGES"]
 STAGES = ("hlo", "optimized_hlo", "llvm", "asm")
 _ARENA_ALIGNMENT = 64
 _THREADS = config.reader("jaxlite_cpu_threads")
+
+# While a trace is captured (`instrumented.start`), the function that runs executables in
+# their place: (executable, arrays, checked) -> results. Else None, tested once per run.
+_profiler: Callable[["CpuExecutable", Sequence[np.ndarray], bool], list[np.ndarray]] | None \
+    = None
+
+
+def set_profiler(run: Callable[["CpuExecutable", Sequence[np.ndarray], bool],
+                               list[np.ndarray]] | None) -> None:
+    """Send every run of an executable (not an instrumented one) to `run`; None: stop."""
+    global _profiler
+    _profiler = run
 
 
 class CpuExecutable(HostExecutable):
@@ -115,6 +127,8 @@ class CpuExecutable(HostExecutable):
         # Whether Ctrl-C may stop the code (see `interrupt`): it has while loops or kernels
         # large enough to run in parallel, which it polls after.
         self._polls = _polls(optimized)
+        # Set on the timed copies a trace capture makes (see `instrumented`).
+        self.instrumented = False
 
     @property
     def client(self) -> Client:
@@ -138,6 +152,11 @@ class CpuExecutable(HostExecutable):
             start += -start % _ARENA_ALIGNMENT
             frame[3], frame[5] = start, start + self._temp_bytes
         return frame, ctypes.addressof(frame), arena
+
+    @property
+    def threads(self) -> int:
+        """The threads its kernels with scratch memory were compiled for."""
+        return self._threads
 
     @property
     def arena_bytes(self) -> int:
@@ -188,6 +207,8 @@ class CpuExecutable(HostExecutable):
 
     def execute_arrays(self, arrays: Sequence[np.ndarray],
                        checked: bool = False) -> list[np.ndarray]:
+        if _profiler is not None and not self.instrumented:  # a trace is being captured
+            return _profiler(self, arrays, checked)
         if not checked:
             arrays = self._checked(arrays)
         fresh = [np.empty(dims, dtype) for dims, dtype in self._fresh]

@@ -9,6 +9,7 @@ emitted once.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,8 +25,9 @@ from jaxlite.backends.cpu.codegen.custom_call import emit_custom_call
 from jaxlite.backends.cpu.codegen.dot_kernel import (dot_of, epilogue_fusion, gemm_call,
                                                      gemm_kernel)
 from jaxlite.backends.cpu.codegen.llvm_text import loop_metadata
-from jaxlite.backends.cpu.codegen.program import (Call, ComputationPlan, ProgramEmitter,
-                                                  disjoint, plan_computation)
+from jaxlite.backends.cpu.codegen.program import (PROFILE_DECLARATIONS, Call, ComputationPlan,
+                                                  ProfileSite, ProgramEmitter, disjoint,
+                                                  plan_computation)
 from jaxlite.backends.cpu.codegen.sort_kernel import emit_sort
 from jaxlite.backends.cpu.codegen.update_kernels import (emit_dynamic_update_slice, emit_scatter,
                                                         emit_select_and_scatter)
@@ -52,12 +54,14 @@ class ModuleInfo:
     constants : the arrays of the constant table, in memory order, by position.
     arena_bytes : the size of the temporary arena.
     extra_bytes : the size of the region while loops keep their bodies' results in.
+    sites : what each site of a profiled module times (`ProfileSite`); () when not profiled.
     """
 
     plan: ComputationPlan
     constants: tuple[np.ndarray, ...]
     arena_bytes: int
     extra_bytes: int
+    sites: tuple[ProfileSite, ...] = ()
 
 
 def as_fusion(inst: HloInstruction) -> HloInstruction:
@@ -72,7 +76,8 @@ def as_fusion(inst: HloInstruction) -> HloInstruction:
 
 
 class _ModuleBuilder:
-    def __init__(self, threads: int = 1, scratch_region: int = 0) -> None:
+    def __init__(self, threads: int = 1, scratch_region: int = 0, profile: bool = False
+                 ) -> None:
         self.ctx = KernelContext()
         self._kernels: dict[str, str] = {}
         self.kernel_texts: list[str] = []
@@ -84,7 +89,7 @@ class _ModuleBuilder:
         # External functions the kernels call, each declared once (an ordered set).
         self.declarations: dict[str, None] = {}
         self.program = ProgramEmitter(self.kernel_name, self.task_name, self.constant_index,
-                                      self.make_calls, self.control_flow, threads)
+                                      self.make_calls, self.control_flow, threads, profile)
         self._counter = 0
         self.programs: dict[int, tuple[str, ComputationPlan]] = {}
         self._extra = scratch_region
@@ -202,6 +207,8 @@ class _ModuleBuilder:
                  # scratch of sort kernels; declared once however many kernels use it
                  "declare ptr @malloc(i64)", "declare void @free(ptr)",
                  *interrupt.declarations()]  # polled by loops and after large kernels
+        if self.program.profile:
+            parts += PROFILE_DECLARATIONS
         parts += self.ctx.constants.texts
         parts.append(outline_heavy_math(self.ctx.mathlib.definitions(), self.kernel_texts))
         parts += self.declarations
@@ -333,12 +340,13 @@ def _info(builder: _ModuleBuilder, module: HloModule, plan: ComputationPlan) -> 
                       builder._extra + extra_bytes(module))
 
 
-def emit_module(module: HloModule, donated: tuple[int, ...] = (),
-                threads: int = 1) -> tuple[list[str], ModuleInfo]:
+def emit_module(module: HloModule, donated: tuple[int, ...] = (), threads: int = 1,
+                profile: bool = False) -> tuple[list[str], ModuleInfo]:
     """The LLVM IR of `module` (optimized and scheduled) and its `ModuleInfo`: the main
     module's text first, then the modules it links (GEMMs). `threads`: the most threads a
-    kernel with scratch memory may run on."""
-    builder = _ModuleBuilder(threads, scratch_region(module, threads))
+    kernel with scratch memory may run on. `profile`: time each kernel call (the
+    instrumented programs of a trace capture; `ModuleInfo.sites` names what is timed)."""
+    builder = _ModuleBuilder(threads, scratch_region(module, threads), profile)
     plan = entry_plan(module, donated, threads)
     info = _info(builder, module, plan)
     # The entry runs once per call: a straight line of kernel calls, each followed by an
@@ -347,4 +355,6 @@ def emit_module(module: HloModule, donated: tuple[int, ...] = (),
     # is compiled as is (`optnone`); the kernels and loop bodies it calls are optimized.
     builder.program.emit(plan, ENTRY, linkage="", attrs="nounwind optnone noinline")
     assert builder._extra == info.extra_bytes, (builder._extra, info.extra_bytes)
+    if profile:
+        info = dataclasses.replace(info, sites=tuple(builder.program.sites))
     return [builder.text(module.name)] + builder.modules, info

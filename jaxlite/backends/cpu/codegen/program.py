@@ -18,6 +18,12 @@ the end each result leaf is copied to the memory its caller handed over for it w
 not already live there (a parameter or a constant returned, a result computed before its
 donated buffer was free, one value returned twice: a called computation gets memory of its
 own for each result leaf, see `plan_computation`).
+
+Profiled programs (`ProgramEmitter(profile=True)`, for a trace capture: `jaxlite.profiler`)
+also time each kernel call and each control-flow instruction: the clock is read before it
+(`jl_profile_clock`) and a record (site, start, end) appended to the module's log after it
+(`jl_profile_record`, see `runtime.py`); `ProgramEmitter.sites` says what each site is.
+Programs emitted without `profile` are unchanged, so normal executables pay nothing.
 """
 from __future__ import annotations
 
@@ -34,7 +40,7 @@ from jaxlite.xla.passes.layout_assignment import moves_no_data
 from jaxlite.xla.shape import Shape
 
 __all__ = ["ProgramEmitter", "ComputationPlan", "plan_computation", "with_tuple_root",
-           "PARALLEL_WORK", "disjoint", "result_moves"]
+           "PARALLEL_WORK", "disjoint", "result_moves", "ProfileSite", "PROFILE_DECLARATIONS"]
 
 _O = Opcode
 _VIEWS = (_O.PARAMETER, _O.CONSTANT, _O.TUPLE, _O.GET_TUPLE_ELEMENT)
@@ -148,13 +154,16 @@ class ProgramEmitter:
     constant_index : the position in the constant table of a constant instruction.
     make_calls : the kernel calls of an instruction.
     scratch_threads : threads the scratch region (at the start of `extra`) has room for.
+    profile : time every kernel call and control-flow instruction (see `ProfileSite`).
     """
 
     def __init__(self, kernel_name: Callable[[Kernel], str], task_name: Callable[[str, Kernel],
                                                                                  str],
                  constant_index: Callable[[HloInstruction], int], make_calls: CallMaker,
                  control_flow: Callable[["ProgramState", HloInstruction], None],
-                 scratch_threads: int = 1) -> None:
+                 scratch_threads: int = 1, profile: bool = False) -> None:
+        self.profile = profile
+        self.sites: list[ProfileSite] = []  # by site number, when profiling
         self.kernel_name = kernel_name
         self.task_name = task_name
         self.constant_index = constant_index
@@ -235,7 +244,9 @@ class ProgramState:
         if inst.opcode in _VIEWS or moves_no_data(inst):
             return
         if inst.opcode in (_O.WHILE, _O.CONDITIONAL, _O.CALL):
+            mark = self.profile_begin(inst, inst.opcode.text)
             self.emitter.control_flow(self, inst)
+            self.profile_end(mark)
             return
         if inst.shape.is_tuple and inst.opcode not in (_O.FUSION, _O.SCATTER, _O.REDUCE_WINDOW,
                                                         _O.REDUCE, _O.SORT, _O.CUSTOM_CALL):
@@ -247,15 +258,20 @@ class ProgramState:
             return
         inputs = [s for o in inst.operands for s in self.slices(o)]
         reserved = self.plan.assignment.scratch.get(inst.name)
-        for kernel, slices in self.emitter.make_calls(inst, inputs, outputs):
-            self.call_kernel(kernel, [self.ptr(s) for s in slices], reserved)
+        calls = self.emitter.make_calls(inst, inputs, outputs)
+        for k, (kernel, slices) in enumerate(calls):
+            role = _call_role(inst, k, len(calls))
+            self.call_kernel(kernel, [self.ptr(s) for s in slices], reserved, (inst, role))
 
     def call_kernel(self, kernel: Kernel, pointers: list[str],
-                    reserved: BufferSlice | None = None) -> None:
+                    reserved: BufferSlice | None = None,
+                    site: tuple[HloInstruction, str] | None = None) -> None:
         """Call `kernel`; its scratch is the space buffer assignment `reserved` for the
-        instruction (the entry's GEMMs and convolutions), else the scratch region."""
+        instruction (the entry's GEMMs and convolutions), else the scratch region. `site`:
+        the instruction the call computes and the call's role, timed when profiling."""
         fb = self.fb
         name = self.emitter.kernel_name(kernel)
+        mark = None if site is None else self.profile_begin(site[0], site[1], name)
         if kernel.scratch and reserved is not None:
             assert reserved.size >= kernel.scratch * self.emitter.scratch_threads, (
                 reserved, kernel.scratch)
@@ -274,6 +290,7 @@ class ProgramState:
                                 f"i64 {self.emitter.scratch_threads})", "th")
             fb.do(f"call void @jl_parallel_for(ptr @{task}, ptr {ctx}, i64 {kernel.units}, "
                   f"i64 {kernel.grain}, i64 {threads})")
+            self.profile_end(mark)
             # After a large kernel, Ctrl-C ends the run (`interrupt`; a loop around it
             # leaves at its next test): one load and a branch per large kernel.
             stop, go = fb.label("interrupted"), fb.label("go")
@@ -284,6 +301,7 @@ class ProgramState:
             return
         args = ", ".join(f"ptr {p}" for p in pointers)
         fb.do(f"call void @{name}({args}, i64 0, i64 {kernel.units})")
+        self.profile_end(mark)
 
     def copy(self, dest: str, src: str, size: int, check: bool = True) -> None:
         """memcpy, skipped at run time when both are the same memory."""
@@ -308,6 +326,62 @@ class ProgramState:
                                  "their parameters without a temporary")
         for leaf, home in moves:
             self.copy(self.table("outs", leaf), self.ptr(home), home.size)
+
+    # ------------------------------------------------------------------ profiling
+    def profile_begin(self, inst: HloInstruction, role: str, kernel: str = ""
+                      ) -> tuple[int, str] | None:
+        """When profiling: a new site for `inst` and the clock read before it runs."""
+        if not self.emitter.profile:
+            return None
+        kind = inst.attr("kind") or inst.attr("target") or ""
+        self.emitter.sites.append(ProfileSite(inst.name, inst.opcode.text, role, kernel,
+                                              self.plan.comp.name, str(kind)))
+        start = self.fb.op("call i64 @jl_profile_clock()", "clock")
+        return len(self.emitter.sites) - 1, start
+
+    def profile_end(self, mark: tuple[int, str] | None) -> None:
+        """Append the record of the site `profile_begin` started to the module's log."""
+        if mark is None:
+            return
+        site, start = mark
+        log = self.fb.op("load ptr, ptr @jl_profile_log, align 8", "log")
+        self.fb.do(f"call void @jl_profile_record(ptr {log}, i64 {site}, i64 {start})")
+
+
+@dataclass(frozen=True)
+class ProfileSite:
+    """What a profiled program timed at one site (records name sites by position).
+
+    instruction, opcode : the HLO instruction (its name in the optimized module).
+    role : "kernel", "gemm" and "epilogue" (a dot's two kernels), "custom-call", or the
+        control-flow opcode ("while", "conditional", "call": their bodies' sites nest).
+    kernel : the LLVM function called ("" for control flow).
+    computation : the computation the instruction belongs to.
+    kind : a fusion's kind (kLoop, kInput, kOutput) or a custom call's target.
+    """
+
+    instruction: str
+    opcode: str
+    role: str
+    kernel: str
+    computation: str
+    kind: str
+
+
+# What a profiled module declares: its log (a buffer `[count, capacity, dropped, 0,
+# records...]` whose address the executable stores here) and the runtime's two functions.
+PROFILE_DECLARATIONS = ("@jl_profile_log = global ptr null, align 8",
+                        "declare i64 @jl_profile_clock()",
+                        "declare void @jl_profile_record(ptr, i64, i64)")
+
+
+def _call_role(inst: HloInstruction, k: int, count: int) -> str:
+    """The role of the k-th of an instruction's `count` kernel calls."""
+    if inst.opcode is _O.CUSTOM_CALL:
+        return "custom-call"
+    if count == 2:  # a GEMM, then the epilogue fusion applied to its result
+        return ("gemm", "epilogue")[k]
+    return "kernel"
 
 
 def _overlap(a: Region, b: Region) -> bool:
