@@ -14,6 +14,8 @@ import pytest
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
+from jaxlite.backends.cpu import executable as executable_module
+from jaxlite.backends.cpu.codegen.module import emit_module
 from jaxlite.config import config
 from jaxlite.profiler import (StepTraceAnnotation, TraceAnnotation, annotate_function,
                               start_trace, stop_trace)
@@ -158,6 +160,20 @@ def test_second_trace_in_one_process_holds_only_its_own_calls(tmp_path):
                 if e["args"]["phase"] == "LLVM compilation"]
 
 
+def test_programs_sharing_a_name_are_told_apart(tmp_path):
+    first = jax.jit(lambda a: jnp.exp(a) + 1.0)
+    second = jax.jit(lambda a: jnp.log1p(a) * 3.0)
+    a = jnp.linspace(0.5, 2.0, 15)
+    with jax.profiler.trace(tmp_path):
+        first(a), second(a), first(a)
+    trace = load(tmp_path)
+    calls = events(trace, "call")
+    assert [c["name"] for c in calls] == ["jit__lambda"] * 3
+    assert [c["args"]["program"] for c in calls] == [0, 1, 0]
+    modules = {row.split()[2] for row in jax.profiler.summary(trace).splitlines()[2:-1]}
+    assert modules == {"jit__lambda#0", "jit__lambda#1"}
+
+
 def test_start_twice_and_stop_without_start_raise_as_jax(tmp_path):
     start_trace(tmp_path)
     try:
@@ -184,16 +200,44 @@ def test_executables_are_unchanged_without_a_trace(tmp_path):
     def f(a, b):
         return jnp.tanh(a @ b).sum(axis=0)
     a, b = jnp.ones((12, 20)), jnp.ones((20, 28))
-    before = jax.jit(f).lower(a, b).compile()
-    llvm_before = before.as_text("llvm")
-    assert "jl_profile" not in llvm_before
     with jax.profiler.trace(tmp_path):
-        during = jax.jit(f)(a, b)
-    after = jax.jit(f).lower(a, b).compile()
-    assert after.as_text("llvm") == llvm_before
-    assert not after.runtime_executable().instrumented
-    np.testing.assert_array_equal(np.asarray(during), np.asarray(after(a, b)))
+        during = jax.jit(f)(a, b)  # compiled while the trace runs
+    assert executable_module._profiler is None  # runs test one None again
+    compiled = jax.jit(f).lower(a, b).compile()  # the executable the traced call compiled
+    assert not compiled.runtime_executable().instrumented
+    text = compiled.as_text("llvm")
+    assert "jl_profile" not in text
+    jax.clear_caches()
+    again = jax.jit(f).lower(a, b).compile()
+    assert again.runtime_executable() is not compiled.runtime_executable()
+    assert again.as_text("llvm") == text
+    np.testing.assert_array_equal(np.asarray(during), np.asarray(again(a, b)))
     assert len(events(load(tmp_path), "call")) == 1
+
+
+def test_profiled_code_differs_only_by_its_timing_calls():
+    f = jax.jit(lambda a: jax.lax.fori_loop(0, 3, lambda i, v: jnp.sin(v) @ v, a))
+    optimized = f.lower(jnp.ones((6, 6))).compile().runtime_executable().hlo_module()
+    plain, plain_info = emit_module(optimized)
+    timed, timed_info = emit_module(optimized, profile=True)
+    assert plain_info.sites == () and "jl_profile" not in plain[0]
+    sites = timed_info.sites
+    assert timed[0].count("call void @jl_profile_record(") == len(sites)
+    assert timed[0].count("call i64 @jl_profile_clock()") == len(sites)
+    assert {s.role for s in sites} >= {"while", "kernel"}
+    assert {s.instruction for s in sites} <= {i.name for c in optimized.computations
+                                              for i in c.instructions}
+    # Without the timing calls and declarations, the code is the same.
+    untimed = "\n".join(line for line in timed[0].splitlines()
+                        if "jl_profile" not in line and "%clock" not in line)
+    assert _without_numbers(untimed) == _without_numbers(plain[0].rstrip("\n"))
+    assert timed[1:] == plain[1:]
+
+
+def _without_numbers(ir: str) -> str:
+    """LLVM IR with the numbers in its names blanked (timing calls shift the numbering of
+    values and labels)."""
+    return re.sub(r"([A-Za-z_.])\d+\b", r"\1#", ir)
 
 
 def test_vmap_and_grad_of_jitted_code_are_traced(tmp_path):
@@ -325,6 +369,7 @@ def test_summary_lists_kernels_by_time(tmp_path, capsys):
     names = entry_instructions(step.lower(params, x, y).compile().as_text())
     assert rows and all(row[1] in names and row[2] == "jit_mlp_step" for row in rows)
     assert all(row[-4] == "4" and len(row) == 9 for row in rows)  # once per call
+    assert {row[4] for row in rows} <= {"kLoop", "kInput", "kOutput", "dot"}
     totals = [float(row[-3]) for row in rows]
     assert totals == sorted(totals, reverse=True)
     assert abs(sum(float(row[-1]) for row in rows) - 100) < 0.5

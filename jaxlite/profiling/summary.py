@@ -36,19 +36,25 @@ def load_trace(source: Any) -> dict:
 
 
 def kernel_table(trace: dict) -> list[dict[str, Any]]:
-    """One row per kernel (module, HLO op, role), the most total time first: `hlo_module`,
-    `hlo_op`, `role`, `kind`, `calls`, `total_us`."""
+    """One row per kernel (program, HLO op, role), the most total time first: `hlo_module`
+    (with `#<program>` after it where programs of one name ran), `hlo_op`, `role`, `kind`
+    (a fusion's kind, a custom call's target, else the opcode), `calls`, `total_us`."""
     rows: dict[tuple, dict[str, Any]] = {}
+    programs = collections.defaultdict(set)
     for event in trace["traceEvents"]:
         if event.get("cat") != "kernel":
             continue
         args = event["args"]
-        key = (args["hlo_module"], args["hlo_op"], args["role"])
-        row = rows.setdefault(key, {"hlo_module": key[0], "hlo_op": key[1], "role": key[2],
-                                    "kind": args.get("kind", ""), "calls": 0,
+        programs[args["hlo_module"]].add(args["program"])
+        key = (args["hlo_module"], args["program"], args["hlo_op"], args["role"])
+        row = rows.setdefault(key, {"hlo_module": key[0], "hlo_op": key[2], "role": key[3],
+                                    "kind": args.get("kind") or args["opcode"], "calls": 0,
                                     "total_us": 0.0})
         row["calls"] += 1
         row["total_us"] += event["dur"]
+    for (module, program, _, _), row in rows.items():
+        if len(programs[module]) > 1:
+            row["hlo_module"] = f"{module}#{program}"
     return sorted(rows.values(), key=lambda r: -r["total_us"])
 
 
@@ -88,13 +94,13 @@ def summary_text(trace: dict, top: int = 20) -> str:
         width = max(len("HLO op"), *map(len, names))
         module_width = max(len("module"), *(len(r["hlo_module"]) for r in rows[:top]))
         lines.append(f"{'#':>3}  {'HLO op':<{width}}  {'module':<{module_width}}  "
-                     f"{'role':<8}  {'kind':<8}  {'calls':>6}  {'total ms':>9}  "
+                     f"{'role':<8}  {'kind':<10}  {'calls':>6}  {'total ms':>9}  "
                      f"{'mean us':>9}  {'%':>5}")
         for rank, (row, name) in enumerate(zip(rows, names), 1):
             share = 100 * row["total_us"] / kernel_us if kernel_us else 0.0
             lines.append(
                 f"{rank:>3}  {name:<{width}}  {row['hlo_module']:<{module_width}}  "
-                f"{row['role']:<8}  {(row['kind'] or '-')[:8]:<8}  {row['calls']:>6}  "
+                f"{row['role']:<8}  {row['kind'][:10]:<10}  {row['calls']:>6}  "
                 f"{row['total_us'] / 1e3:>9.3f}  {row['total_us'] / row['calls']:>9.1f}  "
                 f"{share:>5.1f}")
         if len(rows) > top:

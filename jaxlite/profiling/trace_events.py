@@ -9,10 +9,11 @@ microseconds after the capture started, `pid`, `tid` and `args`; metadata events
 - "compile": a compile phase (args: `phase`, the monitoring `event`, and its metadata,
   e.g. `fun_name`, `module`, `pass_name`);
 - "call": one run of a compiled program (name: its HLO module; args: `hlo_module`,
-  `kernels`, `dropped_records`);
+  `program` (its number in the capture: programs may share a module name), `kernels`,
+  `dropped_records`);
 - "kernel": one kernel or custom call inside it (name: the HLO instruction of the optimized
-  module, as `hlo_op`; args also `hlo_module`, `kernel`, `role`, `kind`, `opcode`,
-  `computation`);
+  module, as `hlo_op`; args also `hlo_module`, `program`, `kernel`, `role`, `kind`,
+  `opcode`, `computation`);
 - "control_flow": a while, conditional or call instruction, around its bodies' kernels.
 
 Events of one thread nest in time: kernels inside their call, a loop's kernels inside the
@@ -64,14 +65,15 @@ def _call_events(call: ProfiledCall, origin_ns: int, pid: int) -> list[dict[str,
         site = call.sites[site_number]
         control = site.role in _CONTROL_FLOW
         kernels += not control
-        args = {"hlo_op": site.instruction, "hlo_module": call.module, "role": site.role,
-                "opcode": site.opcode, "computation": site.computation}
+        args = {"hlo_op": site.instruction, "hlo_module": call.module,
+                "program": call.program, "role": site.role, "opcode": site.opcode,
+                "computation": site.computation}
         if not control:
             args.update(kernel=site.kernel, kind=site.kind)
         events.append(_event(site.instruction, "control_flow" if control else "kernel",
                              start, end, origin_ns, pid, tid, args))
     head = _event(call.module, "call", call.start_ns, call.end_ns, origin_ns, pid, tid,
-                  {"hlo_module": call.module, "kernels": kernels,
+                  {"hlo_module": call.module, "program": call.program, "kernels": kernels,
                    "dropped_records": call.dropped})
     return [head] + events
 

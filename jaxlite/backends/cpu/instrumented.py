@@ -104,6 +104,8 @@ class ProfiledCall:
     """One run of an executable under a capture.
 
     module : the name of the executable's (optimized) HLO module.
+    program : the executable's number in this capture (programs may share a module name:
+        two lambdas are both `jit__lambda`).
     start_ns, end_ns : the run's wall time (`time.time_ns`), around the native call.
     thread : the native id of the thread that ran it.
     sites : what each site number of `records` is.
@@ -113,6 +115,7 @@ class ProfiledCall:
     """
 
     module: str
+    program: int
     start_ns: int
     end_ns: int
     thread: int
@@ -148,6 +151,7 @@ class _Instrumented:
         copy.instrumented = True  # its runs are not sent through the capture again
         self.executable = copy
         self.sites = sites
+        self.number = 0  # in the capture (`_Capture.copy_of`)
         self.log = np.zeros(_HEADER + 3 * LOG_CAPACITY, np.int64)
         self.log[1] = LOG_CAPACITY
         ctypes.c_void_p.from_address(log_address).value = self.log.ctypes.data
@@ -189,6 +193,7 @@ class _Capture:
         self.copies: weakref.WeakKeyDictionary[CpuExecutable, _Instrumented] = \
             weakref.WeakKeyDictionary()
         self.lock = threading.Lock()
+        self.made = 0  # copies made so far: the number of the next
 
     def copy_of(self, original: CpuExecutable) -> _Instrumented:
         with self.lock:
@@ -200,6 +205,9 @@ class _Capture:
                                               phase="instrumenting",
                                               program=original.hlo_module().name)
             with self.lock:
+                if original not in self.copies:
+                    found.number = self.made
+                    self.made += 1
                 found = self.copies.setdefault(original, found)
         return found
 
@@ -223,7 +231,7 @@ def _run_profiled(original: CpuExecutable, arrays: Sequence[np.ndarray],
             end = time.time_ns()
             count = int(copy.log[0])
             records = copy.log[_HEADER:_HEADER + 3 * count].reshape(count, 3).copy()
-            capture.sink(ProfiledCall(original.hlo_module().name, start, end,
+            capture.sink(ProfiledCall(original.hlo_module().name, copy.number, start, end,
                                       threading.get_native_id(), copy.sites,
                                       records, int(copy.log[2])))
 
