@@ -260,7 +260,7 @@ class ProgramState:
         reserved = self.plan.assignment.scratch.get(inst.name)
         calls = self.emitter.make_calls(inst, inputs, outputs)
         for k, (kernel, slices) in enumerate(calls):
-            role = _call_role(inst, k, len(calls))
+            role = _call_role(inst, kernel, k, len(calls))
             self.call_kernel(kernel, [self.ptr(s) for s in slices], reserved, (inst, role))
 
     def call_kernel(self, kernel: Kernel, pointers: list[str],
@@ -353,8 +353,9 @@ class ProfileSite:
     """What a profiled program timed at one site (records name sites by position).
 
     instruction, opcode : the HLO instruction (its name in the optimized module).
-    role : "kernel", "gemm" and "epilogue" (a dot's two kernels), "custom-call", or the
-        control-flow opcode ("while", "conditional", "call": their bodies' sites nest).
+    role : "kernel", "gemm" (a dot computed by the GEMM library) and "epilogue" (the
+        fusion applied to a GEMM's result), "custom-call", or the control-flow opcode
+        ("while", "conditional", "call": their bodies' sites nest).
     kernel : the LLVM function called ("" for control flow).
     computation : the computation the instruction belongs to.
     kind : a fusion's kind (kLoop, kInput, kOutput) or a custom call's target.
@@ -375,12 +376,14 @@ PROFILE_DECLARATIONS = ("@jl_profile_log = global ptr null, align 8",
                         "declare void @jl_profile_record(ptr, i64, i64)")
 
 
-def _call_role(inst: HloInstruction, k: int, count: int) -> str:
-    """The role of the k-th of an instruction's `count` kernel calls."""
+def _call_role(inst: HloInstruction, kernel: Kernel, k: int, count: int) -> str:
+    """The role of `kernel`, the k-th of an instruction's `count` kernel calls."""
     if inst.opcode is _O.CUSTOM_CALL:
         return "custom-call"
     if count == 2:  # a GEMM, then the epilogue fusion applied to its result
         return ("gemm", "epilogue")[k]
+    if kernel.modules and inst.opcode in (_O.DOT, _O.FUSION):  # calls the GEMM library
+        return "gemm"
     return "kernel"
 
 
