@@ -355,9 +355,11 @@ def test_summary_lists_kernels_by_time(tmp_path, capsys):
     step = jax.jit(mlp_step)
     params, x, y = mlp_inputs(width=48)
     step(params, x, y)
-    with jax.profiler.trace(tmp_path, create_perfetto_trace=True):
+    with jax.profiler.trace(tmp_path, create_perfetto_link=True):
         for _ in range(4):
             step(params, x, y)
+    run = os.path.dirname(trace_files(tmp_path)[0])
+    assert os.path.join(run, "perfetto_trace.json.gz") in capsys.readouterr().out
     table = jax.profiler.summary()
     assert table == jax.profiler.summary(tmp_path) == jax.profiler.summary(
         trace_files(tmp_path)[0])
@@ -373,7 +375,6 @@ def test_summary_lists_kernels_by_time(tmp_path, capsys):
     totals = [float(row[-3]) for row in rows]
     assert totals == sorted(totals, reverse=True)
     assert abs(sum(float(row[-1]) for row in rows) - 100) < 0.5
-    run = os.path.dirname(trace_files(tmp_path)[0])
     with gzip.open(os.path.join(run, "perfetto_trace.json.gz"), "rt") as file:
         assert json.load(file) == load(tmp_path)
 
