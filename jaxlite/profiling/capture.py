@@ -26,9 +26,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 from jaxlite import monitoring
-from jaxlite.backends.cpu import instrumented
 from jaxlite.profiling import trace_events
+
+if TYPE_CHECKING:
+    from jaxlite.backends.cpu.instrumented import ProfiledCall
 
 __all__ = ["Capture", "CURRENT", "start", "stop", "annotation", "last_trace"]
 
@@ -47,7 +51,7 @@ class Capture:
     origin_ns: int = field(default_factory=time.time_ns)
     annotations: list[tuple] = field(default_factory=list)
     spans: list[tuple] = field(default_factory=list)
-    calls: list[instrumented.ProfiledCall] = field(default_factory=list)
+    calls: list[ProfiledCall] = field(default_factory=list)
     threads: dict[int, str] = field(default_factory=dict)
 
     def thread(self) -> int:
@@ -61,7 +65,7 @@ class Capture:
         """A monitoring time span (seconds since the epoch): a compile phase."""
         self.spans.append((event, int(start * 1e9), int(end * 1e9), self.thread(), metadata))
 
-    def on_call(self, call: instrumented.ProfiledCall) -> None:
+    def on_call(self, call: ProfiledCall) -> None:
         """A compiled call and its kernels' records, from the CPU backend."""
         self.thread()
         self.calls.append(call)
@@ -86,6 +90,9 @@ def start(log_dir: str, perfetto_trace: bool = False) -> None:
         if CURRENT is not None:
             raise RuntimeError("Profile has already been started. Only one profile may be "
                                "run at a time.")
+        # (imported here: importing jaxlite must not load the cpu backend, see
+        # test_compile_latency's start-up tests)
+        from jaxlite.backends.cpu import instrumented
         capture = Capture(log_dir, perfetto_trace)
         monitoring.register_event_time_span_listener(capture.on_span)
         instrumented.start(capture.on_call)
@@ -101,6 +108,7 @@ def stop() -> str:
         if capture is None:
             raise RuntimeError("No profile started")
         CURRENT = None
+        from jaxlite.backends.cpu import instrumented
         instrumented.stop()
         monitoring.unregister_event_time_span_listener(capture.on_span)
     trace = capture.trace()

@@ -23,7 +23,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from jaxlite.backends.cpu.instrumented import ProfiledCall
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jaxlite.backends.cpu.instrumented import ProfiledCall
 
 __all__ = ["chrome_trace", "PHASES"]
 

@@ -3,6 +3,7 @@ in JAX 0.10.2, and an unimplemented non-default value raises instead of being ig
 from __future__ import annotations
 
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite import dtypes
 from jaxlite._jax_options import DEFAULT_ONLY, NO_EFFECT
+from jaxlite.config import config
 
 # Names of JAX 0.10.2's options (`sorted(jax.config.values)`), recorded from real JAX.
 JAX_OPTION_COUNT = 133
@@ -177,3 +179,68 @@ def test_legacy_prng_key_allows_warns_or_refuses_raw_keys():
             jax.random.uniform(raw)
     with pytest.raises(ValueError, match="is not a valid LegacyPrngKeyState"):
         jax.config.update("jax_legacy_prng_key", "sometimes")
+
+
+def _in_thread(fn):
+    seen = []
+    worker = threading.Thread(target=lambda: seen.append(fn()))
+    worker.start()
+    worker.join()
+    return seen[0]
+
+
+def test_update_is_seen_by_every_thread_as_in_jax():
+    read = config.reader("jax_enable_x64")
+    before = config.trace_context()
+    try:
+        jax.config.update("jax_enable_x64", True)
+        assert _in_thread(lambda: jnp.zeros(1).dtype) == np.float64
+        assert _in_thread(read) is True
+        assert _in_thread(config.trace_context) == config.trace_context() != before
+        # a worker started before the update sees it too
+        started, go, seen = threading.Event(), threading.Event(), []
+
+        def worker():
+            started.set()
+            go.wait()
+            seen.append(jnp.ones(2).dtype)
+        thread = threading.Thread(target=worker)
+        jax.config.update("jax_enable_x64", False)
+        thread.start()
+        started.wait()
+        jax.config.update("jax_enable_x64", True)
+        go.set()
+        thread.join()
+        assert seen == [np.float64]
+    finally:
+        jax.config.update("jax_enable_x64", False)
+    assert config.trace_context() == before and read() is False
+
+
+def test_override_stays_in_its_thread_and_wins_over_update():
+    before = config.trace_context()
+    with jax.enable_x64(True):
+        assert jnp.zeros(1).dtype == np.float64
+        assert _in_thread(lambda: jnp.zeros(1).dtype) == np.float32
+        assert _in_thread(config.trace_context) == before
+        jax.config.update("jax_debug_infs", True)  # another thread's update, seen here
+        try:
+            assert config.read("jax_debug_infs") is True
+            assert config.trace_context() == tuple(
+                config.read(name) for name in config._trace_options)
+            jax.config.update("jax_enable_x64", False)  # the block's own value stays
+            assert config.read("jax_enable_x64") is True
+        finally:
+            jax.config.update("jax_debug_infs", False)
+    assert config.read("jax_enable_x64") is False and config.trace_context() == before
+
+
+def test_jit_caches_follow_the_trace_context_in_threads():
+    f = jax.jit(lambda x: x + 1)
+    assert f(np.float32(1)).dtype == np.float32
+    try:
+        jax.config.update("jax_enable_x64", True)
+        assert _in_thread(lambda: f(np.float64(1)).dtype) == np.float64
+    finally:
+        jax.config.update("jax_enable_x64", False)
+    assert _in_thread(lambda: f(np.float64(1)).dtype) == np.float32
