@@ -220,6 +220,42 @@ def test_dimension_numbers_that_reach_the_gemm():
         check_dots(cases, dtype, seed=3)
 
 
+def test_batch_dimensions_apart_in_memory_reach_the_gemm():
+    """Attention's products: batch and heads apart in memory (b, s, h, d operands), which
+    the GEMM takes as an outer loop of slices over one strided batch run; also the
+    transposed result (operands swapped), batch runs only in one operand, a size-1 batch
+    dimension between them, and three runs (left to the loop kernels)."""
+    dn = lambda lc, rc, lb=(), rb=(): ((lc, rc), (lb, rb))  # noqa: E731
+    to_gemm = [
+        DotCase((2, 33, 3, 16), (2, 20, 3, 16), dimension_numbers=dn((3,), (3,), (0, 2), (0, 2))),
+        DotCase((2, 3, 33, 20), (2, 20, 3, 16), dimension_numbers=dn((3,), (1,), (0, 1), (0, 2))),
+        DotCase((2, 16, 3, 33), (2, 3, 16, 20), dimension_numbers=dn((1,), (2,), (0, 2), (0, 1))),
+        DotCase((4, 5, 1, 3, 24), (4, 1, 5, 24, 9),
+                dimension_numbers=dn((4,), (3,), (0, 1, 2), (0, 2, 1))),
+    ]
+    for dtype in DTYPES:
+        check_dots(to_gemm, dtype, seed=4)
+        with jax.enable_x64(dtype == np.float64):
+            for case in to_gemm:
+                a, b = np.ones(case.lhs, dtype), np.ones(case.rhs, dtype)
+                text = jax.jit(lambda a, b: case.apply(jnp, a, b)).lower(a, b).compile() \
+                    .as_text("llvm")
+                assert "gemm." in text, case
+    three_runs = DotCase((2, 9, 3, 2, 16), (2, 3, 2, 16, 9),
+                         dimension_numbers=dn((4,), (3,), (0, 2, 3), (0, 1, 2)))
+    check_dots([three_runs], np.float32, seed=5)
+
+
+def test_slices_of_a_batched_gemm_split_over_threads():
+    b, s, h, d = 3, 128, 3, 32  # an odd number of slices: a thread starts inside one
+    case = DotCase((b, s, h, d), (b, s, h, d), dimension_numbers=(((3,), (3,)), ((0, 2), (0, 2))))
+    with config.override("jaxlite_cpu_threads", 2):
+        text = jax.jit(lambda a, b: case.apply(jnp, a, b)).lower(
+            np.ones(case.lhs, np.float32), np.ones(case.rhs, np.float32)).compile().as_text("llvm")
+        assert "jl_parallel_for" in text and "gemm." in text
+        check_dots([case], np.float32, seed=6)
+
+
 # --------------------------------------------------------------- exhaustive (slow)
 
 def exhaustive_cases(form: str, f: int) -> dict[type, list[DotCase]]:

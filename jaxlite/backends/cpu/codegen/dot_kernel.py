@@ -3,9 +3,11 @@ fusion as a second, elementwise kernel (mirrors XLA's CPU dot emitter choosing a
 for matrix products).
 
 `gemm_call(dot, out_shape)` maps a dot onto a (batched) GEMM when its operands and result
-are float32 or float64 of one type and each group of dimensions (batch, rows, columns,
-contracted) is one strided run of memory in each operand and in the result: any
-transposition, any layout that keeps the groups contiguous. The result must have unit stride
+are float32 or float64 of one type and each group of dimensions (rows, columns, contracted)
+is one strided run of memory in each operand and in the result: any transposition, any
+layout that keeps the groups contiguous. The batch dimensions may form two runs (attention's
+batch and heads, with the heads between sequence and features in memory): the inner one is
+the GEMM's batch, and the kernel loops over the outer one, a slice per GEMM call. The result must have unit stride
 along the rows or the columns; with unit stride along the rows (a result laid out
 transposed) the GEMM computes the transposed product, B^T A^T, with the operands swapped.
 Anything else is computed by the loop kernels (an inner loop per output element).
@@ -46,6 +48,10 @@ class GemmCall:
 
     spec: GemmSpec
     swapped: bool
+    # Batch dimensions the GEMM's one strided batch run cannot take (attention's batch and
+    # heads, when the heads sit between sequence and features in memory): the kernel calls
+    # the GEMM once per slice, at (count, A, B and C strides in elements).
+    outer: tuple[int, int, int, int] = (1, 0, 0, 0)
 
     @property
     def scratch(self) -> int:
@@ -64,6 +70,28 @@ def _group(dims: list[int], sizes: tuple[int, ...], strides: tuple[int, ...]
         if strides[outer] != strides[inner] * sizes[inner]:
             return None
     return math.prod(sizes[d] for d in dims), strides[dims[-1]]
+
+
+def _batch_runs(lb: list[int], rb: list[int], lhs: Shape, rhs: Shape, out: Shape,
+                ls: tuple[int, ...], rs: tuple[int, ...], os: tuple[int, ...]
+                ) -> list[tuple[int, int, int, int]]:
+    """The batch dimensions as strided runs, outermost first: (size, lhs, rhs and out
+    strides) per run, split wherever one of the three arrays is not contiguous across a
+    pair of neighbouring batch dimensions."""
+    dims = [i for i in range(len(lb)) if out.dims[i] != 1]
+    runs: list[list[int]] = []
+    for i in dims:
+        if runs:
+            j = runs[-1][-1]
+            joined = (ls[lb[j]] == ls[lb[i]] * lhs.dims[lb[i]]
+                      and rs[rb[j]] == rs[rb[i]] * rhs.dims[rb[i]]
+                      and os[j] == os[i] * out.dims[i])
+            if joined:
+                runs[-1].append(i)
+                continue
+        runs.append([i])
+    return [(math.prod(out.dims[i] for i in run), ls[lb[run[-1]]], rs[rb[run[-1]]],
+             os[run[-1]]) for run in runs]
 
 
 def dot_of(inst: HloInstruction) -> HloInstruction | None:
@@ -93,30 +121,34 @@ def gemm_call(dot: HloInstruction, out: Shape) -> GemmCall | None:
     nb = len(lb)
     ls, rs = strides_of(lhs.dims, lhs.layout), strides_of(rhs.dims, rhs.layout)
     os = strides_of(out.dims, out.layout)
-    groups = [_group(lb, lhs.dims, ls), _group(rb, rhs.dims, rs),
-              _group(list(range(nb)), out.dims, os), _group(lf, lhs.dims, ls),
-              _group(list(range(nb, nb + len(lf))), out.dims, os), _group(rf, rhs.dims, rs),
-              _group(list(range(nb + len(lf), out.rank)), out.dims, os),
+    runs = _batch_runs(lb, rb, lhs, rhs, out, ls, rs, os)
+    if len(runs) > 2:
+        return None
+    outer = runs[0] if len(runs) == 2 else (1, 0, 0, 0)
+    batch, bl, br, bo = runs[-1] if runs else (1, 1, 1, 1)
+    groups = [_group(lf, lhs.dims, ls), _group(list(range(nb, nb + len(lf))), out.dims, os),
+              _group(rf, rhs.dims, rs), _group(list(range(nb + len(lf), out.rank)), out.dims, os),
               _group(lc, lhs.dims, ls), _group(rc, rhs.dims, rs)]
     if any(g is None for g in groups):
         return None
-    (batch, bl), (_, br), (_, bo), (m, ml), (_, mo), (n, nr), (_, no), (k, kl), (_, kr) = \
-        groups  # type: ignore[misc]
-    if 2 * batch * m * n * k < MIN_GEMM_FLOPS:
+    (m, ml), (_, mo), (n, nr), (_, no), (k, kl), (_, kr) = groups  # type: ignore[misc]
+    if 2 * outer[0] * batch * m * n * k < MIN_GEMM_FLOPS:
         return None
+    count, ol, or_, oo = outer
     if n == 1 or no == 1:
         fields = dict(m=m, n=n, k=k, a_strides=(bl, ml, kl), b_strides=(br, kr, nr),
                       c_strides=(bo, mo, 1))
-        swapped = False
+        swapped, outer = False, (count, ol, or_, oo)
     elif m == 1 or mo == 1:
         fields = dict(m=n, n=m, k=k, a_strides=(br, nr, kr), b_strides=(bl, kl, ml),
                       c_strides=(bo, no, 1))
-        swapped = True
+        swapped, outer = True, (count, or_, ol, oo)
     else:
         return None
     key = repr(sorted(fields.items())) + dtype.name + str(batch)
     name = "gemm." + hashlib.sha256(key.encode()).hexdigest()[:12]
-    return GemmCall(GemmSpec(name=name, dtype=dtype.name, batch=batch, **fields), swapped)
+    return GemmCall(GemmSpec(name=name, dtype=dtype.name, batch=batch, **fields), swapped,
+                    outer)
 
 
 def gemm_kernel(call: GemmCall) -> Kernel:
@@ -126,19 +158,58 @@ def gemm_kernel(call: GemmCall) -> Kernel:
     plan = plan_gemm(call.spec)
     a, b = ("%in1", "%in0") if call.swapped else ("%in0", "%in1")
     scratch_param, scratch = ("ptr %scratch, ", "%scratch") if call.scratch else ("", "null")
-    text = "\n".join([
-        f"define internal void @{PLACEHOLDER}(ptr %in0, ptr %in1, ptr %out0, {scratch_param}"
-        "i64 %lo, i64 %hi) nounwind {",
-        "entry:",
-        f"  call void @\"{plan.range_name}\"(ptr {a}, ptr {b}, ptr %out0, ptr {scratch}, "
-        "i64 %lo, i64 %hi)",
-        "  ret void",
-        "}"]) + "\n"
+    head = (f"define internal void @{PLACEHOLDER}(ptr %in0, ptr %in1, ptr %out0, "
+            f"{scratch_param}i64 %lo, i64 %hi) nounwind {{")
+    if call.outer[0] == 1:
+        body = ["entry:", f"  call void @\"{plan.range_name}\"(ptr {a}, ptr {b}, ptr %out0, "
+                f"ptr {scratch}, i64 %lo, i64 %hi)", "  ret void"]
+    else:
+        body = _slice_loop(call, plan.range_name, plan.items, a, b, scratch)
+    text = "\n".join([head, *body, "}"]) + "\n"
     declaration = f'declare void @"{plan.range_name}"(ptr, ptr, ptr, ptr, i64, i64)'
     spec = call.spec
-    work = spec.batch * spec.m * spec.n * max(spec.k, 1)
-    return Kernel(text, 2, 1, plan.items, 1, work, call.scratch, _gemm_texts(spec),
-                  (declaration,))
+    work = call.outer[0] * spec.batch * spec.m * spec.n * max(spec.k, 1)
+    return Kernel(text, 2, 1, call.outer[0] * plan.items, 1, work, call.scratch,
+                  _gemm_texts(spec), (declaration,))
+
+
+def _slice_loop(call: GemmCall, range_name: str, items: int, a: str, b: str, scratch: str
+                ) -> list[str]:
+    """The body of a kernel running work items [lo, hi) of `outer` GEMMs one after another:
+    item u is item u mod `items` of the GEMM at slice u div `items`."""
+    elem = "float" if call.spec.dtype == "float32" else "double"
+    _, sa, sb, sc = call.outer
+    return [
+        "entry:",
+        "  %empty = icmp sge i64 %lo, %hi",
+        "  br i1 %empty, label %done, label %start",
+        "start:",
+        f"  %first = udiv i64 %lo, {items}",
+        "  br label %head",
+        "head:",
+        "  %s = phi i64 [%first, %start], [%s.next, %body]",
+        f"  %base = mul i64 %s, {items}",
+        "  %more = icmp slt i64 %base, %hi",
+        "  br i1 %more, label %body, label %done",
+        "body:",
+        "  %lo.rel = sub i64 %lo, %base",
+        "  %lo.neg = icmp slt i64 %lo.rel, 0",
+        "  %lo.s = select i1 %lo.neg, i64 0, i64 %lo.rel",
+        "  %hi.rel = sub i64 %hi, %base",
+        f"  %hi.big = icmp sgt i64 %hi.rel, {items}",
+        f"  %hi.s = select i1 %hi.big, i64 {items}, i64 %hi.rel",
+        f"  %oa = mul i64 %s, {sa}",
+        f"  %ob = mul i64 %s, {sb}",
+        f"  %oc = mul i64 %s, {sc}",
+        f"  %pa = getelementptr inbounds {elem}, ptr {a}, i64 %oa",
+        f"  %pb = getelementptr inbounds {elem}, ptr {b}, i64 %ob",
+        f"  %pc = getelementptr inbounds {elem}, ptr %out0, i64 %oc",
+        f"  call void @\"{range_name}\"(ptr %pa, ptr %pb, ptr %pc, ptr {scratch}, "
+        "i64 %lo.s, i64 %hi.s)",
+        "  %s.next = add i64 %s, 1",
+        "  br label %head",
+        "done:",
+        "  ret void"]
 
 
 @functools.lru_cache(maxsize=256)
