@@ -29,6 +29,7 @@ from typing import Any
 from typing import TYPE_CHECKING
 
 from jaxlite import monitoring
+from jaxlite.backends import cpu
 from jaxlite.profiling import trace_events
 
 if TYPE_CHECKING:
@@ -90,12 +91,9 @@ def start(log_dir: str, perfetto_trace: bool = False) -> None:
         if CURRENT is not None:
             raise RuntimeError("Profile has already been started. Only one profile may be "
                                "run at a time.")
-        # (imported here: importing jaxlite must not load the cpu backend, see
-        # test_compile_latency's start-up tests)
-        from jaxlite.backends.cpu import instrumented
         capture = Capture(log_dir, perfetto_trace)
         monitoring.register_event_time_span_listener(capture.on_span)
-        instrumented.start(capture.on_call)
+        cpu.start_profiling(capture.on_call)  # loads llvmlite only now
         CURRENT = capture
 
 
@@ -108,8 +106,7 @@ def stop() -> str:
         if capture is None:
             raise RuntimeError("No profile started")
         CURRENT = None
-        from jaxlite.backends.cpu import instrumented
-        instrumented.stop()
+        cpu.stop_profiling()
         monitoring.unregister_event_time_span_listener(capture.on_span)
     trace = capture.trace()
     path = write(trace, capture.log_dir, capture.perfetto_trace)

@@ -24,12 +24,24 @@ PLATFORM = "cpu"
 # backend and plugins.
 PRIORITY = 100
 
-__all__ = ["PLATFORM", "PRIORITY", "make_client", "register"]
+__all__ = ["PLATFORM", "PRIORITY", "make_client", "register", "start_profiling",
+           "stop_profiling"]
 
 
 def make_client() -> Any:
     """Start the backend: load llvmlite and the code generators, return a `CpuClient`."""
     return importlib.import_module("jaxlite.backends.cpu.client").make_client()
+
+
+def start_profiling(sink: Any) -> None:
+    """Run every executable through a timed copy, handing each run's kernel times to `sink`
+    until `stop_profiling()` (a trace capture: `jaxlite.profiler`; see `instrumented`)."""
+    importlib.import_module("jaxlite.backends.cpu.instrumented").start(sink)
+
+
+def stop_profiling() -> None:
+    """Run executables as they are again."""
+    importlib.import_module("jaxlite.backends.cpu.instrumented").stop()
 
 
 def register(registry: Any) -> None:

@@ -133,12 +133,13 @@ def test_the_first_array_from_host_data_starts_the_backend():
 
 
 def test_float_dot_loops_are_not_unrolled_and_keep_their_values():
-    # A product whose operand is a transposed view runs as a loop kernel over the
-    # contracted dimension: one chain of multiply-adds, which LLVM is asked not to unroll.
+    # A product whose batch dimensions are three separate runs of the transposed operand's
+    # memory (the GEMM takes two) runs as a loop kernel over the contracted dimension: one
+    # chain of multiply-adds, which LLVM is asked not to unroll.
     rng = np.random.default_rng(0)
-    p = rng.random((2, 4, 16, 16), dtype=np.float32)
-    h = rng.standard_normal((2, 16, 32), dtype=np.float32)
-    heads = lambda h: h.reshape(2, 16, 4, 8).transpose(0, 2, 1, 3)  # noqa: E731
+    p = rng.random((2, 4, 3, 16, 16), dtype=np.float32)
+    h = rng.standard_normal((2, 16, 96), dtype=np.float32)
+    heads = lambda h: h.reshape(2, 16, 3, 4, 8).transpose(0, 3, 2, 1, 4)  # noqa: E731
     compiled = _compiled(lambda p, h: p @ heads(h), p, h)
     text = compiled.as_text("llvm")
     assert NO_UNROLL in text
@@ -149,8 +150,8 @@ def test_float_dot_loops_are_not_unrolled_and_keep_their_values():
     bound = 16 * np.finfo(np.float32).eps * (np.abs(p) @ np.abs(heads(h)))
     assert np.all(np.abs(np.asarray(compiled(p, h)) - expected) <= bound)
     # integer products keep LLVM's unrolling (their adds are not one long-latency chain)
-    a = rng.integers(-5, 5, (2, 4, 16, 16)).astype(np.int32)
-    b = rng.integers(-5, 5, (2, 16, 32)).astype(np.int32)
+    a = rng.integers(-5, 5, (2, 4, 3, 16, 16)).astype(np.int32)
+    b = rng.integers(-5, 5, (2, 16, 96)).astype(np.int32)
     ints = _compiled(lambda a, b: a @ heads(b), a, b)
     assert NO_UNROLL not in ints.as_text("llvm")
     np.testing.assert_array_equal(np.asarray(ints(a, b)), a @ heads(b))
