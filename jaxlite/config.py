@@ -267,12 +267,15 @@ config.define("jaxlite_default_cache_dir",
               _as_optional_str)
 config.define("jax_log_compiles", _env_bool("JAX_LOG_COMPILES", False),
               "Log (logger 'jaxlite', level WARNING) each compilation of a jit-ted function "
-              "with its name, backend and time.", _as_bool)
+              "with its name, backend and time; compiles longer than 1 s also report each "
+              "phase on logger 'jax._src.dispatch'.", _as_bool)
 config.define("jaxlite_verify_hlo", _env_bool("JAXLITE_VERIFY_HLO", False),
               "Run the HLO verifier on each module after the pass pipeline, when compiling.",
               _as_bool)
 config.define("jaxlite_dump_dir", os.environ.get("JAXLITE_DUMP_DIR"),
-              "Folder where the compiler writes the module after every pass.", _as_optional_str)
+              "Folder where the compiler writes the module after every pass, and (cpu "
+              "backend) each program's buffer assignment, LLVM IR before and after -O3 and "
+              "assembly.", _as_optional_str)
 
 
 def _as_thread_count(value: Any) -> int:
