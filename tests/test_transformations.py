@@ -250,6 +250,24 @@ def test_vjp_has_aux():
     close(pullback(1.0)[0], 12.0)
 
 
+def test_vjp_function_is_a_pytree_of_residuals_as_in_jax():
+    # JAX 0.10.2: jax.vjp(jnp.sin, x)[1] has x's cosine as its one leaf, and jit of a
+    # function taking it gives [1., 0.5403023, -0.41614684]
+    x = np.arange(3.0, dtype=f32)
+    _, pullback = jax.vjp(jax.numpy.sin, x)
+    leaves = jax.tree_util.tree_leaves(pullback)
+    assert len(leaves) == 1
+    np.testing.assert_allclose(np.asarray(leaves[0]), np.cos(x), rtol=1e-6)
+    (g,) = jax.jit(lambda pb, ct: pb(ct))(pullback, np.ones(3, f32))
+    np.testing.assert_allclose(np.asarray(g), np.cos(x), rtol=1e-6)
+    # returned from a jitted function, and mapped over cotangents
+    _, pullback = jax.jit(lambda x: jax.vjp(jax.numpy.sin, x))(x)
+    (batched,) = jax.vmap(lambda pb, ct: pb(ct), in_axes=(None, 0))(pullback, np.eye(3, dtype=f32))
+    np.testing.assert_allclose(np.asarray(batched), np.diag(np.cos(x)), rtol=1e-6)
+    rebuilt = jax.tree_util.tree_map(lambda r: r * 2, pullback)
+    np.testing.assert_allclose(np.asarray(rebuilt(np.ones(3, f32))[0]), 2 * np.cos(x), rtol=1e-6)
+
+
 # ----------------------------------------------------------------- jacobians, hessian
 
 def _matvec(a, x):

@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from jaxlite.core.traceback_filter import api_boundary
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import ClosedJaxpr
@@ -299,6 +300,7 @@ def _bind_branches(index: Any, funs: Sequence[Callable[..., Any]], operands: tup
     return tree_unflatten(traced[0][2], outs)
 
 
+@api_boundary
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
          *operands: Any, operand: Any = _NO_OPERAND) -> Any:
     """`true_fun(*operands)` if `pred` else `false_fun(*operands)` (mirrors `jax.lax.cond`).
@@ -331,6 +333,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
                           ["false_fun", "true_fun"], [1, 0])
 
 
+@api_boundary
 def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any,
            operand: Any = _NO_OPERAND) -> Any:
     """`branches[index](*operands)` (mirrors `jax.lax.switch`).

@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from jaxlite.core.traceback_filter import api_boundary
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import ClosedJaxpr
@@ -262,6 +263,7 @@ while_p.lower = _while_lower
 
 # ------------------------------------------------------------------------------ wrappers
 
+@api_boundary
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
                init_val: Any) -> Any:
     """Repeat `body_fun` while `cond_fun` holds (mirrors `jax.lax.while_loop`).
@@ -352,6 +354,7 @@ def _bound_types(lower: Any, upper: Any) -> tuple[Any, Any]:
     return lower, upper
 
 
+@api_boundary
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any,
               *, unroll: int | bool | None = None) -> Any:
     """`body_fun(i, val)` for i from `lower` up to `upper` (mirrors `jax.lax.fori_loop`).

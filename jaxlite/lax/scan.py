@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from jaxlite.core.traceback_filter import api_boundary
 from jaxlite.core.avals import ShapedArray, get_aval, physical_aval, physical_value
 from jaxlite.core.jaxpr import ClosedJaxpr
 from jaxlite.core.primitive import Primitive
@@ -404,6 +405,7 @@ def _unroll(unroll: int | bool, length: int) -> int:
     return max(unroll, 1)
 
 
+@api_boundary
 def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
          length: int | None = None, reverse: bool = False, unroll: int | bool = 1,
          _split_transpose: bool = False) -> tuple[Any, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from jaxlite.core.traceback_filter import api_boundary
 from jaxlite.core.avals import get_aval
 from jaxlite.interpreters.batching import vmap_flat
 from jaxlite.lax._control_flow_util import wrapper_for
@@ -44,6 +45,7 @@ def _leading_size(leaves: Sequence[Any]) -> int:
     return sizes.pop()
 
 
+@api_boundary
 def map(f: Callable[[Any], Any], xs: Any, *,  # noqa: A001 (jax.lax.map shadows the builtin)
         batch_size: int | None = None) -> Any:
     """`f` applied to each slice of `xs` along its leading axis (mirrors `jax.lax.map`).

@@ -15,10 +15,11 @@ from jaxlite.transforms import api_util as _api_util
 from jaxlite.core import dtypes
 from jaxlite.core.avals import get_aval
 from jaxlite.core.jaxpr import eval_jaxpr
+from jaxlite.core.traceback_filter import api_boundary
 from jaxlite.interpreters.ad import Zero, jvp_flat, linearize_flat, tangent_aval
-from jaxlite.interpreters.transpose import UndefinedPrimal, backward_pass
 from jaxlite.lax.ad_util import zeros_like_tangent
 from jaxlite.lax.convert import _convert_element_type
+from jaxlite.transforms.vjp_function import VJP, _Signature, flat_pullback
 from jaxlite.tree_util import PyTreeDef, tree_flatten, tree_structure, tree_unflatten
 
 
@@ -57,23 +58,16 @@ def _describe_output(out: Any) -> str:
 
 
 def _vjp_flat(flat: Callable[..., list], leaves: Sequence[Any], out_store: list
-              ) -> tuple[list, list, Callable[[Sequence[Any]], list]]:
+              ) -> tuple[list, list, _Signature, list]:
+    """The outputs, the aux outputs, and the pullback's signature and residuals."""
     outs, linear, differentiable = linearize_flat(flat, leaves)
     num_out = out_store[2]
-    in_avals = [get_aval(x) for x in leaves]
-
-    def pullback(cotangents: Sequence[Any]) -> list[Any]:
-        cts = list(cotangents) + [Zero(a) for a in linear.out_avals[num_out:]]
-        undefined = [UndefinedPrimal(v.aval) for v in linear.jaxpr.invars]
-        results = iter(backward_pass(linear.jaxpr, linear.consts, undefined, cts))
-        grads = []
-        for aval, diff in zip(in_avals, differentiable):
-            ct = next(results) if diff else Zero(tangent_aval(aval))
-            grads.append(zeros_like_tangent(ct.aval) if isinstance(ct, Zero) else ct)
-        return grads
-    return outs[:num_out], outs[num_out:], pullback
+    signature = _Signature(linear.jaxpr, tuple(linear.out_avals[num_out:]),
+                           tuple(get_aval(x) for x in leaves), tuple(differentiable))
+    return outs[:num_out], outs[num_out:], signature, list(linear.consts)
 
 
+@api_boundary
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False,
         reduce_axes: Sequence[Any] = ()) -> tuple:
     """Evaluate `fun` and return its pullback (mirrors `jax.vjp`).
@@ -89,32 +83,13 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False,
         primals, [f"primals[{i}]" for i in range(len(primals))]), "vjp")
     store: list = []
     flat = _flat_fun(fun, primals, tuple(range(len(primals))), in_tree, has_aux, store)
-    outs, aux, pullback = _vjp_flat(flat, leaves, store)
+    outs, aux, signature, residuals = _vjp_flat(flat, leaves, store)
     out_tree, aux_tree = store[0], store[1]
-    out_avals = [get_aval(o) for o in outs]
-
-    def f_vjp(cotangent: Any) -> tuple:
-        ct_leaves, ct_tree = tree_flatten(cotangent)
-        if ct_tree != out_tree:
-            raise ValueError(f"unexpected tree structure: the cotangent passed to the vjp "
-                             f"function must have the structure of the primal output "
-                             f"{out_tree}, got {ct_tree}.")
-        for ct, aval in zip(ct_leaves, out_avals):
-            _check_cotangent(get_aval(ct), aval)
-        return tree_unflatten(in_tree, pullback(ct_leaves))
+    f_vjp = VJP(signature, residuals, in_tree, out_tree, tuple(get_aval(o) for o in outs))
     out = tree_unflatten(out_tree, outs)
     if has_aux:
         return out, f_vjp, tree_unflatten(aux_tree, aux)
     return out, f_vjp
-
-
-def _check_cotangent(ct_aval: Any, out_aval: Any) -> None:
-    expected = tangent_aval(out_aval)
-    if ct_aval.shape != expected.shape or ct_aval.dtype != expected.dtype:
-        raise ValueError(
-            "unexpected type for the cotangent passed to the vjp function: got "
-            f"{ct_aval.str_short()}, but expected {expected.str_short()} because the "
-            f"corresponding output of the differentiated function is {out_aval.str_short()}.")
 
 
 def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
@@ -124,6 +99,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     name = _api_util.function_name(fun)
 
     @functools.wraps(fun)
+    @api_boundary
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> Any:
         nums = _api_util.normalize_argnums(argnums, len(args), name, "grad")
         diff_args = tuple(args[n] for n in nums)
@@ -133,7 +109,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         store: list = []
         bound = functools.partial(fun, **kwargs) if kwargs else fun
         flat = _flat_fun(bound, args, nums, in_tree, has_aux, store)
-        outs, aux, pullback = _vjp_flat(flat, leaves, store)
+        outs, aux, signature, residuals = _vjp_flat(flat, leaves, store)
         if len(outs) != 1 or store[0] != tree_structure(0):
             raise TypeError("Gradient only defined for scalar-output functions. Output was "
                             f"a pytree with {len(outs)} leaves: {store[0]}.")
@@ -141,7 +117,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         _check_grad_output(out_aval, holomorphic)
         # The seed has the output's weak type, so that gradients keep the inputs' weak type.
         seed = _convert_element_type(1, out_aval.dtype, weak_type=out_aval.weak_type)
-        grads = tree_unflatten(in_tree, pullback([seed]))
+        grads = tree_unflatten(in_tree, flat_pullback(signature, residuals, [seed]))
         grad_value = grads[0] if isinstance(argnums, int) else grads
         value = outs[0]
         if has_aux:
@@ -208,6 +184,7 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     value_and_grad_fun = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(fun)
+    @api_boundary
     def grad_fun(*args: Any, **kwargs: Any) -> Any:
         (value, aux), g = _split_aux(value_and_grad_fun(*args, **kwargs), has_aux)
         return (g, aux) if has_aux else g
@@ -219,6 +196,7 @@ def _split_aux(result: Any, has_aux: bool) -> tuple[tuple[Any, Any], Any]:
     return (value if has_aux else (value, None)), g
 
 
+@api_boundary
 def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
         has_aux: bool = False) -> tuple:
     """Push `tangents` forward through `fun` at `primals` (mirrors `jax.jvp`).
@@ -265,6 +243,7 @@ def _check_tangent(primal_aval: Any, tangent: Any) -> None:
             f"but got tangent dtype {t_aval.dtype.name} instead.")
 
 
+@api_boundary
 def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple:
     """Evaluate `fun` and return its linear map at `primals` (mirrors `jax.linearize`).
 

@@ -15,6 +15,7 @@ from jaxlite.transforms import api_util as _api_util
 from jaxlite.transforms.autodiff import (_check_grad_input, check_real_or_holomorphic, jvp,
                                          vjp)
 from jaxlite.core.avals import get_aval
+from jaxlite.core.traceback_filter import api_boundary
 from jaxlite import lax
 from jaxlite.lax.broadcast import reshape
 from jaxlite.tree_util import tree_flatten, tree_map, tree_transpose, tree_structure, \
@@ -59,6 +60,7 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
            holomorphic: bool = False) -> Callable[..., Any]:
     """Jacobian of `fun` by forward mode (mirrors `jax.jacfwd`)."""
     @functools.wraps(fun)
+    @api_boundary
     def jac_fun(*args: Any, **kwargs: Any) -> Any:
         nums = _api_util.normalize_argnums(argnums, len(args), "jacfwd", "jacfwd")
         diff = tuple(args[n] for n in nums)
@@ -94,6 +96,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
            holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
     """Jacobian of `fun` by reverse mode (mirrors `jax.jacrev`)."""
     @functools.wraps(fun)
+    @api_boundary
     def jac_fun(*args: Any, **kwargs: Any) -> Any:
         nums = _api_util.normalize_argnums(argnums, len(args), "jacrev", "jacrev")
         diff = tuple(args[n] for n in nums)

@@ -14,6 +14,7 @@ import numpy as np
 from jaxlite.transforms import api_util as _api_util
 from jaxlite.runtime.device import device_put
 from jaxlite.interpreters.batching import SpecMatchError, vmap_flat
+from jaxlite.core.traceback_filter import api_boundary
 from jaxlite.tree_util import (PyTreeDef, keystr, tree_flatten, tree_flatten_with_path,
                                tree_leaves, tree_structure, tree_unflatten)
 
@@ -119,6 +120,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name
     in_axes = check_axes_spec(in_axes, out_axes, "vmap")
 
     @functools.wraps(fun)
+    @api_boundary
     def vmapped(*args: Any, **kwargs: Any) -> Any:
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(

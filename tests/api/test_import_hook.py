@@ -113,7 +113,7 @@ def test_compat_private_modules_hold_what_libraries_import():
 
     traceback_util.register_exclusion("/some/library/")
     assert "/some/library/" in traceback_util._exclude_paths
-    assert traceback_util.api_boundary(len) is len
+    assert traceback_util.api_boundary(len)([1, 2]) == 2
     assert dict in tree_util._registry and list in tree_util._registry
     seen = []
     jaxlite.jit(lambda x: seen.append(core.trace_state_clean()) or x)(1.0)
