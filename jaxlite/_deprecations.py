@@ -2,8 +2,9 @@
 JAX's internal `deprecation_getattr`)."""
 from __future__ import annotations
 
-import warnings
 from typing import Any, Callable
+
+from jaxlite.errors import warn_at_user
 
 __all__ = ["deprecated_names"]
 
@@ -15,7 +16,7 @@ def deprecated_names(module: str, names: dict[str, tuple[str, Any]]) -> Callable
     def __getattr__(name: str) -> Any:
         if name in names:
             message, value = names[name]
-            warnings.warn(message, DeprecationWarning, stacklevel=2)
+            warn_at_user(message, DeprecationWarning)
             return value
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
     return __getattr__

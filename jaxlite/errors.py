@@ -2,6 +2,10 @@
 code catching `TypeError`, `IndexError` or JAX's own classes catches the same errors."""
 from __future__ import annotations
 
+import os
+import sys
+import warnings
+
 
 class JAXTypeError(TypeError):
     """Base of the type errors jaxlite raises about traced values (mirrors
@@ -63,3 +67,15 @@ class JaxprTypeError(TypeError):
 class InconclusiveDimensionOperation(Exception):
     """A comparison of symbolic dimensions has no definite answer (mirrors
     `jax.errors.InconclusiveDimensionOperation`; jaxlite has no symbolic shapes yet)."""
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn_at_user(message: str, category: type[Warning] = UserWarning) -> None:
+    """`warnings.warn`, pointed at the user's line: the first frame outside jaxlite, however
+    deep inside jaxlite the warning was raised (JAX's warnings point at user code too)."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

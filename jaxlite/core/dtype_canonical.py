@@ -5,12 +5,12 @@ narrow dtypes, extended dtypes (PRNG keys), and canonicalization under `jax_enab
 from __future__ import annotations
 
 import functools
-import warnings
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
+from jaxlite.errors import warn_at_user
 from jaxlite.config import config
 
 DTypeLike = Any
@@ -199,10 +199,10 @@ def check_and_canonicalize_user_dtype(dtype: DTypeLike, fun_name: str | None = N
     out = canonicalize_dtype(dt)
     if out != dt and not (isinstance(dtype, type) and dtype in _PYTHON_TYPE_DTYPE):
         where = f" in {fun_name}" if fun_name else ""
-        warnings.warn(
+        warn_at_user(
             f"Requested dtype {dt}{where} is unavailable while jax_enable_x64 is off; "
             f"using {out} instead. Set jax_enable_x64 (or the JAX_ENABLE_X64 environment "
-            "variable) to get 64-bit types.", UserWarning, stacklevel=2)
+            "variable) to get 64-bit types.", UserWarning)
     return out
 
 

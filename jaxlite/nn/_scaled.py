@@ -9,11 +9,11 @@ NotImplementedError, which jaxlite (a CPU library) does too. `scaled_dot_general
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from typing import Any
 
 import numpy as np
 
+from jaxlite.errors import warn_at_user
 from jaxlite import lax
 from jaxlite import numpy as jnp
 
@@ -68,8 +68,8 @@ def scaled_dot_general(lhs: Any, rhs: Any, dimension_numbers: Any,
     `jax.nn.scaled_dot_general`); without configs it is `lax.dot_general`, with them it
     raises NotImplementedError as JAX does on the CPU."""
     if implementation is not None:
-        warnings.warn("Backend selector, now ignored. The system chooses the backend "
-                      "automatically.", DeprecationWarning, stacklevel=2)
+        warn_at_user("Backend selector, now ignored. The system chooses the backend "
+                      "automatically.", DeprecationWarning)
     if configs is None:
         return lax.dot_general(lhs, rhs, dimension_numbers,
                                preferred_element_type=preferred_element_type)

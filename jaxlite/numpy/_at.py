@@ -13,12 +13,12 @@ and then divide (raise) `x` by the result, so repeated indices multiply them.
 """
 from __future__ import annotations
 
-import warnings
 from typing import Any, Callable
 
 import numpy as np
 
 import jaxlite.lax as lax
+from jaxlite.errors import warn_at_user
 from jaxlite.core import dtypes
 from jaxlite.core.avals import get_aval
 from jaxlite.numpy import _indexing, _ufuncs
@@ -52,9 +52,9 @@ def _scatter_update(x: Any, index: Any, values: Any, scatter: Scatter, name: str
     values = _values_like(x, values)
     dtype, weak = x.dtype, get_aval(x).weak_type
     if dtypes.result_type(x, values) != dtype:
-        warnings.warn(f"scatter inputs have incompatible types: cannot safely cast value from "
+        warn_at_user(f"scatter inputs have incompatible types: cannot safely cast value from "
                       f"dtype={dtypes.dtype(values)} to dtype={dtype}. In future JAX releases "
-                      "this will result in an error.", FutureWarning, stacklevel=3)
+                      "this will result in an error.", FutureWarning)
     operand, entries, added = _indexing.parse_index(x, index)
     shape = get_aval(operand).shape
     plan_shape = _indexing.indexed_shape(shape, entries)

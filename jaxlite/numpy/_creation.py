@@ -8,7 +8,6 @@ weak-typed arrays, lists give strong ones, and 64-bit host data is narrowed when
 """
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -18,7 +17,7 @@ from jaxlite.numpy._placement import accepts_placement
 from jaxlite.core import dtypes
 from jaxlite.core.avals import check_byte_order
 from jaxlite.core.trace import Tracer
-from jaxlite.errors import ConcretizationTypeError
+from jaxlite.errors import ConcretizationTypeError, warn_at_user
 from jaxlite.numpy._promotion import (broadcast_shapes, broadcast_to_shape, canonicalize_axis,
                                       canonicalize_shape, check_arraylike, concrete_int,
                                       convert, ensure_array, host_to_array, is_arraylike,
@@ -87,9 +86,8 @@ def array(object: Any, dtype: Any = None, *args: Any, copy: bool = True,
     `order` and `ndmin` may still come positionally, with JAX's DeprecationWarning.
     """
     if args:
-        warnings.warn("Passing the copy, order, and ndmin arguments to jnp.array positionally "
-                      "is deprecated. Use keyword arguments instead.", DeprecationWarning,
-                      stacklevel=3)
+        warn_at_user("Passing the copy, order, and ndmin arguments to jnp.array positionally "
+                      "is deprecated. Use keyword arguments instead.", DeprecationWarning)
         if len(args) > 3:
             raise TypeError(f"jnp.array takes at most 5 positional arguments, got "
                             f"{2 + len(args)}.")
@@ -155,9 +153,9 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False) -> Any:
         raise ValueError(f"Cannot convert_element_type from {x.dtype} to {name}")
     target = _default_dtype(dtype, "astype")
     if dtypes.is_complex(x.dtype) and not dtypes.is_complex(target) and target != np.bool_:
-        warnings.warn("Casting from complex to real dtypes will soon raise a ValueError; take "
+        warn_at_user("Casting from complex to real dtypes will soon raise a ValueError; take "
                       "the part you want first with jnp.real or jnp.imag.",
-                      DeprecationWarning, stacklevel=2)
+                      DeprecationWarning)
     if target == np.bool_ and x.dtype != np.bool_:
         return lax.ne(x, lax._convert_element_type(0, x.dtype, weak_type=True))
     return lax._convert_element_type(x, target, weak_type=False)

@@ -10,12 +10,12 @@ staged constant under tracing.
 from __future__ import annotations
 
 import operator
-import warnings
 from typing import Any, Sequence
 
 import numpy as np
 
 import jaxlite.lax as lax
+from jaxlite.errors import warn_at_user
 from jaxlite.config import config
 from jaxlite.core import dtypes
 from jaxlite.core.avals import check_byte_order, get_aval
@@ -187,7 +187,7 @@ def _rank_promotion(fun_name: str, shapes: list[tuple[int, ...]]) -> None:
                "jnp.broadcast_to), or set jax_numpy_rank_promotion='allow'.")
     if mode == "raise":
         raise ValueError(message)
-    warnings.warn(message, stacklevel=4)
+    warn_at_user(message)
 
 
 def check_python_ints(fun_name: str, *args: Any) -> None:

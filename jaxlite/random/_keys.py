@@ -11,11 +11,11 @@ keys (raw ones are wrapped as threefry2x32 keys, JAX's default implementation).
 from __future__ import annotations
 
 import operator
-import warnings
 from typing import Any, Sequence
 
 import numpy as np
 
+from jaxlite.errors import warn_at_user
 from jaxlite import lax
 from jaxlite import numpy as jnp
 from jaxlite.config import config
@@ -113,7 +113,7 @@ def _check_legacy_key_allowed() -> None:
                'jax_legacy_prng_key="allow".')
     if mode == "error":
         raise ValueError(message)
-    warnings.warn(message, stacklevel=3)
+    warn_at_user(message)
 
 
 def _return_keys(wrapped: bool, keys: Any) -> Any:

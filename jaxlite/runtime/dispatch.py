@@ -18,7 +18,6 @@ import re
 import sys
 import threading
 import time
-import warnings
 import weakref
 from typing import Any, Callable, Hashable, Sequence
 
@@ -40,7 +39,7 @@ from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.jaxpr import ClosedJaxpr, eval_jaxpr
 from jaxlite.core.trace import EVAL_HOOKS
-from jaxlite.errors import JaxRuntimeError
+from jaxlite.errors import JaxRuntimeError, warn_at_user
 from jaxlite.interpreters.lowering import LoweredModule, lower_jaxpr
 from jaxlite.lax.higher_order import jit_p
 from jaxlite.xla import compile_progress
@@ -374,9 +373,8 @@ def compile_lowered(lowered: LoweredModule, closed: ClosedJaxpr, name: str, clie
     if len(usable) < len(set(donated_invars)):
         unused = ", ".join(closed.in_avals[i].str_short() for i in sorted(set(donated_invars))
                            if i not in usable)
-        warnings.warn(f"Some donated buffers were not usable: {unused}. jit of {name}: no "
-                      "result has their shape and dtype, so they are not donated.",
-                      stacklevel=2)
+        warn_at_user(f"Some donated buffers were not usable: {unused}. jit of {name}: no "
+                      "result has their shape and dtype, so they are not donated.")
     options = CompileOptions(
         donated_parameters=tuple(num_consts + i for i in usable),
         dump_dir=config.read("jaxlite_dump_dir"), verify=config.read("jaxlite_verify_hlo"),

@@ -17,11 +17,11 @@ from __future__ import annotations
 import os
 import re
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from jaxlite.errors import warn_at_user
 from jaxlite import monitoring
 from jaxlite.config import config
 from jaxlite.xla.ir import HloModule
@@ -95,9 +95,9 @@ class FixedPoint:
                 module = run_pass(p, module, after_pass)
             if module is start:
                 return module
-        warnings.warn(f"fixed_point {self.name!r} still changed the module "
+        warn_at_user(f"fixed_point {self.name!r} still changed the module "
                       f"{module.name} after {self.max_iterations} rounds; stopping there "
-                      "(two of its passes may undo each other)", RuntimeWarning, stacklevel=2)
+                      "(two of its passes may undo each other)", RuntimeWarning)
         return module
 
     def __repr__(self) -> str:

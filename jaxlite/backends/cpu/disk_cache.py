@@ -25,12 +25,12 @@ import os
 import stat
 import struct
 import tempfile
-import warnings
 from pathlib import Path
 from typing import Callable
 
 import llvmlite.binding as llvm
 
+from jaxlite.errors import warn_at_user
 from jaxlite import _jax_options  # noqa: F401  (defines jax_enable_compilation_cache)
 from jaxlite.backends.cpu import llvm_target
 from jaxlite.config import config
@@ -142,8 +142,8 @@ def folder_status(folder: str) -> tuple[bool, bool]:
 
 def _warn(folder: str, reason: str) -> None:
     # The message names the folder, so Python's default filter shows it once per folder.
-    warnings.warn(f"jaxlite: the compilation cache folder {folder!r} is not used: {reason}.",
-                  UserWarning, stacklevel=2)
+    warn_at_user(f"jaxlite: the compilation cache folder {folder!r} is not used: {reason}.",
+                  UserWarning)
 
 
 def entry_path(folder: str, key: bytes) -> Path:

@@ -11,13 +11,13 @@ otherwise b is (..., n, k).
 """
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
 import jaxlite.lax as lax
 import jaxlite.numpy as jnp
+from jaxlite.errors import warn_at_user
 from jaxlite.lax import linalg as lax_linalg
 from jaxlite.numpy.linalg._util import custom_jvp
 from jaxlite.scipy.linalg._util import as_inexact, mT
@@ -32,11 +32,11 @@ def _vector_signature(fun_name: str, a: Any, b: Any, extra: str = "") -> str:
     if b.ndim == 1:
         return f"(n,n){extra},(n)->(n)"
     if a.ndim == b.ndim + 1 and a.shape[-1] == b.shape[-1]:
-        warnings.warn(
+        warn_at_user(
             f"jax.scipy.linalg.{fun_name}: batched 1D solves with b.ndim > 1 are deprecated, "
             f"and in the future will be treated as a batched 2D solve. Use "
             f"{fun_name}(..., b[..., None]).squeeze(-1) to avoid this warning.",
-            category=FutureWarning, stacklevel=3)
+            category=FutureWarning)
         return f"(n,n){extra},(n)->(n)"
     return f"(n,n){extra},(n,k)->(n,k)"
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import importlib
 import math
 import operator
-import warnings
 from functools import partial
 from typing import Any, Callable, Sequence
 
@@ -23,6 +22,7 @@ import numpy as np
 
 import jaxlite.lax as lax
 import jaxlite.numpy as jnp
+from jaxlite.errors import warn_at_user
 from jaxlite.core import dtypes
 from jaxlite.numpy._promotion import (canonicalize_axis, check_arraylike, ensure_array,
                                       promote_dtypes_inexact)
@@ -83,7 +83,7 @@ def _window(window: Any, nperseg: int | None, length: int, dtype: Any) -> tuple[
     if isinstance(window, (str, tuple)):
         size = length if nperseg is None else int(nperseg)
         if size > length:
-            warnings.warn(f"nperseg={size} is greater than input_length={length}, using "
+            warn_at_user(f"nperseg={size} is greater than input_length={length}, using "
                           f"nperseg={length}")
             size = length
         values = hann(size) if window == "hann" else _scipy_window(window, size)
@@ -250,7 +250,7 @@ def spectral_helper(x: Any, y: Any, fs: Any = 1.0, window: Any = "hann",
     twosided = not return_onesided
     if return_onesided and (jnp.iscomplexobj(x) or jnp.iscomplexobj(y)):
         twosided = True
-        warnings.warn("Input data is complex, switching to return_onesided=False")
+        warn_at_user("Input data is complex, switching to return_onesided=False")
     frequency_fn = jnp.fft.fftfreq if twosided else jnp.fft.rfftfreq
     freqs = frequency_fn(nfft, 1 / fs, dtype=freq_dtype)
     spectra = partial(_segment_spectra, win=win, detrend_func=detrend_func, nperseg=nperseg,
