@@ -1,0 +1,61 @@
+"""The examples in docs/getting_started.md and docs/sharp_bits.md run and print what the pages say.
+
+Every fenced ```python block of those pages is executed in a fresh namespace, in page order,
+with its printed output captured. When the next fence is a ```text block, the captured output
+must equal it (trailing spaces aside). Blocks meant to be read but not run (a script that
+needs the import hook, a shell command) use the fence ```py or ```sh, which are not run.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import pathlib
+import re
+import warnings
+
+import pytest
+
+DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs"
+PAGES = ["getting_started.md", "sharp_bits.md"]
+FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
+
+
+def examples(page: str) -> list[tuple[str, str, str | None]]:
+    """The page's python blocks as (id, code, expected output or None)."""
+    blocks = [(m.group(1), m.group(2), m.start()) for m in FENCE.finditer(
+        (DOCS / page).read_text())]
+    text = (DOCS / page).read_text()
+    found = []
+    for index, (language, body, start) in enumerate(blocks):
+        if language != "python":
+            continue
+        expected = None
+        if index + 1 < len(blocks) and blocks[index + 1][0] == "text":
+            expected = blocks[index + 1][1]
+        line = text.count("\n", 0, start) + 1
+        found.append((f"{page}:{line}", body, expected))
+    return found
+
+
+def _normalize(output: str) -> str:
+    return "\n".join(line.rstrip() for line in output.strip().splitlines())
+
+
+CASES = [case for page in PAGES for case in examples(page)]
+
+
+def test_pages_have_examples():
+    # A renamed fence or page must not leave this test with nothing to check.
+    for page in PAGES:
+        checked = [case for case in examples(page) if case[2] is not None]
+        assert len(checked) >= 5, page
+
+
+@pytest.mark.parametrize("name, code, expected", CASES, ids=[c[0] for c in CASES])
+def test_example(name, code, expected):
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(code, name, "exec"), {"__name__": "__docs_example__"})
+    if expected is not None:
+        assert _normalize(printed.getvalue()) == _normalize(expected), name
