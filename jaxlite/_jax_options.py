@@ -1,12 +1,14 @@
 """The rest of JAX 0.10.2's configuration options, so that code which sets them runs.
 
 `jaxlite.config` defines the options jaxlite implements. Every other option JAX has is
-declared here, with JAX's default and its `JAX_<NAME>` environment variable, in one of two
+declared here, with JAX's default and its `JAX_<NAME>` environment variable, in one of three
 groups:
 
 - `NO_EFFECT`: options about things jaxlite has no counterpart for (accelerator runtimes,
   XLA's own caches and flags, Pallas, TPU topology, logging detail, internal switches
   between equivalent implementations). Any value is accepted; none changes a result.
+- `DIAGNOSTICS`: checks and explanations jaxlite runs (`jax_check_tracer_leaks`,
+  `jax_explain_cache_misses`); they change what is reported, never a result.
 - `DEFAULT_ONLY`: options that change what a program computes (which random bits, which
   dtype) or what it refuses. jaxlite implements their default only; asking for another
   value raises `NotImplementedError` instead of silently computing something else.
@@ -49,7 +51,7 @@ NO_EFFECT: dict[str, Any] = {
     "jax_enable_pgle": False, "jax_enable_preemption_service": True,
     "jax_enable_recoverability": False, "jax_exec_time_optimization_effort": 0.0,
     "jax_experimental_unsafe_xla_runtime_errors": False,
-    "jax_explain_cache_misses": False, "jax_export_calling_convention_version": 10,
+    "jax_export_calling_convention_version": 10,
     "jax_export_ignore_forward_compatibility": False,
     "jax_force_dcn_cross_host_transfers": False,
     "jax_hlo_source_file_canonicalization_regex": None,
@@ -82,11 +84,23 @@ NO_EFFECT: dict[str, Any] = {
     "jax_use_shardy_partitioner": True, "jax_use_simplified_jaxpr_constants": False,
     "jax_xla_backend": "", "jax_xla_profile_version": 0, "mock_num_gpu_processes": 0,
     # Diagnostics jaxlite does not run yet (the debugging-tools issue): with them on, a
-    # program computes the same values, and jaxlite still raises UnexpectedTracerError when
-    # a leaked tracer is used, only later than JAX would.
-    "jax_check_tracer_leaks": False, "jax_enable_checks": False, "jax_debug_key_reuse": False,
+    # program computes the same values.
+    "jax_enable_checks": False, "jax_debug_key_reuse": False,
     # Only f16 reductions exist here either way: JAX's flag refuses them when False.
     "jax_allow_f16_reductions": True,
+}
+
+# Diagnostics jaxlite runs, with their help text: they change what is reported, never a
+# result, so they stay out of the tracing context.
+DIAGNOSTICS: dict[str, str] = {
+    "jax_check_tracer_leaks":
+        "When a transformation (jit, vmap, grad, a loop body) ends, raise if a tracer it "
+        "made is still referenced from outside it (a global, an attribute, a closure), naming "
+        "where it was made and who holds it. Slow: it runs the garbage collector each time.",
+    "jax_explain_cache_misses":
+        "Log (logger 'jax._src.interpreters.partial_eval', level WARNING) why each call of a "
+        "jitted function had to trace it again: a new function, or what differs from the "
+        "closest signature seen before (argument types, pytree, static values, options).",
 }
 
 DEFAULT_ONLY: dict[str, tuple[Any, str]] = {
@@ -140,7 +154,15 @@ def _default_only(name: str, default: Any, why: str) -> Callable[[Any], Any]:
     return validate
 
 
+def _as_flag(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
 def _declare_all() -> None:
+    for name, help_text in DIAGNOSTICS.items():
+        config.define(name, _env_value(name, False), help_text, _as_flag)
     for name, default in NO_EFFECT.items():
         config.define(name, _env_value(name, default),
                       "Accepted for compatibility with JAX; no effect in jaxlite.", _plain)

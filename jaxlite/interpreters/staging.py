@@ -6,6 +6,9 @@ constants of the jaxpr, and Python scalars become literals. With `forward_known=
 stages only the equations that touch its own tracers and hands the rest to its parent: that
 is partial evaluation, which `linearize` uses to split the known primal computation from the
 linear tangent computation.
+
+Every equation remembers the user's line that made it (`core.leaks.where_created`, kept on
+its output tracers), so that a tracer that escapes the trace can say where it came from.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import numpy as np
 
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from jaxlite.core.leaks import where_created
 from jaxlite.core.trace import Trace, Tracer, current_trace, new_transformation, set_current_trace
 from jaxlite.core.trace_state import eager_constant_folding
 from jaxlite.errors import ConcretizationTypeError
@@ -23,11 +27,13 @@ from jaxlite.errors import ConcretizationTypeError
 
 @dataclass(frozen=True)
 class DebugInfo:
-    """Where a jaxpr came from, for error messages: the function and its arguments' names."""
+    """Where a jaxpr came from, for error messages: the function, its arguments' names and
+    where it is defined ("file.py:3", or "" when unknown)."""
 
     transformation: str
     function_name: str
     arg_names: tuple[str, ...]
+    location: str = ""
 
 
 class StagingTracer(Tracer):
@@ -52,6 +58,8 @@ def _is_literal_value(value: Any) -> bool:
 
 class StagingTrace(Trace):
     """A trace that builds a jaxpr from the primitives applied to its tracers."""
+
+    records_origins = True
 
     def __init__(self, parent: Trace, forward_known: bool = False,
                  debug: DebugInfo | None = None) -> None:
@@ -119,6 +127,9 @@ class StagingTrace(Trace):
         self.eqns.append(eqn)
         self._producer.update((v, eqn) for v in outvars)
         outs = [StagingTracer(self, v) for v in outvars]
+        where = where_created()
+        for out in outs:
+            out._origin = where
         return outs if primitive.multiple_results else outs[0]
 
     def _replay_constant(self, value: Any) -> Atom | None:
@@ -179,6 +190,43 @@ class StagingTrace(Trace):
 
     def concretization_error(self, tracer: Tracer, context: str) -> Exception:
         return ConcretizationTypeError(concretization_message(self, tracer, context))
+
+    def traced_function(self) -> tuple[str, str] | None:
+        debug = self.debug
+        if debug is None:
+            return None
+        place = f" at {debug.location}" if debug.location else ""
+        return f"{debug.function_name}{place}", debug.transformation
+
+    def origin(self, tracer: Tracer) -> tuple[str, str] | None:
+        var = getattr(tracer, "var", None)
+        if getattr(tracer, "_origin", None) is None and var in self.invars:
+            index = self.invars.index(var)
+            names = self.debug.arg_names if self.debug is not None else ()
+            return "argument", names[index] if index < len(names) else f"at position {index}"
+        return super().origin(tracer)
+
+    def leak_lines(self, tracer: Tracer) -> list[str]:
+        """JAX's lines: the function being traced, then (ours) where the value was made and
+        the arguments it depends on."""
+        function = self.traced_function()
+        if function is not None:
+            text = (f"The error occurred while tracing the function {function[0]} for "
+                    f"{function[1]}.")
+        else:  # a loop body or a branch: where its transformation was called
+            called = f" called at {self.started_at}" if self.started_at else ""
+            text = f"The error occurred while tracing a function{called}."
+        origin = self.origin(tracer)
+        if origin is not None and origin[0] == "argument":
+            text += f" The value is the argument {origin[1]}."
+        elif origin is not None:
+            text += f" The value was created on line {origin[1]}."
+            if self.debug is not None and isinstance(tracer, StagingTracer) and \
+                    isinstance(tracer.var, Var):
+                names = _argument_names_behind(self, tracer.var)
+                if names:
+                    text += f" It depends on the value of the argument(s) {', '.join(names)}."
+        return [text]
 
 
 def _folds_to_literal(primitive: Any, args: Sequence[Any], out_avals: list) -> bool:

@@ -31,6 +31,7 @@ from jaxlite.backends.registry import get_backend
 from jaxlite.config import config
 from jaxlite.core.avals import ShapedArray, is_array_like
 from jaxlite.core.jaxpr import ClosedJaxpr
+from jaxlite.core.leaks import defined_at
 from jaxlite.core.trace import EvalTrace, Tracer, current_trace
 from jaxlite.interpreters.lowering import lower_jaxpr
 from jaxlite.interpreters.named_axes import axis_env
@@ -230,7 +231,8 @@ class PjitFunction(Wrapped):
                 _api_util.check_output_leaves(out_leaves, self._fun, "jit")
             out_trees.append(out_tree)
             return out_leaves
-        debug = DebugInfo("jit", _api_util.function_name(self._fun), tuple(names))
+        debug = DebugInfo("jit", _api_util.function_name(self._fun), tuple(names),
+                          defined_at(self._fun))
         try:
             closed = trace_to_jaxpr(flat_fun, avals, debug)
         except RecursionError as error:
