@@ -51,6 +51,17 @@ def test_pages_have_examples():
         assert len(checked) >= 5, page
 
 
+@pytest.fixture(autouse=True)
+def restore_config():
+    # An example may set an option; later tests must see the values from before it.
+    from jaxlite.config import config
+    before = config.values
+    yield
+    for name, value in before.items():
+        if config.read(name) != value:
+            config.update(name, value)
+
+
 @pytest.mark.parametrize("name, code, expected", CASES, ids=[c[0] for c in CASES])
 def test_example(name, code, expected):
     printed = io.StringIO()
