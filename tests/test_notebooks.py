@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
-EXPECTED = ["autodiff", "performance", "quickstart", "training"]
+EXPECTED = ["autodiff", "compiler", "performance", "quickstart", "training"]
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 TOOLS = ["nbclient", "nbformat", "ipykernel", "matplotlib", "sklearn"]
 CELL_TIMEOUT_S = 300
