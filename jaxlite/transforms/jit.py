@@ -23,6 +23,7 @@ from jaxlite.runtime import dispatch
 from jaxlite.runtime.call_cache import LRUCache, SharedBudget, SingleFlight
 from jaxlite.runtime.collector import collection_paused
 from jaxlite.transforms import api_util as _api_util
+from jaxlite.transforms import cache_misses
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.runtime import environment
 from jaxlite.runtime.device import device_put
@@ -178,6 +179,9 @@ class PjitFunction(Wrapped):
         """Trace a new signature; keep it unless it holds an outer transformation's
         tracers (which belong to that one call)."""
         names = self._leaf_names(args, dynamic_kwargs)
+        explaining = cache_misses.enabled()
+        if explaining:
+            self._explain_miss(key, names)
         program = f"jit({_api_util.function_name(self._fun)})"
         # (tracing makes short-lived objects in bursts too)
         with collection_paused(), compile_progress.phase("tracing", program):
@@ -187,7 +191,14 @@ class PjitFunction(Wrapped):
         if _without_tracers(traced):
             self._cache[key] = traced
             ALL_TRACES.use(self._cache, key)
+        if explaining:
+            cache_misses.remember(self, self._fun, key, names)
         return traced
+
+    def _explain_miss(self, key: Any, names: list[str]) -> None:
+        """Log why this call traces (`jax_explain_cache_misses`)."""
+        cached = [(k, t.names) for k, t in list(self._cache.items())]
+        cache_misses.explain(self, self._fun, key, names, cached)
 
     def _donated_leaves(self, args: tuple, dynamic_kwargs: dict) -> list[int]:
         """Positions among the leaves of the arguments that `donate_argnums` /
@@ -321,6 +332,7 @@ class PjitFunction(Wrapped):
     def clear_cache(self) -> None:
         self._cache.clear()
         self._plans.clear()
+        cache_misses.forget(self, self._fun)
 
     def __repr__(self) -> str:
         # JAX's text for a jitted function.
