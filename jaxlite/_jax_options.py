@@ -78,7 +78,7 @@ NO_EFFECT: dict[str, Any] = {
     "jax_share_binary_between_hosts_timeout_ms": 1200000,
     "jax_sort_devices_by_process_index": True, "jax_source_url_schema": None,
     "jax_thread_guard": False, "jax_threefry_gpu_kernel_lowering": False,
-    "jax_traceback_filtering": "auto", "jax_traceback_in_locations_limit": 100,
+    "jax_traceback_in_locations_limit": 100,
     "jax_tracer_error_num_traceback_frames": 5, "jax_use_direct_linearize": True,
     "jax_use_emit_pipeline_primitive": False, "jax_use_magma": "auto",
     "jax_use_shardy_partitioner": True, "jax_use_simplified_jaxpr_constants": False,

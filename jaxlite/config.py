@@ -265,6 +265,21 @@ config.define("jaxlite_default_cache_dir",
               "The persistent cache's folder where jax_compilation_cache_dir is not set (per "
               "user, as pip and numba do); '' or None turns the default cache off.",
               _as_optional_str)
+def _as_traceback_filtering(value: Any) -> str:
+    mode = str(value)
+    if mode not in _TRACEBACK_MODES:
+        raise ValueError(f"new enum value must be in {list(_TRACEBACK_MODES)}, got {value} of "
+                         f"type {type(value)}.")
+    return mode
+
+
+_TRACEBACK_MODES = ("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto")
+config.define("jax_traceback_filtering", os.environ.get("JAX_TRACEBACK_FILTERING", "auto"),
+              "Remove jaxlite's internal frames from the tracebacks of errors raised through "
+              "jit, grad, vmap and the other entry points: 'off' keeps them; "
+              "'quiet_remove_frames' removes them without a note; 'auto', 'remove_frames' "
+              "and 'tracebackhide' remove them and add a note saying so.",
+              _as_traceback_filtering)
 config.define("jax_log_compiles", _env_bool("JAX_LOG_COMPILES", False),
               "Log (logger 'jaxlite', level WARNING) each compilation of a jit-ted function "
               "with its name, backend and time; compiles longer than 1 s also report each "

@@ -24,6 +24,8 @@ def bad_dot(x):
 
 
 CALLS = {
+    "jit": lambda: jax.jit(bad_dot)(jnp.ones((3, 3))),
+    "jit of grad": lambda: jax.jit(jax.grad(lambda x: bad_dot(x).sum()))(jnp.ones((3, 3))),
     "grad": lambda: jax.grad(lambda x: bad_dot(x).sum())(jnp.ones((3, 3))),
     "vmap": lambda: jax.vmap(bad_dot)(jnp.ones((2, 3, 3))),
     "jacrev": lambda: jax.jacrev(bad_dot)(jnp.ones((3, 3))),
@@ -80,6 +82,13 @@ def test_libraries_register_their_own_internals(tmp_path):
         assert str(library / "core.py") not in files and __file__ in files
     finally:
         traceback_util._exclude_paths.remove(str(library))
+
+
+def test_the_option_takes_jax_modes_only():
+    assert config.read("jax_traceback_filtering") in ("auto", "off", "remove_frames",
+                                                      "quiet_remove_frames", "tracebackhide")
+    with pytest.raises(ValueError, match="new enum value must be in"):
+        jax.config.update("jax_traceback_filtering", "sometimes")
 
 
 def test_errors_keep_their_type_message_and_cause():

@@ -34,6 +34,7 @@ from jaxlite.core.avals import ShapedArray, is_array_like
 from jaxlite.core.jaxpr import ClosedJaxpr
 from jaxlite.core.leaks import defined_at
 from jaxlite.core.trace import EvalTrace, Tracer, current_trace
+from jaxlite.core.traceback_filter import filter_traceback
 from jaxlite.interpreters.lowering import lower_jaxpr
 from jaxlite.interpreters.named_axes import axis_env
 from jaxlite.interpreters.staging import DebugInfo, hoist_tracer_consts, trace_to_jaxpr
@@ -255,41 +256,46 @@ class PjitFunction(Wrapped):
         return _Traced(closed, consts, out_trees[0], in_tree, names=tuple(names))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _DISABLE_JIT():
-            return self._fun(*args, **kwargs)
-        key = None
-        if self._plain and type(current_trace()) is EvalTrace:
-            client = self._client()
-            key = None if kwargs else _plan_key(client, args)
-            if key is not None:
-                plan = self._plans.lookup(key)
-                if plan is not None:
-                    return plan[1](plan[0](args))
+        # (a try costs nothing until something raises: the call path stays as lean)
+        try:
+            if _DISABLE_JIT():
+                return self._fun(*args, **kwargs)
+            key = None
+            if self._plain and type(current_trace()) is EvalTrace:
+                client = self._client()
+                key = None if kwargs else _plan_key(client, args)
+                if key is not None:
+                    plan = self._plans.lookup(key)
+                    if plan is not None:
+                        return plan[1](plan[0](args))
+                else:
+                    # Pytrees of Arrays: the plan is found by the tree and the leaves.
+                    leaves, in_tree = tree_flatten((args, kwargs))
+                    key = _plan_key(client, leaves, in_tree)
+                    plan = self._plans.lookup(key) if key is not None else None
+                    if plan is not None:
+                        return plan[1](plan[0](leaves))
+            if self._in_shardings is not None:
+                self._check_in_shardings(args)
+            traced, leaves = self._trace(args, kwargs)
+            name = _api_util.function_name(self._fun)
+            if _runs_eagerly(traced.consts, leaves):
+                compiled = dispatch.compiled_call(traced.jaxpr, name, self._client(),
+                                                  traced.donated_invars)
+                outs = compiled(leaves)
+                if key is not None and not traced.consts:
+                    self._plans[key] = (compiled, _rebuilder(traced.out_tree))
+                    ALL_PLANS.use(self._plans, key)
             else:
-                # Pytrees of Arrays: the plan is found by the tree and the leaves.
-                leaves, in_tree = tree_flatten((args, kwargs))
-                key = _plan_key(client, leaves, in_tree)
-                plan = self._plans.lookup(key) if key is not None else None
-                if plan is not None:
-                    return plan[1](plan[0](leaves))
-        if self._in_shardings is not None:
-            self._check_in_shardings(args)
-        traced, leaves = self._trace(args, kwargs)
-        name = _api_util.function_name(self._fun)
-        if _runs_eagerly(traced.consts, leaves):
-            compiled = dispatch.compiled_call(traced.jaxpr, name, self._client(),
-                                              traced.donated_invars)
-            outs = compiled(leaves)
-            if key is not None and not traced.consts:
-                self._plans[key] = (compiled, _rebuilder(traced.out_tree))
-                ALL_PLANS.use(self._plans, key)
-        else:
-            outs = jit_p.bind(*traced.consts, *leaves, jaxpr=traced.jaxpr, name=name)
-        result = tree_unflatten(traced.out_tree, outs)
-        if self._out_shardings is not None:
-            # One device: placing the results is all out_shardings can ask for.
-            result = device_put(result, self._out_shardings)
-        return result
+                outs = jit_p.bind(*traced.consts, *leaves, jaxpr=traced.jaxpr, name=name)
+            result = tree_unflatten(traced.out_tree, outs)
+            if self._out_shardings is not None:
+                # One device: placing the results is all out_shardings can ask for.
+                result = device_put(result, self._out_shardings)
+            return result
+        except Exception as error:
+            filter_traceback(error)  # the user's frames only (JAX's traceback filtering)
+            raise
 
     def _check_in_shardings(self, args: tuple) -> None:
         """in_shardings is a prefix of the positional arguments (static ones left out);

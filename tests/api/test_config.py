@@ -45,7 +45,7 @@ def test_default_only_options_refuse_other_values(name):
 
 
 def test_no_effect_options_take_any_value():
-    for name in ("jax_pprint_use_color", "jax_traceback_filtering", "jax_enable_checks"):
+    for name in ("jax_pprint_use_color", "jax_traceback_in_locations_limit", "jax_enable_checks"):
         with jax.config.override(name, NO_EFFECT[name]):
             assert jax.config.read(name) == NO_EFFECT[name]
 
