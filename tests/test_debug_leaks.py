@@ -7,7 +7,9 @@ JAX 0.10.2 (the oracle) reports leaks of jit-like traces (jit, make_jaxpr, eval_
 bodies of scan, fori_loop and cond) and of vmap; jaxlite does too, and also of grad's and
 jvp's traces, which JAX 0.10.2 lets pass.
 """
+import gc
 import re
+import weakref
 
 import numpy as np
 import pytest
@@ -245,6 +247,27 @@ def test_checking_is_scoped_and_free_when_off():
             jax.jit(lambda x: h(x) + 1.0)(2.0)
     finally:
         config.update("jax_check_tracer_leaks", False)
+
+
+def test_the_check_keeps_no_local_alive_and_leaves_namespaces_alone():
+    class Big:
+        pass
+    with jax.checking_leaks():
+        big = Big()
+        ref = weakref.ref(big)
+        jax.jit(lambda x: x + 1.0)(1.0)  # the check looks at this function's locals
+        del big
+        gc.collect()
+        assert ref() is None  # the look left no copy of the locals holding it
+        view = locals()
+        jax.jit(lambda x: x + 2.0)(1.0)
+        assert "ref" in view  # a copy someone holds is not emptied
+
+        class Namespace:  # a class body's locals are the class's namespace itself
+            a = 1
+            b = jax.jit(lambda x: x + 3.0)(1.0)
+            c = a
+    assert Namespace.c == 1 and float(Namespace.b) == 4.0
 
 
 # ------------------------------------------------- UnexpectedTracerError, with the option off

@@ -25,6 +25,7 @@ can say where a leaked value was made); other traces record it only while the op
 from __future__ import annotations
 
 import gc
+import inspect
 import os
 import sys
 import sysconfig
@@ -33,9 +34,17 @@ from typing import Any, Callable, NamedTuple
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # Python's own library: its frames on the stack (contextlib running jaxlite's `with`
-# blocks) act for their callers, so their locals are not the user's roots.
+# blocks) act for their callers, so their locals are not the user's roots. Installed
+# packages live inside it (site-packages) but are code like the user's.
 _STDLIB = tuple({os.path.abspath(sysconfig.get_paths()[k]) + os.sep
                  for k in ("stdlib", "platstdlib")})
+_SITE_PACKAGES = tuple({os.path.abspath(sysconfig.get_paths()[k]) + os.sep
+                        for k in ("purelib", "platlib")})
+
+
+def _is_python_library(filename: str) -> bool:
+    path = os.path.abspath(filename)
+    return path.startswith(_STDLIB) and not path.startswith(_SITE_PACKAGES)
 # co_filename -> whether the file is part of jaxlite (a file is asked about once).
 _INTERNAL_FILES: dict[str, bool] = {}
 
@@ -104,18 +113,21 @@ def find_leaks(trace: Any, tracer_type: type, trace_type: type
     being built, their parameters) is the machinery's, even when a user's running function
     holds one of that trace's tracers."""
     search = _Search(trace_type)
-    tracers = search.own([r for r in gc.get_referrers(trace)
-                          if isinstance(r, tracer_type) and r._trace is trace])
-    if not tracers:
-        return []
-    chains = search.chains(tracers)
-    if chains:
-        # A chain may run through garbage that a cycle keeps alive: collect it, then look
-        # again (only now: a collection takes milliseconds on a large heap).
-        del chains
-        gc.collect()
+    try:
+        tracers = search.own([r for r in gc.get_referrers(trace)
+                              if isinstance(r, tracer_type) and r._trace is trace])
+        if not tracers:
+            return []
         chains = search.chains(tracers)
-    return [(t, chains[id(t)]) for t in tracers if id(t) in chains]
+        if chains:
+            # A chain may run through garbage that a cycle keeps alive: collect it, then
+            # look again (only now: a collection takes milliseconds on a large heap).
+            del chains
+            gc.collect()
+            chains = search.chains(tracers)
+        return [(t, chains[id(t)]) for t in tracers if id(t) in chains]
+    finally:
+        search.release()
 
 
 class _Search:
@@ -136,14 +148,37 @@ class _Search:
                                  if hasattr(m, "__dict__") and not _is_internal(
                                      getattr(m, "__file__", None) or "")})
         self.frames = self.own({})  # id of a user frame's locals -> the frame
+        self.snapshots = self.own([])  # the locals of user functions, copied for us
         frame = sys._getframe(1)
         while frame is not None:
             filename = frame.f_code.co_filename
-            if not _is_internal(filename) and not os.path.abspath(filename).startswith(_STDLIB):
+            if not _is_internal(filename) and not _is_python_library(filename):
                 local_vars = frame.f_locals
-                self.kept.append(local_vars)
                 self.frames[id(local_vars)] = frame
+                if frame.f_code.co_flags & inspect.CO_OPTIMIZED:
+                    self.snapshots.append(local_vars)
+                else:  # a module's or a class body's namespace itself
+                    self.kept.append(local_vars)
             frame = frame.f_back
+
+    def release(self) -> None:
+        """Drop what the search holds, and empty the snapshots of functions' locals that
+        no one else holds.
+
+        A function's `f_locals` is a copy that CPython keeps on its frame until the
+        function returns: kept full, it would hold a local that the function then deletes
+        (`del x`) alive. Emptied, it is refilled by the next reader (`locals()`, a
+        debugger), which always copies afresh. A copy someone else holds (a debugger's
+        view, a `locals()` result) is left alone, as is a namespace that is no copy (a
+        module's, a class body's)."""
+        snapshots = self.snapshots
+        self.kept.clear()
+        while snapshots:
+            local_vars = snapshots.pop()
+            # held by: its frame, this variable, getrefcount's argument
+            if sys.getrefcount(local_vars) <= 3:
+                local_vars.clear()
+            del local_vars
 
     def own(self, container: Any) -> Any:
         """Note a container the search made (and keep it, so that its id stays its own)."""
