@@ -176,11 +176,26 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any,
     env.update(zip(jaxpr.constvars, consts))
     env.update(zip(jaxpr.invars, args))
     for eqn in jaxpr.eqns:
-        outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+        try:
+            outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+        except FloatingPointError as error:  # jax_debug_nans: say which line made it
+            _note_source(error, eqn)
+            raise
         if not eqn.primitive.multiple_results:
             outs = [outs]
         env.update(zip(eqn.outvars, outs))
     return [read(v) for v in jaxpr.outvars]
+
+
+def _note_source(error: BaseException, eqn: JaxprEqn) -> None:
+    """Add where `eqn` was traced (the user's line) to `error`, once: the innermost
+    equation of nested jaxprs names it."""
+    frames = getattr(eqn.source_info, "traceback", None)
+    if frames and not getattr(error, "_jaxlite_source_noted", False):
+        error._jaxlite_source_noted = True  # type: ignore[attr-defined]
+        file, line, function = frames[-1]
+        error.add_note(f"The operation {eqn.primitive.name} was traced at {file}:{line} "
+                       f"({function}).")
 
 
 def eval_closed_jaxpr(closed: ClosedJaxpr, *args: Any) -> list[Any]:

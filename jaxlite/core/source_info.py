@@ -3,8 +3,9 @@
 JAX records, for each traced operation, the stack of scope names it was traced under
 (`named_scope`, transformation names) and where in the user's code it came from. jaxlite
 keeps the name stack as a context variable with JAX's API, so libraries that push scopes
-or register their files as library code (flax, equinox) work; jaxlite's jaxprs do not yet
-carry per-equation source information.
+or register their files as library code (flax, equinox) work. Staging gives each equation
+a `SourceInfo` holding the user's innermost frame (`core.leaks.where_created`) and the name
+stack; `jax_debug_nans` names that frame. HLO instructions do not carry it yet.
 """
 from __future__ import annotations
 

@@ -20,6 +20,7 @@ import numpy as np
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from jaxlite.core.leaks import where_created
+from jaxlite.core.source_info import SourceInfo, current_name_stack
 from jaxlite.core.trace import Trace, Tracer, current_trace, new_transformation, set_current_trace
 from jaxlite.core.trace_state import eager_constant_folding
 from jaxlite.errors import ConcretizationTypeError
@@ -123,11 +124,12 @@ class StagingTrace(Trace):
             return StagingTracer(self, Literal(literal, out_avals[0]))
         invars = [self.atom(a) for a in args]
         outvars = [Var(aval) for aval in out_avals]
-        eqn = JaxprEqn(invars, outvars, primitive, dict(params))
+        where = where_created()
+        eqn = JaxprEqn(invars, outvars, primitive, dict(params),
+                       source_info=SourceInfo((where,) if where else (), current_name_stack()))
         self.eqns.append(eqn)
         self._producer.update((v, eqn) for v in outvars)
         outs = [StagingTracer(self, v) for v in outvars]
-        where = where_created()
         for out in outs:
             out._origin = where
         return outs if primitive.multiple_results else outs[0]
