@@ -19,6 +19,7 @@ import jaxlite.numpy as jnp
 from jaxlite import lax
 from jaxlite.config import config
 from jaxlite.core.trace import current_trace
+from jaxlite.experimental.ode import odeint
 from jaxlite.interpreters.batching import BatchTrace
 from jaxlite.interpreters.staging import StagingTrace
 
@@ -96,15 +97,25 @@ def test_attribute_and_closure_holders_are_named():
     assert f"is referred to by <Holder {id(holder)}>.attr" in message
     assert re.search(r"<StagingTracer \d+> is referred to by <tuple \d+>\[0\]", message)
 
+    class Slotted:
+        __slots__ = ("value",)
+    slotted = Slotted()
+
+    def s(x):
+        slotted.value = x
+        return x
+    message = leak_error(lambda: jax.jit(s)(1.0))
+    assert f"is referred to by <Slotted {id(slotted)}>.value" in message
+
     kept = {}
 
     def g(x):
         y = x + 1.0
-        kept["f"] = lambda: y
+        kept["f"] = lambda: (x, y)  # two cells: each is found by identity
         return x
     message = leak_error(lambda: jax.jit(g)(1.0))
     assert "<locals>.g.<locals>.<lambda>" in message
-    assert "closed-over variable y" in message
+    assert "closed-over variable x" in message and "closed-over variable y" in message
 
 
 def test_every_leaked_tracer_is_reported():
@@ -226,6 +237,21 @@ def test_custom_vjp_under_vmap_inside_grad_is_not_a_user_leak():
     with jax.checking_leaks():
         out = jax.grad(lambda v: jax.vmap(f)(v).sum())(jnp.arange(3.0))
     np.testing.assert_allclose(np.asarray(out), np.cos(np.arange(3.0)), rtol=1e-6)
+
+
+def test_what_jaxlite_caches_keep_is_not_a_user_leak():
+    # odeint's jitted wrapper keeps (as a static argument) a closure that holds loss's
+    # argument tracer; the chain to this module's global `odeint` runs through jaxlite's
+    # globals, so it is the machinery's.
+    w = jnp.array([0.3, -0.2], jnp.float32)
+    t = jnp.linspace(0.0, 1.0, 3, dtype=jnp.float32)
+
+    def loss(w):
+        return jnp.sum(odeint(lambda y, t: -y * w + t, jnp.ones(2, jnp.float32), t))
+    with jax.checking_leaks():
+        value, grad = jax.jit(loss)(w), jax.grad(loss)(w)
+    np.testing.assert_allclose(float(value), float(loss(w)), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(grad), np.asarray(jax.grad(loss)(w)), rtol=1e-6)
 
 
 def test_checking_is_scoped_and_free_when_off():

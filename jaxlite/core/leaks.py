@@ -10,8 +10,9 @@ How a leak is found (`find_leaks`), once a transformation has ended normally:
 - the trace's tracers are the objects that refer to the trace (`gc.get_referrers`);
 - a tracer has leaked when a chain of holders leads from it to a root the user owns: the
   globals of a module, or a local variable of a function of the user's that is running now
-  (the caller of the transformation, a test). jaxlite's own globals and frames, and those
-  of Python's library, are not roots: they are the machinery running the transformation.
+  (the caller of the transformation, a test). jaxlite's own globals, frames and traces, and
+  the frames of Python's library, are not: they are the machinery running the
+  transformation, and chains through them are not followed.
 CPython does not show running frames as referrers, so the user's frames on the stack are
 looked at through their `f_locals`; jaxlite's own frames, which hold the transformation's
 inputs and outputs until it returns, are left out: what only they hold has not leaked.
@@ -33,6 +34,8 @@ import types
 from typing import Any, Callable, NamedTuple
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# co_filename -> whether the file is part of jaxlite (a file is asked about once).
+_INTERNAL_FILES: dict[str, bool] = {}
 # Python's own library: its frames on the stack (contextlib running jaxlite's `with`
 # blocks) act for their callers, so their locals are not the user's roots. Installed
 # packages live inside it (site-packages) but are code like the user's.
@@ -40,13 +43,6 @@ _STDLIB = tuple({os.path.abspath(sysconfig.get_paths()[k]) + os.sep
                  for k in ("stdlib", "platstdlib")})
 _SITE_PACKAGES = tuple({os.path.abspath(sysconfig.get_paths()[k]) + os.sep
                         for k in ("purelib", "platlib")})
-
-
-def _is_python_library(filename: str) -> bool:
-    path = os.path.abspath(filename)
-    return path.startswith(_STDLIB) and not path.startswith(_SITE_PACKAGES)
-# co_filename -> whether the file is part of jaxlite (a file is asked about once).
-_INTERNAL_FILES: dict[str, bool] = {}
 
 
 class Location(NamedTuple):
@@ -65,6 +61,11 @@ def _is_internal(filename: str) -> bool:
     if internal is None:
         internal = _INTERNAL_FILES[filename] = os.path.abspath(filename).startswith(_PACKAGE)
     return internal
+
+
+def _is_python_library(filename: str) -> bool:
+    path = os.path.abspath(filename)
+    return path.startswith(_STDLIB) and not path.startswith(_SITE_PACKAGES)
 
 
 def where_created() -> Location | None:
@@ -109,9 +110,9 @@ def find_leaks(trace: Any, tracer_type: type, trace_type: type
     """The tracers of `trace` that something outside jaxlite still holds, each with the
     chain of holders, one line per link ("<list 140...>[0]", ..., "__main__.leaked").
 
-    Chains stop at traces (`trace_type`): what a trace holds (the equations of a jaxpr
-    being built, their parameters) is the machinery's, even when a user's running function
-    holds one of that trace's tracers."""
+    Chains stop at traces (`trace_type`) and at jaxlite's module globals: what they hold
+    (the equations of a jaxpr being built, caches) is the machinery's, even when a user's
+    running function holds a tracer of that trace, or a user's global a jaxlite function."""
     search = _Search(trace_type)
     try:
         tracers = search.own([r for r in gc.get_referrers(trace)
@@ -143,10 +144,16 @@ class _Search:
         self.trace_type = trace_type
         self.kept: list[Any] = []
         self.mine: set[int] = {id(self.kept), id(self.__dict__)}
-        # (jaxlite's own globals are machinery too: what its caches hold is not the user's)
-        self.modules = self.own({id(vars(m)): name for name, m in list(sys.modules.items())
-                                 if hasattr(m, "__dict__") and not _is_internal(
-                                     getattr(m, "__file__", None) or "")})
+        self.modules = self.own({})  # id of the globals of a user's module -> its name
+        # jaxlite's own globals are machinery: what its caches hold is not the user's, even
+        # where a user's global holds a jaxlite function (whose __globals__ they are)
+        self.machinery = self.own(set())
+        for name, module in list(sys.modules.items()):
+            if hasattr(module, "__dict__"):
+                if _is_internal(getattr(module, "__file__", None) or ""):
+                    self.machinery.add(id(vars(module)))
+                else:
+                    self.modules[id(vars(module))] = name
         self.frames = self.own({})  # id of a user frame's locals -> the frame
         self.snapshots = self.own([])  # the locals of user functions, copied for us
         frame = sys._getframe(1)
@@ -210,7 +217,8 @@ class _Search:
             holders = self.own(gc.get_referrers(*nodes))
             frontier, sources = self.own([]), self.own([])
             for holder in holders:
-                if id(holder) in self.mine or isinstance(holder, self.trace_type):
+                if id(holder) in self.mine or id(holder) in self.machinery or \
+                        isinstance(holder, self.trace_type):
                     continue
                 for child in gc.get_referents(holder):
                     for tracer in below.get(id(child), ()):
@@ -263,7 +271,8 @@ class _Search:
         if isinstance(holder, types.CellType) and len(above) >= 2 and \
                 getattr(above[1], "__closure__", None) is above[0]:
             fun = above[1]
-            name = fun.__code__.co_freevars[above[0].index(holder)]
+            index = next(i for i, cell in enumerate(above[0]) if cell is holder)
+            name = fun.__code__.co_freevars[index]
             return 3, f"{_short(fun)} closed-over variable {name}"
         if isinstance(holder, (list, tuple)):
             index = next((i for i, x in enumerate(holder) if x is child), "?")
@@ -283,17 +292,24 @@ def _short(obj: Any) -> str:
 
 
 def _attribute_link(holder: Any, obj: Any) -> str:
-    """"<Holder 140...>.attr" for the attribute (or slot) of `holder` that is `obj`."""
-    names = list(getattr(holder, "__dict__", None) or {})
+    """"<Holder 140...>.attr" for the attribute (or slot) of `holder` that is `obj`. Read
+    from the instance dict and the slots themselves, so that no property of the user's
+    runs."""
+    attributes = getattr(holder, "__dict__", None)
+    if isinstance(attributes, dict):
+        for name, value in attributes.items():
+            if value is obj:
+                return f"{_short(holder)}.{name}"
     for cls in type(holder).__mro__:
         slots = cls.__dict__.get("__slots__", ())
-        names.extend([slots] if isinstance(slots, str) else slots)
-    for name in names:
-        try:
-            if getattr(holder, name) is obj:
-                return f"{_short(holder)}.{name}"
-        except Exception:  # a property, or a slot that is not set
-            continue
+        for name in [slots] if isinstance(slots, str) else slots:
+            slot = cls.__dict__.get(name)
+            try:
+                if isinstance(slot, types.MemberDescriptorType) and \
+                        slot.__get__(holder, cls) is obj:
+                    return f"{_short(holder)}.{name}"
+            except AttributeError:  # a slot that is not set
+                continue
     return _short(holder)
 
 
