@@ -294,12 +294,15 @@ def test_not_implemented_collectives():
 
 def test_vmap_out_axes_none_messages():
     x = jnp.ones((3, 2))
-    with pytest.raises(ValueError, match="^vmap has mapped output \\(axis_name=q\\) but "
-                                         "out_axes is None$"):
+    # (the whole message, compared as a string: pytest's `match` also reads the exception's
+    # notes, where traceback filtering says what it removed, as JAX's does)
+    with pytest.raises(ValueError) as info:
         jax.vmap(lambda u: {"a": u, "b": u}, out_axes={"a": 0, "b": None}, axis_name="q")(x)
-    with pytest.raises(ValueError, match="^at vmap out_axes\\['b'\\], got axis spec None but "
-                                         "output was batched on axis 0$"):
+    assert str(info.value) == "vmap has mapped output (axis_name=q) but out_axes is None"
+    with pytest.raises(ValueError) as info:
         jax.vmap(lambda u: {"a": u, "b": u}, out_axes={"a": 0, "b": None})(x)
+    assert str(info.value) == ("at vmap out_axes['b'], got axis spec None but output was "
+                               "batched on axis 0")
     with pytest.raises(ValueError, match="^at vmap out_axes\\[1\\], got axis spec None"):
         jax.vmap(lambda u: (u, u), out_axes=(0, None))(x)
 
