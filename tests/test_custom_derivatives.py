@@ -8,6 +8,7 @@ test can tell the custom rule from differentiation of the function body.
 from __future__ import annotations
 
 import functools
+import gc
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ import pytest
 import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite import lax
+from jaxlite.core.trace import Tracer
 from jaxlite.test_util import check_grads
 
 f32 = np.float32
@@ -341,3 +343,37 @@ def test_forward_mode_of_custom_vjp_still_refused():
         jax.jit(lambda x: jax.jvp(_straight_through_round, (x,), (1.0,)))(1.5)
     with pytest.raises(TypeError, match=message):
         jax.jvp(lambda w: _scan_loss(w, jnp.ones((2, 3))), (1.3,), (1.0,))
+
+
+def _live_tracers() -> int:
+    gc.collect()
+    return sum(isinstance(o, Tracer) for o in gc.get_objects())
+
+
+def test_custom_vjp_under_vmap_keeps_no_tracer_alive():
+    # The bwd rule's closure held the batched arguments; equations (and eager caches of
+    # their params) then kept the finished trace's tracers alive.
+    @jax.custom_vjp
+    def f(x):
+        return jnp.sin(x)
+    f.defvjp(lambda x: (jnp.sin(x), jnp.cos(x)), lambda res, g: (res * g,))
+    before = _live_tracers()
+    for run in (lambda: jax.vmap(f)(jnp.arange(3.0)),
+                lambda: jax.vmap(jax.grad(f))(jnp.arange(3.0)),
+                lambda: jax.jit(jax.vmap(f))(jnp.arange(3.0))):
+        run()
+        assert _live_tracers() <= before
+
+
+def test_closure_converted_function_holds_no_tracer():
+    seen = []
+
+    def outer(y):
+        converted, hoisted = jax.closure_convert(lambda x: x * y, 1.0)
+        seen.append(converted)
+        return converted(1.0, *hoisted)
+    jax.grad(outer)(2.0)
+    cells = [c.cell_contents for c in seen[0].__closure__ or ()]
+    assert not any(isinstance(c, Tracer) for c in cells)
+    assert not any(isinstance(v, Tracer) for c in cells if isinstance(c, (list, tuple))
+                   for v in c)

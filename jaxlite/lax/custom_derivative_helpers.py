@@ -111,9 +111,11 @@ def closure_convert(fun: Callable[..., Any], *example_args: Any
     kept = [c for c, h in zip(consts, hoist) if not h]
     hoisted = [c for c, h in zip(consts, hoist) if h]
     out_tree = out_trees[0]
+    num_hoisted = len(hoisted)  # (the function keeps the count, not the tracers: jit may
+    # hold it as a static argument long after their trace ended)
 
     def converted(*args_and_consts: Any) -> Any:
-        num_args = len(args_and_consts) - len(hoisted)
+        num_args = len(args_and_consts) - num_hoisted
         args, given = args_and_consts[:num_args], iter(args_and_consts[num_args:])
         kept_iter = iter(kept)
         all_consts = [next(given) if h else next(kept_iter) for h in hoist]

@@ -281,6 +281,9 @@ class custom_vjp:
             return self.fun(*args)
         static, diff = _split_nondiff(args, self.nondiff_argnums)
         leaves, in_tree = tree_flatten(tuple(diff))
+        # The bwd rule needs the arguments' types only; holding the values (tracers) in its
+        # closure kept their traces alive as long as the equation.
+        diff_types = tree_unflatten(in_tree, [get_aval(x) for x in leaves])
         out_trees: list = []
         res_trees: list = []
         symbolic = self.symbolic_zeros
@@ -312,11 +315,11 @@ class custom_vjp:
             convert = _to_symbolic_zero if symbolic else _instantiate
             ct = tree_unflatten(out_trees[0], [convert(c) for c in cts])
             cts_in = self.bwd(*static, res, ct)
-            if not isinstance(cts_in, (tuple, list)) or len(cts_in) != len(diff):
+            if not isinstance(cts_in, (tuple, list)) or len(cts_in) != len(diff_types):
                 raise TypeError(
                     "Custom VJP bwd rule must produce a tuple with one cotangent per "
-                    f"differentiable argument ({len(diff)}), got {cts_in!r:.200}.")
-            filled = [fill_zero_cotangents(c, d) for c, d in zip(cts_in, diff)]
+                    f"differentiable argument ({len(diff_types)}), got {cts_in!r:.200}.")
+            filled = [fill_zero_cotangents(c, d) for c, d in zip(cts_in, diff_types)]
             return tree_flatten(tuple(filled))[0]
 
         flat_fwd.__name__ = getattr(self.fwd, "__name__", "fwd")
