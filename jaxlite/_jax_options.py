@@ -111,7 +111,6 @@ DEFAULT_ONLY: dict[str, tuple[Any, str]] = {
     "jax_softmax_custom_jvp": (False, "the other setting changes softmax's derivative"),
     "jax_explicit_x64_dtypes": ("warn", "only the default handling of explicit 64-bit dtypes "
                                 "with x64 off is built"),
-    "jax_num_cpu_devices": (-1, "several CPU devices come with the scale-out issue"),
     "jax_no_execution": (False, "execution guards are not built"),
     "jax_no_tracing": (False, "tracing guards are not built"),
     "jax_transfer_guard": (None, "transfer guards are not built"),

@@ -307,6 +307,52 @@ config.define("jaxlite_cpu_threads",
               "process may run on).", _as_thread_count)
 
 
+# The cpu backend's device count, once it has started (then the option is fixed, as in JAX).
+_CPU_DEVICES_STARTED: list[int] = []
+
+
+def _as_cpu_device_count(value: Any) -> int:
+    count = int(value)
+    if count == 0 or count < -1:
+        raise ValueError(f"jax_num_cpu_devices must be a positive number of devices or -1 "
+                         f"(take it from XLA_FLAGS), got {value!r}")
+    if _CPU_DEVICES_STARTED:
+        raise RuntimeError("jax_num_cpu_devices config should be updated before backends are "
+                           "initialized i.e. before any JAX operation is executed. You should "
+                           "initialize this config immediately after `import jax`.")
+    return count
+
+
+config.define("jax_num_cpu_devices",
+              os.environ.get("JAXLITE_NUM_CPU_DEVICES")
+              or os.environ.get("JAX_NUM_CPU_DEVICES") or -1,
+              "Number of CPU devices of the cpu backend (environment: JAXLITE_NUM_CPU_DEVICES). "
+              "-1: the count of XLA_FLAGS's --xla_force_host_platform_device_count, else 1. "
+              "Read when the backend starts; set it before the first operation.",
+              _as_cpu_device_count)
+
+
+def _forced_host_device_count() -> int | None:
+    """N of `--xla_force_host_platform_device_count=N` in XLA_FLAGS (what scripts written for
+    JAX set to fake several CPU devices), or None."""
+    for flag in os.environ.get("XLA_FLAGS", "").split():
+        name, _, value = flag.partition("=")
+        if name == "--xla_force_host_platform_device_count" and value.strip().isdigit():
+            return max(int(value), 1)
+    return None
+
+
+def start_cpu_devices() -> int:
+    """The number of CPU devices a starting cpu backend makes (`jax_num_cpu_devices`, else
+    XLA_FLAGS's forced host device count, else 1); the option is fixed from now on."""
+    count = config.read("jax_num_cpu_devices")
+    if count == -1:
+        count = _forced_host_device_count() or 1
+    if not _CPU_DEVICES_STARTED:
+        _CPU_DEVICES_STARTED.append(count)
+    return _CPU_DEVICES_STARTED[0]
+
+
 def enable_x64(new_val: bool = True) -> contextlib.AbstractContextManager:
     """Context manager that turns 64-bit types on (or off) for a block (mirrors
     `jax.enable_x64`)."""

@@ -25,6 +25,7 @@ from jaxlite.backends.cpu.dumps import write_program_dumps
 from jaxlite.backends.cpu.executable import CpuExecutable
 from jaxlite.backends.cpu.native import compile_objects, install_runtime, load_objects
 from jaxlite.config import config
+from jaxlite.config import start_cpu_devices as config_start_cpu_devices
 from jaxlite.xla.compile_progress import phase
 from jaxlite.xla.ir import HloModule
 from jaxlite.xla.pipeline import dump_folder, optimize
@@ -49,7 +50,9 @@ class CpuClient(Client):
         cpu, _ = llvm_target.host_cpu()
         version = ".".join(map(str, llvm.llvm_version_info))
         self.platform_version = f"jaxlite LLVM {version} for {cpu} (numpy {np.__version__})"
-        self._devices = [CpuDevice(self, 0)]
+        # N devices in one process (jax_num_cpu_devices / XLA_FLAGS' forced host device
+        # count), all in host memory: an array's shards are numpy blocks, one per device.
+        self._devices = [CpuDevice(self, i) for i in range(config_start_cpu_devices())]
         self.stats: collections.Counter[str] = collections.Counter()
         # What every first compile needs, done at start-up (as PJRT's client starts its
         # runtime): the runtime's object code linked, the compiler's digest for cache keys.
@@ -64,7 +67,7 @@ class CpuClient(Client):
         if device is not None and device not in self._devices:
             raise ValueError(f"buffer_from_numpy: {device!r} does not belong to the "
                              f"{self.platform} backend; its devices are {self._devices}.")
-        return CpuBuffer(np.asarray(array), self._devices[0])
+        return CpuBuffer(np.asarray(array), self._devices[0] if device is None else device)
 
     def compile(self, module: HloModule, options: CompileOptions) -> CpuExecutable:
         num_params = len(module.entry.parameters)
@@ -96,7 +99,9 @@ class CpuClient(Client):
             optimized = optimize(module, options)
         self.stats["optimizations"] += 1
         install_custom_calls(optimized)  # their symbols must exist before linking
-        key = compile_cache.cache_key(print_module(optimized), (donated, threads))
+        # Metadata does not change the code: the same program traced from other lines shares it.
+        key = compile_cache.cache_key(print_module(optimized, metadata=False),
+                                      (donated, threads))
         ir_texts, info, payload = None, None, OBJECT_CACHE.get(key)
         if payload is not None:
             self.stats["memory_hits"] += 1
