@@ -13,9 +13,11 @@ from typing import Any
 
 import numpy as np
 
+from jaxlite.core import dtypes
 from jaxlite.core.sharding import Sharding
 from jaxlite.numpy._creation import asarray
 from jaxlite.numpy._promotion import user_dtype
+from jaxlite.runtime.array import ArrayImpl
 from jaxlite.runtime.device import device_put
 
 __all__ = [
@@ -82,9 +84,13 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
 
 
 def dlpack_to_array(external: Any, device: Any, copy: bool | None) -> Any:
-    """The array behind `jnp.from_dlpack` and `jax.dlpack.from_dlpack`: the tensor is read
-    through numpy's DLPack import (host memory), then narrowed as `asarray` would and put on
-    `device` (a Device or a one-device Sharding) when one is given."""
+    """The array behind `jnp.from_dlpack` and `jax.dlpack.from_dlpack`.
+
+    The tensor is read through numpy's DLPack import (host memory). Its memory becomes the
+    array's buffer, shared without a copy unless `copy=True` or x64 narrowing needs one;
+    the producer must not write to it afterwards. The result goes on `device` (a Device or
+    a one-device Sharding) when one is given.
+    """
     if not (hasattr(external, "__dlpack__") and hasattr(external, "__dlpack_device__")):
         raise TypeError("The array passed to from_dlpack must have __dlpack__ and "
                         "__dlpack_device__ methods.")
@@ -92,7 +98,10 @@ def dlpack_to_array(external: Any, device: Any, copy: bool | None) -> Any:
         raise ValueError("from_dlpack can only unpack a dlpack tensor onto a singular device, "
                          f"but a Sharding with {len(device.device_set)} devices was provided.")
     host = np.from_dlpack(external, copy=copy)
-    out = asarray(host, copy=copy is not False)
+    if host.dtype == dtypes.canonicalize_dtype(host.dtype):
+        out = ArrayImpl(host)  # the producer's memory itself: a view, or copy=True's copy
+    else:
+        out = asarray(host)  # 64-bit data with x64 off is narrowed, so copied, as in JAX
     return out if device is None else device_put(out, device)
 
 

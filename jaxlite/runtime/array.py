@@ -18,6 +18,7 @@ from jaxlite.backends.registry import get_backend
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.basearray import Array
+from jaxlite.runtime.dlpack_buffers import CPU_DEVICE, export_capsule
 from jaxlite.runtime.sharding import Sharding, SingleDeviceSharding
 
 
@@ -52,6 +53,13 @@ class Shard:
         self.device, self.sharding, self.index = device, sharding, index
         self.global_shape, self.data, self.replica_id = global_shape, data, replica_id
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Shard) and (self.device, self.index, self.replica_id) == \
+            (other.device, other.index, other.replica_id) and self.data is other.data
+
+    def __hash__(self) -> int:
+        return hash((self.device, str(self.index), self.replica_id))
+
     def __repr__(self) -> str:
         return (f"Shard(device={self.device!r}, index={self.index}, "
                 f"replica_id={self.replica_id}, data={self.data})")
@@ -69,7 +77,7 @@ class ArrayImpl(Array):
         Whether the value came from a Python scalar (see type promotion).
     """
 
-    __slots__ = ("_value", "weak_type", "_aval", "_sharding")
+    __slots__ = ("_value", "weak_type", "_aval", "_sharding", "_shards")
 
     def __init__(self, value: np.ndarray, weak_type: bool = False) -> None:
         value = np.asarray(value)
@@ -80,11 +88,20 @@ class ArrayImpl(Array):
         self._aval: ShapedArray | None = None
         # Set by device_put or jit's out_shardings (the array is then "committed").
         self._sharding: Sharding | None = None
+        # On several devices: each device's block, a committed one-device Array (in the
+        # sharding's device order); `_value` is then the assembled global value.
+        self._shards: tuple["ArrayImpl", ...] | None = None
 
     def with_sharding(self, sharding: Sharding) -> "ArrayImpl":
-        """The same contents, placed with `sharding` (read-only buffers are shared)."""
+        """The same contents, placed with `sharding`: on one device the read-only buffer is
+        shared; on several, each device gets a copy of its block."""
         out = ArrayImpl(self._value, self.weak_type)
         out._sharding = sharding
+        if len(sharding.device_set) > 1:
+            out._shards = tuple(
+                ArrayImpl(np.array(self._value[index]), self.weak_type).with_sharding(
+                    SingleDeviceSharding(device))
+                for device, index in sharding.devices_indices_map(self.shape).items())
         return out
 
     @property
@@ -129,15 +146,15 @@ class ArrayImpl(Array):
 
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None,
                    dl_device: Any = None, copy: bool | None = None) -> Any:
-        """The contents as a DLPack capsule (mirrors `jax.Array.__dlpack__`): jaxlite's
-        arrays live in host memory, so numpy's DLPack export serves them."""
-        return np.asarray(self).__dlpack__(stream=stream, max_version=max_version,
-                                           dl_device=dl_device, copy=copy)
+        """The contents as a DLPack capsule (mirrors `jax.Array.__dlpack__`): the Array's
+        own host buffer, shared without a copy unless `copy=True` (see dlpack_buffers)."""
+        return export_capsule(self.contiguous_value(), stream=stream,
+                              max_version=max_version, dl_device=dl_device, copy=copy)
 
     def __dlpack_device__(self) -> tuple[Any, int]:
         """(device type, device id) of the data for DLPack: the host CPU (mirrors
         `jax.Array.__dlpack_device__`)."""
-        return np.asarray(self).__dlpack_device__()
+        return CPU_DEVICE
 
     def contiguous_value(self) -> np.ndarray:
         """The contents as a C-ordered numpy array, the form compiled code reads. A
@@ -241,11 +258,15 @@ class ArrayImpl(Array):
 
     @property
     def device(self) -> Any:
-        """The device holding the array: the default backend's first device (host memory)."""
-        return get_backend().devices()[0]
+        """The device holding the array (the default backend's first one unless placed
+        elsewhere); the sharding for an array on several devices, as in JAX."""
+        if self._sharding is None:
+            return get_backend().devices()[0]
+        devices = self._sharding.device_set
+        return next(iter(devices)) if len(devices) == 1 else self._sharding
 
     def devices(self) -> set[Any]:
-        return {self.device}
+        return set(self.sharding.device_set)
 
     # ---------------------------------------------------------------- placement
 
@@ -270,9 +291,20 @@ class ArrayImpl(Array):
 
     @property
     def addressable_shards(self) -> list["Shard"]:
-        """One `Shard` per device holding part of the array (one, here)."""
-        index = (slice(None),) * self.ndim
-        return [Shard(self.device, self.sharding, self.shape, index, self)]
+        """One `Shard` per device holding part of the array, in the sharding's device
+        order (mirrors `jax.Array.addressable_shards`)."""
+        sharding = self.sharding
+        if self._shards is None:
+            index = (slice(None),) * self.ndim
+            return [Shard(self.device, sharding, self.shape, index, self)]
+        replicas: dict[tuple, int] = {}
+        shards = []
+        for (device, index), data in zip(sharding.devices_indices_map(self.shape).items(),
+                                         self._shards):
+            key = tuple((s.start, s.stop) for s in index)
+            replicas[key] = replicas.get(key, -1) + 1
+            shards.append(Shard(device, sharding, self.shape, index, data, replicas[key]))
+        return shards
 
     global_shards = addressable_shards
 
@@ -309,4 +341,5 @@ def fresh_array(value: np.ndarray, weak_type: bool) -> ArrayImpl:
     array.weak_type = weak_type
     array._aval = None
     array._sharding = None
+    array._shards = None
     return array
