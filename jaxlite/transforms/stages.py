@@ -19,6 +19,7 @@ from jaxlite.runtime import dispatch
 from jaxlite.transforms import api_util as _api_util
 from jaxlite.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 from jaxlite.xla import dot_graph
+from jaxlite.xla import stablehlo
 from jaxlite.xla.ir import HloModule
 from jaxlite.xla.text import print_module
 
@@ -76,6 +77,27 @@ class HloComputation:
         return self.as_hlo_text()
 
 
+class StableHloModule:
+    """What `Lowered.compiler_ir("stablehlo")` returns: the module as StableHLO text, with
+    the parts of MLIR's `ir.Module` that users print it through (`str(module)`,
+    `module.operation.get_asm()`)."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+
+    @property
+    def operation(self) -> "StableHloModule":
+        return self
+
+    def get_asm(self, **options: Any) -> str:
+        """The text; MLIR's printing options (`large_elements_limit`, ...) are accepted
+        and ignored."""
+        return self._text
+
+    def __str__(self) -> str:
+        return self._text
+
+
 @dataclass
 class Traced:
     """The result of `jit(f).trace(...)`: the jaxpr and the output structure (mirrors
@@ -95,8 +117,8 @@ class Traced:
 class Lowered:
     """A jitted function lowered to HLO for one signature (mirrors `jax.stages.Lowered`).
 
-    Differences from JAX: the text is jaxlite's HLO, not StableHLO; `as_text` accepts
-    `dialect="hlo"` (the default) only.
+    Differences from JAX: `as_text()` gives jaxlite's HLO text by default (JAX's default
+    is StableHLO); `as_text(dialect="stablehlo")` gives StableHLO text.
     """
 
     def __init__(self, lowered: LoweredModule, traced: Any, name: str, client: Client,
@@ -126,14 +148,22 @@ class Lowered:
         """An `ArgInfo` per argument leaf, in the structure of `(args, kwargs)`."""
         return _args_info(self._traced)
 
-    def compiler_ir(self, dialect: str | None = None) -> HloComputation:
-        """The HLO module as lowered, before any pass (`.as_hlo_text()` prints it)."""
+    def compiler_ir(self, dialect: str | None = None) -> HloComputation | StableHloModule:
+        """The module as lowered, before any pass: `dialect="hlo"` (the default) gives the
+        HLO module (`.as_hlo_text()` prints it), `"stablehlo"` the StableHLO text
+        (`str(...)` prints it)."""
         _check_dialect(dialect)
+        if dialect == "stablehlo":
+            return StableHloModule(stablehlo.print_module(self._lowered.module))
         return HloComputation(self._lowered.module)
 
     def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
-        """The HLO text of the module before the pass pipeline."""
+        """The text of the module before the pass pipeline: HLO text (`dialect="hlo"`, the
+        default) or StableHLO in MLIR's text form (`dialect="stablehlo"`, as JAX prints
+        it). Large constants that became leading parameters stay parameters."""
         _check_dialect(dialect)
+        if dialect == "stablehlo":
+            return stablehlo.print_module(self._lowered.module)
         return print_module(self._lowered.module)
 
     def as_dot(self) -> str:
@@ -253,6 +283,6 @@ def _describe(aval: ShapedArray) -> str:
 
 
 def _check_dialect(dialect: str | None) -> None:
-    if dialect not in (None, "hlo"):
-        raise ValueError(f"jaxlite lowers to its own HLO only; dialect={dialect!r} is not "
-                         "available. Use dialect='hlo' (or leave it out).")
+    if dialect not in (None, "hlo", "stablehlo"):
+        raise ValueError(f"Unknown dialect {dialect!r}: jaxlite prints dialect='hlo' (the "
+                         "default) and dialect='stablehlo'.")

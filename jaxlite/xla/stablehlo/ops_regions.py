@@ -1,0 +1,159 @@
+"""Rules of the StableHLO printer for ops that apply computations (written as regions or
+function calls) and for custom calls: reduce, reduce_window, select_and_scatter, sort,
+scatter, while, case / if, func.call, custom_call.
+
+HLO's `jaxlite_fft` custom call becomes StableHLO's `fft` op; any other target prints as
+`stablehlo.custom_call @target`, with its backend_config string and side-effect flag, and
+jaxlite's other custom-call attributes as `mhlo.frontend_attributes` (strings).
+"""
+from __future__ import annotations
+
+import json
+from typing import Sequence
+
+import numpy as np
+
+from jaxlite.xla.ir import HloInstruction
+from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.stablehlo import types as T
+from jaxlite.xla.stablehlo.ops import Rule, single_values, window_fields
+from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
+
+_O = Opcode
+
+# jaxlite's custom-call targets that are StableHLO ops of their own.
+FFT_TARGET = "jaxlite_fft"
+FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
+
+# Attributes of a custom call that are its StableHLO properties, not frontend attributes.
+_CUSTOM_CALL_KEYS = ("target", "backend_config", "custom_call_has_side_effect")
+
+
+def _results(inst: HloInstruction) -> list:
+    return T.leaf_shapes(inst.shape)
+
+
+def _reduce(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]) -> Leaves:
+    props = {"dimensions": T.i64_array(inst.attr("dimensions"))}
+    return w.generic("stablehlo.reduce", single_values(operands), _results(inst), props,
+                     [w.region(inst.called[0])])
+
+
+def _reduce_window(w: FunctionWriter, inst: HloInstruction,
+                   operands: Sequence[Leaves]) -> Leaves:
+    win = window_fields(inst.attr("window"))
+    props = {"window_dimensions": T.i64_array(win["size"]),
+             "window_strides": T.i64_array(win["stride"]),
+             "base_dilations": T.i64_array(win["base_dilation"]),
+             "window_dilations": T.i64_array(win["window_dilation"]),
+             "padding": T.padding_attr(win["pad_low"], win["pad_high"])}
+    return w.generic("stablehlo.reduce_window", single_values(operands), _results(inst), props,
+                     [w.region(inst.called[0])])
+
+
+def _select_and_scatter(w: FunctionWriter, inst: HloInstruction,
+                        operands: Sequence[Leaves]) -> Leaves:
+    win = window_fields(inst.attr("window"))
+    props = {"window_dimensions": T.i64_array(win["size"]),
+             "window_strides": T.i64_array(win["stride"]),
+             "padding": T.padding_attr(win["pad_low"], win["pad_high"])}
+    select, scatter = inst.called
+    return w.generic("stablehlo.select_and_scatter", single_values(operands), _results(inst), props,
+                     [w.region(select), w.region(scatter)])
+
+
+def _sort(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]) -> Leaves:
+    props = {"dimension": T.i64(inst.attr("dimension")),
+             "is_stable": T.boolean(inst.attr("is_stable", False))}
+    return w.generic("stablehlo.sort", single_values(operands), _results(inst), props,
+                     [w.region(inst.called[0])])
+
+
+def _scatter(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]) -> Leaves:
+    a = inst.attr
+    numbers = T.struct_attr("scatter", [
+        ("update_window_dims", a("update_window_dims")),
+        ("inserted_window_dims", a("inserted_window_dims")),
+        ("input_batching_dims", a("input_batching_dims", ())),
+        ("scatter_indices_batching_dims", a("scatter_indices_batching_dims", ())),
+        ("scatter_dims_to_operand_dims", a("scatter_dims_to_operand_dims")),
+        ("index_vector_dim", a("index_vector_dim"))])
+    props = {"scatter_dimension_numbers": numbers,
+             "indices_are_sorted": T.boolean(a("indices_are_sorted", False)),
+             "unique_indices": T.boolean(a("unique_indices", False))}
+    return w.generic("stablehlo.scatter", single_values(operands), _results(inst), props,
+                     [w.region(inst.called[0])])
+
+
+def _while(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]) -> Leaves:
+    condition, body = inst.called
+    return w.generic("stablehlo.while", list(operands[0]), _results(inst), None,
+                     [w.region(condition), w.region(body)])
+
+
+def _conditional(w: FunctionWriter, inst: HloInstruction,
+                 operands: Sequence[Leaves]) -> Leaves:
+    selector = single_values(operands[:1])
+    branches = [w.region(comp, [operands[i + 1]]) for i, comp in enumerate(inst.called)]
+    if inst.operands[0].shape.dtype == np.bool_:
+        return w.generic("stablehlo.if", selector, _results(inst), None, branches)
+    return w.generic("stablehlo.case", selector, _results(inst), None, branches)
+
+
+def _call(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]) -> Leaves:
+    callee = w.module.symbol(inst.called[0])
+    values = [value for leaves in operands for value in leaves]
+    return w.generic("func.call", values, _results(inst), {"callee": callee})
+
+
+def _custom_call(w: FunctionWriter, inst: HloInstruction,
+                 operands: Sequence[Leaves]) -> Leaves:
+    target = str(inst.attr("target"))
+    config = inst.attr("backend_config")
+    if target == FFT_TARGET:
+        return _fft(w, inst, operands, json.loads(config))
+    props = {"call_target_name": T.string(target),
+             "has_side_effect": T.boolean(inst.attr("custom_call_has_side_effect", True)),
+             "api_version": "1 : i32"}
+    if config:
+        props["backend_config"] = T.string(str(config))
+    extra = {key: T.string(_attribute_text(value)) for key, value in inst.attrs.items()
+             if key not in _CUSTOM_CALL_KEYS}
+    attributes = {"mhlo.frontend_attributes": "{" + ", ".join(
+        f"{key} = {value}" for key, value in sorted(extra.items())) + "}"} if extra else None
+    values = [value for leaves in operands for value in leaves]
+    return w.generic("stablehlo.custom_call", values, _results(inst), props,
+                     attributes=attributes)
+
+
+def _attribute_text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value)
+    except TypeError:
+        return repr(value)
+
+
+def _fft(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves],
+         config: dict) -> Leaves:
+    fft_type = config["fft_type"]
+    if fft_type not in FFT_TYPES:
+        raise ValueError(f"unknown fft_type {fft_type!r}")
+    props = {"fft_type": T.enum_attr("fft_type", fft_type),
+             "fft_length": T.i64_array(config["fft_length"])}
+    return w.generic("stablehlo.fft", single_values(operands), _results(inst), props)
+
+
+RULES: dict[Opcode, Rule] = {
+    _O.REDUCE: _reduce,
+    _O.REDUCE_WINDOW: _reduce_window,
+    _O.SELECT_AND_SCATTER: _select_and_scatter,
+    _O.SORT: _sort,
+    _O.SCATTER: _scatter,
+    _O.WHILE: _while,
+    _O.CONDITIONAL: _conditional,
+    _O.CALL: _call,
+    _O.FUSION: _call,  # a fused computation is a function like any other
+    _O.CUSTOM_CALL: _custom_call,
+}

@@ -1,0 +1,190 @@
+"""StableHLO out, checked by real XLA: for each program, `jit(f).lower(...).as_text(
+dialect="stablehlo")` is compiled and run by jaxlib in a subprocess (the jax virtual
+environment's python; this process never imports jax), and its results must equal
+jaxlite's own at the dtype's tolerance.
+
+Skips when no python with jax is found: set JAXLITE_JAX_PYTHON, or have /tmp/jaxvenv.
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import jaxlite as jax
+import jaxlite.numpy as jnp
+from jaxlite import lax
+from jaxlite.core import dtypes
+
+RUNNER = Path(__file__).with_name("stablehlo_runner.py")
+JAX_PYTHON = os.environ.get("JAXLITE_JAX_PYTHON", "/tmp/jaxvenv/bin/python")
+
+_rng = np.random.default_rng(0)
+X = _rng.normal(size=(3, 4)).astype(np.float32)
+SPD = (X[:, :3].T @ X[:, :3] + 3 * np.eye(3)).astype(np.float32)
+IMAGE = _rng.normal(size=(1, 2, 5, 5)).astype(np.float32)
+KERNEL = _rng.normal(size=(3, 2, 3, 3)).astype(np.float32)
+INTS = np.array([[3, -1, 7], [0, 5, -4]], np.int32)
+UINTS = np.array([1, 2, 250, 7], np.uint8)
+BF16 = X.astype(dtypes.bfloat16)
+C64 = (X + 1j * X[::-1]).astype(np.complex64)
+
+
+def _loop(x):
+    return lax.fori_loop(0, 5, lambda i, c: c * 0.5 + jnp.sin(c) * i, x)
+
+
+def _scan(x):
+    def step(carry, row):
+        return carry + row, carry * row
+    return lax.scan(step, jnp.zeros(4, x.dtype), x)
+
+
+def _while(x):
+    return lax.while_loop(lambda c: c[0] < 10.0, lambda c: (c[0] * 2 + 1, c[1] + 1), (x, 0))
+
+
+def _random(x):
+    key = jax.random.PRNGKey(42)
+    k1, k2 = jax.random.split(key)
+    return jax.random.normal(k1, (5,)), jax.random.uniform(k2, (2, 3)) + x[0, 0]
+
+
+def _gather_scatter(x):
+    idx = jnp.array([2, 0, 2])
+    return x[idx], x.at[idx].add(1.0), x.at[:, jnp.array([1, 3])].set(-x[:, :2])
+
+
+def _conv(image, kernel):
+    return lax.conv_general_dilated(image, kernel, (1, 1), "SAME", rhs_dilation=(1, 2))
+
+
+PROGRAMS = {
+    "elementwise": (lambda x: jnp.tanh(jnp.exp(x) * 2 - jnp.abs(x)) / (1 + x ** 2), (X,)),
+    "unary_math": (lambda x: (jnp.log1p(jnp.abs(x)), jnp.expm1(x), lax.rsqrt(jnp.abs(x) + 1),
+                              jnp.cbrt(x), jnp.floor(x), jnp.ceil(x), jnp.round(x),
+                              jnp.sign(x), jax.nn.sigmoid(x), jnp.arctan2(x, 1 - x),
+                              jnp.tan(x), jnp.exp2(x), jnp.cos(x), jnp.sqrt(jnp.abs(x))), (X,)),
+    "chlo_math": (lambda x: (jnp.arcsin(x / 4), jnp.arccos(x / 4), jnp.arctan(x),
+                             jnp.sinh(x), jnp.cosh(x), jnp.arcsinh(x), jnp.arctanh(x / 4),
+                             jnp.arccosh(jnp.abs(x) + 1), lax.erf(x), lax.erfc(x),
+                             lax.erf_inv(x / 4), lax.lgamma(jnp.abs(x) + 0.5),
+                             lax.digamma(jnp.abs(x) + 0.5), jnp.nextafter(x, 0.0)), (X,)),
+    "matmul": (lambda x: (x @ x.T, jnp.einsum("ij,kj->ik", x, x)), (X,)),
+    "batched_dot": (lambda x: lax.dot_general(x[None], x[None], (((2,), (2,)), ((0,), (0,)))),
+                    (X,)),
+    "reductions": (lambda x: (x.sum(), x.max(axis=0), x.min(axis=1), x.prod(axis=1),
+                              jnp.mean(x), jnp.any(x > 1), jnp.all(x > -3)), (X,)),
+    "softmax": (lambda x: jax.nn.softmax(x, axis=-1), (X,)),
+    "log_softmax_grad": (jax.grad(lambda x: jax.nn.log_softmax(x).sum() * x[0, 0]), (X,)),
+    "fori_loop": (_loop, (X,)),
+    "scan": (_scan, (X,)),
+    "while_loop": (_while, (np.float32(0.5),)),
+    "cond": (lambda x: lax.cond(x.sum() > 0, lambda y: y + 1, lambda y: y * 3, x), (X,)),
+    "switch": (lambda x: lax.switch(jnp.int32(x[0, 0] > 0) + 1,
+                                    [jnp.sin, jnp.cos, lambda y: -y], x), (X,)),
+    "sort": (lambda x: (jnp.sort(x, axis=0), jnp.argsort(x, axis=1)), (X,)),
+    "argmax": (lambda x: (jnp.argmax(x, axis=1), jnp.argmin(x, axis=0)), (X,)),
+    "top_k": (lambda x: lax.top_k(x, 2), (X,)),
+    "gather_scatter": (_gather_scatter, (X,)),
+    "dynamic_slice": (lambda x, i: (lax.dynamic_slice(x, (i, 1), (2, 2)),
+                                    lax.dynamic_update_slice(x, x[:1] * 9, (i, 0))),
+                      (X, np.int32(1))),
+    "shapes": (lambda x: (x.T.reshape(2, 6), jnp.concatenate([x, x[::-1]], axis=1),
+                          lax.pad(x, 0.5, [(1, 0, 1), (0, 2, 0)]), x[::2, 1::2],
+                          jnp.flip(x, 1), jnp.broadcast_to(x[:, :1], (3, 4))), (X,)),
+    "conv": (_conv, (IMAGE, KERNEL)),
+    "conv_grad": (jax.grad(lambda k, i: _conv(i, k).sum()), (KERNEL, IMAGE)),
+    "max_pool_grad": (jax.grad(lambda x: lax.reduce_window(
+        x, -jnp.inf, lax.max, (2, 2), (1, 1), "VALID").sum()), (X,)),
+    "cumsum": (lambda x: (jnp.cumsum(x, axis=1), jnp.cumprod(x, axis=0),
+                          lax.cummax(x, axis=1)), (X,)),
+    "rng_threefry": (_random, (X,)),
+    "fft": (lambda x: (jnp.fft.fft(x), jnp.fft.irfft(jnp.fft.rfft(x))), (X,)),
+    "cholesky": (lambda a: jnp.linalg.cholesky(a), (SPD,)),
+    "solve": (lambda a, b: jnp.linalg.solve(a, b), (SPD, X[:, :3].T.copy())),
+    "complex": (lambda z: (z * z.conj(), jnp.abs(z), jnp.real(z) + jnp.imag(z),
+                           jnp.exp(z), z / (z + 1)), (C64,)),
+    "integers": (lambda a: (a * 3 - 1, a // 2, a % 3, a << 1, a >> 1, a & 6, a | 1, a ^ 5,
+                            lax.population_count(a), jnp.maximum(a, 0), a.sum(),
+                            jnp.clip(a, -2, 4)), (INTS,)),
+    "unsigned": (lambda u: (u + 10, u // 3, u > 5, lax.shift_right_logical(u, np.uint8(1)),
+                            u.astype(np.float32), ~u), (UINTS,)),
+    "booleans": (lambda x: ((x > 0) & (x < 1), ~(x > 0), jnp.where(x > 0, x, -1.0),
+                            (x > 0).astype(np.int32)), (X,)),
+    "bfloat16": (lambda b: (b * 2 + 1, jnp.exp(b), b.sum(axis=0), b.astype(np.float32)),
+                 (BF16,)),
+    "bitcast": (lambda x: lax.bitcast_convert_type(x, np.int32) >> 3, (X,)),
+    "large_constant": (lambda x: x @ jnp.asarray(np.arange(4 * 300, dtype=np.float32)
+                                                .reshape(4, 300)), (X,)),
+}
+
+
+def _jax_python() -> str:
+    if not os.path.exists(JAX_PYTHON):
+        pytest.skip(f"no python with jax at {JAX_PYTHON} (set JAXLITE_JAX_PYTHON)")
+    probe = subprocess.run([JAX_PYTHON, "-c", "import jax, jaxlib"], capture_output=True)
+    if probe.returncode:
+        pytest.skip(f"{JAX_PYTHON} cannot import jax: {probe.stderr.decode()[-200:]}")
+    return JAX_PYTHON
+
+
+def _pack(array: np.ndarray) -> np.ndarray:
+    # npz files cannot hold bfloat16: its bits travel as uint16 (the runner's output too).
+    array = np.asarray(array)
+    return array.view(np.uint16) if array.dtype == dtypes.bfloat16 else array
+
+
+@pytest.fixture(scope="module")
+def xla_results(tmp_path_factory):
+    """Every program's StableHLO run by jaxlib at once (one subprocess)."""
+    python = _jax_python()
+    folder = tmp_path_factory.mktemp("stablehlo")
+    cases = {}
+    for name, (fn, args) in PROGRAMS.items():
+        lowered = jax.jit(fn).lower(*args)
+        cases[f"{name}/text"] = np.array(lowered.as_text(dialect="stablehlo"))
+        inputs = list(lowered._lowered.const_args) + list(args)  # large constants first
+        for i, value in enumerate(inputs):
+            cases[f"{name}/arg{i}"] = _pack(value)
+        cases[f"{name}/bf16"] = np.array([i for i, v in enumerate(inputs)
+                                          if np.asarray(v).dtype == dtypes.bfloat16], int)
+    np.savez(folder / "cases.npz", **cases)
+    done = subprocess.run([python, str(RUNNER), str(folder / "cases.npz"),
+                           str(folder / "out.npz")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return dict(np.load(folder / "out.npz", allow_pickle=False)), cases
+
+
+def _tolerance(dtype: np.dtype) -> dict:
+    if dtype == dtypes.bfloat16:
+        return dict(rtol=2e-2, atol=2e-2)
+    if dtype in (np.float32, np.complex64):
+        return dict(rtol=2e-5, atol=2e-5)
+    if dtype in (np.float64, np.complex128):
+        return dict(rtol=1e-12, atol=1e-12)
+    return dict(rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_stablehlo_runs_in_xla_with_our_numbers(name, xla_results):
+    results, cases = xla_results
+    error = results.get(f"{name}/error")
+    assert error is None, f"jaxlib rejected the StableHLO of {name}: {error}\n" + str(
+        cases[f"{name}/text"])[:4000]
+    fn, args = PROGRAMS[name]
+    ours = jax.tree_util.tree_leaves(jax.jit(fn)(*args))
+    theirs = [results[f"{name}/out{i}"] for i in range(len(ours))]
+    assert f"{name}/out{len(ours)}" not in results
+    for i, (mine, other) in enumerate(zip(ours, theirs)):
+        mine = np.asarray(mine)
+        if mine.dtype == dtypes.bfloat16:
+            other = other.view(dtypes.bfloat16)
+        assert other.shape == mine.shape and other.dtype == mine.dtype, (i, other, mine)
+        np.testing.assert_allclose(np.asarray(other, np.float64 if mine.dtype.kind != "c"
+                                              else np.complex128),
+                                   np.asarray(mine, np.float64 if mine.dtype.kind != "c"
+                                              else np.complex128),
+                                   err_msg=f"{name}, output {i}", **_tolerance(mine.dtype))
