@@ -1,0 +1,149 @@
+"""Kernels of one fusion: what a builder returns, the options builders share, and the
+builder of loop (elementwise) fusions.
+
+A `FusionKernels` names the buffers the launcher binds: `in<k>` for the fusion's k-th
+operand, `out<k>` for its k-th result (the elements of a multi-output fusion's tuple),
+and scratch buffers between kernels. Buffers hold elements in memory order (the shape's
+layout), as the cpu backend's buffers do.
+
+Loop fusions become one grid-stride kernel: thread i of the whole grid computes elements
+[w*i, w*i + w) of the output in memory order, then jumps by the grid's size. `w` is the
+vector width: 16 bytes of the widest element type, lowered until it divides the output,
+so parameters read in output order and the outputs move through 4-, 8- or 16-byte
+vector accesses; broadcast, transposed or sliced reads are scalar loads.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jaxlite.backends.gpu import kernel_ir as ir
+from jaxlite.backends.gpu.hlo_elemental import Elemental, UnsupportedFusion, compute_dtype
+from jaxlite.backends.gpu.index_math import add, delinearize, mul
+from jaxlite.xla.ir import HloComputation, HloInstruction
+from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.shape import Shape
+
+__all__ = ["BuildOptions", "FusionKernels", "build_loop_fusion", "fusion_outputs",
+           "grid_stride", "kernel_name", "operand_buffers", "output_buffers", "store"]
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """Launch choices of the builders (tests shrink `max_blocks` so loops go round)."""
+    warp_size: int = 32
+    block: int = 256
+    max_blocks: int = 4096
+    row_block: int = 128          # threads of a block holding one row per warp
+    warp_row_limit: int = 1024    # longer rows take a whole block each
+    vector_bytes: int = 16
+
+
+@dataclass(frozen=True)
+class FusionKernels:
+    """The kernels computing one fusion, launched in order on one stream."""
+    name: str
+    kernels: tuple[ir.Kernel, ...]
+    inputs: tuple[tuple[ir.Buffer, Shape], ...]
+    outputs: tuple[tuple[ir.Buffer, Shape], ...]
+    scratch: tuple[ir.Buffer, ...] = ()
+
+
+def kernel_name(fusion: HloInstruction, suffix: str = "") -> str:
+    """A C identifier naming a kernel of `fusion`."""
+    cleaned = "".join(c if c.isalnum() else "_" for c in fusion.name)
+    return f"jl_{cleaned}{suffix}"
+
+
+def fusion_outputs(body: HloComputation) -> list[HloInstruction]:
+    root = body.root
+    return list(root.operands) if root.opcode is Opcode.TUPLE else [root]
+
+
+def operand_buffers(fusion: HloInstruction) -> tuple[tuple[ir.Buffer, Shape], ...]:
+    result = []
+    for k, operand in enumerate(fusion.operands):
+        if operand.shape.is_tuple:
+            raise UnsupportedFusion(f"fusion %{fusion.name} takes a tuple operand")
+        result.append((ir.Buffer(f"in{k}", operand.shape.dtype.name), operand.shape))
+    return tuple(result)
+
+
+def output_buffers(fusion: HloInstruction) -> tuple[tuple[ir.Buffer, Shape], ...]:
+    shapes = fusion.shape.tuple_shapes if fusion.shape.is_tuple else (fusion.shape,)
+    return tuple((ir.Buffer(f"out{k}", s.dtype.name), s) for k, s in enumerate(shapes))
+
+
+def grid_stride(options: BuildOptions, work: int, block: int | None = None) -> tuple:
+    """(grid, first index, step) of a grid-stride loop over `work` items."""
+    block = block or options.block
+    grid = max(1, min(-(-work // block), options.max_blocks))
+    first = add(mul(ir.Builtin("block"), block), ir.Builtin("thread"))
+    return grid, first, ir.index_const(grid * block)
+
+
+def store(buffer: ir.Buffer, index: ir.Expr, value: ir.Expr) -> ir.Store:
+    """buffer[index] = value, cast from its computing type to the buffer's."""
+    if value.dtype != buffer.dtype:
+        value = ir.Cast(value, buffer.dtype)
+    return ir.Store(buffer, index, value)
+
+
+def _vector_ok(dtype: str, width: int) -> bool:
+    return width > 1 and width * ir.dtype_of(dtype).itemsize in (2, 4, 8, 16)
+
+
+def _vector_width(shape: Shape, dtypes: list[str], options: BuildOptions) -> int:
+    widest = max(ir.dtype_of(d).itemsize for d in dtypes)
+    width = max(1, options.vector_bytes // widest)
+    while width > 1 and shape.size % width:
+        width //= 2
+    return width
+
+
+def build_loop_fusion(fusion: HloInstruction, options: BuildOptions) -> FusionKernels:
+    """The grid-stride kernel of a loop (kLoop) fusion, one or several outputs."""
+    body = fusion.called[0]
+    outputs = fusion_outputs(body)
+    shape = outputs[0].shape
+    if any(o.shape.dims != shape.dims or o.shape.layout != shape.layout for o in outputs):
+        raise UnsupportedFusion(f"loop fusion %{fusion.name} has outputs of different "
+                                "shapes")
+    if any(i.opcode is Opcode.REDUCE for i in body.instructions):
+        raise UnsupportedFusion(f"loop fusion %{fusion.name} holds a reduction")
+    inputs, results = operand_buffers(fusion), output_buffers(fusion)
+    name = kernel_name(fusion)
+    em = Elemental(name, {k: b for k, (b, _) in enumerate(inputs)})
+    params = body.parameters
+    in_order = [p for p in params if p.shape.dims == shape.dims and
+                p.shape.layout == shape.layout]
+    width = _vector_width(shape, [b.dtype for b, _ in results] +
+                          [inputs[p.attr("number")][0].dtype for p in in_order], options)
+    i = ir.Var("i", "int32")
+    with em.scope() as loop_body:
+        base = mul(i, width)
+        indices = [delinearize(add(base, k), shape) for k in range(width)]
+        for p in in_order:
+            buffer = inputs[p.attr("number")][0]
+            if not _vector_ok(buffer.dtype, width):
+                continue
+            lanes = tuple(em.fresh("x", buffer.dtype) for _ in range(width))
+            em.emit(ir.VectorLoad(lanes, buffer, base))
+            for index, lane in zip(indices, lanes):
+                typed = compute_dtype(buffer.dtype)
+                em.seed(p, index, lane if typed == buffer.dtype else em.let(
+                    ir.Cast(lane, typed)))
+        for (buffer, _), output in zip(results, outputs):
+            values = [em.value(output, index) for index in indices]
+            if _vector_ok(buffer.dtype, width):
+                typed = tuple(v if v.dtype == buffer.dtype else ir.Cast(v, buffer.dtype)
+                              for v in values)
+                em.emit(ir.VectorStore(buffer, base, typed))
+            else:
+                em.emit(*(store(buffer, add(base, k), v) for k, v in enumerate(values)))
+    grid, first, step = grid_stride(options, shape.size // width)
+    loop = ir.For(i, first, ir.index_const(shape.size // width), step, tuple(loop_body))
+    kernel = ir.Kernel(name, tuple(b for b, _ in inputs + results), (loop,), grid,
+                       options.block, options.warp_size, constants=tuple(em.constants),
+                       notes=(f"loop fusion, {width} element(s) per thread step",))
+    return FusionKernels(name, (kernel,), inputs, results)
+

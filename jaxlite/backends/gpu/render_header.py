@@ -1,0 +1,52 @@
+"""The header every rendered kernel starts with: the few things CUDA and HIP spell
+differently (16-bit float types and conversions, warp shuffles), behind one set of names,
+and the helpers whose semantics the kernel IR fixes (NaN-propagating min and max).
+
+The renderer writes `#define JL_HIP 1` (HIP) or `#define JL_HIP 0` (CUDA) above it; the
+rest of a kernel's source is the same for both.
+"""
+
+HEADER = r"""
+#if JL_HIP
+#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+#include <hip/hip_bf16.h>
+typedef __hip_bfloat16 jl_bf16;
+/* AMD wavefronts: no lane mask, the width defaults to warpSize (64 on CDNA). */
+#define JL_SHFL_DOWN(v, d) __shfl_down((v), (d))
+#define JL_SHFL_XOR(v, m) __shfl_xor((v), (m))
+#else
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+typedef __nv_bfloat16 jl_bf16;
+/* Every lane of the warp takes part in a shuffle: the kernel IR requires it. */
+#define JL_SHFL_DOWN(v, d) __shfl_down_sync(0xffffffffu, (v), (d))
+#define JL_SHFL_XOR(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))
+#endif
+typedef __half jl_f16;
+#define JL_BF16_TO_F32(x) __bfloat162float(x)
+#define JL_F32_TO_BF16(x) __float2bfloat16(x)
+#define JL_F16_TO_F32(x) __half2float(x)
+#define JL_F32_TO_F16(x) __float2half(x)
+#define JL_INF_F32 __int_as_float(0x7f800000)
+#define JL_NAN_F32 __int_as_float(0x7fc00000)
+#define JL_INF_F64 __longlong_as_double(0x7ff0000000000000ll)
+#define JL_NAN_F64 __longlong_as_double(0x7ff8000000000000ll)
+
+/* HLO's maximum and minimum: a NaN operand gives NaN (fmaxf would drop it). */
+__device__ __forceinline__ float jl_max(float a, float b) {
+  return (a != a || b != b) ? a + b : fmaxf(a, b);
+}
+__device__ __forceinline__ float jl_min(float a, float b) {
+  return (a != a || b != b) ? a + b : fminf(a, b);
+}
+__device__ __forceinline__ double jl_max(double a, double b) {
+  return (a != a || b != b) ? a + b : fmax(a, b);
+}
+__device__ __forceinline__ double jl_min(double a, double b) {
+  return (a != a || b != b) ? a + b : fmin(a, b);
+}
+template <typename T> __device__ __forceinline__ T jl_max(T a, T b) { return a > b ? a : b; }
+template <typename T> __device__ __forceinline__ T jl_min(T a, T b) { return a < b ? a : b; }
+template <typename T> __device__ __forceinline__ T jl_abs(T a) { return a < 0 ? -a : a; }
+"""
