@@ -14,6 +14,8 @@ import functools
 import math
 from typing import Any, Iterator, Sequence
 
+import numpy as np
+
 
 class AxisType(enum.Enum):
     """How a mesh axis shards values (mirrors `jax.sharding.AxisType`)."""
@@ -177,6 +179,11 @@ class Sharding:
         return self
 
 
+class IndivisibleError(ValueError):
+    """An array dimension does not split evenly over its mesh axes (as JAX's error of that
+    name)."""
+
+
 class DuplicateSpecError(Exception):
     """A PartitionSpec names one mesh axis for two dimensions (as JAX's error of that name)."""
 
@@ -220,9 +227,59 @@ class NamedSharding(Sharding):
 
     def check_rank(self, ndim: int) -> None:
         if len(self.spec) > ndim:
-            raise ValueError(f"{self!r} is for arrays of rank {len(self.spec)} or more (its "
-                             f"spec has an entry per dimension), but was given an array of "
-                             f"rank {ndim}.")
+            raise ValueError(f"Sharding {self!r} is only valid for values of rank at least "
+                             f"{len(self.spec)}, but was applied to a value of rank {ndim}.")
+
+    @property
+    def _device_assignment(self) -> tuple[Any, ...]:
+        """The mesh's devices in its row-major order: the order of an array's shards."""
+        self.device_set  # (raises for an abstract mesh)
+        return tuple(self.mesh.devices.flat)
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return all(self._parts(entry) == 1 for entry in self.spec)
+
+    def _parts(self, entry: Any) -> int:
+        """How many blocks a dimension with spec `entry` is split into."""
+        names = entry if isinstance(entry, tuple) else (entry,)
+        return math.prod(self.mesh.shape[n] for n in names
+                         if n is not None and n is not PartitionSpec.UNCONSTRAINED)
+
+    def shard_shape(self, global_shape: Sequence[int]) -> tuple[int, ...]:
+        """Each device's block shape (mirrors `Sharding.shard_shape`); a dimension that
+        does not split evenly raises JAX's IndivisibleError."""
+        self.check_rank(len(global_shape))
+        parts = [self._parts(e) for e in self.spec] + [1] * (len(global_shape) - len(self.spec))
+        if any(size % n for size, n in zip(global_shape, parts)):
+            axis = next(i for i, (size, n) in enumerate(zip(global_shape, parts)) if size % n)
+            raise IndivisibleError(
+                f"Sharding {self!r} implies that array axis {axis} is partitioned "
+                f"{parts[axis]} times, but the dimension size is {global_shape[axis]} (full "
+                f"shape: {tuple(global_shape)}, per-dimension tiling factors: {parts} should "
+                "evenly divide the shape)")
+        return tuple(size // n for size, n in zip(global_shape, parts))
+
+    def devices_indices_map(self, global_shape: Sequence[int]) -> dict[Any, tuple]:
+        """Each device's block of an array of `global_shape`, as a tuple of slices (mirrors
+        `Sharding.devices_indices_map`), in the mesh's device order."""
+        block = self.shard_shape(global_shape)
+        grid = self.mesh.devices
+        indices = {}
+        for coords in np.ndindex(*grid.shape):
+            at = dict(zip(self.mesh.axis_names, coords))
+            index = []
+            for dim, size in enumerate(global_shape):
+                entry = self.spec[dim] if dim < len(self.spec) else None
+                if self._parts(entry) == 1:
+                    index.append(slice(None))
+                    continue
+                number = 0
+                for name in entry if isinstance(entry, tuple) else (entry,):
+                    number = number * self.mesh.shape[name] + at[name]
+                index.append(slice(number * block[dim], (number + 1) * block[dim]))
+            indices[grid[coords]] = tuple(index)
+        return indices
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, NamedSharding) and other.mesh == self.mesh and \
@@ -233,7 +290,7 @@ class NamedSharding(Sharding):
 
     def __repr__(self) -> str:
         suffix = ", memory_kind=device" if hasattr(self.mesh, "devices") else ""
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}{suffix})"
+        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}{suffix})"
 
 
 # The mesh `jax.set_mesh` made current (a `jaxlite.runtime.sharding.Mesh`) and the abstract

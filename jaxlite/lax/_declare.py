@@ -124,6 +124,7 @@ def elementwise(name: str, reference: Callable[..., Any], *, kinds: Sequence[str
     primitive.abstract_eval = abstract_eval
     primitive.reference = upcast_low_precision(reference)
     primitive.batch = batch_elementwise(primitive)
+    primitive.elementwise = True  # (a placed operand's sharding carries to the result)
     if hlo_opcode is not None:
         primitive.lower = elementwise_rule(hlo_opcode)
     return primitive

@@ -78,7 +78,14 @@ def _placement(target: Any, ndim: int) -> Sharding | None:
                              f"{target.client.platform!r}.")
         return SingleDeviceSharding(target)
     if isinstance(target, (Sharding, PartitionSpec)):
-        sharding = resolve(target, ndim)
+        try:
+            sharding = resolve(target, ndim)
+        except ValueError as error:
+            if not isinstance(target, Sharding) or "only valid for values of rank" not in \
+                    str(error):
+                raise
+            raise ValueError(f"One of device_put args is incompatible with its sharding "
+                             f"annotation {target!r}: {error}") from None
         known = set(get_backend().devices())
         if not sharding.device_set <= known:
             raise ValueError(f"device_put: {sharding!r} uses devices jaxlite's default "
@@ -119,7 +126,10 @@ def _put_leaf(x: Any, target: Any) -> Any:
         aval = get_aval(x)
         x = ArrayImpl(np.array(x, dtype=aval.dtype), aval.weak_type)
     sharding = _placement(target, x.ndim)
-    return x if sharding is None else x.with_sharding(sharding)
+    if sharding is None or sharding == x._sharding:
+        return x
+    sharding.shard_shape(x.shape)  # a dimension that does not split evenly raises
+    return x.with_sharding(sharding)
 
 
 def _is_placement(value: Any) -> bool:

@@ -28,6 +28,7 @@ from jaxlite.runtime import compiler
 from jaxlite.runtime.allocation import (INT64_MAX, allocation_error, out_of_memory,
                                         staged_avals)
 from jaxlite.runtime.array import ArrayImpl, fresh_array
+from jaxlite.runtime.placement import place_eager, place_jit_outputs
 from jaxlite.runtime.call_cache import LRUCache, SingleFlight
 from jaxlite.runtime.collector import collection_paused
 from jaxlite.runtime.fast_path import (eager_state, ignoring_fp_errors, plain_output,
@@ -88,6 +89,8 @@ def apply_primitive(primitive: Any, args: Sequence[Any], params: dict[str, Any])
         results = wrap(outs, out_avals)
     if state.checking:
         check_values(results if primitive.multiple_results else [results], primitive.name)
+    if any(type(a) is ArrayImpl and a._sharding is not None for a in args):
+        return place_eager(primitive, args, results, params)
     return results
 
 
@@ -555,7 +558,7 @@ def _jit_impl(*args: Any, jaxpr: ClosedJaxpr, name: str) -> list[ArrayImpl]:
     """Eager execution of the `jit` primitive: compile with the default backend and run."""
     compiled = compiled_call(jaxpr, name, get_backend())
     KEPT[compiled.executable] = True
-    return compiled(args)
+    return place_jit_outputs(jaxpr, args, compiled(args), name)
 
 
 jit_p.impl = _jit_impl

@@ -324,6 +324,9 @@ def binary(primitive: Any, x: Any, y: Any, inexact: bool = False,
     if state.checking:
         return None
     tx, ty = type(x), type(y)
+    if (tx is ArrayImpl and x._sharding is not None) or (
+            ty is ArrayImpl and y._sharding is not None):
+        return None  # placed operands: the general path places the result
     if tx is ArrayImpl:
         xv = x._value
         shape = xv.shape
@@ -383,7 +386,7 @@ def select(condition: Any, x: Any, y: Any) -> ArrayImpl | None:
 def unary(primitive: Any, x: Any, inexact: bool = False) -> ArrayImpl | None:
     """`primitive` (elementwise, one operand) applied eagerly to the Array `x` when jnp's
     promotion (`promote_args`, or `promote_args_inexact`) leaves it as it is; else None."""
-    if type(x) is not ArrayImpl or TRACE_VAR.get() is not _ROOT:
+    if type(x) is not ArrayImpl or TRACE_VAR.get() is not _ROOT or x._sharding is not None:
         return None
     state = eager_state()
     if state.checking:

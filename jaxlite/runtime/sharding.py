@@ -30,7 +30,7 @@ class Mesh(AbstractMesh):
         grid = np.asarray(devices, dtype=object)
         if grid.ndim != len(names):
             raise ValueError(f"Mesh requires the ndim of its first argument (`devices`) to "
-                             f"equal the length of its second argument (`axis_names`), got "
+                             f"equal the length of its second argument (`axis_names`), but got "
                              f"devices.ndim == {grid.ndim} and len(axis_names) == {len(names)}.")
         self.devices = grid
         super().__init__(grid.shape, names, _axis_types(axis_types, len(names), AxisType.Auto))
@@ -66,6 +66,13 @@ class Mesh(AbstractMesh):
         return hash((self.shape_tuple, self.axis_types, tuple(self.device_ids.flat)))
 
     def __repr__(self) -> str:
+        if self.empty:
+            return "Mesh(axis_sizes=(), axis_names=())"
+        return (f"Mesh(axis_sizes={self.axis_sizes}, axis_names={self.axis_names}, "
+                f"axis_types=({', '.join(map(repr, self.axis_types))}"
+                f"{',' if len(self.axis_types) == 1 else ''}))")
+
+    def __str__(self) -> str:
         return "Mesh()" if self.empty else f"Mesh({_axes_text(self)})"
 
 

@@ -25,6 +25,7 @@ from jaxlite.runtime.collector import collection_paused
 from jaxlite.transforms import api_util as _api_util
 from jaxlite.transforms import cache_misses
 from jaxlite.runtime.array import ArrayImpl
+from jaxlite.runtime.placement import place_jit_outputs
 from jaxlite.runtime import environment
 from jaxlite.runtime.device import device_put
 from jaxlite.backends.base import Client, Device
@@ -282,7 +283,7 @@ class PjitFunction(Wrapped):
             if _runs_eagerly(traced.consts, leaves):
                 compiled = dispatch.compiled_call(traced.jaxpr, name, self._client(),
                                                   traced.donated_invars)
-                outs = compiled(leaves)
+                outs = place_jit_outputs(traced.jaxpr, leaves, compiled(leaves), name)
                 if key is not None and not traced.consts:
                     self._plans[key] = (compiled, _rebuilder(traced.out_tree))
                     ALL_PLANS.use(self._plans, key)
@@ -368,8 +369,8 @@ def _plan_key(client: Client, leaves: Sequence[Any],
     weak type, when every leaf is an Array; else None."""
     key: list[Any] = [client, _TRACE_CONTEXT(), in_tree]
     for a in leaves:
-        if type(a) is not ArrayImpl:
-            return None
+        if type(a) is not ArrayImpl or a._sharding is not None:
+            return None  # (a placed argument's results are placed: the general path)
         value = a._value
         key += (value.shape, value.dtype, a.weak_type)
     return tuple(key)

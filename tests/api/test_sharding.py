@@ -35,7 +35,8 @@ def test_partition_spec_as_jax():
 
 def test_make_mesh_and_named_sharding():
     mesh = jax.make_mesh((1,), ("x",))
-    assert repr(mesh) == "Mesh('x': 1, axis_types=(Explicit,))"
+    assert repr(mesh) == "Mesh(axis_sizes=(1,), axis_names=('x',), axis_types=(Explicit,))"
+    assert str(mesh) == "Mesh('x': 1, axis_types=(Explicit,))"
     assert dict(mesh.shape) == {"x": 1} and mesh.axis_names == ("x",) and mesh.size == 1
     assert mesh.axis_types == (AxisType.Explicit,)
     assert list(mesh.devices.flat) == jax.devices()
@@ -48,7 +49,7 @@ def test_make_mesh_and_named_sharding():
     assert sharding.num_devices == 1 and sharding.shard_shape((4, 2)) == (4, 2)
     with pytest.raises(ValueError, match="Resource axis: z of P\\('z',\\) is not found"):
         NamedSharding(mesh, P("z"))
-    assert repr(Mesh(np.array(jax.devices()), ("a",))) == "Mesh('a': 1, axis_types=(Auto,))"
+    assert str(Mesh(np.array(jax.devices()), ("a",))) == "Mesh('a': 1, axis_types=(Auto,))"
     assert repr(AbstractMesh((2,), ("x",))) == "AbstractMesh('x': 2, axis_types=(Auto,))"
 
 
@@ -67,7 +68,7 @@ def test_device_put_with_shardings_and_specs():
         assert jax.device_put(x, P("x", None)).sharding == NamedSharding(mesh, P("x", None))
         assert jax.sharding.get_abstract_mesh() == mesh.abstract_mesh
     assert jax.sharding.get_abstract_mesh().empty
-    with pytest.raises(ValueError, match="rank 2 or more"):
+    with pytest.raises(ValueError, match="only valid for values of rank at least 2"):
         jax.device_put(jnp.ones(3), NamedSharding(mesh, P("x", None)))
     assert jax.reshard(y, NamedSharding(mesh, P())).sharding.spec == P()
 

@@ -1,0 +1,175 @@
+"""Where the results of a computation on placed arrays go (JAX's rules for committed
+arguments, without a partitioner).
+
+jaxlite computes every operation on the assembled global values (host memory serves all
+devices), so the numbers never depend on placement; only the result's sharding does. The
+rules, as JAX applies them:
+
+- No argument is committed (placed by `device_put` or `jit`'s shardings): the results are
+  uncommitted, on the default device.
+- Committed arguments must all use the same devices in the same order, else `ValueError`
+  ("Received incompatible devices for jitted computation.").
+- All on one device: the results are committed to it.
+- On a mesh: each result gets a `NamedSharding` over that mesh whose spec follows the
+  computation (`propagate`): elementwise operations keep their operand's spec, reductions
+  drop the reduced dimensions' entries, transposes permute them, broadcasts move them;
+  anything else (where XLA's partitioner chooses a layout) gives a replicated result.
+
+The SPMD partitioner replaces the last rule with real sharding propagation and per-device
+programs; these rules are the part of it that needs no collectives.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from jaxlite.core.jaxpr import Literal
+from jaxlite.core.sharding import NamedSharding, PartitionSpec, Sharding
+from jaxlite.runtime.array import ArrayImpl
+from jaxlite.runtime.sharding import SingleDeviceSharding
+
+__all__ = ["committed_shardings", "place_eager", "place_jit_outputs", "propagate"]
+
+Spec = tuple  # one entry per dimension: None, an axis name, or a tuple of names
+
+# Primitives outside `lax._declare.elementwise` whose result is elementwise in its operands
+# of the result's shape.
+_ELEMENTWISE_NAMES = frozenset({
+    "convert_element_type", "select_n", "integer_pow", "clamp", "copy", "copy_p",
+    "reduce_precision", "nextafter", "erf_inv", "igamma", "igammac", "lgamma", "digamma",
+    "random_gamma_grad", "bessel_i0e", "bessel_i1e", "is_finite", "not", "logistic"})
+
+
+def committed_shardings(args: Sequence[Any]) -> list[tuple[int, Sharding]]:
+    """(position, sharding) of each committed Array among `args`."""
+    return [(i, a._sharding) for i, a in enumerate(args)
+            if type(a) is ArrayImpl and a._sharding is not None]
+
+
+def _type_text(array: ArrayImpl) -> str:
+    return f"{array.dtype.name}[{','.join(str(d) for d in array.shape)}]"
+
+
+def _common_devices(args: Sequence[Any], placed: list[tuple[int, Sharding]],
+                    what: str) -> tuple[Any, ...]:
+    """The ordered devices every committed argument uses; JAX's ValueError otherwise."""
+    first_at, first = placed[0]
+    devices = _assignment(first)
+    for at, sharding in placed[1:]:
+        other = _assignment(sharding)
+        if other != devices:
+            raise ValueError(
+                "Received incompatible devices for jitted computation. Got argument "
+                f"args[{first_at}] of {what} with shape {_type_text(args[first_at])} and "
+                f"with device ids {[d.id for d in devices]} on platform "
+                f"{devices[0].platform.upper()} and argument args[{at}] of {what} with shape "
+                f"{_type_text(args[at])} and with device ids {[d.id for d in other]} on "
+                f"platform {other[0].platform.upper()}")
+    return devices
+
+
+def _assignment(sharding: Sharding) -> tuple[Any, ...]:
+    if isinstance(sharding, NamedSharding):
+        return sharding._device_assignment
+    return tuple(sorted(sharding.device_set, key=lambda d: d.id))
+
+
+def _spec(sharding: Sharding | None, ndim: int) -> Spec | None:
+    """A NamedSharding's spec padded to `ndim` entries; None for any other placement."""
+    if not isinstance(sharding, NamedSharding):
+        return None
+    return tuple(sharding.spec) + (None,) * (ndim - len(sharding.spec))
+
+
+def _as_sharding(spec: Spec | None, mesh: Any) -> NamedSharding:
+    entries = list(spec or ())
+    while entries and entries[-1] is None:
+        entries.pop()  # JAX's result specs stop at the last split dimension
+    return NamedSharding(mesh, PartitionSpec(*entries))
+
+
+def _place(results: Sequence[Any], args: Sequence[Any], what: str,
+           out_specs: Callable[[list[Spec | None]], list[Spec | None]]) -> list[Any]:
+    """`results` placed by the rules of the module docstring; `out_specs` maps the
+    arguments' specs to the results'."""
+    placed = committed_shardings(args)
+    if not placed:
+        return list(results)
+    devices = _common_devices(args, placed, what)
+    named = [s for _, s in placed if isinstance(s, NamedSharding)]
+    if not named:
+        target = SingleDeviceSharding(devices[0])
+        return [_with(r, target) for r in results]
+    mesh = named[0].mesh
+    in_specs = [_spec(a._sharding, a.ndim) if type(a) is ArrayImpl else None for a in args]
+    specs = out_specs(in_specs)
+    return [_with(r, _as_sharding(spec, mesh)) for r, spec in zip(results, specs)]
+
+
+def _with(result: Any, sharding: Sharding) -> Any:
+    if type(result) is not ArrayImpl:
+        return result  # an extended dtype (typed PRNG keys) stays where it is
+    return result.with_sharding(sharding)
+
+
+def place_eager(primitive: Any, args: Sequence[Any], results: Any,
+                params: dict[str, Any]) -> Any:
+    """The results of one eager primitive, placed (see the module docstring)."""
+    many = primitive.multiple_results
+    outs = list(results) if many else [results]
+    avals = [getattr(a, "aval", None) for a in args]
+    out_avals = [getattr(o, "aval", None) for o in outs]
+    placed = _place(outs, args, primitive.name,
+                    lambda specs: _rule(primitive, params, avals, specs, out_avals))
+    return placed if many else placed[0]
+
+
+def place_jit_outputs(jaxpr: Any, args: Sequence[Any], results: list[Any],
+                      name: str) -> list[Any]:
+    """The results of a jitted call of the closed `jaxpr` on `args`, placed."""
+    return _place(results, args, f"jit({name})",
+                  lambda specs: propagate(jaxpr.jaxpr, specs))
+
+
+def propagate(jaxpr: Any, in_specs: Sequence[Spec | None]) -> list[Spec | None]:
+    """The spec of each output of `jaxpr` from its inputs' specs (None: replicated, or not
+    on a mesh), one equation at a time."""
+    env: dict[Any, Spec | None] = dict(zip(jaxpr.invars, in_specs))
+
+    def read(atom: Any) -> Spec | None:
+        return None if isinstance(atom, Literal) else env.get(atom)
+    for eqn in jaxpr.eqns:
+        specs = [read(v) for v in eqn.invars]
+        avals = [v.aval for v in eqn.invars]
+        outs = _rule(eqn.primitive, eqn.params, avals, specs, [v.aval for v in eqn.outvars])
+        env.update(zip(eqn.outvars, outs))
+    return [read(v) for v in jaxpr.outvars]
+
+
+def _rule(primitive: Any, params: dict[str, Any], avals: Sequence[Any],
+          specs: Sequence[Spec | None], out_avals: Sequence[Any]) -> list[Spec | None]:
+    """The output specs of one primitive (None: replicated)."""
+    name = primitive.name
+    if name in ("jit", "pjit") and "jaxpr" in params:
+        return propagate(params["jaxpr"].jaxpr, specs)
+    if len(out_avals) != 1 or out_avals[0] is None or not any(specs):
+        return [None] * len(out_avals)
+    shape = tuple(out_avals[0].shape)
+    if getattr(primitive, "elementwise", False) or name in _ELEMENTWISE_NAMES:
+        same = {s for s, a in zip(specs, avals)
+                if s is not None and a is not None and tuple(a.shape) == shape}
+        return [same.pop() if len(same) == 1 else None]
+    spec = specs[0]
+    if spec is None:
+        return [None]
+    if name.startswith(("reduce_", "argmax", "argmin")) and "axes" in params:
+        dropped = set(params["axes"])
+        return [tuple(e for i, e in enumerate(spec) if i not in dropped)]
+    if name == "transpose":
+        return [tuple(spec[i] for i in params["permutation"])]
+    if name == "broadcast_in_dim":
+        out: list[Any] = [None] * len(shape)
+        for i, dim in enumerate(params["broadcast_dimensions"]):
+            if avals[0].shape[i] == shape[dim]:
+                out[dim] = spec[i]
+        return [tuple(out)]
+    return [None]
