@@ -1,0 +1,60 @@
+"""From an optimized HLO module to GPU kernels: which builder makes the kernels of each
+fusion (the GPU side of XLA's IrEmitterUnnested, for fusions).
+
+- kLoop fusions: `fusion_kernels.build_loop_fusion` (grid-stride, vector accesses);
+- kInput fusions whose tiling says `row_kernel`: `reduction_kernels.build_row_fusion`;
+- other kInput fusions: `reduction_kernels.build_tree_fusion` (two-stage tree).
+Anything else (dot epilogues, sorts, gathers, ...) raises `UnsupportedFusion` for now.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jaxlite.backends.gpu.fusion_kernels import BuildOptions, FusionKernels, build_loop_fusion
+from jaxlite.backends.gpu.hlo_elemental import UnsupportedFusion
+from jaxlite.backends.gpu.reduction_kernels import build_row_fusion, build_tree_fusion
+from jaxlite.xla.ir import HloInstruction, HloModule
+from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.passes.fusion_decisions import INPUT, LOOP
+from jaxlite.xla.passes.tiling import tiling_for, tiling_of
+
+__all__ = ["BuildOptions", "ModuleKernels", "UnsupportedFusion", "build_fusion",
+           "build_module"]
+
+
+def build_fusion(fusion: HloInstruction, options: BuildOptions | None = None) -> FusionKernels:
+    """The kernels of one fusion instruction of an optimized module."""
+    options = options or BuildOptions()
+    kind = fusion.attr("kind")
+    body = fusion.called[0]
+    has_reduce = any(i.opcode is Opcode.REDUCE for i in body.instructions)
+    if kind == LOOP and not has_reduce:
+        return build_loop_fusion(fusion, options)
+    if kind == INPUT and has_reduce:
+        tiling = tiling_of(fusion) or tiling_for(fusion)
+        if tiling.row_kernel:
+            return build_row_fusion(fusion, options)
+        return build_tree_fusion(fusion, options)
+    raise UnsupportedFusion(f"fusion %{fusion.name} of kind {kind}: no gpu kernel builder "
+                            "yet")
+
+
+@dataclass(frozen=True)
+class ModuleKernels:
+    """The kernels of every fusion of a module's entry computation, in program order, and
+    the fusions no builder handles yet (with the reason)."""
+    fusions: tuple[tuple[HloInstruction, FusionKernels], ...]
+    unsupported: tuple[tuple[HloInstruction, str], ...]
+
+
+def build_module(module: HloModule, options: BuildOptions | None = None) -> ModuleKernels:
+    """Builds the kernels of every fusion of `module`'s entry computation."""
+    built, unsupported = [], []
+    for inst in module.entry.instructions:
+        if inst.opcode is not Opcode.FUSION:
+            continue
+        try:
+            built.append((inst, build_fusion(inst, options)))
+        except UnsupportedFusion as error:
+            unsupported.append((inst, str(error)))
+    return ModuleKernels(tuple(built), tuple(unsupported))
