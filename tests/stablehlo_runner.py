@@ -3,8 +3,10 @@
 Run by the jax virtual environment's python, never imported by jaxlite's tests:
 `python stablehlo_runner.py CASES.npz OUT.npz`. CASES.npz holds, per case `k`, the module
 text `k/text` (a 0-d unicode array), its arguments `k/arg<i>` and the indices `k/bf16` of
-those that are bfloat16 bits as uint16 (npz has no bfloat16; results travel the same way); OUT.npz gets the results
-`k/out<i>`, or `k/error` with jaxlib's message when the text does not compile or run.
+those that are bfloat16 bits as uint16 (npz has no bfloat16; results travel the same
+way). OUT.npz gets the module as MLIR parsed and printed it, `k/parsed`, and the results
+`k/out<i>` (none when the case has a `k/parse_only` entry), or `k/error` with jaxlib's
+message when the text does not parse, compile or run.
 """
 import sys
 
@@ -12,7 +14,11 @@ import ml_dtypes
 import numpy as np
 import jax
 from jax._src import xla_bridge
+from jax._src.interpreters import mlir
+from jax._src.lib.mlir import ir
 from jaxlib import _jax
+
+jax.config.update("jax_enable_x64", True)  # device_put keeps 64-bit arguments
 
 
 def run(backend, text, args):
@@ -21,6 +27,15 @@ def run(backend, text, args):
     buffers = [jax.device_put(a) for a in args]
     results = executable.execute_sharded(buffers)
     return [np.asarray(r[0]) for r in results.disassemble_into_single_device_arrays()]
+
+
+def parse(text):
+    """The module as jaxlib's MLIR reads, verifies and prints it back."""
+    with mlir.make_ir_context() as context:
+        module = ir.Module.parse(text, context=context)
+        if not module.operation.verify():
+            raise ValueError("the module does not verify")
+        return str(module)
 
 
 def main(cases_path, out_path):
@@ -35,6 +50,9 @@ def main(cases_path, out_path):
         for i in cases[f"{name}/bf16"]:
             args[i] = args[i].view(ml_dtypes.bfloat16)
         try:
+            out[f"{name}/parsed"] = np.array(parse(text))
+            if f"{name}/parse_only" in cases.files:
+                continue
             for i, value in enumerate(run(backend, text, args)):
                 bf16 = value.dtype == ml_dtypes.bfloat16
                 out[f"{name}/out{i}"] = value.view(np.uint16) if bf16 else value

@@ -17,6 +17,11 @@ import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite import lax
 from jaxlite.core import dtypes
+from jaxlite.xla import stablehlo
+from jaxlite.xla.evaluator import evaluate_module
+from jaxlite.xla.ir import ComputationBuilder, HloModule, NameUniquer
+from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.shape import Shape
 
 RUNNER = Path(__file__).with_name("stablehlo_runner.py")
 JAX_PYTHON = os.environ.get("JAXLITE_JAX_PYTHON", "/tmp/jaxvenv/bin/python")
@@ -119,7 +124,58 @@ PROGRAMS = {
     "bitcast": (lambda x: lax.bitcast_convert_type(x, np.int32) >> 3, (X,)),
     "large_constant": (lambda x: x @ jnp.asarray(np.arange(4 * 300, dtype=np.float32)
                                                 .reshape(4, 300)), (X,)),
+    "float16": (lambda h: (h * h + 1, jnp.tanh(h), h.max(axis=1)), (X.astype(np.float16),)),
 }
+
+# Programs of 64-bit types, lowered and run with x64 on.
+X64_PROGRAMS = {
+    "float64": (lambda x: (jnp.exp(x) @ x.T, jnp.cumsum(x, axis=0), jnp.sort(x, axis=1)),
+                (X.astype(np.float64),)),
+    "int64_uint64": (lambda a, u: (a * 1_000_000_007, a.sum(), u * u + 1, u >> 3),
+                     (INTS.astype(np.int64), UINTS.astype(np.uint64) * 10 ** 12)),
+    "complex128": (lambda z: (z @ z.T, jnp.log(z), jnp.sqrt(z)), (C64.astype(np.complex128),)),
+}
+
+# Programs that call jaxlite's own custom-call targets (LAPACK-style kernels, host
+# callbacks, special-function kernels): real XLA has no implementation of them, so their
+# text is only parsed and verified by jaxlib's MLIR.
+_BIG = _rng.normal(size=(40, 40)).astype(np.float32)
+PARSE_ONLY = {
+    "eigh_kernel": (jnp.linalg.eigh, (_BIG @ _BIG.T,)),
+    "svd_kernel": (jnp.linalg.svd, (_BIG,)),
+    "qr_kernel": (jnp.linalg.qr, (_BIG,)),
+    "lu_kernel": (lambda a: jax.scipy.linalg.lu_factor(a), (_BIG,)),
+    "cholesky_kernel": (jnp.linalg.cholesky, (_BIG @ _BIG.T + 40 * np.eye(40, dtype=np.float32),)),
+    "pure_callback": (lambda x: jax.pure_callback(np.sin, jax.ShapeDtypeStruct(x.shape, x.dtype),
+                                                  x), (X,)),
+    "igamma_kernel": (lambda x: jax.scipy.special.gammainc(2.0, jnp.abs(x)), (X,)),
+}
+
+
+def _hand_built():
+    """Ops the lowering does not emit (passes do), in one module: copy, a plain bitcast, a
+    conditional on a predicate and a fusion, with a tuple-shaped parameter."""
+    names = NameUniquer()
+    vector = Shape(np.float32, (4,))
+    branch = ComputationBuilder("negate", names)
+    arg = branch.parameter(vector)
+    negate = branch.build(branch.add(Opcode.NEGATE, vector, [arg]))
+    other = ComputationBuilder("double", names)
+    arg = other.parameter(vector)
+    double = other.build(other.add(Opcode.ADD, vector, [arg, arg]))
+    fused = ComputationBuilder("fused", names)
+    a, b = fused.parameter(vector), fused.parameter(vector)
+    product = fused.add(Opcode.MULTIPLY, vector, [a, b])
+    fused_comp = fused.build(fused.add(Opcode.ADD, vector, [product, a]))
+    main = ComputationBuilder("main", names)
+    state = main.parameter(Shape.tuple([Shape(np.float32, (2, 2)), Shape(np.bool_, ())]))
+    x = main.add(Opcode.GET_TUPLE_ELEMENT, Shape(np.float32, (2, 2)), [state], {"index": 0})
+    pred = main.add(Opcode.GET_TUPLE_ELEMENT, Shape(np.bool_, ()), [state], {"index": 1})
+    flat = main.add(Opcode.BITCAST, vector, [main.add(Opcode.COPY, x.shape, [x])])
+    chosen = main.add(Opcode.CONDITIONAL, vector, [pred, flat, flat], called=[negate, double])
+    out = main.add(Opcode.FUSION, vector, [chosen, flat], {"kind": "kLoop"}, [fused_comp])
+    return HloModule("hand_built", main.build(main.add(Opcode.TUPLE, Shape.tuple(
+        [vector, vector]), [out, chosen])))
 
 
 def _jax_python() -> str:
@@ -137,6 +193,18 @@ def _pack(array: np.ndarray) -> np.ndarray:
     return array.view(np.uint16) if array.dtype == dtypes.bfloat16 else array
 
 
+def _add_case(cases, name, fn, args, parse_only=False):
+    lowered = jax.jit(fn).lower(*args)
+    cases[f"{name}/text"] = np.array(lowered.as_text(dialect="stablehlo"))
+    inputs = list(lowered._lowered.const_args) + list(args)  # large constants first
+    for i, value in enumerate(inputs):
+        cases[f"{name}/arg{i}"] = _pack(value)
+    cases[f"{name}/bf16"] = np.array([i for i, v in enumerate(inputs)
+                                      if np.asarray(v).dtype == dtypes.bfloat16], int)
+    if parse_only:
+        cases[f"{name}/parse_only"] = np.array(True)
+
+
 @pytest.fixture(scope="module")
 def xla_results(tmp_path_factory):
     """Every program's StableHLO run by jaxlib at once (one subprocess)."""
@@ -144,13 +212,16 @@ def xla_results(tmp_path_factory):
     folder = tmp_path_factory.mktemp("stablehlo")
     cases = {}
     for name, (fn, args) in PROGRAMS.items():
-        lowered = jax.jit(fn).lower(*args)
-        cases[f"{name}/text"] = np.array(lowered.as_text(dialect="stablehlo"))
-        inputs = list(lowered._lowered.const_args) + list(args)  # large constants first
-        for i, value in enumerate(inputs):
-            cases[f"{name}/arg{i}"] = _pack(value)
-        cases[f"{name}/bf16"] = np.array([i for i, v in enumerate(inputs)
-                                          if np.asarray(v).dtype == dtypes.bfloat16], int)
+        _add_case(cases, name, fn, args)
+    with jax.enable_x64():
+        for name, (fn, args) in X64_PROGRAMS.items():
+            _add_case(cases, name, fn, args)
+    for name, (fn, args) in PARSE_ONLY.items():
+        _add_case(cases, name, fn, args, parse_only=True)
+    # the tuple parameter of the hand-built module is two arguments: its leaves
+    cases["hand_built/text"] = np.array(stablehlo.print_module(_hand_built()))
+    cases["hand_built/arg0"], cases["hand_built/arg1"] = X[:2, :2].copy(), np.array(True)
+    cases["hand_built/bf16"] = np.array([], int)
     np.savez(folder / "cases.npz", **cases)
     done = subprocess.run([python, str(RUNNER), str(folder / "cases.npz"),
                            str(folder / "out.npz")], capture_output=True, text=True)
@@ -168,14 +239,37 @@ def _tolerance(dtype: np.dtype) -> dict:
     return dict(rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_stablehlo_runs_in_xla_with_our_numbers(name, xla_results):
-    results, cases = xla_results
+def _check_accepted(name, results, cases):
     error = results.get(f"{name}/error")
     assert error is None, f"jaxlib rejected the StableHLO of {name}: {error}\n" + str(
         cases[f"{name}/text"])[:4000]
-    fn, args = PROGRAMS[name]
-    ours = jax.tree_util.tree_leaves(jax.jit(fn)(*args))
+
+
+@pytest.mark.parametrize("name", sorted(PARSE_ONLY))
+def test_stablehlo_of_our_custom_calls_parses_in_xla(name, xla_results):
+    results, cases = xla_results
+    _check_accepted(name, results, cases)
+    assert "stablehlo.custom_call" in str(cases[f"{name}/text"])
+    assert str(results[f"{name}/parsed"]).startswith("module @jit_")
+
+
+def test_hand_built_ops_run_in_xla(xla_results):
+    results, cases = xla_results
+    _check_accepted("hand_built", results, cases)
+    expected = evaluate_module(_hand_built(), [(X[:2, :2].copy(), np.array(True))])
+    for i, value in enumerate(expected):
+        np.testing.assert_allclose(results[f"hand_built/out{i}"], value, rtol=1e-6)
+    assert np.allclose(expected[1], -X[:2, :2].reshape(4))
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS) + sorted(X64_PROGRAMS))
+def test_stablehlo_runs_in_xla_with_our_numbers(name, xla_results):
+    results, cases = xla_results
+    _check_accepted(name, results, cases)
+    assert "stablehlo.custom_call" not in str(cases[f"{name}/text"])
+    fn, args = PROGRAMS.get(name) or X64_PROGRAMS[name]
+    with jax.enable_x64(name in X64_PROGRAMS):
+        ours = jax.tree_util.tree_leaves(jax.jit(fn)(*args))
     theirs = [results[f"{name}/out{i}"] for i in range(len(ours))]
     assert f"{name}/out{len(ours)}" not in results
     for i, (mine, other) in enumerate(zip(ours, theirs)):
