@@ -36,6 +36,7 @@ class BuildOptions:
     row_block: int = 128          # threads of a block holding one row per warp
     warp_row_limit: int = 1024    # longer rows take a whole block each
     vector_bytes: int = 16
+    name_prefix: str = "jl"       # kernels are named <prefix>_<fusion name>
 
 
 @dataclass(frozen=True)
@@ -48,10 +49,10 @@ class FusionKernels:
     scratch: tuple[ir.Buffer, ...] = ()
 
 
-def kernel_name(fusion: HloInstruction, suffix: str = "") -> str:
-    """A C identifier naming a kernel of `fusion`."""
+def kernel_name(fusion: HloInstruction, options: BuildOptions) -> str:
+    """A C identifier naming the kernels of `fusion` (and their constant arrays)."""
     cleaned = "".join(c if c.isalnum() else "_" for c in fusion.name)
-    return f"jl_{cleaned}{suffix}"
+    return f"{options.name_prefix}_{cleaned}"
 
 
 def fusion_outputs(body: HloComputation) -> list[HloInstruction]:
@@ -111,7 +112,7 @@ def build_loop_fusion(fusion: HloInstruction, options: BuildOptions) -> FusionKe
     if any(i.opcode is Opcode.REDUCE for i in body.instructions):
         raise UnsupportedFusion(f"loop fusion %{fusion.name} holds a reduction")
     inputs, results = operand_buffers(fusion), output_buffers(fusion)
-    name = kernel_name(fusion)
+    name = kernel_name(fusion, options)
     em = Elemental(name, {k: b for k, (b, _) in enumerate(inputs)})
     params = body.parameters
     in_order = [p for p in params if p.shape.dims == shape.dims and

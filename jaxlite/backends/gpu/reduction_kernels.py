@@ -170,7 +170,7 @@ def build_row_fusion(fusion: HloInstruction, options: BuildOptions) -> FusionKer
                                 "most minor")
     length, rows = red.reduced_shape.size, red.kept_shape.size
     inputs, results = operand_buffers(fusion), output_buffers(fusion)
-    name = kernel_name(fusion)
+    name = kernel_name(fusion, options)
     em = Elemental(name, {k: b for k, (b, _) in enumerate(inputs)})
     by_block = length > options.warp_row_limit
     warp = options.warp_size
@@ -244,7 +244,7 @@ def _column_tree(red: _Reductions, options: BuildOptions) -> FusionKernels:
     splits = max(1, min(length, (options.block * 4) // max(kept, 1), 64))
     chunk = -(-length // splits)
     inputs, results = operand_buffers(fusion), output_buffers(fusion)
-    name = kernel_name(fusion)
+    name = kernel_name(fusion, options)
     partials = [ir.Buffer(f"partial{n}", compute_dtype(r.shape.dtype), "global",
                           splits * kept) for n, r in enumerate(red.reduces)]
     em = Elemental(name, {k: b for k, (b, _) in enumerate(inputs)})
@@ -292,7 +292,7 @@ def _full_tree(red: _Reductions, options: BuildOptions) -> FusionKernels:
     fusion = red.fusion
     kept, length, block = red.kept_shape.size, red.reduced_shape.size, options.block
     inputs, results = operand_buffers(fusion), output_buffers(fusion)
-    name = kernel_name(fusion)
+    name = kernel_name(fusion, options)
     grid, first, step = grid_stride(options, length)
     partials = [ir.Buffer(f"partial{n}", compute_dtype(r.shape.dtype), "global",
                           grid * kept) for n, r in enumerate(red.reduces)]

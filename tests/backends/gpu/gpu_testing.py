@@ -1,0 +1,71 @@
+"""Helpers of the gpu backend tests: compiling rendered kernels with nvcc (one compiler
+run for many kernels, since each run costs about a second), and comparing results at a
+dtype's tolerance."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jaxlite.backends.gpu import kernel_ir as ir
+from jaxlite.backends.gpu.render import render_many
+
+NVCC = shutil.which("nvcc")
+HIPCC = shutil.which("hipcc")
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc is not installed, so rendered "
+                                "CUDA kernels cannot be compiled here")
+needs_hipcc = pytest.mark.skipif(HIPCC is None, reason="hipcc is not installed, so "
+                                 "rendered HIP kernels cannot be compiled here")
+
+
+def compile_kernels(kernels: Sequence[ir.Kernel], folder: Path,
+                    dialect: str = "cuda") -> dict[str, str]:
+    """Compiles every kernel in one translation unit; kernel name -> its compiler errors
+    ("" when it compiled), errors found by the lines each kernel occupies."""
+    source = render_many(kernels, dialect)
+    path = folder / ("kernels.cu" if dialect == "cuda" else "kernels.hip")
+    path.write_text(source)
+    lines = source.splitlines()
+    starts = [(n + 1, m.group(1)) for n, line in enumerate(lines)
+              if (m := re.search(r"__global__ void __launch_bounds__\(\d+\) (\w+)\(", line))]
+    if dialect == "cuda":
+        command = [NVCC, "--ptx", "-arch=sm_90", str(path), "-o", str(folder / "k.ptx")]
+    else:
+        command = [HIPCC, "--genco", "--offload-arch=gfx90a", str(path), "-o",
+                   str(folder / "k.co")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    errors = {name: "" for _, name in starts}
+    if done.returncode != 0:
+        found = False
+        for match in re.finditer(rf"{re.escape(path.name)}\((\d+)\): (error.*)",
+                                 done.stderr):
+            line = int(match.group(1))
+            owner = [name for start, name in starts if start <= line]
+            if owner:
+                errors[owner[-1]] += match.group(2) + "\n"
+                found = True
+        if not found:  # an error outside any kernel (the header): every kernel fails
+            errors = {name: done.stderr[-2000:] for name in errors}
+    return errors
+
+
+TOLERANCES = {"float64": 1e-12, "float32": 2e-5, "float16": 2e-3, "bfloat16": 2e-2}
+
+
+def assert_close(got: np.ndarray, want: np.ndarray, what: str) -> None:
+    """Equal for integers and bools; within the dtype's tolerance (relative to the
+    result's size) for floats."""
+    assert got.shape == want.shape and got.dtype == want.dtype, what
+    name = want.dtype.name
+    if name not in TOLERANCES:
+        np.testing.assert_array_equal(got, want, err_msg=what)
+        return
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    scale = max(1.0, float(np.nanmax(np.abs(w), initial=0.0)))
+    np.testing.assert_allclose(g, w, rtol=TOLERANCES[name], atol=TOLERANCES[name] * scale,
+                               err_msg=what)

@@ -1,0 +1,139 @@
+"""Every kernel the gpu builders make for a set of jitted programs, run in the kernel
+interpreter against the HLO evaluator, and compiled with nvcc.
+
+Each program is jitted, its optimized module taken from `Compiled.runtime_executable()`,
+and each fusion's kernels run on random operands and compared with the evaluator's value
+of the fused computation. Launches are kept small (few blocks of few threads) so that the
+grid-stride loops and row loops go round more than once.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from gpu_testing import assert_close, compile_kernels, needs_nvcc
+
+import jaxlite as jax
+import jaxlite.numpy as jnp
+from jaxlite.backends.gpu.build import BuildOptions, build_module
+from jaxlite.backends.gpu.reference_run import run_fusion
+from jaxlite.xla.evaluator import evaluate_computation
+
+f32, bf16, f16, i32 = jnp.float32, jnp.bfloat16, jnp.float16, jnp.int32
+SMALL = BuildOptions(block=64, row_block=64, max_blocks=3)
+# rows longer than 64 take a block each, so that the block-per-row kernel is tested too
+BLOCK_ROWS = dataclasses.replace(SMALL, warp_row_limit=64)
+WARP_64 = BuildOptions(warp_size=64, block=128, row_block=128, max_blocks=2)
+
+
+def _layernorm(x):
+    mean = jnp.mean(x, -1, keepdims=True)
+    return (x - mean) / jnp.sqrt(jnp.var(x, -1, keepdims=True) + 1e-5)
+
+
+def _integer_mix(x):
+    return jnp.where(x % 3 == 0, x // 2, -x) + jnp.arange(x.shape[1], dtype=x.dtype)
+
+
+# name: (function, argument shapes and dtypes, build options, kernel kinds expected)
+PROGRAMS = {
+    "elementwise_chain": (lambda x: jnp.where(x > 0, x * 2 + 1, jnp.exp(x)).astype(bf16),
+                          [((8, 33), f32)], SMALL, {"loop"}),
+    "gelu": (jax.nn.gelu, [((8, 33), f32)], SMALL, {"loop"}),
+    "gelu_bf16": (jax.nn.gelu, [((6, 20), bf16)], SMALL, {"loop"}),
+    "sigmoid_f16": (lambda x: jax.nn.sigmoid(x) * 3 + 1, [((5, 7), f16)], SMALL, {"loop"}),
+    "bias_broadcast": (lambda x, b: jnp.tanh(x + b[None, :]), [((8, 33), f32), ((33,), f32)],
+                       SMALL, {"loop"}),
+    "integer_mix": (_integer_mix, [((6, 10), i32)], SMALL, {"loop"}),
+    "saturating_convert": (lambda x: (x * 1e10).astype(i32), [((4, 9), f32)], SMALL,
+                           {"loop"}),
+    "transpose_2d": (lambda x: x.T * 2, [((8, 33), f32)], SMALL, {"loop"}),
+    "transpose_3d": (lambda x: jnp.transpose(x, (2, 0, 1)) + 1, [((2, 3, 4), f32)], SMALL,
+                     {"loop"}),
+    "slice_reverse": (lambda x: x[:, ::2][::-1] * 3, [((6, 9), f32)], SMALL, {"loop"}),
+    "concatenate": (lambda x: jnp.sin(jnp.concatenate([x, x * 2], axis=1)),
+                    [((4, 6), f32)], SMALL, {"loop"}),
+    "pad": (lambda x: jnp.exp(jnp.pad(x, ((1, 2), (0, 3)))), [((4, 5), f32)], SMALL,
+            {"loop"}),
+    "softmax": (lambda x: jax.nn.softmax(x, axis=-1), [((8, 33), f32)], SMALL, {"row"}),
+    "softmax_bf16": (lambda x: jax.nn.softmax(x, axis=-1), [((4, 40), bf16)], SMALL, {"row"}),
+    "softmax_block_rows": (lambda x: jax.nn.softmax(x, axis=-1), [((3, 100), f32)],
+                           BLOCK_ROWS, {"row"}),
+    "softmax_warp64": (lambda x: jax.nn.softmax(x, axis=-1), [((5, 70), f32)], WARP_64,
+                       {"row"}),
+    "layernorm": (_layernorm, [((8, 33), f32)], SMALL, {"row"}),
+    "layernorm_block_rows": (_layernorm, [((2, 130), f32)], BLOCK_ROWS, {"row"}),
+    "sum_last_axis": (lambda x: x.sum(-1), [((5, 50), f32)], SMALL, {"row"}),
+    "sum_first_axis": (lambda x: x.sum(0), [((40, 33), f32)], SMALL, {"column"}),
+    "sum_all": (lambda x: x.sum(), [((8, 33), f32)], SMALL, {"row"}),
+    "sum_all_large": (lambda x: x.sum(), [((20, 500), f32)], SMALL, {"full"}),
+    "mean_var_first_axis": (lambda x: (jnp.mean(x, 0), jnp.var(x, 0)), [((16, 12), f32)],
+                            SMALL, {"column", "loop"}),
+    "max_middle_axis": (lambda x: x.max(1), [((4, 6, 5), f32)], SMALL, {"column"}),
+    "min_int_last_axis": (lambda x: x.min(-1), [((6, 7), i32)], SMALL, {"row"}),
+    "any_last_axis": (lambda x: jnp.any(x > 1, axis=-1), [((6, 40), f32)], SMALL, {"row"}),
+}
+
+
+def _kind(notes: tuple[str, ...]) -> str:
+    note = notes[0]
+    return ("loop" if note.startswith("loop") else "row" if note.startswith("row")
+            else "column" if note.startswith("column") else "full")
+
+
+def _random(shape, dtype, rng):
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        return rng.integers(-20, 20, shape).astype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _program_kernels(name: str):
+    fn, specs, options, _ = PROGRAMS[name]
+    args = [jnp.zeros(shape, dtype) for shape, dtype in specs]
+    module = jax.jit(fn).lower(*args).compile().runtime_executable().hlo_module(
+        optimized=True)
+    # a prefix per program keeps kernel names apart when all are compiled together
+    return build_module(module, dataclasses.replace(options, name_prefix=f"jl_{name}"))
+
+
+@pytest.fixture(scope="module")
+def built():
+    return {name: _program_kernels(name) for name in PROGRAMS}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_kernels_match_the_evaluator(name, built):
+    kernels = built[name]
+    assert kernels.fusions, f"{name}: no fusion in the optimized module"
+    assert not kernels.unsupported, f"{name}: {kernels.unsupported}"
+    kinds = {_kind(fk.kernels[0].notes) for _, fk in kernels.fusions}
+    assert kinds == PROGRAMS[name][3]
+    rng = np.random.default_rng(sum(map(ord, name)))
+    for inst, fk in kernels.fusions:
+        operands = [_random(o.shape.dims, o.shape.dtype, rng) for o in inst.operands]
+        want = evaluate_computation(inst.called[0], operands)
+        want = list(want) if isinstance(want, tuple) else [want]
+        got = run_fusion(fk, operands)
+        for k, (g, w) in enumerate(zip(got, want)):
+            assert_close(g, w, f"{name}: %{inst.name} output {k}")
+
+
+@pytest.fixture(scope="module")
+def nvcc_errors(built, tmp_path_factory):
+    """Kernel name -> nvcc's errors, all programs compiled in one run."""
+    kernels = [kernel for name in sorted(built) for _, fk in built[name].fusions
+               for kernel in fk.kernels]
+    return compile_kernels(kernels, tmp_path_factory.mktemp("nvcc"))
+
+
+@needs_nvcc
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_kernels_compile_with_nvcc(name, built, nvcc_errors):
+    names = [k.name for _, fk in built[name].fusions for k in fk.kernels]
+    assert names and all(n in nvcc_errors for n in names)
+    failures = {n: nvcc_errors[n] for n in names if nvcc_errors[n]}
+    assert not failures, failures
