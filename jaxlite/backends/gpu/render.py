@@ -245,19 +245,20 @@ class _Renderer:
         a, b, dtype = self.expr(x.a), self.expr(x.b), x.a.dtype
         floating = dtype in ("float32", "float64")
         if x.op in ("min", "max"):
-            return f"jl_{x.op}({a}, {b})"
+            return f"jl_{x.op}<{C_TYPES[dtype]}>({a}, {b})"
         if x.op in _BITWISE:
             int_op, bool_op = _BITWISE[x.op]
-            return f"({a} {bool_op if dtype == 'bool' else int_op} {b})"
-        if x.op == "rem" and not floating:
-            return f"({a} % {b})"
-        if x.op in _INFIX:
+            text = f"({a} {bool_op if dtype == 'bool' else int_op} {b})"
+        elif x.op == "rem" and not floating:
+            text = f"({a} % {b})"
+        elif x.op in _INFIX:
             text = f"({a} {_INFIX[x.op]} {b})"
-            # C promotes narrow integers to int: bring results back to their type
-            narrow = dtype in ("int8", "int16", "uint8", "uint16") and x.op not in \
-                ir.COMPARISONS
-            return f"static_cast<{C_TYPES[dtype]}>{text}" if narrow else text
-        return f"{self.math(x.op, dtype)}({a}, {b})"
+        else:
+            return f"{self.math(x.op, dtype)}({a}, {b})"
+        # C promotes narrow integers to int: bring results back to their type
+        if dtype in ("int8", "int16", "uint8", "uint16") and x.op not in ir.COMPARISONS:
+            return f"static_cast<{C_TYPES[dtype]}>{text}"
+        return text
 
     def math(self, op: str, dtype: str) -> str:
         if dtype not in ("float32", "float64"):

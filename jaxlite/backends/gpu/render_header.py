@@ -33,20 +33,21 @@ typedef __half jl_f16;
 #define JL_INF_F64 __longlong_as_double(0x7ff0000000000000ll)
 #define JL_NAN_F64 __longlong_as_double(0x7ff8000000000000ll)
 
-/* HLO's maximum and minimum: a NaN operand gives NaN (fmaxf would drop it). */
-__device__ __forceinline__ float jl_max(float a, float b) {
-  return (a != a || b != b) ? a + b : fmaxf(a, b);
-}
-__device__ __forceinline__ float jl_min(float a, float b) {
-  return (a != a || b != b) ? a + b : fminf(a, b);
-}
-__device__ __forceinline__ double jl_max(double a, double b) {
-  return (a != a || b != b) ? a + b : fmax(a, b);
-}
-__device__ __forceinline__ double jl_min(double a, double b) {
-  return (a != a || b != b) ? a + b : fmin(a, b);
-}
+/* HLO's maximum and minimum: a NaN operand gives NaN (fmaxf would drop it). Kernels
+   name the type, jl_max<float>(a, b), so that narrow integers never meet overloads. */
 template <typename T> __device__ __forceinline__ T jl_max(T a, T b) { return a > b ? a : b; }
 template <typename T> __device__ __forceinline__ T jl_min(T a, T b) { return a < b ? a : b; }
+template <> __device__ __forceinline__ float jl_max<float>(float a, float b) {
+  return (a != a || b != b) ? a + b : fmaxf(a, b);
+}
+template <> __device__ __forceinline__ float jl_min<float>(float a, float b) {
+  return (a != a || b != b) ? a + b : fminf(a, b);
+}
+template <> __device__ __forceinline__ double jl_max<double>(double a, double b) {
+  return (a != a || b != b) ? a + b : fmax(a, b);
+}
+template <> __device__ __forceinline__ double jl_min<double>(double a, double b) {
+  return (a != a || b != b) ? a + b : fmin(a, b);
+}
 template <typename T> __device__ __forceinline__ T jl_abs(T a) { return a < 0 ? -a : a; }
 """

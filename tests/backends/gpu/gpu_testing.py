@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from jaxlite.backends.gpu import kernel_ir as ir
+from jaxlite.backends.gpu.reference_run import from_memory_order, to_memory_order
 from jaxlite.backends.gpu.render import render_many
 
 NVCC = shutil.which("nvcc")
@@ -69,3 +70,25 @@ def assert_close(got: np.ndarray, want: np.ndarray, what: str) -> None:
     scale = max(1.0, float(np.nanmax(np.abs(w), initial=0.0)))
     np.testing.assert_allclose(g, w, rtol=TOLERANCES[name], atol=TOLERANCES[name] * scale,
                                err_msg=what)
+
+
+def run_fusion_on_device(kernels, operands):
+    """Like `reference_run.run_fusion`, on a GPU through CuPy (NVRTC or hiprtc)."""
+    cupy = pytest.importorskip("cupy")
+    dialect = "hip" if getattr(cupy.cuda.runtime, "is_hip", False) else "cuda"
+    if kernels.kernels[0].warp_size != (64 if dialect == "hip" else 32):
+        pytest.skip(f"kernels for {kernels.kernels[0].warp_size}-lane warps, a {dialect} "
+                    "device")
+    module = cupy.RawModule(code=render_many(kernels.kernels, dialect),
+                            options=("-std=c++17",))
+    memory = {b.name: cupy.asarray(to_memory_order(x, shape))
+              for (b, shape), x in zip(kernels.inputs, operands)}
+    for buffer, shape in kernels.outputs:
+        memory[buffer.name] = cupy.zeros(int(np.prod(shape.dims)), ir.dtype_of(buffer.dtype))
+    for buffer in kernels.scratch:
+        memory[buffer.name] = cupy.zeros(buffer.size, ir.dtype_of(buffer.dtype))
+    for kernel in kernels.kernels:
+        function = module.get_function(kernel.name)
+        function((kernel.grid,), (kernel.block,), tuple(memory[b.name] for b in kernel.params))
+    return [from_memory_order(cupy.asnumpy(memory[b.name]), shape)
+            for b, shape in kernels.outputs]

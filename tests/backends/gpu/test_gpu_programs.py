@@ -12,7 +12,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from gpu_testing import assert_close, compile_kernels, needs_nvcc
+from gpu_testing import assert_close, compile_kernels, needs_nvcc, run_fusion_on_device
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
@@ -137,3 +137,15 @@ def test_kernels_compile_with_nvcc(name, built, nvcc_errors):
     assert names and all(n in nvcc_errors for n in names)
     failures = {n: nvcc_errors[n] for n in names if nvcc_errors[n]}
     assert not failures, failures
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_kernels_on_the_device_match_the_interpreter(name, built):
+    pytest.importorskip("cupy", reason="CuPy is not installed: no GPU run")
+    rng = np.random.default_rng(sum(map(ord, name)))
+    for inst, fk in built[name].fusions:
+        operands = [_random(o.shape.dims, o.shape.dtype, rng) for o in inst.operands]
+        want = run_fusion(fk, operands)
+        for k, (g, w) in enumerate(zip(run_fusion_on_device(fk, operands), want)):
+            assert_close(g, w, f"{name}: %{inst.name} output {k} on the device")
