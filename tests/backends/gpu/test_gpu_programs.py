@@ -72,6 +72,10 @@ PROGRAMS = {
                             SMALL, {"column", "loop"}),
     "max_middle_axis": (lambda x: x.max(1), [((4, 6, 5), f32)], SMALL, {"column"}),
     "min_int_last_axis": (lambda x: x.min(-1), [((6, 7), i32)], SMALL, {"row"}),
+    "multi_output_loop": (lambda x: (jnp.sin(x) * 2, jnp.cos(x) + 1), [((8, 12), f32)],
+                          SMALL, {"loop"}),
+    "sum_and_sum_of_squares": (lambda x: (x.sum(-1), (x * x).sum(-1)), [((8, 12), f32)],
+                               SMALL, {"full"}),
     "any_last_axis": (lambda x: jnp.any(x > 1, axis=-1), [((6, 40), f32)], SMALL, {"row"}),
 }
 
