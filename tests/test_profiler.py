@@ -370,11 +370,12 @@ def test_summary_lists_kernels_by_time(tmp_path, capsys):
     rows = [line.split() for line in lines[2:] if line.split()[0].isdigit()]
     names = entry_instructions(step.lower(params, x, y).compile().as_text())
     assert rows and all(row[1] in names and row[2] == "jit_mlp_step" for row in rows)
-    assert all(row[-4] == "4" and len(row) == 9 for row in rows)  # once per call
+    # Nine columns, then where the op came from: `jit(mlp_step)/... (file:line)`.
+    assert all(row[5] == "4" and row[9].startswith("jit(mlp_step)/") for row in rows)
     assert {row[4] for row in rows} <= {"kLoop", "kInput", "kOutput", "dot"}
-    totals = [float(row[-3]) for row in rows]
+    totals = [float(row[6]) for row in rows]
     assert totals == sorted(totals, reverse=True)
-    assert abs(sum(float(row[-1]) for row in rows) - 100) < 0.5
+    assert abs(sum(float(row[8]) for row in rows) - 100) < 0.5
     with gzip.open(os.path.join(run, "perfetto_trace.json.gz"), "rt") as file:
         assert json.load(file) == load(tmp_path)
 

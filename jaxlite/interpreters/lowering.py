@@ -6,6 +6,10 @@ caller passes), then each equation through its primitive's `lower` rule. A rule 
 `rule(ctx, *operands, **params)` with a `LoweringContext` and the operands' instructions,
 and returns one instruction, or a list of them for a primitive with several results.
 
+Each instruction a rule adds carries `OpMetadata`: the equation's name stack under the
+names of the calls around it (`jit(f)/jit(g)/layer/mul`, as JAX's op_name) and the user's
+line that traced it.
+
 Differences from JAX: JAX lowers to StableHLO (MLIR) and XLA converts that to HLO; jaxlite
 builds its own HLO IR directly. Constants of jaxprs nested inside higher-order primitives
 (the body of a `jit`, ...) always become `constant` instructions of their computation.
@@ -21,8 +25,9 @@ from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, physical_aval
 from jaxlite.core.jaxpr import Atom, ClosedJaxpr, Jaxpr, Literal, Var
 from jaxlite.core.primitive import MissingRuleError, check_extended_operands
+from jaxlite.core.source_info import NameStack
 from jaxlite.xla.ir import (ComputationBuilder, HloComputation, HloInstruction, HloModule,
-                            NameUniquer)
+                            NameUniquer, OpMetadata)
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape, xla_type_name
 
@@ -48,6 +53,56 @@ class LoweredModule:
     const_args: list[np.ndarray] = field(default_factory=list)
 
 
+class _Scope:
+    """Where a jaxpr's equations sit in the op names: `prefix` names the calls around them
+    (`jit(f)/jit(g)`), and `outer` is the name stack of the equation that called the jaxpr,
+    which the nested equations' stacks start with when they were traced inside it."""
+
+    def __init__(self, prefix: str = "", outer: NameStack = NameStack()) -> None:
+        self.prefix, self.outer = prefix, outer
+        # Equations share their name stacks and primitives: each path is built once.
+        self._paths: dict[tuple[NameStack, str], str] = {}
+
+    def op_path(self, stack: NameStack, leaf: str) -> str:
+        """`prefix/stack/leaf`, with the part of `stack` that repeats `outer` dropped."""
+        path = self._paths.get((stack, leaf))
+        if path is None:
+            entries = stack.stack
+            if entries[:len(self.outer.stack)] == self.outer.stack:
+                entries = entries[len(self.outer.stack):]
+            inner = str(NameStack(entries)) if entries else ""
+            path = "/".join(part for part in (self.prefix, inner, leaf) if part)
+            self._paths[(stack, leaf)] = path
+        return path
+
+    def metadata(self, eqn: Any) -> OpMetadata:
+        """The metadata of the instructions lowered from `eqn`."""
+        source = eqn.source_info
+        stack = source.name_stack if source is not None else _NO_NAMES
+        frames = source.traceback if source is not None else None
+        file, line = "", 0
+        if frames:
+            frame = frames[-1]  # innermost: a staging Location, or a FrameSummary
+            file = getattr(frame, "file", None) or getattr(frame, "filename", "")
+            line = getattr(frame, "line", None) or getattr(frame, "lineno", 0) or 0
+            line = line if isinstance(line, int) else 0
+        return OpMetadata(self.op_path(stack, _callee_name(eqn)), file, line)
+
+    def callee(self, eqn: Any) -> "_Scope":
+        """The scope of the jaxprs `eqn` calls (a jit's body, a loop's body...)."""
+        stack = eqn.source_info.name_stack if eqn.source_info is not None else _NO_NAMES
+        return _Scope(self.op_path(stack, _callee_name(eqn)), stack)
+
+
+_NO_NAMES = NameStack()
+
+
+def _callee_name(eqn: Any) -> str:
+    """A call's name in op names: `jit(g)` for a jit of g, else the primitive's name."""
+    name = eqn.primitive.name
+    return f"jit({eqn.params['name']})" if name == "jit" and "name" in eqn.params else name
+
+
 class _ModuleState:
     """What all computations of one module under construction share."""
 
@@ -67,11 +122,14 @@ class LoweringContext:
     """
 
     def __init__(self, state: _ModuleState, builder: ComputationBuilder,
-                 avals_in: Sequence[ShapedArray], avals_out: Sequence[ShapedArray]) -> None:
+                 avals_in: Sequence[ShapedArray], avals_out: Sequence[ShapedArray],
+                 origin: tuple[_Scope, Any] | None = None) -> None:
         self._state = state
         self.builder = builder
         self.avals_in = list(avals_in)
         self.avals_out = list(avals_out)
+        # The scope and equation being lowered: the jaxprs it calls are named under it.
+        self._origin = origin
 
     @property
     def names(self) -> NameUniquer:
@@ -85,7 +143,7 @@ class LoweringContext:
                      avals_in: Sequence[ShapedArray] = (),
                      avals_out: Sequence[ShapedArray] = ()) -> "LoweringContext":
         """A context that adds to another computation of the same module."""
-        return LoweringContext(self._state, builder, avals_in, avals_out)
+        return LoweringContext(self._state, builder, avals_in, avals_out, self._origin)
 
     def new_builder(self, name: str) -> ComputationBuilder:
         """A builder for a new computation of this module (a reducer, a comparator...)."""
@@ -132,19 +190,21 @@ class LoweringContext:
                 for i, v in enumerate(jaxpr.invars)]
         consts = [_constant(builder, value, v.aval)
                   for v, value in zip(jaxpr.constvars, closed_jaxpr.consts)]
-        outs = _lower_equations(self._state, builder, jaxpr, consts, args)
+        scope = self._origin[0].callee(self._origin[1]) if self._origin else _Scope()
+        outs = _lower_equations(self._state, builder, jaxpr, consts, args, scope)
         computation = builder.build(_root(builder, outs))
         self._state.jaxprs[id(jaxpr)] = (jaxpr, computation)
         return computation
 
 
-def lower_jaxpr(closed_jaxpr: ClosedJaxpr, name: str) -> LoweredModule:
+def lower_jaxpr(closed_jaxpr: ClosedJaxpr, name: str, scope: str = "") -> LoweredModule:
     """Lower a closed jaxpr to an HLO module whose entry computes it.
 
     Parameters
     ----------
     closed_jaxpr : the program, e.g. from `jax.make_jaxpr(f)(*args)`.
     name : the module's name.
+    scope : the first part of every instruction's op_name (`jit(f)` for `jit(f)`).
 
     Returns
     -------
@@ -166,7 +226,7 @@ def lower_jaxpr(closed_jaxpr: ClosedJaxpr, name: str) -> LoweredModule:
             for i, v in enumerate(jaxpr.invars)]
     consts = [const_params[i] if big else _constant(builder, value, v.aval)
               for i, (v, value, big) in enumerate(zip(jaxpr.constvars, values, large))]
-    outs = _lower_equations(state, builder, jaxpr, consts, args)
+    outs = _lower_equations(state, builder, jaxpr, consts, args, _Scope(scope))
     module = HloModule(name, builder.build(_root(builder, outs)))
     return LoweredModule(module, [v for v, big in zip(values, large) if big])
 
@@ -211,8 +271,8 @@ def _root(builder: ComputationBuilder, outs: list[HloInstruction]) -> HloInstruc
 
 
 def _lower_equations(state: _ModuleState, builder: ComputationBuilder, jaxpr: Jaxpr,
-                     consts: Sequence[HloInstruction],
-                     args: Sequence[HloInstruction]) -> list[HloInstruction]:
+                     consts: Sequence[HloInstruction], args: Sequence[HloInstruction],
+                     scope: _Scope) -> list[HloInstruction]:
     """Add the jaxpr's equations to `builder`; returns the instructions of its outputs."""
     env: dict[Var, HloInstruction] = {}
     env.update(zip(jaxpr.constvars, consts))
@@ -231,13 +291,17 @@ def _lower_equations(state: _ModuleState, builder: ComputationBuilder, jaxpr: Ja
         check_extended_operands(primitive, [v.aval for v in eqn.invars])
         # Rules see physical avals: a typed key's is its uint32 data's.
         ctx = LoweringContext(state, builder, [physical_aval(v.aval) for v in eqn.invars],
-                              [physical_aval(v.aval) for v in eqn.outvars])
+                              [physical_aval(v.aval) for v in eqn.outvars], (scope, eqn))
+        operands = list(map(read, eqn.invars))
+        outer_metadata, builder.metadata = builder.metadata, scope.metadata(eqn)
         try:
-            result = primitive.lower(ctx, *map(read, eqn.invars), **eqn.params)
+            result = primitive.lower(ctx, *operands, **eqn.params)
         except Exception as error:
             error.add_note(f"while lowering the equation of '{primitive.name}' with operands "
                            f"{[a.str_short() for a in ctx.avals_in]}")
             raise
+        finally:
+            builder.metadata = outer_metadata
         outs = list(result) if isinstance(result, (list, tuple)) else [result]
         _check_results(primitive.name, ctx, outs)
         env.update(zip(eqn.outvars, outs))

@@ -38,7 +38,8 @@ def load_trace(source: Any) -> dict:
 def kernel_table(trace: dict) -> list[dict[str, Any]]:
     """One row per kernel (program, HLO op, role), the most total time first: `hlo_module`
     (with `#<program>` after it where programs of one name ran), `hlo_op`, `role`, `kind`
-    (a fusion's kind, a custom call's target, else the opcode), `calls`, `total_us`."""
+    (a fusion's kind, a custom call's target, else the opcode), `calls`, `total_us`, and
+    where the op came from: `op_name` (its name stack) and `source` (file:line)."""
     rows: dict[tuple, dict[str, Any]] = {}
     programs = collections.defaultdict(set)
     for event in trace["traceEvents"]:
@@ -49,7 +50,8 @@ def kernel_table(trace: dict) -> list[dict[str, Any]]:
         key = (args["hlo_module"], args["program"], args["hlo_op"], args["role"])
         row = rows.setdefault(key, {"hlo_module": key[0], "hlo_op": key[2], "role": key[3],
                                     "kind": args.get("kind") or args["opcode"], "calls": 0,
-                                    "total_us": 0.0})
+                                    "total_us": 0.0, "op_name": args.get("op_name", ""),
+                                    "source": args.get("source", "")})
         row["calls"] += 1
         row["total_us"] += event["dur"]
     for (module, program, _, _), row in rows.items():
@@ -82,10 +84,19 @@ def _compile_line(trace: dict) -> str:
     return "compile: " + ", ".join(f"{p} {totals[p] / 1e3:.1f} ms" for p in order)
 
 
+def _origin(row: dict[str, Any]) -> str:
+    """`op_name (file:line)` of a kernel's row, with the file shortened to its name."""
+    source = row.get("source", "")
+    if source:
+        file, _, line = source.rpartition(":")
+        source = f"({os.path.basename(file)}:{line})"
+    return " ".join(part for part in (row.get("op_name", ""), source) if part)
+
+
 def summary_text(trace: dict, top: int = 20) -> str:
     """The summary of `trace`: its compiled calls, the `top` kernels by total time (HLO op,
-    module, role, fusion kind, calls, total and mean time, share of all kernel time), and
-    the time of each compile phase."""
+    module, role, fusion kind, calls, total and mean time, share of all kernel time, and the
+    user's operation it came from), and the time of each compile phase."""
     rows = kernel_table(trace)
     kernel_us = sum(r["total_us"] for r in rows)
     lines = [_calls_line(trace, kernel_us)]
@@ -95,14 +106,14 @@ def summary_text(trace: dict, top: int = 20) -> str:
         module_width = max(len("module"), *(len(r["hlo_module"]) for r in rows[:top]))
         lines.append(f"{'#':>3}  {'HLO op':<{width}}  {'module':<{module_width}}  "
                      f"{'role':<8}  {'kind':<10}  {'calls':>6}  {'total ms':>9}  "
-                     f"{'mean us':>9}  {'%':>5}")
+                     f"{'mean us':>9}  {'%':>5}  from")
         for rank, (row, name) in enumerate(zip(rows, names), 1):
             share = 100 * row["total_us"] / kernel_us if kernel_us else 0.0
             lines.append(
                 f"{rank:>3}  {name:<{width}}  {row['hlo_module']:<{module_width}}  "
                 f"{row['role']:<8}  {row['kind'][:10]:<10}  {row['calls']:>6}  "
                 f"{row['total_us'] / 1e3:>9.3f}  {row['total_us'] / row['calls']:>9.1f}  "
-                f"{share:>5.1f}")
+                f"{share:>5.1f}  {_origin(row)}")
         if len(rows) > top:
             rest = sum(r["total_us"] for r in rows[top:])
             lines.append(f"     ... {len(rows) - top} more kernels: {rest / 1e3:.3f} ms")

@@ -70,7 +70,8 @@ def _call_events(call: ProfiledCall, origin_ns: int, pid: int) -> list[dict[str,
         kernels += not control
         args = {"hlo_op": site.instruction, "hlo_module": call.module,
                 "program": call.program, "role": site.role, "opcode": site.opcode,
-                "computation": site.computation}
+                "computation": site.computation, "op_name": site.op_name,
+                "source": site.source}
         if not control:
             args.update(kernel=site.kernel, kind=site.kind)
         events.append(_event(site.instruction, "control_flow" if control else "kernel",

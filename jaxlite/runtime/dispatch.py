@@ -492,7 +492,7 @@ def lower_and_compile(closed: ClosedJaxpr, name: str, client: Client,
     text, see `EXECUTABLES`)."""
     start = time.perf_counter()
     with compile_progress.phase("lowering", f"jit({name})"):
-        lowered = lower_jaxpr(closed, module_name(name))
+        lowered = lower_jaxpr(closed, module_name(name), f"jit({name})")
     return compile_lowered(lowered, closed, name, client, donated_invars,
                            time.perf_counter() - start)
 

@@ -329,7 +329,7 @@ class PjitFunction(Wrapped):
         name = _api_util.function_name(self._fun)
         start = time.perf_counter()
         with collection_paused(), compile_progress.phase("lowering", f"jit({name})"):
-            lowered = lower_jaxpr(traced.jaxpr, dispatch.module_name(name))
+            lowered = lower_jaxpr(traced.jaxpr, dispatch.module_name(name), f"jit({name})")
         return Lowered(lowered, traced, name, self._client(), self._donate_argnums,
                        time.perf_counter() - start)
 

@@ -24,6 +24,11 @@ JSON-able values; custom-call `backend_config` is a string; compare `type` is op
 (condition, body), select-and-scatter (select, scatter), conditional (branch 0, 1, ...; on a
 pred: true, false). Any other attribute is a bool, int, float, str, tuple or mapping of
 those, so that the text format (text.py) writes it and reads it back.
+
+`metadata` (an `OpMetadata`, or None) says where an instruction came from: the name stack
+of the equation it was lowered from (`jit(f)/layer/mul`) and the user's source line. It is
+for people and tools (the text, the profiler, dumps), never for the compiler: passes carry it
+along where they can, and the keys of compiled code leave it out.
 """
 from __future__ import annotations
 
@@ -40,6 +45,20 @@ def _frozen(attrs: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return types.MappingProxyType(dict(attrs or {}))
 
 
+@dataclass(frozen=True)
+class OpMetadata:
+    """Where an instruction came from (mirrors XLA's OpMetadata, in its text spelling).
+
+    op_name : the name stack and primitive, `jit(f)/jit(g)/scope/mul`.
+    source_file, source_line : the user's line that traced the operation ("" and 0 if
+        unknown).
+    """
+
+    op_name: str = ""
+    source_file: str = ""
+    source_line: int = 0
+
+
 @dataclass(frozen=True, eq=False)
 class HloInstruction:
     """One SSA value: `name = shape opcode(operands), attrs` (identity equality)."""
@@ -50,6 +69,7 @@ class HloInstruction:
     operands: tuple["HloInstruction", ...] = ()
     attrs: Mapping[str, Any] = field(default_factory=lambda: _frozen(None))
     called: tuple["HloComputation", ...] = ()
+    metadata: OpMetadata | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "operands", tuple(self.operands))
@@ -61,9 +81,10 @@ class HloInstruction:
         return self.attrs.get(name, default)
 
     def replace(self, **changes: Any) -> "HloInstruction":
-        """A copy with some fields changed (same name unless `name` is given)."""
+        """A copy with some fields changed (same name and metadata unless given)."""
         values = dict(name=self.name, opcode=self.opcode, shape=self.shape,
-                      operands=self.operands, attrs=self.attrs, called=self.called)
+                      operands=self.operands, attrs=self.attrs, called=self.called,
+                      metadata=self.metadata)
         values.update(changes)
         return HloInstruction(**values)
 
@@ -189,7 +210,8 @@ class ComputationBuilder:
     """Builds one computation instruction by instruction (mirrors XlaBuilder, simplified).
 
     Shapes are given by the caller (lowering rules know them from the jaxpr's avals); the
-    verifier checks them against the operands.
+    verifier checks them against the operands. Instructions added while `metadata` is set
+    carry it (lowering sets it to each equation's in turn).
     """
 
     def __init__(self, name: str, names: NameUniquer) -> None:
@@ -197,6 +219,7 @@ class ComputationBuilder:
         self.names = names
         self.instructions: list[HloInstruction] = []
         self._num_params = 0
+        self.metadata: OpMetadata | None = None
 
     def parameter(self, shape: Shape, name: str = "param") -> HloInstruction:
         inst = HloInstruction(self.names(name), Opcode.PARAMETER, shape,
@@ -209,7 +232,7 @@ class ComputationBuilder:
             attrs: Mapping[str, Any] | None = None, called: Sequence[HloComputation] = (),
             name: str | None = None) -> HloInstruction:
         inst = HloInstruction(self.names(name or opcode.text), opcode, shape, tuple(operands),
-                              _frozen(attrs), tuple(called))
+                              _frozen(attrs), tuple(called), self.metadata)
         self.instructions.append(inst)
         return inst
 

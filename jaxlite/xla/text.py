@@ -44,6 +44,9 @@ printing it again gives the same text. How each attribute of `ir.py` is written:
   come back as tuples), mappings as JSON objects (their lists come back as tuples; an empty
   mapping comes back as an empty tuple). Fusion `tiling` is such a mapping:
   `tiling={"tile": [1, 1024], "vector_width": 16}`.
+- `metadata` (an `OpMetadata`) prints last, as XLA writes it:
+  `metadata={op_name="jit(f)/mul" source_file="f.py" source_line=3}` (empty fields left
+  out). `print_module(m, metadata=False)` leaves it out: the text that keys compiled code.
 """
 from __future__ import annotations
 
@@ -55,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
+from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule, OpMetadata
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape, xla_type_name
 from jaxlite.xla.text_parser import (
@@ -75,6 +78,7 @@ __all__ = [
     "SKIPPED_ATTRIBUTES",
     "Window",
     "format_literal",
+    "format_metadata",
     "format_value",
     "parse_module",
     "parse_shape",
@@ -88,31 +92,36 @@ _NAME_FORBIDDEN = set(" \t\n,=(){}[]%\"/")
 
 
 # Modules are immutable, and one is printed several times per compilation (the keys of the
-# in-memory and persistent caches), so each module's text is kept while the module lives.
-_PRINTED: weakref.WeakKeyDictionary[HloModule, str] = weakref.WeakKeyDictionary()
+# in-memory and persistent caches), so each module's text is kept while the module lives:
+# with metadata (index True) and without (False).
+_PRINTED: dict[bool, weakref.WeakKeyDictionary[HloModule, str]] = {
+    True: weakref.WeakKeyDictionary(), False: weakref.WeakKeyDictionary()}
 
 
-def print_module(module: HloModule) -> str:
-    """`module` in HLO text: the header, then each computation, callees first."""
-    text = _PRINTED.get(module)
+def print_module(module: HloModule, metadata: bool = True) -> str:
+    """`module` in HLO text: the header, then each computation, callees first; each
+    instruction's metadata too unless `metadata` is False."""
+    printed = _PRINTED[metadata]
+    text = printed.get(module)
     if text is None:
-        text = _PRINTED[module] = _module_text(module)
+        text = printed[module] = _module_text(module, metadata)
     return text
 
 
-def _module_text(module: HloModule) -> str:
+def _module_text(module: HloModule, metadata: bool = True) -> str:
     _check_name(module.name, "module")
     entry = module.entry
     params = ", ".join(str(p.shape) for p in entry.parameters)
     header = f"HloModule {module.name}, entry_computation_layout={{({params})->{entry.root.shape}}}"
     lines = [header, ""]
     for comp in module.computations:
-        lines.append(print_computation(comp, is_entry=comp is entry))
+        lines.append(print_computation(comp, is_entry=comp is entry, metadata=metadata))
         lines.append("")
     return "\n".join(lines)
 
 
-def print_computation(comp: HloComputation, is_entry: bool = False) -> str:
+def print_computation(comp: HloComputation, is_entry: bool = False,
+                      metadata: bool = True) -> str:
     """One computation: `[ENTRY ]%name (p: f32[4]) -> f32[] {`, its instructions, `}`."""
     _check_name(comp.name, "computation")
     signature = ", ".join(f"{p.name}: {_plain_shape(p.shape)}" for p in comp.parameters)
@@ -120,12 +129,12 @@ def print_computation(comp: HloComputation, is_entry: bool = False) -> str:
     lines = [head + _plain_shape(comp.root.shape) + " {"]
     for inst in comp.instructions:
         prefix = "  ROOT " if inst is comp.root else "  "
-        lines.append(prefix + print_instruction(inst))
+        lines.append(prefix + print_instruction(inst, metadata))
     lines.append("}")
     return "\n".join(lines)
 
 
-def print_instruction(inst: HloInstruction) -> str:
+def print_instruction(inst: HloInstruction, metadata: bool = True) -> str:
     """`%name = shape opcode(operands), attributes` (without ROOT or indentation)."""
     _check_name(inst.name, "instruction")
     if inst.opcode is Opcode.PARAMETER:
@@ -138,7 +147,21 @@ def print_instruction(inst: HloInstruction) -> str:
         pieces = _attribute_texts(inst) + _called_texts(inst)
     except (TypeError, ValueError) as err:
         raise type(err)(f"instruction %{inst.name} ({inst.opcode.text}): {err}") from err
+    if metadata and inst.metadata is not None:
+        pieces.append(format_metadata(inst.metadata))
     return ", ".join([f"%{inst.name} = {inst.shape} {inst.opcode.text}({inside})"] + pieces)
+
+
+def format_metadata(metadata: OpMetadata) -> str:
+    """`metadata={op_name="..." source_file="..." source_line=N}`, empty fields left out."""
+    fields = []
+    if metadata.op_name:
+        fields.append(f"op_name={json.dumps(metadata.op_name)}")
+    if metadata.source_file:
+        fields.append(f"source_file={json.dumps(metadata.source_file)}")
+    if metadata.source_line:
+        fields.append(f"source_line={int(metadata.source_line)}")
+    return "metadata={" + " ".join(fields) + "}"
 
 
 def _check_name(name: str, what: str) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
+from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule, OpMetadata
 from jaxlite.xla.opcodes import OPCODE_OF_TEXT, Opcode
 from jaxlite.xla.shape import Shape, dtype_of_type_name
 from jaxlite.xla.shape_inference_base import Window
@@ -63,6 +63,8 @@ BARE_TOKEN = re.compile(r"[^\s,{}()\[\]\"=%/]+")
 _INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(?:(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?|inf|nan)")
 _OPENERS = "({["
+# One `key=value` of a metadata block: a JSON-quoted string or a bare token.
+_METADATA_FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s}]+)')
 
 
 # ----------------------------------------------------------------------------- scanning
@@ -414,8 +416,10 @@ class _ModuleParser:
         else:
             operands = tuple(_operand(piece, values) for piece in split_top_level(inside))
         calls = _attributes(opcode, split_top_level(rest[1:]) if rest else [], attrs)
+        metadata = parse_metadata(calls.pop("metadata")) if "metadata" in calls else None
         called = self._called(opcode, calls)
-        return HloInstruction(head.group(1), opcode, shape, operands, attrs, called), is_root
+        return (HloInstruction(head.group(1), opcode, shape, operands, attrs, called, metadata),
+                is_root)
 
     def _called(self, opcode: Opcode, calls: dict[str, str]) -> tuple[HloComputation, ...]:
         """The called computations in `HloInstruction.called` order."""
@@ -445,14 +449,25 @@ def _operand(piece: str, values: dict[str, HloInstruction]) -> HloInstruction:
     return values[name]
 
 
+def parse_metadata(text: str) -> OpMetadata:
+    """`{op_name="jit(f)/mul" source_file="f.py" source_line=3}` as an `OpMetadata` (XLA's
+    other fields, such as op_type or stack_frame_id, are dropped)."""
+    fields = {key: json.loads(value) if value.startswith('"') else value
+              for key, value in _METADATA_FIELD.findall(text.strip()[1:-1])}
+    line = fields.get("source_line", "0")
+    return OpMetadata(str(fields.get("op_name", "")), str(fields.get("source_file", "")),
+                      int(line) if _INT.fullmatch(str(line)) else 0)
+
+
 def _attributes(opcode: Opcode, pieces: list[str], attrs: dict[str, Any]) -> dict[str, str]:
-    """Fills `attrs` from the `key=value` pieces; returns the called-computation references."""
+    """Fills `attrs` from the `key=value` pieces; returns the called-computation references
+    (and the metadata's text under "metadata")."""
     calls: dict[str, str] = {}
     for piece in pieces:
         key, equals, value = (part.strip() for part in piece.partition("="))
         if not equals:
             raise ValueError(f"attribute {piece!r} is not 'key=value'")
-        if key in CALLED_ATTRIBUTE_KEYS:
+        if key in CALLED_ATTRIBUTE_KEYS or key == "metadata":
             calls[key] = value
         elif key == "backend_config" and opcode is Opcode.CUSTOM_CALL:
             attrs[key] = json.loads(value) if value.startswith('"') else value

@@ -166,7 +166,8 @@ def _compile_instrumented(original: CpuExecutable) -> _Instrumented:
     donated = tuple(sorted(set(original.options.donated_parameters)))
     threads = original.threads
     ir_texts, info = emit_module(optimized, donated, threads, profile=True)
-    key = compile_cache.cache_key(print_module(optimized), (donated, threads, "instrumented"))
+    key = compile_cache.cache_key(print_module(optimized, metadata=False),
+                                  (donated, threads, "instrumented"))
     payload = OBJECT_CACHE.get(key)
     if payload is None:
         ir_texts[0] += compile_cache.key_global(key)

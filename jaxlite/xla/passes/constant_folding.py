@@ -67,7 +67,8 @@ def _fold(inst: HloInstruction, ctx: RewriteContext) -> HloInstruction | None:
         value = _value(inst).astype(inst.shape.dtype, copy=False).reshape(inst.shape.dims)
     else:
         return None
-    return HloInstruction(inst.name, Opcode.CONSTANT, inst.shape, (), {"literal": value})
+    return HloInstruction(inst.name, Opcode.CONSTANT, inst.shape, (), {"literal": value},
+                          metadata=inst.metadata)
 
 
 def fold_constants(module: HloModule) -> HloModule:

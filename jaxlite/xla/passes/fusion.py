@@ -383,4 +383,4 @@ def _build_fusion(members: list[HloInstruction], group: _Group,
     kind = group.classification.kind
     assert kind is not None, f"group of %{group.root.name} was planned without a kind"
     return HloInstruction(names(f"{label}_fusion"), Opcode.FUSION, group.root.shape, operands,
-                          {"kind": kind}, (body,))
+                          {"kind": kind}, (body,), group.root.metadata)

@@ -208,7 +208,7 @@ def _merged_fusion(a: HloInstruction, b: HloInstruction,
     reduces = any(i.opcode is Opcode.REDUCE for i in clones)
     return HloInstruction(names("multi_output_fusion"), Opcode.FUSION, shape,
                           tuple(operands.values()), {"kind": INPUT if reduces else LOOP},
-                          (body,))
+                          (body,), a.metadata)
 
 
 def _merge(comp: HloComputation, a: HloInstruction, b: HloInstruction,

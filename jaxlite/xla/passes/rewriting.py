@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from jaxlite.xla.ir import (HloComputation, HloInstruction, HloModule, NameUniquer,
-                            reachable_computations)
+                            OpMetadata, reachable_computations)
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
 from jaxlite.xla.shape_inference import infer_shape
@@ -33,6 +33,9 @@ class RewriteContext:
     def __init__(self, names: NameUniquer | None, computation: HloComputation) -> None:
         self.names = names
         self.computation = computation
+        # The metadata of the instruction being rewritten: what replaces it came from the
+        # same user operation.
+        self.metadata: OpMetadata | None = None
 
     def new(self, opcode: Opcode, operands: Iterable[HloInstruction], attrs: dict | None = None,
             called: Iterable[HloComputation] = (), shape: Shape | None = None,
@@ -50,7 +53,7 @@ class RewriteContext:
             assert self.names is not None, "a rule made an instruction without a name source"
             name = self.names(opcode.text)
         return HloInstruction(name, opcode, shape, operands,
-                              attrs or {}, called)
+                              attrs or {}, called, self.metadata)
 
 
 # A rule sees an instruction whose operands and callees are already rewritten, and returns
@@ -111,6 +114,7 @@ def rewrite_computation(comp: HloComputation, new_callee: dict[int, HloComputati
             called = tuple([new_callee.get(id(c), c) for c in called])
             changed = changed or any(a is not b for a, b in zip(called, inst.called))
         current = inst.replace(operands=operands, called=called) if changed else inst
+        context.metadata = inst.metadata
         replacement = rule(current, context) if rule is not None else None
         if replacement is None:
             replacement = current

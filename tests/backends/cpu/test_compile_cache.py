@@ -182,7 +182,9 @@ from jaxlite.backends.cpu import disk_cache, native
 native._install_symbols()  # the runtime's entry: in the session's folder
 folder = {str(tmp_path)!r}
 jax.config.update("jax_compilation_cache_dir", folder)
-f = jax.jit(lambda x: x * 3.5)
+# Both programs from one line: the entry's key holds their metadata (source lines).
+make = lambda: jax.jit(lambda x: x * 3.5)
+f = make()
 f(np.ones(5, np.float32))
 (entry,) = [n for n in os.listdir(folder) if n.endswith(disk_cache.SUFFIX)]
 os.unlink(os.path.join(folder, entry))
@@ -190,7 +192,7 @@ os.mkfifo(os.path.join(folder, entry))
 jax.clear_caches()
 from jaxlite.backends.cpu.client import OBJECT_CACHE
 OBJECT_CACHE.clear()
-g = jax.jit(lambda x: x * 3.5)
+g = make()
 print(float(g(np.ones(5, np.float32))[0]))
 print(os.path.isfile(os.path.join(folder, entry)))
 """

@@ -334,8 +334,11 @@ class ProgramState:
         if not self.emitter.profile:
             return None
         kind = inst.attr("kind") or inst.attr("target") or ""
+        meta = inst.metadata
+        source = f"{meta.source_file}:{meta.source_line}" if meta and meta.source_file else ""
         self.emitter.sites.append(ProfileSite(inst.name, inst.opcode.text, role, kernel,
-                                              self.plan.comp.name, str(kind)))
+                                              self.plan.comp.name, str(kind),
+                                              meta.op_name if meta else "", source))
         start = self.fb.op("call i64 @jl_profile_clock()", "clock")
         return len(self.emitter.sites) - 1, start
 
@@ -359,6 +362,8 @@ class ProfileSite:
     kernel : the LLVM function called ("" for control flow).
     computation : the computation the instruction belongs to.
     kind : a fusion's kind (kLoop, kInput, kOutput) or a custom call's target.
+    op_name, source : from the instruction's metadata: the name stack of the user's
+        operation (`jit(f)/layer/mul`) and its line (`file.py:12`); "" when unknown.
     """
 
     instruction: str
@@ -367,6 +372,8 @@ class ProfileSite:
     kernel: str
     computation: str
     kind: str
+    op_name: str = ""
+    source: str = ""
 
 
 # What a profiled module declares: its log (a buffer `[count, capacity, dropped, 0,
