@@ -1,7 +1,8 @@
 """From an optimized HLO module to GPU kernels: which builder makes the kernels of each
 fusion (the GPU side of XLA's IrEmitterUnnested, for fusions).
 
-- kLoop fusions: `fusion_kernels.build_loop_fusion` (grid-stride, vector accesses);
+- kLoop fusions reading a parameter transposed: `transpose_kernels` (shared-memory tiles);
+- other kLoop fusions: `fusion_kernels.build_loop_fusion` (grid-stride, vector accesses);
 - kInput fusions whose tiling says `row_kernel`: `reduction_kernels.build_row_fusion`;
 - other kInput fusions: `reduction_kernels.build_tree_fusion` (two-stage tree).
 Anything else (dot epilogues, sorts, gathers, ...) raises `UnsupportedFusion` for now.
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from jaxlite.backends.gpu.fusion_kernels import BuildOptions, FusionKernels, build_loop_fusion
 from jaxlite.backends.gpu.hlo_elemental import UnsupportedFusion
 from jaxlite.backends.gpu.reduction_kernels import build_row_fusion, build_tree_fusion
+from jaxlite.backends.gpu.transpose_kernels import build_transpose_fusion, tiled_transpose
 from jaxlite.xla.ir import HloInstruction, HloModule
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.fusion_decisions import INPUT, LOOP
@@ -29,6 +31,8 @@ def build_fusion(fusion: HloInstruction, options: BuildOptions | None = None) ->
     body = fusion.called[0]
     has_reduce = any(i.opcode is Opcode.REDUCE for i in body.instructions)
     if kind == LOOP and not has_reduce:
+        if tiled_transpose(fusion) is not None:
+            return build_transpose_fusion(fusion, options)
         return build_loop_fusion(fusion, options)
     if kind == INPUT and has_reduce:
         tiling = tiling_of(fusion) or tiling_for(fusion)

@@ -48,9 +48,15 @@ PROGRAMS = {
     "integer_mix": (_integer_mix, [((6, 10), i32)], SMALL, {"loop"}),
     "saturating_convert": (lambda x: (x * 1e10).astype(i32), [((4, 9), f32)], SMALL,
                            {"loop"}),
-    "transpose_2d": (lambda x: x.T * 2, [((8, 33), f32)], SMALL, {"loop"}),
+    "transpose_2d": (lambda x: x.T * 2, [((8, 33), f32)], SMALL, {"transpose"}),
+    "transpose_tiles": (lambda x, y: jnp.exp(x.T) + y, [((40, 70), f32), ((70, 40), f32)],
+                        SMALL, {"transpose"}),
+    "transpose_bf16": (lambda x: (x.T * 3).astype(f32), [((9, 35), bf16)], SMALL,
+                       {"transpose"}),
     "transpose_3d": (lambda x: jnp.transpose(x, (2, 0, 1)) + 1, [((2, 3, 4), f32)], SMALL,
-                     {"loop"}),
+                     {"transpose"}),
+    "transpose_keeps_minor": (lambda x: jnp.transpose(x, (1, 0, 2)) * 2, [((3, 4, 5), f32)],
+                              SMALL, {"loop"}),
     "slice_reverse": (lambda x: x[:, ::2][::-1] * 3, [((6, 9), f32)], SMALL, {"loop"}),
     "concatenate": (lambda x: jnp.sin(jnp.concatenate([x, x * 2], axis=1)),
                     [((4, 6), f32)], SMALL, {"loop"}),
@@ -82,8 +88,7 @@ PROGRAMS = {
 
 def _kind(notes: tuple[str, ...]) -> str:
     note = notes[0]
-    return ("loop" if note.startswith("loop") else "row" if note.startswith("row")
-            else "column" if note.startswith("column") else "full")
+    return note.split()[0]
 
 
 def _random(shape, dtype, rng):
