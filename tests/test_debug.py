@@ -223,10 +223,3 @@ def test_inspect_array_sharding_under_jit_sees_one_device():
     assert sharding.device_set == {jax.devices()[0]} and sharding.is_fully_replicated
     assert repr(sharding) == f"SingleDeviceSharding(device={jax.devices()[0]!r}, " \
                              "memory_kind=device)"
-
-
-def test_visualize_sharding_draws_one_device_only():
-    class TwoDevices:
-        device_set = {object(), object()}
-    with pytest.raises(NotImplementedError, match="single-device"):
-        jax.debug.visualize_sharding((4,), TwoDevices())
