@@ -3,7 +3,9 @@ fusion (the GPU side of XLA's IrEmitterUnnested, for fusions).
 
 - kLoop fusions reading a parameter transposed: `transpose_kernels` (shared-memory tiles);
 - other kLoop fusions: `fusion_kernels.build_loop_fusion` (grid-stride, vector accesses);
-- kInput fusions whose tiling says `row_kernel`: `reduction_kernels.build_row_fusion`;
+- kInput fusions whose tiling says `row_kernel`, or that reduce the most minor dimensions
+  of at least `BuildOptions.row_kernel_min_rows` rows: `reduction_kernels.build_row_fusion`
+  (the cpu tiling's choice is about its L1 cache; a GPU block has no such limit);
 - other kInput fusions: `reduction_kernels.build_tree_fusion` (two-stage tree).
 Anything else (dot epilogues, sorts, gathers, ...) raises `UnsupportedFusion` for now.
 """
@@ -36,11 +38,22 @@ def build_fusion(fusion: HloInstruction, options: BuildOptions | None = None) ->
         return build_loop_fusion(fusion, options)
     if kind == INPUT and has_reduce:
         tiling = tiling_of(fusion) or tiling_for(fusion)
-        if tiling.row_kernel:
+        if tiling.row_kernel or _many_minor_rows(tiling, options):
             return build_row_fusion(fusion, options)
         return build_tree_fusion(fusion, options)
     raise UnsupportedFusion(f"fusion %{fusion.name} of kind {kind}: no gpu kernel builder "
                             "yet")
+
+
+def _many_minor_rows(tiling, options: BuildOptions) -> bool:
+    """Whether the reduced dimensions are the most minor and the kept ones many."""
+    reduced = set(tiling.reduced_dims)
+    rank = len(tiling.iteration_shape)
+    minor = set(tiling.loop_order[rank - len(reduced):]) if reduced else set()
+    rows = 1
+    for d in range(rank):
+        rows *= 1 if d in reduced else tiling.iteration_shape[d]
+    return bool(reduced) and minor == reduced and rows >= options.row_kernel_min_rows
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,9 @@ class BuildOptions:
     max_blocks: int = 4096
     row_block: int = 128          # threads of a block holding one row per warp
     warp_row_limit: int = 1024    # longer rows take a whole block each
+    # a reduction of minor dimensions with at least this many rows gets a row kernel even
+    # where the cpu tiling (thinking of its L1 cache) said no; fewer rows: a tree
+    row_kernel_min_rows: int = 64
     vector_bytes: int = 16
     name_prefix: str = "jl"       # kernels are named <prefix>_<fusion name>
 

@@ -16,9 +16,10 @@ from gpu_testing import assert_close, compile_kernels, needs_nvcc, run_fusion_on
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
-from jaxlite.backends.gpu.build import BuildOptions, build_module
+from jaxlite.backends.gpu.build import BuildOptions, build_fusion, build_module
 from jaxlite.backends.gpu.reference_run import run_fusion
 from jaxlite.xla.evaluator import evaluate_computation
+from jaxlite.xla.passes.tiling import tiling_of
 
 f32, bf16, f16, i32 = jnp.float32, jnp.bfloat16, jnp.float16, jnp.int32
 SMALL = BuildOptions(block=64, row_block=64, max_blocks=3)
@@ -158,3 +159,29 @@ def test_kernels_on_the_device_match_the_interpreter(name, built):
         want = run_fusion(fk, operands)
         for k, (g, w) in enumerate(zip(run_fusion_on_device(fk, operands), want)):
             assert_close(g, w, f"{name}: %{inst.name} output {k} on the device")
+
+
+@pytest.mark.parametrize("min_rows, kind", [(4, "row"), (100, "full")])
+def test_many_rows_take_a_row_kernel_whatever_the_cpu_tiling_says(min_rows, kind):
+    # the cpu tiling gives rows longer than its L1 cache no row kernel; the gpu decides
+    # by the number of rows (the tiling is edited here: such rows are slow to interpret)
+    x = jnp.zeros((5, 50), f32)
+    module = jax.jit(lambda x: x.sum(-1)).lower(x).compile().runtime_executable() \
+        .hlo_module(optimized=True)
+    fusion = next(i for i in module.entry.instructions if i.opcode.text == "fusion")
+    tiling = dataclasses.replace(tiling_of(fusion), row_kernel=False)
+    fusion = fusion.replace(attrs={**fusion.attrs, "tiling": tiling})
+    kernels = build_fusion(fusion, dataclasses.replace(SMALL, row_kernel_min_rows=min_rows))
+    assert _kind(kernels.kernels[0].notes) == kind
+    operand = np.random.default_rng(1).standard_normal((5, 50)).astype(np.float32)
+    assert_close(run_fusion(kernels, [operand])[0],
+                 evaluate_computation(fusion.called[0], [operand]), kind)
+
+
+def test_fusions_without_a_builder_are_listed_with_the_reason():
+    x = jnp.zeros((4, 4), f32)
+    module = jax.jit(lambda x: jnp.tanh(x @ x)).lower(x).compile().runtime_executable() \
+        .hlo_module(optimized=True)
+    kernels = build_module(module)
+    reasons = [why for _, why in kernels.unsupported]
+    assert reasons and all("no gpu kernel builder yet" in why for why in reasons), reasons
