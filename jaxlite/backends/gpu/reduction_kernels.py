@@ -186,7 +186,10 @@ def build_row_fusion(fusion: HloInstruction, options: BuildOptions) -> FusionKer
         row_step = ir.index_const(grid * per_block)
     shared = []
     row, j = ir.Var("row", "int32"), ir.Var("j", "int32")
-    element = lambda: delinearize(add(mul(row, length), j), red.shape)  # noqa: E731
+    row_index = delinearize(row, red.kept_shape)
+
+    def element() -> tuple:
+        return red.full_index(row_index, delinearize(j, red.reduced_shape))
     with em.scope() as row_body:
         for r in red.reduces:
             acc = red.accumulator(em, r)
@@ -213,9 +216,7 @@ def build_row_fusion(fusion: HloInstruction, options: BuildOptions) -> FusionKer
                 per_row.append((result, output))
         if per_row:
             with em.scope() as first_lane:
-                start = delinearize(mul(row, length), red.shape)
-                kept_index = tuple(start[d] for d in red.kept)
-                red.store_kept_outputs(em, per_row, kept_index)
+                red.store_kept_outputs(em, per_row, row_index)
             em.emit(ir.If(ir.Binary("eq", lane, ir.index_const(0)), tuple(first_lane)))
     loop = ir.For(row, first_row, ir.index_const(rows), row_step, tuple(row_body))
     mode = "a block" if by_block else "a warp"
