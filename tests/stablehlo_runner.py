@@ -15,10 +15,14 @@ import numpy as np
 import jax
 from jax._src import xla_bridge
 from jax._src.interpreters import mlir
+from jax._src.lib import lapack
 from jax._src.lib.mlir import ir
 from jaxlib import _jax
 
 jax.config.update("jax_enable_x64", True)  # device_put keeps 64-bit arguments
+# XLA's LAPACK targets call scipy's LAPACK through pointers that JAX sets up before its
+# first linear-algebra lowering; a module from elsewhere needs the same set-up.
+lapack._lapack.initialize()
 
 
 def run(backend, text, args):
@@ -49,6 +53,7 @@ def main(cases_path, out_path):
         args = [cases[f"{name}/arg{i}"] for i in range(count)]
         for i in cases[f"{name}/bf16"]:
             args[i] = args[i].view(ml_dtypes.bfloat16)
+        print(f"case {name}", file=sys.stderr, flush=True)  # names the case of a crash
         try:
             out[f"{name}/parsed"] = np.array(parse(text))
             if f"{name}/parse_only" in cases.files:

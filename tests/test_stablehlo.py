@@ -123,12 +123,23 @@ def test_op_syntax(fn, pieces):
 
 
 def test_custom_calls_keep_target_config_and_side_effect():
+    x = np.ones((3, 4), np.float32)
+    text = _text(lambda x: jax.pure_callback(np.sin, jax.ShapeDtypeStruct(x.shape, x.dtype), x),
+                 x)
+    assert re.search(r'%\d+ = "stablehlo.custom_call"\(%\d+, %arg0\) <\{api_version = 1 : '
+                     r'i32, backend_config = "pure_callback", call_target_name = '
+                     r'"jaxlite_host_callback", has_side_effect = false\}>', text), text
+
+
+def test_lapack_kernels_become_xla_lapack_calls():
     spd = np.eye(40, dtype=np.float32) * 2
     text = _text(jnp.linalg.eigh, spd)
-    assert re.search(r'%\d+:2 = "stablehlo.custom_call"\(%\d+\) <\{api_version = 1 : i32, '
-                     r'backend_config = "\{\\22lower\\22: true, \\22sort_eigenvalues\\22: '
-                     r'true\}", call_target_name = "jaxlite_lapack_eigh", '
-                     r'has_side_effect = false\}>', text), text
+    assert re.search(r'%\d+:3 = "stablehlo.custom_call"\(%\d+\) <\{api_version = 1 : i32, '
+                     r'backend_config = "", call_target_name = "lapack_ssyevd_ffi", '
+                     r'has_side_effect = false, operand_layouts = \[dense<\[0, 1\]> : '
+                     r'tensor<2xindex>\]', text), text
+    assert "{mhlo.backend_config = {mode = 86 : ui8, uplo = 76 : ui8}" in text
+    _check_ssa(text)
 
 
 def test_every_opcode_has_a_rule():

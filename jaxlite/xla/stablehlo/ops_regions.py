@@ -2,7 +2,8 @@
 function calls) and for custom calls: reduce, reduce_window, select_and_scatter, sort,
 scatter, while, case / if, func.call, custom_call.
 
-HLO's `jaxlite_fft` custom call becomes StableHLO's `fft` op; any other target prints as
+HLO's `jaxlite_fft` custom call becomes StableHLO's `fft` op, the LAPACK-style kernels XLA
+has become its LAPACK calls (`lapack.py`); any other target prints as
 `stablehlo.custom_call @target`, with its backend_config string and side-effect flag, and
 jaxlite's other custom-call attributes as `mhlo.frontend_attributes` (strings).
 """
@@ -16,6 +17,7 @@ import numpy as np
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.stablehlo import types as T
+from jaxlite.xla.stablehlo.lapack import lapack_rule
 from jaxlite.xla.stablehlo.ops import Rule, single_values, window_fields
 from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
 
@@ -112,6 +114,9 @@ def _custom_call(w: FunctionWriter, inst: HloInstruction,
     config = inst.attr("backend_config")
     if target == FFT_TARGET:
         return _fft(w, inst, operands, json.loads(config))
+    lapack = lapack_rule(target)
+    if lapack is not None:
+        return lapack(w, inst, [value for leaves in operands for value in leaves])
     props = {"call_target_name": T.string(target),
              "has_side_effect": T.boolean(inst.attr("custom_call_has_side_effect", True)),
              "api_version": "1 : i32"}

@@ -52,11 +52,13 @@ _INDENT = "  "
 
 
 class FunctionWriter:
-    """Writes the body of one `func.func`: fresh SSA names, their types, indented lines."""
+    """Writes the body of one `func.func`: fresh SSA names, their shapes and types,
+    indented lines."""
 
     def __init__(self, module: "ModuleWriter", depth: int = 2) -> None:
         self.module = module
         self.lines: list[str] = []
+        self.shapes: dict[str, Shape] = {}
         self.types: dict[str, str] = {}
         self._depth = depth
         self._next_value = 0
@@ -73,7 +75,7 @@ class FunctionWriter:
         for shape in shapes:
             name = f"%arg{self._next_arg}"
             self._next_arg += 1
-            self.types[name] = T.tensor_type(shape)
+            self.shapes[name], self.types[name] = shape, T.tensor_type(shape)
             names.append(name)
         return names
 
@@ -90,7 +92,7 @@ class FunctionWriter:
             names = [f"{base}#{i}" for i in range(len(shapes))]
             prefix = f"{base}:{len(shapes)} = "
         for name, shape in zip(names, shapes):
-            self.types[name] = T.tensor_type(shape)
+            self.shapes[name], self.types[name] = shape, T.tensor_type(shape)
         return prefix, names
 
     # ------------------------------------------------------------------ ops

@@ -1,0 +1,258 @@
+"""jaxlite's LAPACK-style custom calls (`jaxlite_lapack_<kernel>`, see
+`jaxlite.lax.linalg_kernels`) printed as calls of the LAPACK targets that XLA's CPU
+runtime registers (`lapack_spotrf_ffi`, ...), as JAX lowers its linear algebra.
+
+XLA's targets follow LAPACK: column-major matrices (`operand_layouts`), an `info` result,
+attributes as characters (`uplo = 76 : ui8` is 'L'). Our kernels follow numpy: what LAPACK
+leaves in the other triangle is zeroed, and a failed factorization is NaN, so each rule
+adds those few ops after the call. Kernels without a rule here stay
+`stablehlo.custom_call @jaxlite_lapack_<kernel>` (only jaxlite runs them).
+"""
+from __future__ import annotations
+
+import json
+from typing import Callable, Sequence
+
+import numpy as np
+
+from jaxlite.xla.ir import HloInstruction
+from jaxlite.xla.shape import Shape
+from jaxlite.xla.stablehlo import types as T
+from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
+
+# LAPACK's type letter of each element type.
+_TYPE_LETTERS = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
+
+
+def _char(letter: str) -> str:
+    return f"{ord(letter)} : ui8"
+
+
+def _layout(shape: Shape, batch: int) -> str:
+    """Column-major for matrices (the last two dimensions), row-major otherwise."""
+    rank = shape.rank
+    if rank == 0:
+        return "dense<> : tensor<0xindex>"
+    order = list(range(rank - 1, -1, -1))
+    if rank - batch >= 2:
+        order = [rank - 2, rank - 1] + list(range(rank - 3, -1, -1))
+    return f"dense<{T.dims_list(order)}> : tensor<{rank}xindex>"
+
+
+def _call(w: FunctionWriter, routine: str, dtype: np.dtype, operands: Sequence[str],
+          results: Sequence[Shape], batch: int, config: dict[str, str],
+          aliased_operand: int = 0) -> Leaves:
+    """`stablehlo.custom_call @lapack_<letter><routine>_ffi`; result 0 reuses the buffer of
+    operand `aliased_operand`, as JAX declares."""
+    operand_shapes = [_shape_of(w, o) for o in operands]
+    alias_index = "[0]" if len(results) > 1 else "[]"
+    props = {
+        "call_target_name": T.string(f"lapack_{_TYPE_LETTERS[dtype.name]}{routine}_ffi"),
+        "api_version": "1 : i32", "backend_config": '""', "has_side_effect": "false",
+        "operand_layouts": "[" + ", ".join(_layout(s, batch) for s in operand_shapes) + "]",
+        "result_layouts": "[" + ", ".join(_layout(s, batch) for s in results) + "]",
+        "output_operand_aliases": f"[#stablehlo.output_operand_alias<output_tuple_indices = "
+                                  f"{alias_index}, operand_index = {aliased_operand}, "
+                                  "operand_tuple_indices = []>]",
+    }
+    attributes = {"mhlo.backend_config": "{" + ", ".join(
+        f"{k} = {v}" for k, v in sorted(config.items())) + "}",
+        "mhlo.frontend_attributes": f'{{num_batch_dims = "{batch}"}}'}
+    return w.generic("stablehlo.custom_call", list(operands), list(results), props,
+                     attributes=attributes)
+
+
+def _shape_of(w: FunctionWriter, value: str) -> Shape:
+    return w.shapes[value]
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _scalar(w: FunctionWriter, value: object, dtype: np.dtype) -> str:
+    return w.constant(T.dense_literal(np.asarray(value, dtype)), Shape(dtype, ()))[0]
+
+
+def _broadcast(w: FunctionWriter, value: str, shape: Shape, dims: Sequence[int]) -> str:
+    return w.generic("stablehlo.broadcast_in_dim", [value], [shape],
+                     {"broadcast_dimensions": T.i64_array(dims)})[0]
+
+
+def _compare(w: FunctionWriter, lhs: str, rhs: str, direction: str, kind: str) -> str:
+    shape = _shape_of(w, lhs).with_dtype(np.bool_)
+    props = {"comparison_direction": T.enum_attr("comparison_direction", direction),
+             "compare_type": T.enum_attr("comparison_type", kind)}
+    return w.generic("stablehlo.compare", [lhs, rhs], [shape], props)[0]
+
+
+def _select(w: FunctionWriter, pred: str, on_true: str, on_false: str) -> str:
+    return w.generic("stablehlo.select", [pred, on_true, on_false],
+                     [_shape_of(w, on_true)])[0]
+
+
+def _nan_unless_ok(w: FunctionWriter, value: str, info: str, batch: int) -> str:
+    """`value` where LAPACK's `info` is 0, NaN in the matrices where it is not."""
+    shape = _shape_of(w, value)
+    ok = _compare(w, info, _scalar_like(w, info, 0), "EQ", "SIGNED")
+    ok = _broadcast(w, ok, shape.with_dtype(np.bool_), range(batch))
+    nan = complex(np.nan, np.nan) if shape.dtype.kind == "c" else np.nan
+    filler = _broadcast(w, _scalar(w, nan, shape.dtype), shape, ())
+    return _select(w, ok, value, filler)
+
+
+def _scalar_like(w: FunctionWriter, value: str, number: object) -> str:
+    shape = _shape_of(w, value)
+    return _broadcast(w, _scalar(w, number, shape.dtype), shape, ())
+
+
+def _triangle(w: FunctionWriter, value: str, lower: bool) -> str:
+    """`value` with the other triangle of each matrix zeroed (the diagonal kept)."""
+    shape = _shape_of(w, value)
+    index = Shape(np.int32, shape.dims)
+    rows, cols = (w.generic("stablehlo.iota", [], [index],
+                            {"iota_dimension": T.i64(shape.rank - k)})[0] for k in (2, 1))
+    keep = _compare(w, rows, cols, "GE" if lower else "LE", "SIGNED")
+    return _select(w, keep, value, _scalar_like(w, value, 0))
+
+
+def _slice(w: FunctionWriter, value: str, limits: Sequence[int]) -> str:
+    shape = _shape_of(w, value)
+    if tuple(limits) == shape.dims:
+        return value
+    return w.generic("stablehlo.slice", [value], [shape.with_dims(tuple(limits))],
+                     {"start_indices": T.i64_array([0] * shape.rank),
+                      "limit_indices": T.i64_array(limits),
+                      "strides": T.i64_array([1] * shape.rank)})[0]
+
+
+def _pad_columns(w: FunctionWriter, value: str, columns: int) -> str:
+    shape = _shape_of(w, value)
+    extra = columns - shape.dims[-1]
+    if extra <= 0:
+        return _slice(w, value, shape.dims[:-1] + (columns,))
+    zero = _scalar(w, 0, shape.dtype)
+    high = [0] * (shape.rank - 1) + [extra]
+    return w.generic("stablehlo.pad", [value, zero],
+                     [shape.with_dims(shape.dims[:-1] + (columns,))],
+                     {"edge_padding_low": T.i64_array([0] * shape.rank),
+                      "edge_padding_high": T.i64_array(high),
+                      "interior_padding": T.i64_array([0] * shape.rank)})[0]
+
+
+# ----------------------------------------------------------------------------- kernels
+
+def _cholesky(w: FunctionWriter, inst: HloInstruction, operands: list[str],
+              config: dict) -> Leaves:
+    a = _shape_of(w, operands[0])
+    batch = a.rank - 2
+    factor, info = _call(w, "potrf", a.dtype, operands,
+                         [a, Shape(np.int32, a.dims[:batch])], batch, {"uplo": _char("L")})
+    return [_nan_unless_ok(w, _triangle(w, factor, lower=True), info, batch)]
+
+
+def _triangular_solve(w: FunctionWriter, inst: HloInstruction, operands: list[str],
+                      config: dict) -> Leaves:
+    a = _shape_of(w, operands[0])
+    if config["conjugate_a"] and not config["transpose_a"] and a.dtype.kind == "c":
+        raise NotImplementedError("StableHLO printer: triangular_solve with conjugate_a "
+                                  "and not transpose_a has no LAPACK call")
+    trans = ("C" if config["conjugate_a"] else "T") if config["transpose_a"] else "N"
+    attrs = {"side": _char("L" if config["left_side"] else "R"),
+             "uplo": _char("L" if config["lower"] else "U"), "trans_x": _char(trans),
+             "diag": _char("U" if config["unit_diagonal"] else "N")}
+    b = _shape_of(w, operands[1])
+    return _call(w, "trsm", a.dtype, operands, [b], a.rank - 2, attrs, aliased_operand=1)
+
+
+def _eigh(w: FunctionWriter, inst: HloInstruction, operands: list[str],
+          config: dict) -> Leaves:
+    a = _shape_of(w, operands[0])
+    batch = a.rank - 2
+    real = np.empty((), a.dtype).real.dtype
+    routine = "heevd" if a.dtype.kind == "c" else "syevd"
+    vectors, values, info = _call(
+        w, routine, a.dtype, operands,
+        [a, Shape(real, a.dims[:-1]), Shape(np.int32, a.dims[:batch])], batch,
+        {"mode": _char("V"), "uplo": _char("L" if config["lower"] else "U")})
+    return [_nan_unless_ok(w, vectors, info, batch), _nan_unless_ok(w, values, info, batch)]
+
+
+def _svd(w: FunctionWriter, inst: HloInstruction, operands: list[str],
+         config: dict) -> Leaves:
+    a = _shape_of(w, operands[0])
+    batch, (m, n) = a.rank - 2, a.dims[-2:]
+    k = min(m, n)
+    full = config["full_matrices"] and config["compute_uv"]
+    mode = ("A" if full else "S") if config["compute_uv"] else "N"
+    lead = a.dims[:batch]
+    real = np.empty((), a.dtype).real.dtype
+    u_cols, vt_rows = (m, n) if full else (k, k)
+    _, s, u, vt, info = _call(
+        w, "gesdd", a.dtype, operands,
+        [a, Shape(real, lead + (k,)), Shape(a.dtype, lead + (m, u_cols)),
+         Shape(a.dtype, lead + (vt_rows, n)), Shape(np.int32, lead)], batch,
+        {"mode": _char(mode)})
+    outs = [s, u, vt] if config["compute_uv"] else [s]
+    return [_nan_unless_ok(w, out, info, batch) for out in outs]
+
+
+def _qr(w: FunctionWriter, inst: HloInstruction, operands: list[str],
+        config: dict) -> Leaves:
+    a = _shape_of(w, operands[0])
+    batch, (m, n) = a.rank - 2, a.dims[-2:]
+    k = min(m, n)
+    packed, taus = _geqrf(w, a, operands, batch)
+    columns = m if config["full_matrices"] else k
+    q = _householder(w, _pad_columns(w, packed, columns), taus, batch)
+    r = _triangle(w, _slice(w, packed, a.dims[:batch] + (columns, n)), lower=False)
+    return [q, r]
+
+
+def _geqrf(w: FunctionWriter, a: Shape, operands: list[str], batch: int) -> Leaves:
+    k = min(a.dims[-2:])
+    return _call(w, "geqrf", a.dtype, operands[:1],
+                 [a, Shape(a.dtype, a.dims[:batch] + (k,))], batch, {})
+
+
+def _householder(w: FunctionWriter, packed: str, taus: str, batch: int) -> str:
+    shape = _shape_of(w, packed)
+    routine = "ungqr" if shape.dtype.kind == "c" else "orgqr"
+    return _call(w, routine, shape.dtype, [packed, taus], [shape], batch, {})[0]
+
+
+def _geqrf_rule(w: FunctionWriter, inst: HloInstruction, operands: list[str],
+                config: dict) -> Leaves:
+    a = _shape_of(w, operands[0])
+    return _geqrf(w, a, operands, a.rank - 2)
+
+
+def _householder_rule(w: FunctionWriter, inst: HloInstruction, operands: list[str],
+                      config: dict) -> Leaves:
+    a = _shape_of(w, operands[0])
+    return [_householder(w, operands[0], operands[1], a.rank - 2)]
+
+
+KernelRule = Callable[[FunctionWriter, HloInstruction, list, dict], Leaves]
+
+KERNELS: dict[str, KernelRule] = {
+    "cholesky": _cholesky, "triangular_solve": _triangular_solve, "eigh": _eigh,
+    "svd": _svd, "qr": _qr, "geqrf": _geqrf_rule, "householder_product": _householder_rule,
+}
+
+TARGET_PREFIX = "jaxlite_lapack_"
+
+
+def lapack_rule(target: str) -> KernelRule | None:
+    """The rule that prints custom call `target` as XLA's LAPACK call, if there is one."""
+    if not target.startswith(TARGET_PREFIX):
+        return None
+    rule = KERNELS.get(target[len(TARGET_PREFIX):])
+    if rule is None:
+        return None
+
+    def print_call(w: FunctionWriter, inst: HloInstruction, operands: list) -> Leaves:
+        dtype = _shape_of(w, operands[0]).dtype
+        if dtype.name not in _TYPE_LETTERS:
+            raise NotImplementedError(f"StableHLO printer: LAPACK has no {dtype.name} "
+                                      f"routines ({target})")
+        return rule(w, inst, operands, json.loads(inst.attr("backend_config") or "{}"))
+    return print_call
