@@ -56,7 +56,8 @@ class Location(NamedTuple):
         return f"{self.file}:{self.line} ({self.function})"
 
 
-def _is_internal(filename: str) -> bool:
+def is_jaxlite_file(filename: str) -> bool:
+    """Whether `filename` is one of jaxlite's own source files."""
     internal = _INTERNAL_FILES.get(filename)
     if internal is None:
         internal = _INTERNAL_FILES[filename] = os.path.abspath(filename).startswith(_PACKAGE)
@@ -80,7 +81,7 @@ def where_created() -> Location | None:
         code = frame.f_code
         internal = internal_files.get(code.co_filename)
         if internal is None:
-            internal = _is_internal(code.co_filename)
+            internal = is_jaxlite_file(code.co_filename)
         if not internal:
             return _make_tuple(Location, (code.co_filename, frame.f_lineno, code.co_name))
         frame = frame.f_back
@@ -150,7 +151,7 @@ class _Search:
         self.machinery = self.own(set())
         for name, module in list(sys.modules.items()):
             if hasattr(module, "__dict__"):
-                if _is_internal(getattr(module, "__file__", None) or ""):
+                if is_jaxlite_file(getattr(module, "__file__", None) or ""):
                     self.machinery.add(id(vars(module)))
                 else:
                     self.modules[id(vars(module))] = name
@@ -159,7 +160,7 @@ class _Search:
         frame = sys._getframe(1)
         while frame is not None:
             filename = frame.f_code.co_filename
-            if not _is_internal(filename) and not _is_python_library(filename):
+            if not is_jaxlite_file(filename) and not _is_python_library(filename):
                 local_vars = frame.f_locals
                 self.frames[id(local_vars)] = frame
                 if frame.f_code.co_flags & inspect.CO_OPTIMIZED:

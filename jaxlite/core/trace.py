@@ -42,6 +42,9 @@ class Trace:
     # Whether `process_primitive` records where each of its tracers is made by itself
     # (staging does, always); other traces do it only while leaks are checked.
     records_origins = False
+    # Whether `jax_check_tracer_leaks` checks this kind of trace when it ends (JAX checks
+    # its jaxpr and batching traces, not forward-mode differentiation's).
+    leaks_checked = True
 
     def __init__(self, parent: "Trace | None", stands_for: "Trace | None" = None) -> None:
         self.parent = parent
@@ -332,5 +335,5 @@ def new_transformation(trace: Trace) -> Iterator[Trace]:
             yield trace
     finally:
         trace.invalidate()
-    if _CHECK_LEAKS():
+    if trace.leaks_checked and _CHECK_LEAKS():
         check_leaks(trace)

@@ -123,6 +123,10 @@ class JVPTracer(Tracer):
 class JVPTrace(Trace):
     """Interprets primitives on (primal, tangent) pairs through their `jvp` rules."""
 
+    # As in JAX, a tracer kept from jvp, grad or vjp is not reported by the leak checker
+    # (it raises UnexpectedTracerError when used).
+    leaks_checked = False
+
     def __init__(self, parent: Trace, tangent_trace: Trace | None = None) -> None:
         super().__init__(parent)
         self.tangent_trace = parent if tangent_trace is None else tangent_trace
@@ -230,6 +234,7 @@ def linearize_flat(fun: Callable[..., Sequence[Any]], primals: Sequence[Any],
     """
     parent = current_trace()
     tangent_trace = StagingTrace(parent, forward_known=True)
+    tangent_trace.leaks_checked = False  # part of differentiation, as the JVP trace is
     trace = JVPTrace(parent, tangent_trace)
     inexact = [dtypes.is_inexact(get_aval(p).dtype) for p in primals]
     if differentiable is None:

@@ -18,13 +18,16 @@ import numpy as np
 
 from jaxlite.config import config
 from jaxlite.core import dtypes
+from jaxlite.core.arg_names import function_name, leaf_names, parameter_names
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr
+from jaxlite.core.leaks import defined_at, is_jaxlite_file
 from jaxlite.core.trace import Tracer, current_trace, root_trace
 from jaxlite.interpreters.ad import (Zero, instantiate, jvp_flat, linearize_flat,
                                     tangent_aval)
 from jaxlite.interpreters.batching import BatchTracer, vmap_flat
-from jaxlite.interpreters.staging import StagingTrace, hoist_tracer_consts, trace_to_jaxpr
+from jaxlite.interpreters.staging import (DebugInfo, StagingTrace, hoist_tracer_consts,
+                                          trace_to_jaxpr)
 from jaxlite.lax.convert import _convert_element_type
 from jaxlite.tree_util import (PyTreeDef, keystr, tree_flatten, tree_flatten_with_path,
                                tree_unflatten)
@@ -116,14 +119,33 @@ class JaxprCache:
 
 # ----------------------------------------------------------------------------- tracing
 
-def trace_function(fun: Callable[..., Any], in_tree: PyTreeDef, in_avals: Sequence[ShapedArray]
+def debug_info(what: str, fun: Callable[..., Any], in_tree: PyTreeDef,
+               in_avals: Sequence[ShapedArray]) -> DebugInfo | None:
+    """What errors say about `fun` traced for `what` ("scan", "while_body", "cond"...): its
+    name, where it is defined and its arguments' leaf names, as JAX's messages name a loop
+    body. None for a function that jaxlite wrapped around the user's (fori_loop's step):
+    errors then name the line that called the loop."""
+    location = defined_at(fun)
+    if not location or is_jaxlite_file(location.rpartition(":")[0]):
+        return None
+    args = tree_unflatten(in_tree, list(in_avals))
+    names: tuple[str, ...] = ()
+    if isinstance(args, tuple):
+        names = tuple(leaf_names(args, parameter_names(fun, len(args))))
+    return DebugInfo(what, function_name(fun), names, location)
+
+
+def trace_function(fun: Callable[..., Any], in_tree: PyTreeDef, in_avals: Sequence[ShapedArray],
+                   what: str = "", named: Callable[..., Any] | None = None
                    ) -> tuple[ClosedJaxpr, list[Any], PyTreeDef]:
     """Trace `fun(*tree_unflatten(in_tree, leaves))` into a jaxpr without constants.
 
     Returns the jaxpr, whose leading inputs stand for the values `fun` closes over (arrays,
     and tracers of outer transformations, which must see them flow into the primitive),
     those values, and the pytree structure of the output. As in JAX, the primitive takes
-    them as operands (the loop constants of a scan or while).
+    them as operands (the loop constants of a scan or while). Errors name the
+    transformation `what` and the user's function `named` (`fun` by default) taking the
+    same arguments (see `debug_info`).
     """
     out_trees: list[PyTreeDef] = []
 
@@ -131,7 +153,8 @@ def trace_function(fun: Callable[..., Any], in_tree: PyTreeDef, in_avals: Sequen
         out_leaves, out_tree = tree_flatten(fun(*tree_unflatten(in_tree, leaves)))
         out_trees.append(out_tree)
         return out_leaves
-    closed = trace_to_jaxpr(flat, list(in_avals))
+    debug = debug_info(what, named or fun, in_tree, in_avals) if what else None
+    closed = trace_to_jaxpr(flat, list(in_avals), debug)
     jaxpr = closed.jaxpr
     opened = Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars, jaxpr.eqns)
     return ClosedJaxpr(opened, []), list(closed.consts), out_trees[0]
@@ -156,10 +179,10 @@ def traced_once(owner: Any, what: str, fun: Callable[..., Any], in_tree: PyTreeD
     closing over tracers, are not kept.
     """
     if current_trace() is not root_trace():
-        return trace_function(fun, in_tree, in_avals)
+        return trace_function(fun, in_tree, in_avals, what, owner)
 
     def compute() -> tuple[tuple[ClosedJaxpr, list[Any], PyTreeDef], bool]:
-        traced = trace_function(fun, in_tree, in_avals)
+        traced = trace_function(fun, in_tree, in_avals, what, owner)
         return traced, not any(isinstance(c, Tracer) for c in traced[1])
     options = tuple(config.read(name) for name in _TRACE_OPTIONS)
     return TRACES.get(owner, (what, in_tree, tuple(in_avals), options), compute)

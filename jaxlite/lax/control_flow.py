@@ -288,7 +288,7 @@ def _bind_branches(index: Any, funs: Sequence[Callable[..., Any]], operands: tup
     """
     leaves, in_tree = tree_flatten(tuple(operands))
     avals = abstractify(leaves)
-    traced = [trace_function(f, in_tree, avals) for f in funs]
+    traced = [trace_function(f, in_tree, avals, what) for f in funs]
     check_branch_outputs(what, [names[i] for i in report], [funs[i] for i in report],
                          [traced[i][2] for i in report],
                          [traced[i][0].out_avals for i in report])

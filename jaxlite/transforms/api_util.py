@@ -9,41 +9,10 @@ import inspect
 import sys
 from typing import Any, Callable, Sequence
 
+# The naming helpers live in core (lax's loops use them too); the transformations reach
+# them through this module.
+from jaxlite.core.arg_names import function_name, leaf_names, parameter_names  # noqa: F401
 from jaxlite.core.avals import ShapedArray, get_aval, is_array_like
-from jaxlite.tree_util import keystr, tree_flatten_with_path
-
-
-def function_name(fun: Callable[..., Any]) -> str:
-    return getattr(fun, "__name__", None) or type(fun).__name__
-
-
-def parameter_names(fun: Callable[..., Any], num_args: int) -> list[str]:
-    """Names of the first `num_args` positional parameters (`args[i]` where unknown)."""
-    names: list[str] = []
-    try:
-        params = list(inspect.signature(fun).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    for i in range(num_args):
-        if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY,
-                                                   params[i].POSITIONAL_OR_KEYWORD):
-            names.append(params[i].name)
-        else:
-            names.append(f"args[{i}]")
-    return names
-
-
-def leaf_names(args: Sequence[Any], names: Sequence[str], kwargs: dict | None = None
-               ) -> list[str]:
-    """One name per leaf of (args, kwargs): the parameter name and the key path inside it."""
-    out = []
-    for arg, name in zip(args, names):
-        for path, _ in tree_flatten_with_path(arg)[0]:
-            out.append(name + keystr(path))
-    for key in sorted(kwargs or {}):
-        for path, _ in tree_flatten_with_path(kwargs[key])[0]:
-            out.append(key + keystr(path))
-    return out
 
 
 def check_array_leaves(leaves: Sequence[Any], names: Sequence[str], where: str) -> None:

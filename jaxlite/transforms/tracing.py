@@ -14,6 +14,7 @@ from jaxlite.transforms import api_util as _api_util
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import ClosedJaxpr
+from jaxlite.core.leaks import defined_at
 from jaxlite.interpreters.named_axes import extend_axis_env
 from jaxlite.interpreters.staging import DebugInfo, hoist_tracer_consts, trace_to_jaxpr
 from jaxlite.lax.higher_order import checkpoint_p
@@ -76,7 +77,7 @@ def _trace_pytree(fun: Callable[..., Any], args: tuple, kwargs: dict, what: str,
         out_leaves, out_tree = tree_flatten(fun(*full, **dyn_kwargs))
         out_trees.append(out_tree)
         return out_leaves
-    debug = DebugInfo(what, _api_util.function_name(fun), tuple(names))
+    debug = DebugInfo(what, _api_util.function_name(fun), tuple(names), defined_at(fun))
     closed = trace_to_jaxpr(flat, avals, debug)
     return closed, out_trees[0]
 
@@ -106,7 +107,8 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
 
 def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """The output shapes and dtypes of `fun`, without computing it (`jax.eval_shape`)."""
-    closed, out_tree = _trace_pytree(fun, args, kwargs, "eval_shape")
+    # JAX traces eval_shape's function as jit does, and its messages say so.
+    closed, out_tree = _trace_pytree(fun, args, kwargs, "jit")
     shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
               for a in closed.out_avals]
     return tree_unflatten(out_tree, shapes)
@@ -150,7 +152,7 @@ def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool = True, policy: Any
         static_kwargs = {k: v for k, v in kwargs.items() if k in names}
         kwargs = {k: v for k, v in kwargs.items() if k not in names}
         bound = functools.partial(fun, **static_kwargs) if static_kwargs else fun
-        closed, out_tree = _trace_pytree(bound, args, kwargs, "checkpoint", nums)
+        closed, out_tree = _trace_pytree(bound, args, kwargs, "checkpoint / remat", nums)
         opened, consts = hoist_tracer_consts(closed)
         dynamic = [a for i, a in enumerate(args) if i not in nums]
         leaves = tree_flatten((tuple(dynamic), kwargs))[0]
