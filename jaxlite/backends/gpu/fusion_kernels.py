@@ -24,7 +24,9 @@ from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
 
 __all__ = ["BuildOptions", "FusionKernels", "build_loop_fusion", "fusion_outputs",
-           "grid_stride", "kernel_name", "operand_buffers", "output_buffers", "store"]
+           "grid_stride", "in_order_parameters", "kernel_name", "load_vectors",
+           "operand_buffers", "output_buffers", "store", "store_run", "vector_ok",
+           "vector_width"]
 
 
 @dataclass(frozen=True)
@@ -92,16 +94,51 @@ def store(buffer: ir.Buffer, index: ir.Expr, value: ir.Expr) -> ir.Store:
     return ir.Store(buffer, index, value)
 
 
-def _vector_ok(dtype: str, width: int) -> bool:
+def vector_ok(dtype: str, width: int) -> bool:
+    """Whether `width` elements of `dtype` move as one 2-, 4-, 8- or 16-byte access."""
     return width > 1 and width * ir.dtype_of(dtype).itemsize in (2, 4, 8, 16)
 
 
-def _vector_width(shape: Shape, dtypes: list[str], options: BuildOptions) -> int:
+def vector_width(elements: int, dtypes: list[str], options: BuildOptions) -> int:
+    """Elements per vector access: 16 bytes of the widest type, lowered until it divides
+    `elements` (so every access is aligned)."""
     widest = max(ir.dtype_of(d).itemsize for d in dtypes)
     width = max(1, options.vector_bytes // widest)
-    while width > 1 and shape.size % width:
+    while width > 1 and elements % width:
         width //= 2
     return width
+
+
+def in_order_parameters(body: HloComputation, shape: Shape) -> list[HloInstruction]:
+    """Parameters laid out as `shape`: read at the iteration's own memory positions."""
+    return [p for p in body.parameters
+            if p.shape.dims == shape.dims and p.shape.layout == shape.layout]
+
+
+def load_vectors(em: Elemental, params: list[HloInstruction], buffers: dict,
+                 base: ir.Expr, indices: list[tuple]) -> None:
+    """Loads each parameter's run of len(indices) elements from `base` in one access and
+    makes them its values at `indices`."""
+    width = len(indices)
+    for p in params:
+        buffer = buffers[p.attr("number")]
+        if not vector_ok(buffer.dtype, width):
+            continue
+        lanes = tuple(em.fresh("x", buffer.dtype) for _ in range(width))
+        em.emit(ir.VectorLoad(lanes, buffer, base))
+        typed = compute_dtype(buffer.dtype)
+        for index, lane in zip(indices, lanes):
+            em.seed(p, index, lane if typed == buffer.dtype else em.let(ir.Cast(lane, typed)))
+
+
+def store_run(em: Elemental, buffer: ir.Buffer, base: ir.Expr, values: list) -> None:
+    """buffer[base + k] = values[k], in one access where the width allows."""
+    if vector_ok(buffer.dtype, len(values)):
+        typed = tuple(v if v.dtype == buffer.dtype else ir.Cast(v, buffer.dtype)
+                      for v in values)
+        em.emit(ir.VectorStore(buffer, base, typed))
+    else:
+        em.emit(*(store(buffer, add(base, k), v) for k, v in enumerate(values)))
 
 
 def build_loop_fusion(fusion: HloInstruction, options: BuildOptions) -> FusionKernels:
@@ -117,33 +154,17 @@ def build_loop_fusion(fusion: HloInstruction, options: BuildOptions) -> FusionKe
     inputs, results = operand_buffers(fusion), output_buffers(fusion)
     name = kernel_name(fusion, options)
     em = Elemental(name, {k: b for k, (b, _) in enumerate(inputs)})
-    params = body.parameters
-    in_order = [p for p in params if p.shape.dims == shape.dims and
-                p.shape.layout == shape.layout]
-    width = _vector_width(shape, [b.dtype for b, _ in results] +
-                          [inputs[p.attr("number")][0].dtype for p in in_order], options)
+    in_order = in_order_parameters(body, shape)
+    buffers = {k: b for k, (b, _) in enumerate(inputs)}
+    width = vector_width(shape.size, [b.dtype for b, _ in results] +
+                         [buffers[p.attr("number")].dtype for p in in_order], options)
     i = ir.Var("i", "int32")
     with em.scope() as loop_body:
         base = mul(i, width)
         indices = [delinearize(add(base, k), shape) for k in range(width)]
-        for p in in_order:
-            buffer = inputs[p.attr("number")][0]
-            if not _vector_ok(buffer.dtype, width):
-                continue
-            lanes = tuple(em.fresh("x", buffer.dtype) for _ in range(width))
-            em.emit(ir.VectorLoad(lanes, buffer, base))
-            for index, lane in zip(indices, lanes):
-                typed = compute_dtype(buffer.dtype)
-                em.seed(p, index, lane if typed == buffer.dtype else em.let(
-                    ir.Cast(lane, typed)))
+        load_vectors(em, in_order, buffers, base, indices)
         for (buffer, _), output in zip(results, outputs):
-            values = [em.value(output, index) for index in indices]
-            if _vector_ok(buffer.dtype, width):
-                typed = tuple(v if v.dtype == buffer.dtype else ir.Cast(v, buffer.dtype)
-                              for v in values)
-                em.emit(ir.VectorStore(buffer, base, typed))
-            else:
-                em.emit(*(store(buffer, add(base, k), v) for k, v in enumerate(values)))
+            store_run(em, buffer, base, [em.value(output, index) for index in indices])
     grid, first, step = grid_stride(options, shape.size // width)
     loop = ir.For(i, first, ir.index_const(shape.size // width), step, tuple(loop_body))
     kernel = ir.Kernel(name, tuple(b for b, _ in inputs + results), (loop,), grid,

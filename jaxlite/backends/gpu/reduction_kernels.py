@@ -25,8 +25,9 @@ import numpy as np
 
 from jaxlite.backends.gpu import kernel_ir as ir
 from jaxlite.backends.gpu.fusion_kernels import (
-    BuildOptions, FusionKernels, fusion_outputs, grid_stride, kernel_name, operand_buffers,
-    output_buffers, store)
+    BuildOptions, FusionKernels, fusion_outputs, grid_stride, in_order_parameters,
+    kernel_name, load_vectors, operand_buffers, output_buffers, store, store_run,
+    vector_width)
 from jaxlite.backends.gpu.hlo_elemental import (
     Elemental, UnsupportedFusion, compute_dtype, round_to)
 from jaxlite.backends.gpu.index_math import add, delinearize, div, linear_index, mul, rem
@@ -161,69 +162,101 @@ def _shared_for(name: str, r: HloInstruction, options: BuildOptions, block: int)
                      compute_dtype(r.shape.dtype), "shared", block // options.warp_size)
 
 
+def _row_launch(rows: int, length: int, options: BuildOptions) -> tuple:
+    """(block, lanes per row, this thread's lane, grid, first row, row step)."""
+    warp = options.warp_size
+    if length > options.warp_row_limit:  # a block per row
+        grid = max(1, min(rows, options.max_blocks))
+        return options.block, options.block, _THREAD, grid, _BLOCK, ir.index_const(grid)
+    per_block = options.row_block // warp
+    grid = max(1, min(-(-rows // per_block), options.max_blocks))
+    first_row = add(mul(_BLOCK, per_block), div(_THREAD, warp))
+    return (options.row_block, warp, rem(_THREAD, warp), grid, first_row,
+            ir.index_const(grid * per_block))
+
+
+class _AlongRow:
+    """Loops over one row: each lane takes runs of `width` consecutive elements, the
+    parameters laid out as the row read by one vector access per run."""
+
+    def __init__(self, em: Elemental, red: _Reductions, row_index: tuple, lane: ir.Expr,
+                 lanes: int, width: int, in_order: list, buffers: dict) -> None:
+        self.em, self.red, self.row_index = em, red, row_index
+        self.lane, self.lanes, self.width = lane, lanes, width
+        self.in_order, self.buffers = in_order, buffers
+
+    def loop(self, work) -> None:
+        """Emits the loop; `work(indices)` emits what a run does at its indices."""
+        em, red, width = self.em, self.red, self.width
+        j = em.fresh("j", "int32")
+        with em.scope() as body:
+            indices = [red.full_index(self.row_index, delinearize(add(j, k), red.reduced_shape))
+                       for k in range(width)]
+            if width > 1:
+                load_vectors(em, self.in_order, self.buffers,
+                             linear_index(indices[0], red.shape), indices)
+            work(indices)
+        em.emit(ir.For(j, mul(self.lane, width), ir.index_const(red.reduced_shape.size),
+                       ir.index_const(self.lanes * width), tuple(body)))
+
+
 def build_row_fusion(fusion: HloInstruction, options: BuildOptions) -> FusionKernels:
     """One kernel computing a row fusion a row at a time (see the module docstring)."""
     red = _Reductions(fusion)
-    minor = set(red.shape.layout[:len(red.reduced)])
-    if minor != set(red.reduced):
+    if set(red.shape.layout[:len(red.reduced)]) != set(red.reduced):
         raise UnsupportedFusion(f"fusion %{fusion.name}: reduced dimensions are not the "
                                 "most minor")
     length, rows = red.reduced_shape.size, red.kept_shape.size
     inputs, results = operand_buffers(fusion), output_buffers(fusion)
     name = kernel_name(fusion, options)
-    em = Elemental(name, {k: b for k, (b, _) in enumerate(inputs)})
-    by_block = length > options.warp_row_limit
-    warp = options.warp_size
-    if by_block:
-        block, lanes, lane = options.block, options.block, _THREAD
-        grid = max(1, min(rows, options.max_blocks))
-        first_row, row_step = _BLOCK, ir.index_const(grid)
-    else:
-        block, lanes, lane = options.row_block, warp, rem(_THREAD, warp)
-        per_block = options.row_block // warp
-        grid = max(1, min(-(-rows // per_block), options.max_blocks))
-        first_row = add(mul(_BLOCK, per_block), div(_THREAD, warp))
-        row_step = ir.index_const(grid * per_block)
+    buffers = {k: b for k, (b, _) in enumerate(inputs)}
+    em = Elemental(name, buffers)
+    block, lanes, lane, grid, first_row, row_step = _row_launch(rows, length, options)
+    full = [(result, o) for result, o in zip(results, red.outputs)
+            if result[1].dims == red.shape.dims]
+    per_row = [(result, o) for result, o in zip(results, red.outputs)
+               if result[1].dims != red.shape.dims]
+    in_order = in_order_parameters(fusion.called[0], red.shape)
+    width = vector_width(length, [buffers[p.attr("number")].dtype for p in in_order] +
+                         [b.dtype for (b, _), _ in full], options) if in_order else 1
     shared = []
-    row, j = ir.Var("row", "int32"), ir.Var("j", "int32")
+    row = ir.Var("row", "int32")
     row_index = delinearize(row, red.kept_shape)
-
-    def element() -> tuple:
-        return red.full_index(row_index, delinearize(j, red.reduced_shape))
+    along = _AlongRow(em, red, row_index, lane, lanes, width, in_order, buffers)
     with em.scope() as row_body:
         for r in red.reduces:
             acc = red.accumulator(em, r)
-            with em.scope() as along:
-                red.accumulate(em, acc, r, em.value(r.operands[0], element()))
-            em.emit(ir.For(j, lane, ir.index_const(length), ir.index_const(lanes),
-                           tuple(along)))
-            if by_block:
+            along.loop(lambda indices: [red.accumulate(em, acc, r, em.value(r.operands[0], i))
+                                        for i in indices])
+            if lanes > options.warp_size:
                 shared.append(_shared_for("rowpart", r, options, block))
                 block_allreduce(em, acc, red.ops[id(r)], shared[-1], options, block)
             else:
-                warp_allreduce(em, acc, red.ops[id(r)], warp)
+                warp_allreduce(em, acc, red.ops[id(r)], options.warp_size)
             red.finish(em, acc, r)
-        per_row = []
-        for result, output in zip(results, red.outputs):
-            if result[1].dims == red.shape.dims:
-                with em.scope() as along:
-                    index = element()
-                    em.emit(store(result[0], linear_index(index, result[1]),
-                                  em.value(output, index)))
-                em.emit(ir.For(j, lane, ir.index_const(length), ir.index_const(lanes),
-                               tuple(along)))
-            else:
-                per_row.append((result, output))
+        if full:
+            along.loop(lambda indices: _store_full_outputs(em, red, full, indices))
         if per_row:
             with em.scope() as first_lane:
                 red.store_kept_outputs(em, per_row, row_index)
             em.emit(ir.If(ir.Binary("eq", lane, ir.index_const(0)), tuple(first_lane)))
     loop = ir.For(row, first_row, ir.index_const(rows), row_step, tuple(row_body))
-    mode = "a block" if by_block else "a warp"
+    mode = "a block" if lanes > options.warp_size else "a warp"
     kernel = ir.Kernel(name, tuple(b for b, _ in inputs + results), (loop,), grid, block,
-                       warp, tuple(shared), tuple(em.constants),
-                       notes=(f"row kernel, {mode} per row of {length}",))
+                       options.warp_size, tuple(shared), tuple(em.constants),
+                       notes=(f"row kernel, {mode} per row of {length}, runs of {width}",))
     return FusionKernels(name, (kernel,), inputs, results)
+
+
+def _store_full_outputs(em: Elemental, red: _Reductions, full: list, indices: list) -> None:
+    """Stores a run of each output shaped like the row space."""
+    for (buffer, shape), output in full:
+        values = [em.value(output, index) for index in indices]
+        if shape.layout == red.shape.layout:
+            store_run(em, buffer, linear_index(indices[0], shape), values)
+        else:
+            em.emit(*(store(buffer, linear_index(index, shape), v)
+                      for index, v in zip(indices, values)))
 
 
 def build_tree_fusion(fusion: HloInstruction, options: BuildOptions) -> FusionKernels:

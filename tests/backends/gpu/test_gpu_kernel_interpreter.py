@@ -113,8 +113,8 @@ def test_out_of_bounds_and_misaligned_accesses_are_errors():
     out = ir.Buffer("out", "float32")
     lanes = tuple(ir.Var(f"x{k}", "float32") for k in range(4))
     with pytest.raises(KernelError) as error:
-        run_kernel(_one_block([ir.Store(out, _b("add", THREAD, c(1)), ir.Const(1.0, "float32"))],
-                              buffers=[out]), {"out": np.zeros(32, np.float32)})
+        past_the_end = ir.Store(out, _b("add", THREAD, c(1)), ir.Const(1.0, "float32"))
+        run_kernel(_one_block([past_the_end], buffers=[out]), {"out": np.zeros(32, np.float32)})
     assert str(error.value) == "access of out[32:33] out of bounds (size 32)"
     misaligned = [ir.If(_b("eq", THREAD, c(0)), (ir.VectorLoad(lanes, out, c(2)),))]
     with pytest.raises(KernelError) as error:
