@@ -9,6 +9,7 @@ the operator table behind the Python operators and methods of arrays and tracers
 import numpy as _np
 
 from jaxlite.numpy import _operators
+from jaxlite.numpy._array_api import *  # noqa: F401,F403
 from jaxlite.numpy._creation import *  # noqa: F401,F403
 from jaxlite.numpy._differences import *  # noqa: F401,F403
 from jaxlite.numpy._einsum import *  # noqa: F401,F403

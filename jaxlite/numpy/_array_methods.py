@@ -18,12 +18,12 @@ import numpy as np
 import jaxlite.lax as lax
 from jaxlite.core.operators import OPERATOR_TABLE, ArrayOperators
 from jaxlite.numpy import _math, _reductions, _selection
+from jaxlite.numpy._array_api import __array_api_version__
 from jaxlite.numpy._promotion import ensure_array
 
 __all__ = ["install"]
 
-# The Array API revision that jax.numpy 0.10.2 declares.
-API_VERSIONS = ("2024.12",)
+API_VERSIONS = (__array_api_version__,)
 _NAMESPACE = "jaxlite.numpy"
 
 
@@ -77,7 +77,8 @@ def byteswap(self: Any, inplace: bool = False) -> Any:
 def to_device(self: Any, device: Any, *, stream: Any = None) -> Any:
     """The array on `device`; jaxlite has one host device, so this is the array itself."""
     if stream is not None:
-        raise NotImplementedError("to_device: streams are not supported.")
+        raise NotImplementedError("stream argument of array.to_device(): jaxlite arrays "
+                                  "live in host memory, which has no streams.")
     return self
 
 

@@ -111,7 +111,7 @@ def array(object: Any, dtype: Any = None, *args: Any, copy: bool = True,
         _check_int_range(object, target)
         weak = target is None and dtypes.is_weakly_typed(object)
         out = host_to_array(object, target, weak)
-    elif hasattr(object, "__array__"):
+    elif hasattr(object, "__array__") or isinstance(object, memoryview):
         out = host_to_array(np.asarray(object), target)
     else:
         raise TypeError(f"jnp.array: cannot convert {object!r} of type "
@@ -284,14 +284,24 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     if stop is None and step is None and isinstance(start_v, (int, np.integer)) \
             and not isinstance(start_v, (bool, np.bool_)):
         return lax.iota(target, max(int(start_v), 0))
+    if any(np.iscomplexobj(v) for v in given.values()):
+        raise ValueError("Passing complex start/stop/step to jnp.arange is no longer "
+                         "supported starting in JAX v0.10.0.")
     if step is not None and given["step"] == 0:
         raise ZeroDivisionError("division by zero: jnp.arange got step=0")
-    wide = np.int64 if dtypes.is_integer(target) or target == np.bool_ else (
-        np.complex128 if dtypes.is_complex(target) else np.float64)
     # arange(stop, step=s): numpy reads a lone value as stop, so start must be explicit
     # (0) once a step is given.
     start_h, stop_h = (0, start_v) if "stop" not in given else (start_v, given["stop"])
-    host = np.arange(start_h, stop_h, given.get("step", 1), dtype=wide)
+    step_h = given.get("step", 1)
+    # As JAX: the length is ceil((stop - start) / step) in Python arithmetic (an underflow
+    # to 0 gives an empty array), and element i is start + i * step in the result's type
+    # (float32 for narrower floats), not a running sum.
+    size = max(0, int(np.ceil((stop_h - start_h) / step_h)))
+    work = np.dtype(np.float32) if target.kind == "f" and target.itemsize < 4 else (
+        np.dtype(np.int64) if target == np.bool_ else target)
+    with np.errstate(over="ignore"):
+        host = np.asarray(start_h).astype(work) + \
+            np.asarray(step_h).astype(work) * np.arange(size, dtype=work)
     return host_to_array(host, target)
 
 
@@ -355,6 +365,9 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
         raise ValueError(f"negative dimensions are not allowed, got N={rows}, M={cols}")
     target = _default_dtype(dtype, "eye")
     shape = (rows, cols)
+    if offset >= cols or -offset >= rows:
+        # The diagonal lies outside the matrix (and k may not even fit an int32).
+        return lax.full(shape, 0, target)
     row_ids = lax.broadcasted_iota(np.dtype(np.int32), shape, 0)
     col_ids = lax.broadcasted_iota(np.dtype(np.int32), shape, 1)
     on_diagonal = lax.eq(lax.sub(col_ids, row_ids), offset)

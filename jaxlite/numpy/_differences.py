@@ -248,9 +248,8 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
         # One point: a zero-width segment, so that left and right still apply.
         xp, fp = lax.concatenate([xp, xp], 0), lax.concatenate([fp, fp], 0)
     n = xp.shape[0]
-    index_dtype = dtypes.default_int_dtype()
-    i = lax.clamp(convert(1, index_dtype), searchsorted(xp, x, side="right"),
-                  convert(n - 1, index_dtype))
+    after = searchsorted(xp, x, side="right")
+    i = lax.clamp(convert(1, after.dtype), after, convert(n - 1, after.dtype))
     x0, x1 = xp[lax.sub(i, lax.full_like(i, 1))], xp[i]
     f0, f1 = fp[lax.sub(i, lax.full_like(i, 1))], fp[i]
     dx = lax.sub(x1, x0)

@@ -117,7 +117,8 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,  # noqa: A002
 def _bin_index(x: Any, edges: Any) -> tuple[Any, Any]:
     """Each sample's bin, and whether it lies inside the edges at all."""
     nbins = edges.shape[0] - 1
-    index = lax.sub(searchsorted(edges, x, side="right"), convert(1, dtypes.default_int_dtype()))
+    right = searchsorted(edges, x, side="right")
+    index = lax.sub(right, lax.full_like(right, 1))
     on_last = lax.eq(x, lax.broadcast_in_dim(edges[-1], x.shape, ()))
     index = lax.select(on_last, lax.full_like(index, nbins - 1), index)
     inside = lax.bitwise_and(lax.ge(index, lax.full_like(index, 0)),

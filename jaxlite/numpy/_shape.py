@@ -428,7 +428,8 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *,
                 "concrete `repeats`, or give the result length as total_repeat_length.")
         if (host < 0).any():
             raise ValueError(f"repeat: repeats must be nonnegative, got {host}.")
-        length = int(host.sum())
+        # One count stands for every element (possibly none) of the axis.
+        length = int(np.broadcast_to(host, (a.shape[axis],)).sum())
     return _repeat_gather(a, counts, axis, length)
 
 

@@ -222,7 +222,7 @@ def _count_before(a: Any, v: Any, right: bool) -> Any:
     interval [low, high) that holds the answer.
     """
     n = a.shape[0]
-    index_dtype = dtypes.default_int_dtype()
+    index_dtype = _search_index_dtype(n)
     low = lax.full(v.shape, 0, index_dtype)
     high = lax.full(v.shape, n, index_dtype)
     for _ in range(max(1, math.ceil(math.log2(n + 1)))):
@@ -243,7 +243,13 @@ def _count_before_all(a: Any, v: Any, right: bool) -> Any:
     pairs_v = lax.broadcast_in_dim(v, v.shape + a.shape, tuple(range(v.ndim)))
     before = (lax.bitwise_not(sort_less(pairs_v, pairs_a)) if right
               else sort_less(pairs_a, pairs_v))
-    return lax.reduce_sum(convert(before, dtypes.default_int_dtype()), (v.ndim,))
+    return lax.reduce_sum(convert(before, _search_index_dtype(a.shape[0])), (v.ndim,))
+
+
+def _search_index_dtype(length: int) -> np.dtype:
+    """The dtype of searchsorted's positions: int32 while they fit, as JAX gives (under
+    x64 too), else the default integer."""
+    return np.dtype(np.int32) if length < 2**31 else dtypes.default_int_dtype()
 
 
 _SEARCH_METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
@@ -270,7 +276,7 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
     if sorter is not None:
         a = a[ensure_array(sorter)]
     if a.shape[0] == 0:
-        return lax.full(v.shape, 0, dtypes.default_int_dtype())
+        return lax.full(v.shape, 0, _search_index_dtype(0))
     if method == "compare_all":
         return _count_before_all(a, v, side == "right")
     return _count_before(a, v, side == "right")
@@ -288,7 +294,7 @@ def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = Non
         raise ValueError(f"jnp.digitize: bins must be one-dimensional, got shape "
                          f"{bins.shape}.")
     if bins.shape[0] == 0:
-        return lax.full(x.shape, 0, dtypes.default_int_dtype())
+        return lax.full(x.shape, 0, _search_index_dtype(0))
     side = "left" if right else "right"
     search = method or "scan"
     rising = searchsorted(bins, x, side=side, method=search)
