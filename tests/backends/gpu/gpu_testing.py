@@ -72,9 +72,21 @@ def assert_close(got: np.ndarray, want: np.ndarray, what: str) -> None:
                                err_msg=what)
 
 
+def require_gpu():
+    """CuPy, or a skip saying why there is no GPU run."""
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed: no GPU run")
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as error:  # CuPy without a driver raises its own runtime errors
+        pytest.skip(f"CuPy sees no GPU: {error}")
+    if count == 0:
+        pytest.skip("CuPy sees no GPU")
+    return cupy
+
+
 def run_fusion_on_device(kernels, operands):
     """Like `reference_run.run_fusion`, on a GPU through CuPy (NVRTC or hiprtc)."""
-    cupy = pytest.importorskip("cupy")
+    cupy = require_gpu()
     dialect = "hip" if getattr(cupy.cuda.runtime, "is_hip", False) else "cuda"
     if kernels.kernels[0].warp_size != (64 if dialect == "hip" else 32):
         pytest.skip(f"kernels for {kernels.kernels[0].warp_size}-lane warps, a {dialect} "

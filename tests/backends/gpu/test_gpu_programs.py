@@ -12,7 +12,8 @@ import dataclasses
 
 import numpy as np
 import pytest
-from gpu_testing import assert_close, compile_kernels, needs_nvcc, run_fusion_on_device
+from gpu_testing import (assert_close, compile_kernels, needs_nvcc, require_gpu,
+                         run_fusion_on_device)
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
@@ -152,7 +153,7 @@ def test_kernels_compile_with_nvcc(name, built, nvcc_errors):
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_kernels_on_the_device_match_the_interpreter(name, built):
-    pytest.importorskip("cupy", reason="CuPy is not installed: no GPU run")
+    require_gpu()
     rng = np.random.default_rng(sum(map(ord, name)))
     for inst, fk in built[name].fusions:
         operands = [_random(o.shape.dims, o.shape.dtype, rng) for o in inst.operands]
