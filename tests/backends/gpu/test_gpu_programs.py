@@ -78,6 +78,8 @@ PROGRAMS = {
     "sum_all_large": (lambda x: x.sum(), [((20, 500), f32)], SMALL, {"full"}),
     "mean_var_first_axis": (lambda x: (jnp.mean(x, 0), jnp.var(x, 0)), [((16, 12), f32)],
                             SMALL, {"column", "loop"}),
+    "sum_outer_and_inner_axes": (lambda x: x.sum((0, 2)), [((4, 5, 6), f32)], SMALL,
+                                 {"full"}),
     "max_middle_axis": (lambda x: x.max(1), [((4, 6, 5), f32)], SMALL, {"column"}),
     "min_int_last_axis": (lambda x: x.min(-1), [((6, 7), i32)], SMALL, {"row"}),
     "multi_output_loop": (lambda x: (jnp.sin(x) * 2, jnp.cos(x) + 1), [((8, 12), f32)],
