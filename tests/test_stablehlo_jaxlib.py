@@ -177,15 +177,20 @@ LAPACK_PROGRAMS = {
     "lapack_qr": (lambda a: _qr_parts(a, "reduced"), (_TALL,)),
     "lapack_qr_full": (lambda a: _qr_parts(a, "complete"), (_TALL,)),
     "lapack_qr_wide": (lambda a: _qr_parts(a, "reduced"), (_TALL.T.copy(),)),
+    "lapack_lu": (lambda a: jax.scipy.linalg.lu_factor(a), (_BIG,)),
+    "lapack_lu_batched": (lambda a: lax.linalg.lu(a), (np.stack([_BIG, _BIG.T]),)),
+    "lapack_lu_wide": (lambda a: lax.linalg.lu(a), (_TALL.T.copy(),)),
+    "lapack_solve": (jnp.linalg.solve, (_SPD, _BIG)),
+    "lapack_pivots_to_permutation": (
+        lambda p: lax.linalg.lu_pivots_to_permutation(p, 6),
+        (np.array([[3, 1, 5, 3], [0, 4, 2, 5]], np.int32),)),
 }
 PROGRAMS.update(LAPACK_PROGRAMS)
 
-# Programs that call jaxlite's own custom-call targets (LU, host callbacks, special-function
+# Programs that call jaxlite's own custom-call targets (host callbacks, special-function
 # kernels): real XLA has no implementation of them, so their text is only parsed and
 # verified by jaxlib's MLIR.
 PARSE_ONLY = {
-    "lu_kernel": (lambda a: jax.scipy.linalg.lu_factor(a), (_BIG,)),
-    "solve_kernel": (jnp.linalg.solve, (_SPD, _BIG)),
     "pure_callback": (lambda x: jax.pure_callback(np.sin, jax.ShapeDtypeStruct(x.shape, x.dtype),
                                                   x), (X,)),
     "igamma_kernel": (lambda x: jax.scipy.special.gammainc(2.0, jnp.abs(x)), (X,)),

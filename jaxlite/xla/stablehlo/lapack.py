@@ -44,6 +44,8 @@ def _call(w: FunctionWriter, routine: str, dtype: np.dtype, operands: Sequence[s
           aliased_operand: int = 0) -> Leaves:
     """`stablehlo.custom_call @lapack_<letter><routine>_ffi`; result 0 reuses the buffer of
     operand `aliased_operand`, as JAX declares."""
+    if dtype.name not in _TYPE_LETTERS:
+        raise NotImplementedError(f"StableHLO printer: LAPACK has no {dtype.name} {routine}")
     operand_shapes = [_shape_of(w, o) for o in operands]
     alias_index = "[0]" if len(results) > 1 else "[]"
     props = {
@@ -231,11 +233,81 @@ def _householder_rule(w: FunctionWriter, inst: HloInstruction, operands: list[st
     return [_householder(w, operands[0], operands[1], a.rank - 2)]
 
 
+def _lu(w: FunctionWriter, inst: HloInstruction, operands: list[str],
+        config: dict) -> Leaves:
+    a = _shape_of(w, operands[0])
+    batch, (m, n) = a.rank - 2, a.dims[-2:]
+    lead = a.dims[:batch]
+    pivots = Shape(np.int32, lead + (min(m, n),))
+    packed, one_based, _ = _call(w, "getrf", a.dtype, operands,
+                                 [a, pivots, Shape(np.int32, lead)], batch, {})
+    # LAPACK counts rows from 1; a singular matrix (info > 0) is no failure here.
+    pivots0 = w.same_type("stablehlo.subtract", [one_based, _scalar_like(w, one_based, 1)],
+                          pivots)[0]
+    return [packed, pivots0, _permutation(w, pivots0, m)]
+
+
+def _pivots_to_permutation_rule(w: FunctionWriter, inst: HloInstruction,
+                                operands: list[str], config: dict) -> Leaves:
+    return [_permutation(w, operands[0], config["permutation_size"])]
+
+
+def _permutation(w: FunctionWriter, pivots: str, size: int) -> str:
+    """The permutation of 0..size-1 that swapping row j with row pivots[j], for each j in
+    order, makes: a `stablehlo.while` over j whose state is (j, permutation)."""
+    shape = _shape_of(w, pivots)
+    perm_shape = shape.with_dims(shape.dims[:-1] + (size,))
+    last = shape.rank - 1
+    start = w.generic("stablehlo.iota", [], [perm_shape], {"iota_dimension": T.i64(last)})[0]
+    index = Shape(np.int32, ())
+
+    def condition(state: Leaves) -> Leaves:
+        count = _scalar(w, shape.dims[-1], np.int32)
+        return [_compare(w, state[0], count, "LT", "SIGNED")]
+
+    def body(state: Leaves) -> Leaves:
+        j, perm = state
+        zero = _scalar(w, 0, np.int32)
+        column = w.generic("stablehlo.dynamic_slice", [pivots] + [zero] * last + [j],
+                           [shape.with_dims(shape.dims[:-1] + (1,))],
+                           {"slice_sizes": T.i64_array(shape.dims[:-1] + (1,))})[0]
+        positions = w.generic("stablehlo.iota", [], [perm_shape],
+                              {"iota_dimension": T.i64(last)})[0]
+        at_j = _compare(w, positions, _broadcast(w, j, perm_shape, ()), "EQ", "SIGNED")
+        at_pivot = _compare(w, positions, _broadcast(w, column, perm_shape, range(last + 1)),
+                            "EQ", "SIGNED")
+        row_j, row_pivot = (_broadcast(w, _pick(w, perm, mask), perm_shape, range(last))
+                            for mask in (at_j, at_pivot))
+        swapped = _select(w, at_j, row_pivot, _select(w, at_pivot, row_j, perm))
+        next_j = w.same_type("stablehlo.add", [j, _scalar(w, 1, np.int32)], index)[0]
+        return [next_j, swapped]
+
+    first = _scalar(w, 0, np.int32)
+    return w.generic("stablehlo.while", [first, start], [index, perm_shape], None,
+                     [w.block([index, perm_shape], condition),
+                      w.block([index, perm_shape], body)])[1]
+
+
+def _pick(w: FunctionWriter, values: str, mask: str) -> str:
+    """The one element of each row of `values` where `mask` is true (a masked sum)."""
+    shape = _shape_of(w, values)
+    masked = _select(w, mask, values, _scalar_like(w, values, 0))
+    scalar = Shape(shape.dtype, ())
+
+    def add(args: Leaves) -> Leaves:
+        return w.same_type("stablehlo.add", args, scalar)
+    return w.generic("stablehlo.reduce", [masked, _scalar(w, 0, shape.dtype)],
+                     [shape.with_dims(shape.dims[:-1])],
+                     {"dimensions": T.i64_array([shape.rank - 1])},
+                     [w.block([scalar, scalar], add)])[0]
+
+
 KernelRule = Callable[[FunctionWriter, HloInstruction, list, dict], Leaves]
 
 KERNELS: dict[str, KernelRule] = {
     "cholesky": _cholesky, "triangular_solve": _triangular_solve, "eigh": _eigh,
     "svd": _svd, "qr": _qr, "geqrf": _geqrf_rule, "householder_product": _householder_rule,
+    "lu": _lu, "lu_pivots_to_permutation": _pivots_to_permutation_rule,
 }
 
 TARGET_PREFIX = "jaxlite_lapack_"
@@ -250,9 +322,5 @@ def lapack_rule(target: str) -> KernelRule | None:
         return None
 
     def print_call(w: FunctionWriter, inst: HloInstruction, operands: list) -> Leaves:
-        dtype = _shape_of(w, operands[0]).dtype
-        if dtype.name not in _TYPE_LETTERS:
-            raise NotImplementedError(f"StableHLO printer: LAPACK has no {dtype.name} "
-                                      f"routines ({target})")
         return rule(w, inst, operands, json.loads(inst.attr("backend_config") or "{}"))
     return print_call

@@ -149,17 +149,30 @@ class FunctionWriter:
                ) -> Callable[[], None]:
         """A region that computes `comp`: its parameters are block arguments (flattened),
         or, with `captured`, the enclosing block's values for each parameter."""
+        if captured is not None:
+            return lambda: self.terminator("stablehlo.return", self.computation(
+                comp, [list(leaves) for leaves in captured]))
+        leaf_shapes = [T.leaf_shapes(p.shape) for p in comp.parameters]
+
+        def body(args: Leaves) -> Leaves:
+            params, start = [], 0
+            for shapes in leaf_shapes:  # regroup the flat arguments per parameter
+                params.append(args[start:start + len(shapes)])
+                start += len(shapes)
+            return self.computation(comp, params)
+        return self.block([s for shapes in leaf_shapes for s in shapes], body)
+
+    def block(self, shapes: Sequence[Shape], body: Callable[[Leaves], Leaves]
+              ) -> Callable[[], None]:
+        """A region whose block arguments have `shapes` and whose results `body` writes
+        (given the arguments), then returns."""
         def write() -> None:
-            if captured is None:
-                params = [self.block_arguments(T.leaf_shapes(p.shape))
-                          for p in comp.parameters]
-                typed = [f"{n}: {self.types[n]}" for leaves in params for n in leaves]
-                self._depth -= 1  # MLIR writes block labels one step out
-                self.line(f"^bb0({', '.join(typed)}):")
-                self._depth += 1
-            else:
-                params = [list(leaves) for leaves in captured]
-            self.terminator("stablehlo.return", self.computation(comp, params))
+            args = self.block_arguments(shapes)
+            typed = [f"{n}: {self.types[n]}" for n in args]
+            self._depth -= 1  # MLIR writes block labels one step out
+            self.line(f"^bb0({', '.join(typed)}):")
+            self._depth += 1
+            self.terminator("stablehlo.return", body(args))
         return write
 
     def computation(self, comp: HloComputation, params: Sequence[Leaves]) -> Leaves:
