@@ -32,6 +32,32 @@ def test_equations_carry_the_users_line_and_name_stack():
     assert str(by_name["sin"].source_info.name_stack) == ""
 
 
+def test_pretty_print_annotates_equations_with_lines_and_name_stacks():
+    lines = {}
+
+    def f(x):
+        with jax.named_scope("layer"):
+            lines["sin"] = _line() + 1
+            y = jnp.sin(x)
+        lines["exp"] = _line() + 1
+        return jnp.exp(y)
+    closed = jax.make_jaxpr(f)(1.0)
+    text = closed.pretty_print(source_info=True, name_stack=True)
+    assert text == closed.jaxpr.pretty_print(source_info=True, name_stack=True)
+    assert text.splitlines() == [
+        "{ lambda ; a:f32[]. let",
+        f"    b:f32[] = sin a    # {__file__}:{lines['sin']} (f)",
+        "                       # [layer]",
+        f"    c:f32[] = exp b    # {__file__}:{lines['exp']} (f)",
+        "                       # []",
+        "  in (c,) }"]
+    assert closed.pretty_print(name_stack=True).splitlines()[1] == \
+        "    b:f32[] = sin a    # [layer]"
+    assert closed.pretty_print(print_shapes=False) == (
+        "{ lambda ; a. let b = sin a; c = exp b in (c,) }")
+    assert closed.pretty_print() == str(closed)
+
+
 @pytest.mark.parametrize("nested", [False, True])
 def test_debug_nans_names_the_line_of_the_operation(nested):
     lines = []

@@ -124,6 +124,14 @@ class Jaxpr:
 
     __repr__ = __str__
 
+    def pretty_print(self, *, source_info: bool = False, print_shapes: bool = True,
+                     name_stack: bool = False, **_options: Any) -> str:
+        """The jaxpr as text, each equation annotated with its user line (`source_info`)
+        and name stack (`name_stack`) when asked (mirrors `jax.core.Jaxpr.pretty_print`;
+        JAX's other options are accepted and change nothing)."""
+        return pretty_print(self, source_info=source_info, print_shapes=print_shapes,
+                            name_stack=name_stack)
+
 
 @dataclass(eq=False)
 class ClosedJaxpr:
@@ -160,6 +168,10 @@ class ClosedJaxpr:
         return pretty_print(self.jaxpr)
 
     __repr__ = __str__
+
+    def pretty_print(self, **options: Any) -> str:
+        """Its jaxpr's `pretty_print` (mirrors `jax.core.ClosedJaxpr.pretty_print`)."""
+        return self.jaxpr.pretty_print(**options)
 
 
 def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any,
@@ -213,9 +225,17 @@ class _Names:
     Variables that nothing reads are printed `_` and use up no name, as JAX prints them.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, print_shapes: bool = True,
+                 annotate: Callable[[JaxprEqn], list[str]] | None = None) -> None:
         self.names: dict[Var, str] = {}
         self.used: set[Var] = set()
+        self.print_shapes = print_shapes
+        # The comment lines printed beside each equation (pretty_print's options).
+        self.annotate = annotate
+
+    def fresh(self) -> "_Names":
+        """Names starting again from `a`, printed with the same options."""
+        return _Names(self.print_shapes, self.annotate)
 
     def __call__(self, atom: Atom) -> str:
         if isinstance(atom, Literal):
@@ -225,11 +245,11 @@ class _Names:
         return self.names[atom]
 
     def binder(self, var: Var) -> str:
-        return f"{self(var)}:{var.aval.str_short()}"
+        return f"{self(var)}:{var.aval.str_short()}" if self.print_shapes else self(var)
 
     def out_binder(self, var: Var) -> str:
         if var not in self.used:
-            return f"_:{var.aval.str_short()}"
+            return f"_:{var.aval.str_short()}" if self.print_shapes else "_"
         return self.binder(var)
 
     def note_uses(self, jaxpr: Jaxpr) -> None:
@@ -263,7 +283,7 @@ class OwnNames:
 def _format_param(value: Any, names: _Names, indent: int, lead: int) -> str:
     """A parameter's value; a jaxpr starts `lead` columns after `indent`."""
     if isinstance(value, OwnNames):
-        return _format_param(value.jaxpr, _Names(), indent, lead)
+        return _format_param(value.jaxpr, names.fresh(), indent, lead)
     if isinstance(value, ClosedJaxpr):
         value = value.jaxpr
     if isinstance(value, Jaxpr):
@@ -320,13 +340,45 @@ def _print_jaxpr(jaxpr: Jaxpr, names: _Names, indent: int, lead: int = 0) -> str
     head = f"{{ lambda {consts}; {ins}. let"
     # JAX keeps the space after `let` even with no equations: `let  in (a,) }`.
     one_line = head + " " + "; ".join(eqns) + f" in {outs} }}"
-    if len(one_line) + indent + lead <= _LINE_WIDTH and "\n" not in one_line:
+    if names.annotate is None and len(one_line) + indent + lead <= _LINE_WIDTH and \
+            "\n" not in one_line:
         return one_line
     pad = " " * (indent + 4)
+    if names.annotate is not None:
+        eqns = _annotated(eqns, [names.annotate(e) for e in jaxpr.eqns])
     body = "".join(f"\n{pad}{e}" for e in eqns)
     return f"{head}{body}\n{' ' * (indent + 2)}in {outs} }}"
 
 
-def pretty_print(jaxpr: Jaxpr) -> str:
-    """The jaxpr as `jax.make_jaxpr` prints it."""
-    return _print_jaxpr(jaxpr, _Names(), 0)
+def _annotated(eqns: list[str], notes: list[list[str]]) -> list[str]:
+    """Equations with their notes as comments in one column, 4 spaces right of the widest
+    one-line equation, one note per line after an equation's first line (JAX's layout)."""
+    width = max((len(e) for e in eqns if "\n" not in e), default=0) + 4
+    out = []
+    for eqn, lines in zip(eqns, notes):
+        first, newline, rest = eqn.partition("\n")
+        texts = [first + " " * max(width - len(first), 1) + "# " + lines[0]]
+        texts += [" " * width + "# " + note for note in lines[1:]]
+        texts[-1] += newline + rest
+        out.extend(texts)
+    return out
+
+
+def _eqn_notes(source_info: bool, name_stack: bool) -> Callable[[JaxprEqn], list[str]]:
+    def notes(eqn: JaxprEqn) -> list[str]:
+        info, lines = eqn.source_info, []
+        if source_info:
+            frames = getattr(info, "traceback", None)
+            lines.append(str(frames[-1]) if frames else "unknown")
+        if name_stack:
+            lines.append(f"[{getattr(info, 'name_stack', '')}]")
+        return lines
+    return notes
+
+
+def pretty_print(jaxpr: Jaxpr, *, source_info: bool = False, print_shapes: bool = True,
+                 name_stack: bool = False) -> str:
+    """The jaxpr as `jax.make_jaxpr` prints it; with `source_info` / `name_stack`, each
+    equation is followed by comments with its user line / name stack, as JAX prints them."""
+    annotate = _eqn_notes(source_info, name_stack) if source_info or name_stack else None
+    return _print_jaxpr(jaxpr, _Names(print_shapes, annotate), 0)
