@@ -18,6 +18,7 @@ from jaxlite.core.sharding import Sharding
 from jaxlite.numpy._creation import asarray
 from jaxlite.numpy._promotion import user_dtype
 from jaxlite.runtime.array import ArrayImpl
+from jaxlite.runtime.dlpack_buffers import import_host
 from jaxlite.runtime.device import device_put
 
 __all__ = [
@@ -97,7 +98,7 @@ def dlpack_to_array(external: Any, device: Any, copy: bool | None) -> Any:
     if isinstance(device, Sharding) and len(device.device_set) > 1:
         raise ValueError("from_dlpack can only unpack a dlpack tensor onto a singular device, "
                          f"but a Sharding with {len(device.device_set)} devices was provided.")
-    host = np.from_dlpack(external, copy=copy)
+    host = import_host(external, copy)
     if host.dtype == dtypes.canonicalize_dtype(host.dtype):
         out = ArrayImpl(host)  # the producer's memory itself: a view, or copy=True's copy
     else:

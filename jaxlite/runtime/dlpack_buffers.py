@@ -10,17 +10,24 @@ old unversioned capsule cannot carry that flag, and numpy refuses to export a re
 array through it; JAX exports its immutable buffers through it all the same, trusting the
 consumer not to write, and so does jaxlite, through a writable alias of the same memory.
 
-In (`jaxlite.numpy.from_dlpack`): numpy's import gives a view of the producer's memory,
-which becomes the Array's buffer when its dtype is canonical.
+In (`import_host`, behind `from_dlpack`): numpy's import gives a view of the producer's
+memory, which becomes the Array's buffer when its dtype is canonical.
+
+numpy's DLPack knows no bfloat16, which JAX (and PyTorch) exchange. Both directions carry
+it as uint16 through numpy and rewrite the element type code in the capsule's tensor
+description (a C struct whose layout the DLPack standard fixes) on the way.
 """
 from __future__ import annotations
 
+import ctypes
 import enum
 from typing import Any
 
 import numpy as np
 
-__all__ = ["CPU_DEVICE", "DLDeviceType", "export_capsule"]
+from jaxlite.core import dtypes
+
+__all__ = ["CPU_DEVICE", "DLDeviceType", "export_capsule", "import_host"]
 
 
 class DLDeviceType(enum.IntEnum):
@@ -32,6 +39,41 @@ class DLDeviceType(enum.IntEnum):
 
 
 CPU_DEVICE = (DLDeviceType.kDLCPU, 0)
+
+# DLDataType codes (DLPack's dlpack.h): unsigned integers, and bfloat16.
+_KDL_UINT, _KDL_BFLOAT = 1, 4
+# Where the DLTensor starts in the capsule's struct: first in DLManagedTensor; after the
+# version, manager context, deleter and flags (8 bytes each) in DLManagedTensorVersioned.
+# In a DLTensor, the element type follows the data pointer, the device and ndim.
+_TENSOR_OFFSET = {b"dltensor": 0, b"dltensor_versioned": 32}
+_DTYPE_OFFSET = 20
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capsule_name = ctypes.pythonapi.PyCapsule_GetName
+_capsule_name.restype = ctypes.c_char_p
+_capsule_name.argtypes = [ctypes.py_object]
+
+
+def _element_type(capsule: Any) -> ctypes.Array:
+    """The (code, bits, lanes low byte, lanes high byte) bytes of the capsule's tensor,
+    writable in place."""
+    name = _capsule_name(capsule)
+    if name not in _TENSOR_OFFSET:
+        raise BufferError(f"from_dlpack: a capsule named {name!r} was already consumed "
+                          "or is not a DLPack tensor.")
+    address = _capsule_pointer(capsule, name) + _TENSOR_OFFSET[name] + _DTYPE_OFFSET
+    return (ctypes.c_uint8 * 4).from_address(address)
+
+
+def _retype(capsule: Any, old_code: int, new_code: int) -> bool:
+    """Rewrite a 16-bit element type code from `old_code` to `new_code`; whether it was."""
+    element = _element_type(capsule)
+    if element[0] != old_code or element[1] != 16:
+        return False
+    element[0] = new_code
+    return True
 
 
 class _WritableAlias:
@@ -61,10 +103,41 @@ def export_capsule(buffer: np.ndarray, *, stream: Any, max_version: Any, dl_devi
                           f"jaxlite arrays can be exported to the CPU {CPU_DEVICE} only.")
     if copy:
         buffer = buffer.copy()
+    bfloat16 = buffer.dtype == dtypes.bfloat16
+    if bfloat16:
+        buffer = buffer.view(np.uint16)
     versioned = max_version is not None and tuple(max_version)[0] >= 1
     if not versioned and not buffer.flags.writeable:
         buffer = np.asarray(_WritableAlias(buffer))
     if versioned:
-        return buffer.__dlpack__(max_version=max_version, copy=False)
-    return buffer.__dlpack__()
+        capsule = buffer.__dlpack__(max_version=max_version, copy=False)
+    else:
+        capsule = buffer.__dlpack__()
+    if bfloat16:
+        _retype(capsule, _KDL_UINT, _KDL_BFLOAT)
+    return capsule
+
+
+class _BFloat16AsUInt16:
+    """Stands between numpy's `from_dlpack` and a producer: passes numpy's request on, and
+    rewrites a bfloat16 tensor's type to uint16, which numpy can import."""
+
+    def __init__(self, producer: Any) -> None:
+        self.producer, self.was_bfloat16 = producer, False
+
+    def __dlpack__(self, **request: Any) -> Any:
+        capsule = self.producer.__dlpack__(**request)
+        self.was_bfloat16 = _retype(capsule, _KDL_BFLOAT, _KDL_UINT)
+        return capsule
+
+    def __dlpack_device__(self) -> Any:
+        return self.producer.__dlpack_device__()
+
+
+def import_host(external: Any, copy: bool | None) -> np.ndarray:
+    """The memory of a host DLPack tensor as a numpy array: a view of it, or a copy when
+    `copy=True` (numpy negotiates the protocol version and what is copied)."""
+    proxy = _BFloat16AsUInt16(external)
+    host = np.from_dlpack(proxy, copy=copy)
+    return host.view(dtypes.bfloat16) if proxy.was_bfloat16 else host
 
