@@ -313,3 +313,18 @@ def test_calls_transform_like_the_plain_function(wrapper, transform):
     assert len(actual) == len(expected)
     for a, e in zip(actual, expected):
         close(a, e, 1e-5)
+
+
+def test_array_methods_work_on_tracers_under_jit_and_vmap():
+    # A tracer's own attributes must not hide Array methods: `x.var()` under jit raised
+    # "TypeError: 'Var' object is not callable" when staging tracers kept their variable in
+    # an attribute named `var`.
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    for name in ("var", "std", "mean", "sum", "max", "argmax", "cumsum", "round"):
+        expected = getattr(x, name)(axis=-1) if name != "round" else x.round()
+        got = jax.jit(lambda a: getattr(a, name)(-1) if name != "round" else a.round())(x)
+        np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-6, err_msg=name)
+    np.testing.assert_allclose(np.asarray(jax.vmap(lambda r: r.var())(x)), x.var(axis=1),
+                               rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jax.grad(lambda a: a.var())(x[0])),
+                               2 * (x[0] - x[0].mean()) / 4, rtol=1e-6)

@@ -40,15 +40,16 @@ class DebugInfo:
 class StagingTracer(Tracer):
     """A tracer that stands for a jaxpr variable (or a literal, for converted scalars)."""
 
-    __slots__ = ("var",)
+    # Not `var`: that would hide the array method `x.var()` (the variance) on tracers.
+    __slots__ = ("atom",)
 
     def __init__(self, trace: "StagingTrace", var: Atom) -> None:
         super().__init__(trace)
-        self.var = var
+        self.atom = var
 
     @property
     def aval(self) -> ShapedArray:
-        return self.var.aval
+        return self.atom.aval
 
 
 def _is_literal_value(value: Any) -> bool:
@@ -85,11 +86,11 @@ class StagingTrace(Trace):
     def atom(self, value: Any) -> Atom:
         """The jaxpr atom for `value`: its variable, a literal, or a new constant."""
         if self.is_own(value):
-            return value.var
-        if isinstance(value, StagingTracer) and isinstance(value.var, Literal):
+            return value.atom
+        if isinstance(value, StagingTracer) and isinstance(value.atom, Literal):
             # An outer trace's converted scalar is a literal here too, not a captured
             # value (under linearize it would otherwise become a residual, unlike JAX).
-            return value.var
+            return value.atom
         replayed = self._replay_constant(value)
         if replayed is not None:
             return replayed
@@ -146,9 +147,9 @@ class StagingTrace(Trace):
                 and isinstance(value._trace, StagingTrace) and value._trace is not self):
             return None
         owner = value._trace
-        if not owner.computes_constant(value.var):
+        if not owner.computes_constant(value.atom):
             return None
-        return self._copy_constant(owner, value.var)
+        return self._copy_constant(owner, value.atom)
 
     def _copy_constant(self, owner: "StagingTrace", atom: Atom) -> Atom:
         if isinstance(atom, Literal):
@@ -201,7 +202,7 @@ class StagingTrace(Trace):
         return f"{debug.function_name}{place}", debug.transformation
 
     def origin(self, tracer: Tracer) -> tuple[str, str] | None:
-        var = getattr(tracer, "var", None)
+        var = getattr(tracer, "atom", None)
         if getattr(tracer, "_origin", None) is None and var in self.invars:
             index = self.invars.index(var)
             names = self.debug.arg_names if self.debug is not None else ()
@@ -224,8 +225,8 @@ class StagingTrace(Trace):
         elif origin is not None:
             text += f" The value was created on line {origin[1]}."
             if self.debug is not None and isinstance(tracer, StagingTracer) and \
-                    isinstance(tracer.var, Var):
-                names = _argument_names_behind(self, tracer.var)
+                    isinstance(tracer.atom, Var):
+                names = _argument_names_behind(self, tracer.atom)
                 if names:
                     text += f" It depends on the value of the argument(s) {', '.join(names)}."
         return [text]
@@ -277,7 +278,7 @@ def concretization_message(trace: StagingTrace, tracer: Tracer, context: str) ->
              f"{tracer.aval.str_short()} used in {context}."]
     debug = trace.debug
     if debug is not None and isinstance(tracer, StagingTracer):
-        names = _argument_names_behind(trace, tracer.var)
+        names = _argument_names_behind(trace, tracer.atom)
         if names:
             args = ", ".join(names)
             lines.append(f"The value depends on the argument(s) {args} of the function "
