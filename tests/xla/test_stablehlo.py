@@ -1,5 +1,5 @@
 """The StableHLO printer (jaxlite.xla.stablehlo): golden text, one rule per opcode, SSA
-form, types and constants. Real XLA reading the text is tests/test_stablehlo_jaxlib.py."""
+form, types and constants. Real XLA reading the text is tests/xla/test_stablehlo_jaxlib.py."""
 import re
 
 import numpy as np

@@ -5,11 +5,6 @@ jaxlite's own at the dtype's tolerance.
 
 Skips when no python with jax is found: set JAXLITE_JAX_PYTHON, or have /tmp/jaxvenv.
 """
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -22,9 +17,8 @@ from jaxlite.xla.evaluator import evaluate_module
 from jaxlite.xla.ir import ComputationBuilder, HloModule, NameUniquer
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
-
-RUNNER = Path(__file__).with_name("stablehlo_runner.py")
-JAX_PYTHON = os.environ.get("JAXLITE_JAX_PYTHON", "/tmp/jaxvenv/bin/python")
+from stablehlo_xla import (add_lowered_case, add_text_case, jax_python_or_skip, run_cases,
+                           unpack_like)
 
 _rng = np.random.default_rng(0)
 X = _rng.normal(size=(3, 4)).astype(np.float32)
@@ -223,38 +217,15 @@ def _hand_built():
         [vector, vector]), [out, chosen])))
 
 
-def _jax_python() -> str:
-    if not os.path.exists(JAX_PYTHON):
-        pytest.skip(f"no python with jax at {JAX_PYTHON} (set JAXLITE_JAX_PYTHON)")
-    probe = subprocess.run([JAX_PYTHON, "-c", "import jax, jaxlib"], capture_output=True)
-    if probe.returncode:
-        pytest.skip(f"{JAX_PYTHON} cannot import jax: {probe.stderr.decode()[-200:]}")
-    return JAX_PYTHON
-
-
-def _pack(array: np.ndarray) -> np.ndarray:
-    # npz files cannot hold bfloat16: its bits travel as uint16 (the runner's output too).
-    array = np.asarray(array)
-    return array.view(np.uint16) if array.dtype == dtypes.bfloat16 else array
-
-
 def _add_case(cases, name, fn, args, parse_only=False):
-    lowered = jax.jit(fn).lower(*args)
-    cases[f"{name}/text"] = np.array(lowered.as_text(dialect="stablehlo"))
-    inputs = list(lowered._lowered.const_args) + list(args)  # large constants first
-    for i, value in enumerate(inputs):
-        cases[f"{name}/arg{i}"] = _pack(value)
-    cases[f"{name}/bf16"] = np.array([i for i, v in enumerate(inputs)
-                                      if np.asarray(v).dtype == dtypes.bfloat16], int)
-    if parse_only:
-        cases[f"{name}/parse_only"] = np.array(True)
+    add_lowered_case(cases, name, jax.jit(fn).lower(*args), jax.tree_util.tree_leaves(args),
+                     parse_only)
 
 
 @pytest.fixture(scope="module")
 def xla_results(tmp_path_factory):
     """Every program's StableHLO run by jaxlib at once (one subprocess)."""
-    python = _jax_python()
-    folder = tmp_path_factory.mktemp("stablehlo")
+    jax_python_or_skip()
     cases = {}
     for name, (fn, args) in PROGRAMS.items():
         _add_case(cases, name, fn, args)
@@ -264,14 +235,9 @@ def xla_results(tmp_path_factory):
     for name, (fn, args) in PARSE_ONLY.items():
         _add_case(cases, name, fn, args, parse_only=True)
     # the tuple parameter of the hand-built module is two arguments: its leaves
-    cases["hand_built/text"] = np.array(stablehlo.print_module(_hand_built()))
-    cases["hand_built/arg0"], cases["hand_built/arg1"] = X[:2, :2].copy(), np.array(True)
-    cases["hand_built/bf16"] = np.array([], int)
-    np.savez(folder / "cases.npz", **cases)
-    done = subprocess.run([python, str(RUNNER), str(folder / "cases.npz"),
-                           str(folder / "out.npz")], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return dict(np.load(folder / "out.npz", allow_pickle=False)), cases
+    add_text_case(cases, "hand_built", stablehlo.print_module(_hand_built()),
+                  [X[:2, :2].copy(), np.array(True)])
+    return run_cases(cases, tmp_path_factory.mktemp("stablehlo")), cases
 
 
 def _tolerance(name: str, dtype: np.dtype) -> dict:
@@ -321,8 +287,7 @@ def test_stablehlo_runs_in_xla_with_our_numbers(name, xla_results):
     assert f"{name}/out{len(ours)}" not in results
     for i, (mine, other) in enumerate(zip(ours, theirs)):
         mine = np.asarray(mine)
-        if mine.dtype == dtypes.bfloat16:
-            other = other.view(dtypes.bfloat16)
+        other = unpack_like(other, mine)
         assert other.shape == mine.shape and other.dtype == mine.dtype, (i, other, mine)
         np.testing.assert_allclose(np.asarray(other, np.float64 if mine.dtype.kind != "c"
                                               else np.complex128),
