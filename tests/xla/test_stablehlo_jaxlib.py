@@ -17,6 +17,7 @@ from jaxlite.xla.evaluator import evaluate_module
 from jaxlite.xla.ir import ComputationBuilder, HloModule, NameUniquer
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
+import test_fixture_programs as fixtures
 from stablehlo_xla import (add_lowered_case, add_text_case, jax_python_or_skip, run_cases,
                            unpack_like)
 
@@ -180,6 +181,11 @@ LAPACK_PROGRAMS = {
         (np.array([[3, 1, 5, 3], [0, 4, 2, 5]], np.int32),)),
 }
 PROGRAMS.update(LAPACK_PROGRAMS)
+
+# The compiler's fixture programs (tests/xla/fixtures), on their stored inputs.
+PROGRAMS.update({f"fixture_{name}": (lambda *ins, program=program: program(list(ins)),
+                                     tuple(fixtures._inputs(name)))
+                 for name, program in fixtures.PROGRAMS.items()})
 
 # Programs that call jaxlite's own custom-call targets (host callbacks, special-function
 # kernels): real XLA has no implementation of them, so their text is only parsed and
