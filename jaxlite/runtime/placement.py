@@ -13,6 +13,7 @@ rules, as JAX applies them:
 - On a mesh: each result gets a `NamedSharding` over that mesh whose spec follows the
   computation (`propagate`): elementwise operations keep their operand's spec, reductions
   drop the reduced dimensions' entries, transposes permute them, broadcasts move them;
+  sharding constraints (which `shard_map` under `jit` leaves on its results) set theirs;
   anything else (where XLA's partitioner chooses a layout) gives a replicated result.
 
 The SPMD partitioner replaces the last rule with real sharding propagation and per-device
@@ -20,6 +21,7 @@ programs; these rules are the part of it that needs no collectives.
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable, Sequence
 
 from jaxlite.core.jaxpr import Literal
@@ -81,25 +83,28 @@ def _spec(sharding: Sharding | None, ndim: int) -> Spec | None:
 
 
 def _as_sharding(spec: Spec | None, mesh: Any) -> NamedSharding:
-    entries = list(spec or ())
+    entries = [None if e is PartitionSpec.UNCONSTRAINED else e for e in spec or ()]
     while entries and entries[-1] is None:
         entries.pop()  # JAX's result specs stop at the last split dimension
     return NamedSharding(mesh, PartitionSpec(*entries))
 
 
 def _place(results: Sequence[Any], args: Sequence[Any], what: str,
-           out_specs: Callable[[list[Spec | None]], list[Spec | None]]) -> list[Any]:
+           out_specs: Callable[[list[Spec | None]], list[Spec | None]],
+           mesh: Any = None) -> list[Any]:
     """`results` placed by the rules of the module docstring; `out_specs` maps the
-    arguments' specs to the results'."""
+    arguments' specs to the results'. `mesh`: that of the computation's sharding
+    constraints, which place results even when no argument is committed."""
     placed = committed_shardings(args)
-    if not placed:
+    if not placed and mesh is None:
         return list(results)
-    devices = _common_devices(args, placed, what)
     named = [s for _, s in placed if isinstance(s, NamedSharding)]
-    if not named:
-        target = SingleDeviceSharding(devices[0])
-        return [_with(r, target) for r in results]
-    mesh = named[0].mesh
+    if placed:
+        devices = _common_devices(args, placed, what)
+        if not named and mesh is None:
+            target = SingleDeviceSharding(devices[0])
+            return [_with(r, target) for r in results]
+    mesh = named[0].mesh if named else mesh
     in_specs = [_spec(a._sharding, a.ndim) if type(a) is ArrayImpl else None for a in args]
     specs = out_specs(in_specs)
     return [_with(r, _as_sharding(spec, mesh)) for r, spec in zip(results, specs)]
@@ -127,7 +132,34 @@ def place_jit_outputs(jaxpr: Any, args: Sequence[Any], results: list[Any],
                       name: str) -> list[Any]:
     """The results of a jitted call of the closed `jaxpr` on `args`, placed."""
     return _place(results, args, f"jit({name})",
-                  lambda specs: propagate(jaxpr.jaxpr, specs))
+                  lambda specs: propagate(jaxpr.jaxpr, specs), constraint_mesh(jaxpr.jaxpr))
+
+
+# Whether a jaxpr holds a sharding constraint over several devices, and its mesh.
+_CONSTRAINT_MESHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def constraint_mesh(jaxpr: Any) -> Any:
+    """The mesh of the first multi-device sharding constraint in `jaxpr` (or in the jitted
+    calls it makes), or None: such a program places its results whatever its arguments
+    (a `shard_map` inside `jit` leaves one per result)."""
+    try:
+        return _CONSTRAINT_MESHES[jaxpr]
+    except KeyError:
+        pass
+    mesh = None
+    for eqn in jaxpr.eqns:
+        sharding = eqn.params.get("sharding")
+        if eqn.primitive.name == "sharding_constraint" and isinstance(
+                sharding, NamedSharding) and sharding.mesh.size > 1 and \
+                hasattr(sharding.mesh, "devices"):
+            mesh = sharding.mesh
+        elif eqn.primitive.name in ("jit", "pjit") and "jaxpr" in eqn.params:
+            mesh = constraint_mesh(eqn.params["jaxpr"].jaxpr)
+        if mesh is not None:
+            break
+    _CONSTRAINT_MESHES[jaxpr] = mesh
+    return mesh
 
 
 def propagate(jaxpr: Any, in_specs: Sequence[Spec | None]) -> list[Spec | None]:
@@ -151,6 +183,8 @@ def _rule(primitive: Any, params: dict[str, Any], avals: Sequence[Any],
     name = primitive.name
     if name in ("jit", "pjit") and "jaxpr" in params:
         return propagate(params["jaxpr"].jaxpr, specs)
+    if name == "sharding_constraint" and isinstance(params.get("sharding"), NamedSharding):
+        return [_spec(params["sharding"], len(out_avals[0].shape))]
     if len(out_avals) != 1 or out_avals[0] is None or not any(specs):
         return [None] * len(out_avals)
     shape = tuple(out_avals[0].shape)

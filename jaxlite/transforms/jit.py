@@ -25,7 +25,7 @@ from jaxlite.runtime.collector import collection_paused
 from jaxlite.transforms import api_util as _api_util
 from jaxlite.transforms import cache_misses
 from jaxlite.runtime.array import ArrayImpl
-from jaxlite.runtime.placement import place_jit_outputs
+from jaxlite.runtime.placement import constraint_mesh, place_jit_outputs
 from jaxlite.runtime import environment
 from jaxlite.runtime.device import device_put
 from jaxlite.backends.base import Client, Device
@@ -284,7 +284,8 @@ class PjitFunction(Wrapped):
                 compiled = dispatch.compiled_call(traced.jaxpr, name, self._client(),
                                                   traced.donated_invars)
                 outs = place_jit_outputs(traced.jaxpr, leaves, compiled(leaves), name)
-                if key is not None and not traced.consts:
+                if key is not None and not traced.consts and \
+                        constraint_mesh(traced.jaxpr.jaxpr) is None:
                     self._plans[key] = (compiled, _rebuilder(traced.out_tree))
                     ALL_PLANS.use(self._plans, key)
             else:

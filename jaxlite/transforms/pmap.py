@@ -1,12 +1,12 @@
 """`jaxlite.pmap`: map a function over devices (mirrors `jax.pmap`).
 
 JAX 0.10.2 runs pmap as `jit` of `shard_map` over a one-axis mesh of `devices[:size]`. Here
-it is the same shape on jaxlite's pieces: `jit` of `vmap` with the axis name bound, compiled
-for the mesh's first device. The mapped axis must fit the devices, as in JAX: every mapped
-argument is split into one block per device, and each device's block must have size 1 along
-the mapped axis (JAX squeezes it out), so with one device only mapped axes of size 1 run.
-Placing the blocks on several devices is the part a multi-device runtime replaces
-(`_mesh_devices`, `_check_blocks`).
+it is the same shape on jaxlite's pieces: `jit` of `vmap` with the axis name bound (the
+layout shard_map gives a mesh axis, one member per device), and the results placed on the
+mesh's devices as JAX places them (`NamedSharding(Mesh(devices, (axis_name,)), P(...))`,
+split along each output's mapped axis). The mapped axis must fit the devices, as in JAX:
+every mapped argument is split into one block per device, and each device's block must
+have size 1 along the mapped axis (JAX squeezes it out).
 """
 from __future__ import annotations
 
@@ -17,7 +17,10 @@ import numpy as np
 
 from jaxlite.lax.slicing import index_in_dim
 from jaxlite.lax.broadcast import moveaxis
-from jaxlite.runtime.device import devices as backend_devices
+from jaxlite.core.sharding import NamedSharding, PartitionSpec as P
+from jaxlite.runtime.array import ArrayImpl
+from jaxlite.runtime.device import device_put, devices as backend_devices
+from jaxlite.runtime.sharding import Mesh
 from jaxlite.transforms import api_util as _api_util
 from jaxlite.transforms.jit import jit
 from jaxlite.transforms.vmap import check_axes_spec, vmap, _axes_per_leaf
@@ -55,7 +58,7 @@ def pmap(fun: Callable[..., Any], axis_name: Any = None, *, in_axes: Any = 0,
     in_axes = check_axes_spec(in_axes, out_axes, "pmap")
     compiled: dict[Any, Any] = {}
 
-    def prepare(args: tuple, kwargs: dict) -> tuple[Any, list, dict]:
+    def prepare(args: tuple, kwargs: dict) -> tuple[Any, tuple, list, dict]:
         dyn_at, static_values = _split_statics(args, statics, fun)
         dyn_args = [args[i] for i in dyn_at]
         dyn_in_axes = _dynamic_in_axes(in_axes, dyn_at, len(args))
@@ -74,15 +77,15 @@ def pmap(fun: Callable[..., Any], axis_name: Any = None, *, in_axes: Any = 0,
             donate = tuple(dyn_at.index(n % len(args)) for n in donated
                            if args and n % len(args) in dyn_at)
             compiled[key] = jit(body, donate_argnums=donate, device=mesh[0])
-        return compiled[key], dyn_args, kwargs
+        return compiled[key], mesh, dyn_args, kwargs
 
     @functools.wraps(fun)
     def pmapped(*args: Any, **kwargs: Any) -> Any:
-        call, dyn_args, kwargs = prepare(args, kwargs)
-        return call(*dyn_args, **kwargs)
+        call, mesh, dyn_args, kwargs = prepare(args, kwargs)
+        return _placed_on(mesh, name, call(*dyn_args, **kwargs), out_axes)
 
     def lower(*args: Any, **kwargs: Any) -> Any:
-        call, dyn_args, kwargs = prepare(args, kwargs)
+        call, _, dyn_args, kwargs = prepare(args, kwargs)
         return call.lower(*dyn_args, **kwargs)
     pmapped.lower = lower  # type: ignore[attr-defined]
     return pmapped
@@ -104,6 +107,23 @@ def _per_device_program(fun: Callable[..., Any], name: Any, in_axes: Any, out_ax
     moved = [index_in_dim(x, 0, 0, keepdims=False) if d is None
              else moveaxis(x, 0, d % np.ndim(x)) for x, d in zip(leaves, dests)]
     return tree_unflatten(tree, moved)
+
+
+def _placed_on(devices: tuple, name: Any, out: Any, out_axes: Any) -> Any:
+    """pmap's results on its devices, as JAX's: split along each output's mapped axis
+    over a one-axis mesh named after the pmap's axis (replicated for out_axes None)."""
+    if len(devices) == 1:
+        return out
+    mesh = Mesh(np.array(devices, dtype=object), (name,))
+    leaves, tree = tree_flatten(out)
+    dests = _axes_per_leaf(out_axes, out, "out_axes")
+    placed = []
+    for leaf, dest in zip(leaves, dests):
+        if isinstance(leaf, ArrayImpl):
+            spec = P() if dest is None else P(*[None] * (dest % leaf.ndim), name)
+            leaf = device_put(leaf, NamedSharding(mesh, spec))
+        placed.append(leaf)
+    return tree_unflatten(tree, placed)
 
 
 def _split_statics(args: tuple, statics: tuple[int, ...], fun: Callable[..., Any]

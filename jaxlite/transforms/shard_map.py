@@ -1,19 +1,29 @@
-"""`jaxlite.shard_map` and `jaxlite.smap` on one device (mirror `jax.shard_map` and
-`jax.smap`).
+"""`jaxlite.shard_map` and `jaxlite.smap` (mirror `jax.shard_map` and `jax.smap`).
 
-jaxlite runs on one device, so every mesh axis has size 1: each member's block of an
-argument is the whole argument, and concatenating the members' results along `out_specs`
-gives the one member's result. `shard_map(f, ...)` therefore calls `f` once, on the whole
-arrays, with the manual mesh axes bound as named axes of size 1 for the collectives
-(`psum` over one member is the identity, `axis_index` is 0, `all_gather` adds an axis of
-size 1, ...). Each axis is bound by a map of size 1 over nothing (`vmap_flat` with every
-input unmapped), so the inputs stay unbatched (a `cond` on them stays a `cond`); results
-that the collectives made per-member lose the size-1 axis again.
+Each manual mesh axis of size > 1 splits the arguments as their `in_specs` say: an
+argument is rearranged into its per-device blocks, stacked on one leading axis per mesh
+axis it is split over (`mesh_blocks.to_blocks`), and `f` runs under one `vmap` per manual
+mesh axis, bound to the axis name, so that the collectives of `jaxlite.lax` (psum, pmean,
+pmax, pmin, all_gather, psum_scatter, all_to_all, ppermute, axis_index) compute across
+the devices' blocks with the numbers JAX's give. An argument its spec does not split over
+an axis is not mapped over it (every device sees the same value). The results are laid
+back out as `out_specs` say (`mesh_blocks.from_blocks`): an axis a spec does not name keeps
+the first device's value, an axis it names that the result does not vary over tiles the
+copies. Eager results are placed on the mesh's devices (`NamedSharding(mesh, out_spec)`);
+under `jit` a sharding constraint makes the jitted call place them so.
+
+Mesh axes of size 1 are bound by a map of size 1 over nothing (`vmap_flat` with every input
+unmapped), so the inputs stay unbatched (a `cond` on them stays a `cond`); results that
+the collectives made per-member lose the size-1 axis again.
 
 The specs are validated as JAX validates them: `in_specs` / `out_specs` must be pytree
 prefixes of the arguments / results holding `PartitionSpec`s (or None leaves in `in_specs`,
-for static arguments) that name only manual mesh axes and are no longer than the arrays'
-ranks; the mesh comes from `mesh=` or `jax.set_mesh`.
+for static arguments) that name only manual mesh axes, are no longer than the arrays'
+ranks and split dimensions evenly; the mesh comes from `mesh=` or `jax.set_mesh`.
+
+The whole computation runs as one batched program on the host (the devices share its
+memory); the SPMD partitioner will run one program per device with collectives between
+them, from the same specs.
 """
 from __future__ import annotations
 
@@ -24,14 +34,16 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from jaxlite.core.avals import get_aval
-from jaxlite.core.sharding import AbstractMesh, AxisType, PartitionSpec
+from jaxlite.core.sharding import AbstractMesh, AxisType, NamedSharding, PartitionSpec
 from jaxlite.core.trace import Tracer, current_trace
 from jaxlite.interpreters.batching import vmap_flat
 from jaxlite.lax.shape_ops import squeeze
-from jaxlite.runtime.array import Array
+from jaxlite.lax.sharding_constraint import sharding_constraint_p
+from jaxlite.runtime.array import Array, ArrayImpl
 from jaxlite.runtime.device import device_put
-from jaxlite.runtime.sharding import get_abstract_mesh
+from jaxlite.runtime.sharding import Mesh, get_abstract_mesh
 from jaxlite.transforms import api_util as _api_util
+from jaxlite.transforms.mesh_blocks import from_blocks, split_names, to_blocks
 from jaxlite.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_leaves,
                                tree_map, tree_structure, tree_unflatten)
 
@@ -57,9 +69,9 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = I
               check_vma: bool = True) -> Callable:
     """Map `f` over the blocks of its arguments on a mesh (mirrors `jax.shard_map`).
 
-    Every mesh axis has size 1 on jaxlite's one device, so `f` runs once on the whole
-    arguments, with the manual axes (`axis_names`, default all of the mesh's) bound for the
-    collectives of `jaxlite.lax`. `in_specs` (default `Infer`: allowed when the manual axes
+    `f` runs once per device of the manual axes (`axis_names`, default all of the mesh's)
+    on that device's blocks, with those axes bound for the collectives of `jaxlite.lax`
+    (see the module docstring for how). `in_specs` (default `Infer`: allowed when the manual axes
     are Explicit) and `out_specs` are pytree prefixes of the arguments and of `f`'s result,
     with `PartitionSpec` leaves (None leaves of `in_specs` mark static arguments, passed to
     `f` as they are). `mesh=None` uses the mesh of `jax.set_mesh`. Works under jit, grad and
@@ -69,9 +81,9 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = I
     manual axes (a subset of the mesh's), the specs' types, axis names and pytree
     structure, their rank against the arguments and results, unreduced/reduced axes.
     Not checked: `check_vma`'s replication types (JAX rejects, for instance, an
-    `axis_index` result under `out_specs=P()`; here every value lives on the one member,
-    so it is returned), and whether `in_specs` agree with the arguments' Explicit
-    shardings, which jaxlite's arrays do not carry through operations.
+    `axis_index` result under `out_specs=P()`; here the first device's value is returned,
+    as JAX returns it with `check_vma=False`), and whether `in_specs` agree with the
+    arguments' Explicit shardings (`Infer` takes an argument's NamedSharding's spec).
     """
     kwargs = dict(mesh=mesh, in_specs=in_specs, out_specs=out_specs, axis_names=axis_names,
                   check_vma=check_vma)
@@ -135,14 +147,21 @@ def _shard_map(f: Callable, *, mesh: Any, in_specs: Any, out_specs: Any, axis_na
     def wrapped(*args: Any) -> Any:
         the_mesh, manual = _checked_mesh(mesh, axis_names, in_specs, out_specs, is_smap)
         leaves, in_tree = tree_flatten(args)
+        order = [n for n in the_mesh.axis_names if n in manual]
+        sizes = {n: the_mesh.shape[n] for n in order}
         if in_specs is Infer:
-            specs: list[Any] = [PartitionSpec()] * len(leaves)
+            specs: list[Any] = [_inferred_spec(x, the_mesh) for x in leaves]
         else:
             per_leaf = _per_leaf(in_specs, args, "in_specs")
             _check_ranks(f, "in", per_leaf, args)
+            _check_divisible(f, per_leaf, args, the_mesh, sizes)
             specs = [s for s, _ in per_leaf]
         dynamic = [s is not None for s in specs]
-        out_trees = []
+        _check_abstract_mesh_inputs(the_mesh, [x for x, d in zip(leaves, dynamic) if d])
+        blocked = [to_blocks(x, s, sizes, order) for x, s in zip(leaves, specs)
+                   if s is not None]
+        out_trees: list[Any] = []
+        out_leaf_specs: list[Any] = []
 
         def flat(*dyn: Any) -> list[Any]:
             given = iter(dyn)
@@ -150,11 +169,15 @@ def _shard_map(f: Callable, *, mesh: Any, in_specs: Any, out_specs: Any, axis_na
             result = f(*tree_unflatten(in_tree, full))
             out_leaves, out_tree = tree_flatten(result)
             out_trees.append(out_tree)
-            _check_ranks(f, "out", _per_leaf(out_specs, result, "out_specs"), result)
+            per_leaf_out = _per_leaf(out_specs, result, "out_specs")
+            _check_ranks(f, "out", per_leaf_out, result)
+            out_leaf_specs[:] = [s for s, _ in per_leaf_out]
             return out_leaves
-        names = [n for n in the_mesh.axis_names if n in manual]
-        outs = _with_axes(flat, [x for x, d in zip(leaves, dynamic) if d], names)
-        return tree_unflatten(out_trees[0], [_as_array(o) for o in outs])
+        outs, stacked = _with_axes(flat, [b for b, _ in blocked], [m for _, m in blocked],
+                                   [(n, sizes[n]) for n in order])
+        outs = [_placed(from_blocks(_as_array(o), st, spec, sizes), the_mesh, spec)
+                for o, st, spec in zip(outs, stacked, out_leaf_specs)]
+        return tree_unflatten(out_trees[0], outs)
     return wrapped
 
 
@@ -163,21 +186,68 @@ def _as_array(value: Any) -> Any:
     return value if isinstance(value, (Array, Tracer)) else device_put(value)
 
 
-def _with_axes(fun: Callable[..., list], args: Sequence[Any], names: Sequence[Any]) -> list:
-    """`fun(*args)` with each of `names` bound as a named axis of size 1 (the first
-    outermost, as a mesh orders its axes)."""
-    if not names:
-        return list(fun(*args))
+def _inferred_spec(leaf: Any, mesh: AbstractMesh) -> PartitionSpec:
+    """`Infer`'s spec for an argument: that of its NamedSharding over the mesh, else
+    replicated."""
+    sharding = getattr(leaf, "_sharding", None)
+    if isinstance(sharding, NamedSharding) and sharding.mesh == mesh:
+        return sharding.spec
+    return PartitionSpec()
+
+
+def _placed(value: Any, mesh: AbstractMesh, spec: PartitionSpec) -> Any:
+    """A result on the mesh's devices as its out_spec splits it (as JAX's): an eager one
+    put there, a traced one constrained (so that `jit` places its result)."""
+    if not isinstance(mesh, Mesh) or mesh.size == 1:
+        return value
+    if type(value) is ArrayImpl:
+        return device_put(value, NamedSharding(mesh, spec))
+    return sharding_constraint_p.bind(value, sharding=NamedSharding(mesh, spec), layout=None,
+                                      context_mesh=mesh.abstract_mesh,
+                                      unconstrained_dims=frozenset())
+
+
+def _check_abstract_mesh_inputs(mesh: AbstractMesh, leaves: Sequence[Any]) -> None:
+    """Over an AbstractMesh of several devices the blocks' devices come from the
+    arguments' shardings: eager arguments must have one (JAX's ValueError)."""
+    if isinstance(mesh, Mesh) or mesh.size == 1:
+        return
+    if any(not isinstance(x, Tracer) and not isinstance(getattr(x, "_sharding", None),
+                                                         NamedSharding) for x in leaves):
+        raise ValueError("Please pass `jax.Array`s with a `NamedSharding` as input to "
+                         "`shard_map` when passing `AbstractMesh` to the mesh argument.")
+
+
+def _with_axes(fun: Callable[..., list], args: Sequence[Any], mapped: Sequence[list],
+               levels: Sequence[tuple[Any, int]]) -> tuple[list, list[list]]:
+    """`fun(*args)` with each mesh axis of `levels` ((name, size), the first outermost)
+    bound as a named axis for the collectives; and, per output, the mesh axes it is
+    stacked over (in order).
+
+    An argument is mapped over an axis of size > 1 named in its `mapped` list (its leading
+    axes, in order); an axis of size 1 maps over nothing, so that the arguments stay
+    unbatched (a `cond` on them stays a `cond`). An output that does not vary over an axis
+    comes back without a stacked axis for it (every device holds the same value)."""
+    if not levels:
+        outs = list(fun(*args))
+        return outs, [[] for _ in outs]
+    (name, size), rest = levels[0], levels[1:]
     per_member: list[bool] = []
+    inner_stacked: list[list] = []
 
     def inner(*xs: Any) -> list[Any]:
-        outs = _with_axes(fun, xs, names[1:])
+        outs, stacked = _with_axes(fun, xs, mapped, rest)
         trace = current_trace()
         per_member[:] = [trace.unpack(o)[1] is not None for o in outs]
+        inner_stacked[:] = stacked
         return outs
-    outs = vmap_flat(inner, 1, list(args), [None] * len(args),
-                     lambda: [0 if p else None for p in per_member], axis_name=names[0])
-    return [squeeze(o, (0,)) if p else o for o, p in zip(outs, per_member)]
+    in_dims = [0 if size > 1 and name in m else None for m in mapped]
+    outs = vmap_flat(inner, size, list(args), in_dims,
+                     lambda: [0 if p else None for p in per_member], axis_name=name)
+    if size == 1:
+        outs = [squeeze(o, (0,)) if p else o for o, p in zip(outs, per_member)]
+        return outs, list(inner_stacked)
+    return outs, [[name] + st if p else st for p, st in zip(per_member, inner_stacked)]
 
 
 # ------------------------------------------------------------------------- checks
@@ -220,12 +290,6 @@ def _checked_mesh(mesh: Any, axis_names: Any, in_specs: Any, out_specs: Any,
     if in_specs is not Infer and in_specs is not None:
         _check_specs("in", in_specs, manual, mesh, types)
     _check_specs("out", out_specs, manual, mesh, types)
-    for name in sorted(manual, key=mesh.axis_names.index):
-        size = mesh.shape[name]
-        if size != 1:
-            raise NotImplementedError(
-                f"shard_map over mesh axis {name!r} of size {size} needs {size} devices per "
-                "mesh row; jaxlite runs on one device, where every mesh axis has size 1.")
     return mesh, manual
 
 
@@ -317,6 +381,38 @@ def _check_ranks(f: Callable, prefix: str, specs: list[tuple[Any, tuple]],
             "function:\n\n" + "\n\n".join(lines) + f"\n\nEntries in {prefix}_specs must be "
             f"of length no greater than the number of axes in the corresponding {put} value. "
             f"For scalar values (rank 0), use an {prefix}_specs entry of `P()`.")
+
+
+def _check_divisible(f: Callable, specs: list[tuple[Any, tuple]], args: Any,
+                     mesh: AbstractMesh, sizes: dict[Any, int]) -> None:
+    """Each split dimension divides evenly over its mesh axes (JAX's ValueError)."""
+    lines = []
+    for (spec, _), (path, leaf) in zip(specs, tree_flatten_with_path(args)[0]):
+        if spec is None:
+            continue
+        shape = get_aval(leaf).shape
+        for axis, names in enumerate(split_names(spec, len(shape), sizes)):
+            parts = int(np.prod([sizes[n] for n in names]))
+            if shape[axis] % parts == 0:
+                continue
+            target = (f"mesh axis {names[0]!r} (of size {parts})" if len(names) == 1 else
+                      f"mesh axes {tuple(names)} (of total size {parts})")
+            lines.append(f"the passed args{keystr(path)} of shape "
+                         f"{_type_str(get_aval(leaf))}{_bound_to(f, path)} corresponds to "
+                         f"in_specs of value {spec}, which maps array axis {axis} (of size "
+                         f"{shape[axis]}) to {target}, but {parts} does not evenly divide "
+                         f"{shape[axis]}")
+    if lines:
+        raise ValueError(
+            f"shard_map applied to the function '{_api_util.function_name(f)}' was given "
+            "argument arrays with axis sizes that are not evenly divisible by the "
+            "corresponding mesh axis sizes:\n\nThe mesh given has shape "
+            f"{tuple(mesh.axis_sizes)} with corresponding axis names {mesh.axis_names}.\n\n"
+            + "\n\n".join(lines) + "\n\nArray arguments' axis sizes must be evenly "
+            "divisible by the mesh axis or axes indicated by the corresponding elements of "
+            "the argument's in_specs entry. Consider checking that in_specs are correct, and "
+            "if so consider changing the mesh axis sizes or else padding the input and "
+            f"adapting '{_api_util.function_name(f)}' appropriately.")
 
 
 def _type_str(aval: Any) -> str:

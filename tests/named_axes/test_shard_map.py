@@ -171,10 +171,13 @@ def test_smap_without_in_axes_needs_explicit_axes():
             jax.smap(lambda a: a, out_axes=0, axis_name="i")(X)
 
 
-def test_larger_mesh_axes_need_devices():
+def test_abstract_mesh_of_several_devices_needs_placed_arguments():
+    # (over real devices: tests/sharding/shard_map_cases.py)
     mesh = AbstractMesh((2,), ("i",), (AxisType.Auto,))
-    with pytest.raises(NotImplementedError, match="needs 2 devices"):
+    with pytest.raises(ValueError) as error:
         _shmap(mesh=mesh)(X)
+    assert str(error.value) == ("Please pass `jax.Array`s with a `NamedSharding` as input to "
+                                "`shard_map` when passing `AbstractMesh` to the mesh argument.")
 
 
 def test_unbound_axis_name_raises():
