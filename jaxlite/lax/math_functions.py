@@ -443,8 +443,9 @@ def _atan2_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if not dtypes.is_complex(x.dtype):
         return np.arctan2(x, y)
     # The complex continuation: -i log((y + i x) / sqrt(x**2 + y**2)).
+    dtype = x.dtype
     x, y = x.astype(np.complex128), y.astype(np.complex128)
-    return (-1j * np.log((y + 1j * x) / np.sqrt(x * x + y * y))).astype(np.complex64)
+    return (-1j * np.log((y + 1j * x) / np.sqrt(x * x + y * y))).astype(dtype)
 
 
 def _atan2_partial(t: Any, numerator: Any, x: Any, y: Any) -> Any:

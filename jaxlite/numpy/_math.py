@@ -202,6 +202,14 @@ acosh, asinh, atanh = arccosh, arcsinh, arctanh
 def _log_base(fun_name: str, base: float) -> Any:
     def fun(x: Any, /) -> Any:
         (x,) = promote_args_inexact(fun_name, x)
+        if dtypes.is_complex(x.dtype):
+            # Each part divided by the real log(base): a complex division would turn the
+            # 0 imaginary part of log(0) = -inf+0j into NaN (0 - inf * 0).
+            natural = lax.log(x)
+            part = lax.real(natural).dtype
+            divisor = lax._convert_element_type(math.log(base), part, weak_type=False)
+            return lax.complex(lax.div(lax.real(natural), divisor),
+                               lax.div(lax.imag(natural), divisor))
         # JAX divides by a strong constant, so the result is never weak-typed.
         divisor = lax._convert_element_type(math.log(base), x.dtype, weak_type=False)
         return lax.div(lax.log(x), divisor)

@@ -168,3 +168,22 @@ def test_finfo_and_expand_dims_answer_as_jax_not_the_standard():
     assert isinstance(jnp.iinfo(jnp.int8).max, int)
     with pytest.raises(ValueError):
         jnp.expand_dims(jnp.zeros((2, 3)), axis=3)
+
+
+def test_complex_log2_and_log10_keep_zero_imaginary_parts():
+    # JAX: log2(0j) = -inf+0j, log2(inf+0j) = inf+0j; a complex division made them NaN.
+    z = jnp.asarray([0j, complex("inf"), -2.5 + 1j], jnp.complex64)
+    for fun, base in ((jnp.log2, 2.0), (jnp.log10, 10.0)):
+        out = np.asarray(fun(z))
+        assert out.dtype == np.complex64
+        assert out[0] == complex(-np.inf, 0) and out[1] == complex(np.inf, 0)
+        np.testing.assert_allclose(out[2], np.log(-2.5 + 1j) / np.log(base), rtol=1e-6)
+
+
+def test_complex128_atan2_keeps_double_precision():
+    with jaxlite.enable_x64(True):
+        out = jnp.atan2(jnp.asarray([1 + 0j, 2 + 1j]), jnp.asarray([0j, 1 + 1j]))
+        assert out.dtype == np.complex128
+        # JAX 0.10.2's values; complex64 rounding gave 1.5707963705062866.
+        np.testing.assert_allclose(np.asarray(out).real, [1.5707963267948966, 1.0172219678978514],
+                                   rtol=1e-14)
