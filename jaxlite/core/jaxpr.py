@@ -10,11 +10,12 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from jaxlite.core.avals import ShapedArray
+from jaxlite.core.source_info import attributed_to
 
 _var_ids = itertools.count()
 
@@ -176,7 +177,10 @@ class ClosedJaxpr:
 
 def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any,
                propagate_source_info: bool = True) -> list[Any]:
-    """Run a jaxpr by binding each equation under the current trace (`jax.core.eval_jaxpr`)."""
+    """Run a jaxpr by binding each equation under the current trace (`jax.core.eval_jaxpr`).
+
+    With `propagate_source_info`, what an equation stages (under jit, grad, vmap) keeps the
+    equation's user line and name stack."""
     env: dict[Var, Any] = {}
 
     def read(atom: Atom) -> Any:
@@ -189,7 +193,11 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any,
     env.update(zip(jaxpr.invars, args))
     for eqn in jaxpr.eqns:
         try:
-            outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+            if propagate_source_info and eqn.source_info is not None:
+                with attributed_to(eqn.source_info):
+                    outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+            else:
+                outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
         except FloatingPointError as error:  # jax_debug_nans: say which line made it
             _note_source(error, eqn)
             raise

@@ -25,6 +25,7 @@ can say where a leaked value was made); other traces record it only while the op
 """
 from __future__ import annotations
 
+import contextvars
 import gc
 import inspect
 import os
@@ -43,6 +44,11 @@ _STDLIB = tuple({os.path.abspath(sysconfig.get_paths()[k]) + os.sep
                  for k in ("stdlib", "platstdlib")})
 _SITE_PACKAGES = tuple({os.path.abspath(sysconfig.get_paths()[k]) + os.sep
                         for k in ("purelib", "platlib")})
+# The user's line that work replayed from a jaxpr stands for (set by
+# `source_info.attributed_to`): transposition runs after the user's function returned, so
+# the stack no longer shows the line of the operation being transposed.
+ATTRIBUTED_LOCATION: contextvars.ContextVar["Location | None"] = contextvars.ContextVar(
+    "jaxlite_attributed_location", default=None)
 
 
 class Location(NamedTuple):
@@ -74,7 +80,10 @@ def where_created() -> Location | None:
 
     Staging asks for every equation it records, so the walk is kept lean: one dict look-up
     per frame, and the `Location` made by `tuple.__new__` (a NamedTuple's own constructor is
-    Python code)."""
+    Python code). Inside `source_info.attributed_to`, the line given there."""
+    attributed = ATTRIBUTED_LOCATION.get()
+    if attributed is not None:
+        return attributed
     internal_files = _INTERNAL_FILES
     frame = sys._getframe(1)
     while frame is not None:

@@ -5,7 +5,9 @@ JAX records, for each traced operation, the stack of scope names it was traced u
 keeps the name stack as a context variable with JAX's API, so libraries that push scopes
 or register their files as library code (flax, equinox) work. Staging gives each equation
 a `SourceInfo` holding the user's innermost frame (`core.leaks.where_created`) and the name
-stack; `jax_debug_nans` names that frame. HLO instructions do not carry it yet.
+stack; `jax_debug_nans` names that frame, and lowering makes both the HLO instructions'
+metadata. Work replayed from an equation later (transposition, re-tracing a jaxpr) is
+traced `attributed_to` that equation's source, so it keeps the user's line and scopes.
 """
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ import functools
 import traceback as _traceback
 from dataclasses import dataclass
 from typing import Any, Iterator, NamedTuple
+
+from jaxlite.core.leaks import ATTRIBUTED_LOCATION, Location
 
 
 @dataclass(frozen=True)
@@ -181,6 +185,26 @@ class user_context(_NameStackBlock):
 
     def new_stack(self) -> NameStack:
         return current_name_stack() if self.name_stack is None else self.name_stack
+
+
+@contextlib.contextmanager
+def attributed_to(source_info: Any) -> Iterator[None]:
+    """A block whose staged operations get `source_info`'s user line and name stack (as
+    JAX's eval_jaxpr propagates them); a block without it (None, or no frames) runs as is."""
+    frames = getattr(source_info, "traceback", None)
+    if not frames:
+        yield
+        return
+    frame = frames[-1]  # staging's Location, or a FrameSummary from `current()`
+    location = frame if isinstance(frame, Location) else Location(
+        frame.filename, frame.lineno or 0, frame.name)
+    location_token = ATTRIBUTED_LOCATION.set(location)
+    stack_token = _name_stack.set(source_info.name_stack)
+    try:
+        yield
+    finally:
+        _name_stack.reset(stack_token)
+        ATTRIBUTED_LOCATION.reset(location_token)
 
 
 @contextlib.contextmanager

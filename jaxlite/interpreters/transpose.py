@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from jaxlite.core.jaxpr import Jaxpr, Literal, Var
+from jaxlite.core.source_info import attributed_to
 from jaxlite.interpreters.ad import UndefinedPrimal, Zero, add_tangents, instantiate
 
 __all__ = ["UndefinedPrimal", "backward_pass", "is_undefined"]
@@ -69,7 +70,8 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
             ct_arg: Any = list(cts) if keep else [instantiate(ct) for ct in cts]
         else:
             ct_arg = cts[0]
-        in_cts = eqn.primitive.transpose(ct_arg, *map(read, eqn.invars), **eqn.params)
+        with attributed_to(eqn.source_info):
+            in_cts = eqn.primitive.transpose(ct_arg, *map(read, eqn.invars), **eqn.params)
         for var, ct in zip(eqn.invars, in_cts):
             accumulate(var, ct)
     return [cotangents.get(v, Zero(v.aval)) if is_undefined(a) else Zero(v.aval)

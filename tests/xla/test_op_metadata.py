@@ -136,3 +136,32 @@ def test_profiler_summary_names_the_users_operation():
     dot_row = next(line for line in text.splitlines() if " dot" in line)
     assert dot_row.endswith(f"jit(step)/layer1/dot_general (test_op_metadata.py:"
                             f"{_line_of(step, 'x @ w')})")
+
+
+def loss(w, x):
+    with jax.named_scope("layer"):
+        h = jnp.tanh(x @ w)
+    return jnp.mean(h ** 2)
+
+
+def test_backward_pass_is_attributed_to_the_forward_operations():
+    # Transposition runs after `loss` returned; its operations still name loss's lines and
+    # scopes, as JAX's do.
+    text = jax.jit(jax.grad(loss)).lower(jnp.ones((4, 4)), jnp.ones((2, 4))).as_text()
+    found = _metadata(text)
+    dots = [(name, line) for name, file, line in found if name.endswith("dot_general")]
+    assert len(dots) == 2  # forward x @ w, and the transposed product for w's gradient
+    assert set(dots) == {("jit(loss)/layer/dot_general", _line_of(loss, "x @ w"))}
+    tanh_line = _line_of(loss, "jnp.tanh")
+    assert all(line == tanh_line for name, _, line in found if name.startswith("jit(loss)/layer"))
+
+
+def test_restaged_equations_keep_their_source():
+    closed = jax.make_jaxpr(loss)(jnp.ones((4, 4)), jnp.ones((2, 4)))
+    again = jax.make_jaxpr(lambda w, x: jax.core.eval_jaxpr(closed.jaxpr, closed.consts, w, x))(
+        jnp.ones((4, 4)), jnp.ones((2, 4)))
+    before = [(str(e.source_info.name_stack), e.source_info.traceback[-1].line)
+              for e in closed.jaxpr.eqns]
+    after = [(str(e.source_info.name_stack), e.source_info.traceback[-1].line)
+             for e in again.jaxpr.eqns]
+    assert after == before
