@@ -260,6 +260,24 @@ class NamedSharding(Sharding):
                 "evenly divide the shape)")
         return tuple(size // n for size, n in zip(global_shape, parts))
 
+    def is_equivalent_to(self, other: Sharding, ndim: int) -> bool:
+        """Whether both place every array of rank `ndim` the same way (mirrors
+        `Sharding.is_equivalent_to`): the same devices in the same order, splitting the
+        same dimensions over the same mesh axes of size > 1."""
+        if not isinstance(other, NamedSharding):
+            return other.is_equivalent_to(self, ndim) if self.num_devices == 1 else False
+        return self._device_assignment == other._device_assignment and \
+            self._splits(ndim) == other._splits(ndim)
+
+    def _splits(self, ndim: int) -> list[tuple]:
+        out = []
+        for d in range(ndim):
+            entry = self.spec[d] if d < len(self.spec) else None
+            names = entry if isinstance(entry, tuple) else (entry,)
+            out.append(tuple(n for n in names if n is not None and
+                             n is not PartitionSpec.UNCONSTRAINED and self.mesh.shape[n] > 1))
+        return out
+
     def devices_indices_map(self, global_shape: Sequence[int]) -> dict[Any, tuple]:
         """Each device's block of an array of `global_shape`, as a tuple of slices (mirrors
         `Sharding.devices_indices_map`), in the mesh's device order."""

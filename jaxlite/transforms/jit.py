@@ -277,7 +277,7 @@ class PjitFunction(Wrapped):
                     if plan is not None:
                         return plan[1](plan[0](leaves))
             if self._in_shardings is not None:
-                self._check_in_shardings(args)
+                args = self._placed_arguments(args)
             traced, leaves = self._trace(args, kwargs)
             name = _api_util.function_name(self._fun)
             if _runs_eagerly(traced.consts, leaves):
@@ -292,23 +292,35 @@ class PjitFunction(Wrapped):
                 outs = jit_p.bind(*traced.consts, *leaves, jaxpr=traced.jaxpr, name=name)
             result = tree_unflatten(traced.out_tree, outs)
             if self._out_shardings is not None:
-                # One device: placing the results is all out_shardings can ask for.
+                # The results computed whole, then split as out_shardings says.
                 result = device_put(result, self._out_shardings)
             return result
         except Exception as error:
             filter_traceback(error)  # the user's frames only (JAX's traceback filtering)
             raise
 
-    def _check_in_shardings(self, args: tuple) -> None:
-        """in_shardings is a prefix of the positional arguments (static ones left out);
-        on one device it can only be checked, as device_put checks a placement."""
+    def _placed_arguments(self, args: tuple) -> tuple:
+        """The positional arguments with the dynamic ones put where in_shardings (a prefix
+        of them, static ones left out) says, as device_put puts them: the results are then
+        placed from there (see `runtime.placement`)."""
         statics = self._static_indices(len(args))
         dynamic = tuple(a for i, a in enumerate(args) if i not in statics)
         shardings = self._in_shardings
         if isinstance(shardings, (list, tuple)) and len(shardings) != len(dynamic):
             raise ValueError(f"jit of {self.__name__}: in_shardings has {len(shardings)} "
                              f"entries for {len(dynamic)} positional (non-static) arguments.")
-        device_put(dynamic, tuple(shardings) if isinstance(shardings, list) else shardings)
+        placed = device_put(dynamic, tuple(shardings) if isinstance(shardings, list)
+                            else shardings)
+        for given, put in zip(tree_leaves(dynamic), tree_leaves(placed)):
+            if type(given) is ArrayImpl and given._sharding is not None and \
+                    not given._sharding.is_equivalent_to(put._sharding, given.ndim):
+                raise ValueError(
+                    "Sharding passed to jit does not match the sharding on the respective "
+                    f"arg. Got jit sharding: {put._sharding},\narg sharding: "
+                    f"{given._sharding} for arg type: {given.dtype.name}"
+                    f"[{','.join(map(str, given.shape))}]")
+        placed_at = iter(placed)
+        return tuple(a if i in statics else next(placed_at) for i, a in enumerate(args))
 
     def trace(self, *args: Any, **kwargs: Any) -> "Traced":
         """Trace without running (mirrors `jax.jit(f).trace`)."""

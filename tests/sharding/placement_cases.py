@@ -163,3 +163,25 @@ def test_visualize_array_sharding_as_jax_draws_it():
         views.draw(jax)
     expected = (Path(__file__).parent / "data" / f"views_{N}.txt").read_text()
     assert printed.getvalue() == expected
+
+
+def test_jit_in_and_out_shardings_place():
+    mesh = Mesh(np.array(jax.devices()), ("x",))
+    split, whole = NamedSharding(mesh, P("x")), NamedSharding(mesh, P())
+    value = np.arange(2.0 * N, dtype=np.float32)
+    f = jax.jit(lambda a, b: (a * 2, a.sum(), b), in_shardings=(split, None))
+    doubled, total, same = f(value, 3.0)
+    np.testing.assert_array_equal(np.asarray(doubled), value * 2)
+    assert float(total) == value.sum() and float(same) == 3.0
+    assert [r.sharding for r in (doubled, total, same)] == [split, whole, whole]
+    g = jax.jit(lambda a: a + 1, out_shardings=whole)
+    assert g(value).sharding == whole and g(value).committed
+    h = jax.jit(lambda a: a + 1, in_shardings=split)
+    if N == 1:  # the same placement on one device: accepted, as by JAX
+        np.testing.assert_array_equal(np.asarray(h(jax.device_put(value, whole))), value + 1)
+        return
+    with pytest.raises(ValueError) as error:
+        h(jax.device_put(value, whole))
+    assert str(error.value) == (
+        "Sharding passed to jit does not match the sharding on the respective arg. Got jit "
+        f"sharding: {split},\narg sharding: {whole} for arg type: float32[{2 * N}]")
