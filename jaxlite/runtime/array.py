@@ -197,6 +197,8 @@ class ArrayImpl(Array):
         the shape and dtype stay readable."""
         if type(self._value) is not _DeletedValue:
             self._value = _DeletedValue(self._value)  # type: ignore[assignment]
+        for shard in self._shards or ():  # each device's block goes too
+            shard.delete()
 
     def __bool__(self) -> bool:
         if self.size != 1:

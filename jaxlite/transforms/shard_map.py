@@ -41,7 +41,7 @@ from jaxlite.lax.shape_ops import squeeze
 from jaxlite.lax.sharding_constraint import sharding_constraint_p
 from jaxlite.runtime.array import Array, ArrayImpl
 from jaxlite.runtime.device import device_put
-from jaxlite.runtime.sharding import Mesh, get_abstract_mesh
+from jaxlite.runtime.sharding import Mesh, get_abstract_mesh, get_mesh
 from jaxlite.transforms import api_util as _api_util
 from jaxlite.transforms.mesh_blocks import from_blocks, split_names, to_blocks
 from jaxlite.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_leaves,
@@ -190,15 +190,21 @@ def _inferred_spec(leaf: Any, mesh: AbstractMesh) -> PartitionSpec:
     """`Infer`'s spec for an argument: that of its NamedSharding over the mesh, else
     replicated."""
     sharding = getattr(leaf, "_sharding", None)
-    if isinstance(sharding, NamedSharding) and sharding.mesh == mesh:
+    if isinstance(sharding, NamedSharding) and _abstract(sharding.mesh) == _abstract(mesh):
         return sharding.spec
     return PartitionSpec()
 
 
 def _placed(value: Any, mesh: AbstractMesh, spec: PartitionSpec) -> Any:
     """A result on the mesh's devices as its out_spec splits it (as JAX's): an eager one
-    put there, a traced one constrained (so that `jit` places its result)."""
-    if not isinstance(mesh, Mesh) or mesh.size == 1:
+    put there, a traced one constrained (so that `jit` places its result). An abstract
+    mesh places on the devices of the mesh `jax.set_mesh` made current."""
+    if not isinstance(mesh, Mesh):
+        context = get_mesh()
+        if context.empty or _abstract(context) != _abstract(mesh):
+            return value
+        mesh = context
+    if mesh.size == 1:
         return value
     if type(value) is ArrayImpl:
         return device_put(value, NamedSharding(mesh, spec))

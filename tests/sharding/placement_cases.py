@@ -185,3 +185,13 @@ def test_jit_in_and_out_shardings_place():
     assert str(error.value) == (
         "Sharding passed to jit does not match the sharding on the respective arg. Got jit "
         f"sharding: {split},\narg sharding: {whole} for arg type: float32[{2 * N}]")
+
+
+def test_deleting_a_placed_array_deletes_its_blocks():
+    mesh = Mesh(np.array(jax.devices()), ("x",))
+    x = jax.device_put(np.arange(2.0 * N), NamedSharding(mesh, P("x")))
+    shards = x.addressable_shards
+    x.delete()
+    assert x.is_deleted() and all(s.data.is_deleted() or N == 1 for s in shards)
+    with pytest.raises(RuntimeError, match="Array has been deleted"):
+        np.asarray(x)

@@ -135,3 +135,17 @@ def test_pmap_over_the_devices():
     np.testing.assert_array_equal(np.asarray(one), x[0])
     with pytest.raises(ValueError, match="cannot select an axis to squeeze out"):
         jax.pmap(lambda a: a)(np.zeros((2 * N, 2), np.float32))
+
+
+def test_smap_and_infer_over_the_context_mesh():
+    mesh = jax.make_mesh((N,), ("i",), axis_types=(jax.sharding.AxisType.Explicit,))
+    x = np.arange(2.0 * N, dtype=np.float32)
+    with jax.set_mesh(mesh):
+        y = jax.device_put(x, P("i"))
+        z = jax.smap(lambda a: a * 2 + lax.axis_index("i"), in_axes=0, out_axes=0,
+                     axis_name="i")(y)
+        # Infer takes y's spec: each device adds its index to its own block
+        w = jax.shard_map(lambda a: a + lax.axis_index("i"), out_specs=P("i"))(y)
+    np.testing.assert_array_equal(np.asarray(z), x * 2 + np.repeat(np.arange(N), 2))
+    np.testing.assert_array_equal(np.asarray(w), x + np.repeat(np.arange(N), 2))
+    assert w.sharding == NamedSharding(mesh, P("i")) or N == 1
