@@ -35,15 +35,16 @@ import threading
 from dataclasses import dataclass
 from typing import Callable
 
-from jaxlite.backends import cpu, interpreter
+from jaxlite.backends import cpu, gpu, interpreter
 from jaxlite.backends.base import Client
 from jaxlite.config import config
 
 PLUGIN_GROUP = "jaxlite.backends"
 
 # Higher wins the default. The LLVM CPU backend (`cpu.PRIORITY`) sits above the interpreter,
-# which stays registered as the fallback for hosts where llvmlite cannot start; a GPU backend
-# would sit above both, and a plugin that only returns a factory beats them all, as in JAX.
+# which stays registered as the fallback for hosts where llvmlite cannot start; the gpu
+# backend (`gpu.PRIORITY`, starting only where CuPy sees a device) sits above both, and a
+# plugin that only returns a factory beats them all, as in JAX.
 INTERPRETER_PRIORITY = 0
 PLUGIN_PRIORITY = 400
 
@@ -78,8 +79,8 @@ class BackendRegistry:
 
     Parameters
     ----------
-    builtins : register jaxlite's own backends (the LLVM cpu backend, the default; the
-        interpreter below it).
+    builtins : register jaxlite's own backends (the gpu backend, the default where CuPy
+        sees a GPU; the LLVM cpu backend, the default elsewhere; the interpreter below).
     plugin_group : the entry point group searched for plugins.
     """
 
@@ -98,6 +99,7 @@ class BackendRegistry:
             self.register(interpreter.PLATFORM, interpreter.make_client,
                           priority=INTERPRETER_PRIORITY)
             cpu.register(self)
+            gpu.register(self)
 
     # ------------------------------------------------------------------- registration
 

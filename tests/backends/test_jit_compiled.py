@@ -249,8 +249,8 @@ def test_jit_on_a_device_and_errors():
     assert np.asarray(f(np.zeros(2, np.float32))).tolist() == [1.0, 1.0]
     with pytest.raises(ValueError, match="either device or backend"):
         jax.jit(lambda x: x, device=device, backend="interpreter")
-    with pytest.raises(RuntimeError, match="Unknown backend gpu"):
-        jax.jit(lambda x: x, backend="gpu")(1.0)
+    with pytest.raises(RuntimeError, match="Unknown backend tpu"):
+        jax.jit(lambda x: x, backend="tpu")(1.0)
 
 
 def test_device_put_and_get():

@@ -42,29 +42,31 @@ def test_the_default_backend_is_the_llvm_cpu_backend():
 
 
 def test_unknown_backend_says_so():
-    with pytest.raises(RuntimeError, match="Unknown backend gpu"):
-        jax.devices("gpu")
-    with pytest.raises(RuntimeError, match="Unknown backend gpu"):
-        jax.device_count("gpu")
+    with pytest.raises(RuntimeError, match="Unknown backend tpu"):
+        jax.devices("tpu")
+    with pytest.raises(RuntimeError, match="Unknown backend tpu"):
+        jax.device_count("tpu")
 
 
 def test_priority_chooses_the_default():
     reg = fresh(fast=(10, lambda: InterpreterClient("fast")),
                 slow=(-5, lambda: InterpreterClient("slow")))
-    # The LLVM cpu backend is built in, above the interpreter.
-    assert reg.registered() == ["cpu", "fast", "interpreter", "slow"]
+    # The gpu and LLVM cpu backends are built in, above the interpreter (the gpu backend
+    # starts only where CuPy sees a device).
+    assert reg.registered() == ["gpu", "cpu", "fast", "interpreter", "slow"]
     assert reg.get_backend().platform == "cpu"
-    reg = fresh(fast=(200, lambda: InterpreterClient("fast")),
+    reg = fresh(fast=(300, lambda: InterpreterClient("fast")),
                 slow=(-5, lambda: InterpreterClient("slow")))
-    assert reg.registered() == ["fast", "cpu", "interpreter", "slow"]
+    assert reg.registered() == ["fast", "gpu", "cpu", "interpreter", "slow"]
     assert reg.get_backend().platform == "fast"
     assert reg.get_backend("slow").platform == "slow"
-    assert list(reg.backends()) == ["fast", "cpu", "interpreter", "slow"]
+    assert list(reg.backends())[0] == "fast"
+    assert [n for n in reg.backends() if n != "gpu"] == ["fast", "cpu", "interpreter", "slow"]
 
 
 def test_equal_priorities_keep_registration_order():
     reg = fresh(first=(0, lambda: InterpreterClient("first")))
-    assert reg.registered() == ["cpu", "interpreter", "first"]
+    assert reg.registered() == ["gpu", "cpu", "interpreter", "first"]
 
 
 def test_jax_platforms_chooses_in_order_of_preference():

@@ -1,5 +1,17 @@
-"""The gpu backend (issue 16), in construction; not registered as a backend yet.
+"""The gpu backend (issue 16): fusions become GPU kernels, launched through CuPy.
 
+Platform "gpu" (devices `CudaDevice(id=0)`, or `RocmDevice` on AMD): registered with every
+registry above the cpu backend (`PRIORITY`), so `jit` runs on the GPU by default where it
+starts, as JAX prefers a GPU; `JAXLITE_PLATFORMS=gpu` asks for it alone. It starts only
+when CuPy imports and sees a device; elsewhere the registry records why (see
+`jaxlite.backends.registry.backend_errors()`) and the cpu backend takes over. Importing
+this package is cheap: CuPy and the compiler load when the client starts.
+
+Platform "gpu-interpreter": the same compiler and executables with the numpy kernel
+interpreter as launcher, registered only by `register_interpreter(registry)` (the gpu
+tests' conftest does) at a priority below the interpreter's, so it is never a default.
+
+The pieces:
 - `kernel_ir`: a typed IR of one kernel (threads, blocks, shared memory, barriers, warp
   shuffles, vector accesses, atomics); `kernel_interpreter` runs it in numpy, phase by
   phase between barriers, checking races and divergence;
@@ -8,5 +20,46 @@
   fusions), `transpose_kernels` (transposed reads through shared-memory tiles) and
   `reduction_kernels` (row kernels, two-stage trees), on `hlo_elemental` (fused
   instructions at an index) and `index_math`;
-- `reference_run`: a fusion's kernels run by the interpreter on numpy arrays.
+- `reference_run`: a fusion's kernels run by the interpreter on numpy arrays;
+- the backend: `client`, `executable`, `buffer`, `program` (the module's computations
+  walked in schedule order), `device_ops` (dots and layout changes with `xp`),
+  `host_fallback` (the HLO evaluator for what has no kernel yet), `launchers` (CuPy, or
+  the kernel interpreter).
 """
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+PLATFORM = "gpu"
+INTERPRETER_PLATFORM = "gpu-interpreter"
+# Above the cpu backend (100): a GPU that starts is the default, as in JAX; below plugins.
+PRIORITY = 200
+# Below the HLO interpreter (0): only chosen by name.
+INTERPRETER_PRIORITY = -10
+
+__all__ = ["INTERPRETER_PLATFORM", "PLATFORM", "PRIORITY", "make_client",
+           "make_interpreter_client", "register", "register_interpreter"]
+
+
+def make_client() -> Any:
+    """Start the backend on CuPy's device 0 (`RuntimeError` with the reason otherwise)."""
+    return importlib.import_module("jaxlite.backends.gpu.client").make_client()
+
+
+def make_interpreter_client() -> Any:
+    """The gpu backend with kernels run by the numpy kernel interpreter."""
+    return importlib.import_module("jaxlite.backends.gpu.client").make_interpreter_client()
+
+
+def register(registry: Any) -> None:
+    """Register "gpu" in `registry` (a `BackendRegistry`), unless it already is."""
+    if PLATFORM not in registry.registered():
+        registry.register(PLATFORM, make_client, priority=PRIORITY)
+
+
+def register_interpreter(registry: Any) -> None:
+    """Register "gpu-interpreter" in `registry`, unless it already is."""
+    if INTERPRETER_PLATFORM not in registry.registered():
+        registry.register(INTERPRETER_PLATFORM, make_interpreter_client,
+                          priority=INTERPRETER_PRIORITY)

@@ -1,0 +1,209 @@
+"""An optimized module as the gpu backend runs it: its computations walked in schedule
+order, each instruction run by generated kernels, by the array module `xp`, or on the host
+(the GPU side of XLA's thunk sequence, interpreted from Python).
+
+Every array value is a flat device array in its shape's memory order; tuples are Python
+tuples of them. Per instruction of the entry computation and of the computations its
+control flow calls:
+
+- fusions a builder of `build` handles: their kernels, through the launcher; output
+  fusions of a dot and its elementwise epilogue: the dot with `xp`, then the epilogue's
+  kernels (`dot_epilogue`);
+- parameters, constants (uploaded once, at compile time), tuples, get-tuple-element: no
+  work; bitcast, copy, transpose, reshape and floating-point dots: `device_ops` with `xp`;
+- `while`: the condition's predicate is read back on the host each iteration (one small
+  copy and a stream synchronization per iteration; a device-side loop is not built yet),
+  then the body runs with the same rules; `conditional`: the selector read back likewise,
+  the branch run; `call`: its computation run;
+- everything else, and fusions without a builder: `host_fallback` (the HLO evaluator on
+  host copies of the operands), listed with the reason in `plan`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from jaxlite.backends.gpu import device_ops
+from jaxlite.backends.gpu import kernel_ir as ir
+from jaxlite.backends.gpu.build import UnsupportedFusion, build_fusion
+from jaxlite.backends.gpu.dot_epilogue import split_dot_fusion
+from jaxlite.backends.gpu.fusion_kernels import FusionKernels
+from jaxlite.backends.gpu.host_fallback import HostInstruction
+from jaxlite.xla.evaluator_arrays import to_memory_order
+from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
+from jaxlite.xla.opcodes import Opcode
+
+__all__ = ["Program", "Step"]
+
+_O = Opcode
+_STRUCTURAL = (_O.PARAMETER, _O.TUPLE, _O.GET_TUPLE_ELEMENT, _O.CONSTANT)
+
+
+@dataclass(frozen=True)
+class Step:
+    """How one instruction runs: `where` is "kernel", "xp", "xp+kernel" (a dot, then its
+    epilogue's kernels), "host", "control" or "none";
+    `why` says why an instruction runs on the host."""
+    inst: HloInstruction
+    where: str
+    run: Callable[[list[Any]], Any]
+    why: str = ""
+
+
+class Program:
+    """The steps of every computation of `module` the entry reaches through control flow.
+
+    Parameters
+    ----------
+    module : the optimized module.
+    launcher : a launcher (see `launchers`): builds' options, `prepare`, `launch`, `xp`.
+    """
+
+    def __init__(self, module: HloModule, launcher: Any) -> None:
+        self.module = module
+        self.launcher = launcher
+        self.xp = launcher.xp
+        self.kernels: list[FusionKernels] = []
+        self._steps: dict[int, list[Step]] = {}
+        self._prepare(module.entry)
+
+    # ------------------------------------------------------------------ preparation
+    def _prepare(self, comp: HloComputation) -> None:
+        if id(comp) in self._steps:
+            return
+        self._steps[id(comp)] = [self._step(inst) for inst in comp.instructions]
+        for inst in comp.instructions:
+            if inst.opcode in (_O.WHILE, _O.CONDITIONAL, _O.CALL):
+                for called in inst.called:
+                    self._prepare(called)
+
+    def _step(self, inst: HloInstruction) -> Step:
+        op = inst.opcode
+        if op in _STRUCTURAL:
+            return Step(inst, "none", self._structural(inst))
+        if op is _O.FUSION:
+            return self._fusion(inst)
+        if op in device_ops.LAYOUT_OPCODES and not inst.shape.is_tuple and (
+                inst.shape.dtype == inst.operands[0].shape.dtype):
+            return Step(inst, "xp", lambda ops: device_ops.layout_op(self.xp, inst, ops[0]))
+        if op is _O.DOT:
+            if device_ops.dot_supported(inst, self.launcher.storage_dtype):
+                return Step(inst, "xp", lambda ops: device_ops.dot(self.xp, inst, *ops))
+            return self._host(inst, "a dot of integers, complex numbers or types the "
+                                    "array module does not store")
+        if op is _O.WHILE:
+            return Step(inst, "control", lambda ops: self._while(inst, ops[0]))
+        if op is _O.CONDITIONAL:
+            return Step(inst, "control", lambda ops: self._conditional(inst, ops))
+        if op is _O.CALL:
+            return Step(inst, "control", lambda ops: self.run(inst.called[0], ops))
+        return self._host(inst, f"no gpu kernel or array-module rule for {op.text} yet")
+
+    def _fusion(self, inst: HloInstruction) -> Step:
+        """The kernels of a fusion; a dot then its epilogue's kernels for an output
+        fusion (`dot_epilogue`); the host when neither builds."""
+        try:
+            launch = self._kernels(inst)
+            return Step(inst, "kernel", lambda ops: launch(ops))
+        except UnsupportedFusion as error:
+            why = str(error)
+        split = split_dot_fusion(inst)
+        if split is None or not device_ops.dot_supported(split.dot,
+                                                          self.launcher.storage_dtype):
+            return self._host(inst, why)
+        if split.epilogue is None:
+            epilogue = None
+        else:
+            try:
+                epilogue = self._kernels(split.epilogue)
+            except UnsupportedFusion as error:
+                return self._host(inst, f"{why}; its epilogue: {error}")
+        lhs, rhs = split.operands
+
+        def run(ops: list[Any]) -> Any:
+            product = device_ops.dot(self.xp, split.dot, ops[lhs], ops[rhs])
+            return product if epilogue is None else epilogue(ops + [product])
+        return Step(inst, "xp+kernel", run)
+
+    def _kernels(self, fusion: HloInstruction) -> Callable[[list[Any]], Any]:
+        """Build and prepare the kernels of `fusion`; a function launching them on the
+        fusion's operands. Raises `UnsupportedFusion` when no builder handles it."""
+        kernels = build_fusion(fusion, self.launcher.build_options)
+        self.kernels.append(kernels)
+        prepared = self.launcher.prepare(kernels)
+        return lambda ops: self._launch(fusion, kernels, prepared, ops)
+
+    def _host(self, inst: HloInstruction, why: str) -> Step:
+        runner = HostInstruction(inst, self.launcher.to_host, self.launcher.to_device)
+        return Step(inst, "host", runner, why)
+
+    def _structural(self, inst: HloInstruction) -> Callable[[list[Any]], Any]:
+        op = inst.opcode
+        if op is _O.CONSTANT:
+            value = self._upload_constant(inst)
+            return lambda ops: value
+        if op is _O.TUPLE:
+            return tuple
+        if op is _O.GET_TUPLE_ELEMENT:
+            index = inst.attr("index")
+            return lambda ops: ops[0][index]
+        return lambda ops: ops  # parameters are bound by `run`
+
+    def _upload_constant(self, inst: HloInstruction) -> Any:
+        def upload(value: Any, shape: Any) -> Any:
+            if shape.is_tuple:
+                return tuple(upload(v, s) for v, s in zip(value, shape.tuple_shapes))
+            array = np.asarray(value).astype(shape.dtype, copy=False)
+            return self.launcher.to_device(to_memory_order(array, shape))
+        return upload(inst.attr("literal"), inst.shape)
+
+    # -------------------------------------------------------------------- running
+    def run(self, comp: HloComputation, args: list[Any]) -> Any:
+        """The value of `comp` on `args` (device values), its steps run in order."""
+        env: dict[int, Any] = {}
+        for step in self._steps[id(comp)]:
+            inst = step.inst
+            if inst.opcode is _O.PARAMETER:
+                env[id(inst)] = args[inst.attr("number")]
+                continue
+            env[id(inst)] = step.run([env[id(o)] for o in inst.operands])
+        return env[id(comp.root)]
+
+    def _launch(self, inst: HloInstruction, kernels: FusionKernels, prepared: Any,
+                operands: list[Any]) -> Any:
+        memory = {b.name: x for (b, _), x in zip(kernels.inputs, operands)}
+        for buffer, shape in kernels.outputs:
+            memory[buffer.name] = self.launcher.empty(shape.size, shape.dtype)
+        for buffer in kernels.scratch:
+            memory[buffer.name] = self.launcher.empty(buffer.size, ir.dtype_of(buffer.dtype))
+        self.launcher.launch(prepared, memory)
+        outs = [memory[b.name] for b, _ in kernels.outputs]
+        return tuple(outs) if inst.shape.is_tuple else outs[0]
+
+    def _predicate(self, value: Any, dtype: Any) -> Any:
+        return self.launcher.to_host(value, dtype).reshape(-1)[0]
+
+    def _while(self, inst: HloInstruction, state: Any) -> Any:
+        condition, body = inst.called
+        while bool(self._predicate(self.run(condition, [state]), np.bool_)):
+            state = self.run(body, [state])
+        return state
+
+    def _conditional(self, inst: HloInstruction, ops: list[Any]) -> Any:
+        selector_shape = inst.operands[0].shape
+        selector = self._predicate(ops[0], selector_shape.dtype)
+        branches = inst.called
+        if selector_shape.dtype == np.bool_:
+            index = 0 if bool(selector) else 1  # branches are (true, false)
+        else:
+            index = int(selector)
+            index = index if 0 <= index < len(branches) else len(branches) - 1
+        return self.run(branches[index], [ops[index + 1]])
+
+    # ------------------------------------------------------------------- reporting
+    def plan(self) -> list[Step]:
+        """Every step of every computation run, in order (for `text("kernels")`)."""
+        return [step for steps in self._steps.values() for step in steps]
+
