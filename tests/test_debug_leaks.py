@@ -175,7 +175,8 @@ def test_hessian_leak_is_reported_by_its_vmap():
     (lambda h: lax.cond(True, h, h, 1.0), "cond", "x"),
     (lambda h: lax.switch(1, [h, h], 1.0), "switch", "x"),
     (lambda h: lax.while_loop(lambda c: c < 3.0, h, 1.0), "while_body", "x"),
-    (lambda h: lax.scan(lambda c, x: (h(c), x), 0.0, jnp.ones(2)), "scan", "c")])
+    (lambda h: lax.scan(lambda c, x: (h(c), x), 0.0, jnp.ones(2)), "scan", "c"),
+    (lambda h: lax.fori_loop(0, 3, lambda i, c: h(c), 1.0), "fori_loop", "c")])
 def test_branch_and_loop_leaks_name_the_users_function(loop, what, argument):
     store = []
 
@@ -183,8 +184,8 @@ def test_branch_and_loop_leaks_name_the_users_function(loop, what, argument):
         store.append(x)
         return x + 1.0
     message = leak_error(lambda: loop(h))
-    if what == "scan":  # the body is the lambda around h
-        assert re.search(r"while tracing the function <lambda> at \S+ for scan\.", message)
+    if what in ("scan", "fori_loop"):  # the body is the lambda around h
+        assert re.search(rf"while tracing the function <lambda> at \S+ for {what}\.", message)
     else:
         assert f"while tracing the function h at {line_of(h)} for {what}." in message
     assert f"The value is the argument {argument}." in message

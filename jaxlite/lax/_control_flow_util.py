@@ -123,12 +123,16 @@ def debug_info(what: str, fun: Callable[..., Any], in_tree: PyTreeDef,
                in_avals: Sequence[ShapedArray]) -> DebugInfo | None:
     """What errors say about `fun` traced for `what` ("scan", "while_body", "cond"...): its
     name, where it is defined and its arguments' leaf names, as JAX's messages name a loop
-    body. None for a function that jaxlite wrapped around the user's (fori_loop's step):
-    errors then name the line that called the loop."""
+    body. A wrapper jaxlite made around the user's function names it through its
+    `debug_target` (what, held function, the user's arguments from the wrapper's); other
+    wrappers give None, and errors then name the line that called the loop."""
+    args = tree_unflatten(in_tree, list(in_avals))
+    target = getattr(fun, "debug_target", None)
+    if target is not None and target[1]() is not None:
+        what, fun, args = target[0], target[1](), target[2](args)
     location = defined_at(fun)
     if not location or is_jaxlite_file(location.rpartition(":")[0]):
         return None
-    args = tree_unflatten(in_tree, list(in_avals))
     names: tuple[str, ...] = ()
     if isinstance(args, tuple):
         names = tuple(leaf_names(args, parameter_names(fun, len(args))))

@@ -396,6 +396,8 @@ def _fori_scan_step(body_fun: Callable[[], Callable], dtype: Any) -> Callable:
     def step(loop_carry: tuple[Any, Any], _: Any) -> tuple[tuple[Any, Any], None]:
         i, val = loop_carry
         return (add(i, _convert_element_type(1, dtype)), body_fun()(i, val)), None
+    # Errors name the user's body (its arguments are the loop carry's), as JAX's do.
+    step.debug_target = ("fori_loop", body_fun, lambda args: args[0])  # type: ignore
     return step
 
 
