@@ -1,0 +1,127 @@
+"""Call frames for FFI handlers, and calling them from Python (the eager path and the
+interpreter backend; the cpu backend's generated code builds its frames itself).
+
+A `FrameTemplate` is everything about one call site's frame that does not change from call
+to call: the argument and result buffers' dtype codes, ranks and dimensions, the type
+arrays, the attributes, the API table, the context. Per call only the buffers' data
+pointers differ. `FrameTemplate.buffers` holds the `XLA_FFI_Buffer`s of the arguments then
+the results, `pointers` an array of pointers to them, and `frame` the `XLA_FFI_CallFrame`
+whose `args.args` and `rets.rets` point into `pointers`.
+
+Stages (as XLA runs typed handlers): `instantiate` once per call site, before its first
+call, with the attributes and no buffers; then on every call `prepare`, `initialize` and
+`execute`, each with the full frame. Stages a bundle lacks are skipped. A handler's error
+becomes `JaxRuntimeError` with the handler's message, as in JAX.
+"""
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Sequence
+
+import numpy as np
+
+from jaxlite.errors import JaxRuntimeError
+from jaxlite.xla.evaluator import CUSTOM_CALL_TARGETS
+from jaxlite.xla.ffi import api_table, c_api, registry
+from jaxlite.xla.ffi.attributes import AttributeBlock
+from jaxlite.xla.ir import HloInstruction
+
+__all__ = ["FrameTemplate", "call_target", "handler_error", "install_evaluator_target"]
+
+_HANDLER = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+BUFFER_SIZE = c_api.struct_size(c_api.Buffer, "dims")
+
+
+def handler_error(target: str, error: int) -> JaxRuntimeError:
+    """The exception for an error a handler returned (the error is destroyed)."""
+    message = api_table.error_message(error)
+    api_table.destroy_error(error)
+    return JaxRuntimeError(f"{message}\n(raised by the FFI handler of {target!r})")
+
+
+class FrameTemplate:
+    """The fixed parts of one call site's frame (see the module docstring)."""
+
+    def __init__(self, operands: Sequence[tuple[tuple[int, ...], Any]],
+                 results: Sequence[tuple[tuple[int, ...], Any]], attributes: str) -> None:
+        self.n_args, self.n_rets = len(operands), len(results)
+        count = self.n_args + self.n_rets
+        self._keep: list[Any] = []
+        self.buffers = (c_api.Buffer * max(1, count))()
+        self.pointers = (ctypes.c_void_p * max(1, count))()
+        for i, (dims, dtype) in enumerate([*operands, *results]):
+            extents = (ctypes.c_int64 * max(1, len(dims)))(*dims)
+            self._keep.append(extents)
+            self.buffers[i] = c_api.Buffer(struct_size=BUFFER_SIZE, dtype=c_api.dtype_code(dtype),
+                                           rank=len(dims), dims=extents)
+            self.pointers[i] = ctypes.addressof(self.buffers[i])
+        types = (ctypes.c_int32 * max(1, count))(*[c_api.ARG_BUFFER] * count)
+        self.attributes = AttributeBlock(attributes)
+        self.context = api_table.new_context()
+        frame = c_api.CallFrame(struct_size=c_api.struct_size(c_api.CallFrame, "attrs"),
+                                api=api_table.api_address(), ctx=self.context,
+                                stage=c_api.EXECUTE)
+        frame.args = c_api.Args(struct_size=c_api.struct_size(c_api.Args, "args"),
+                                size=self.n_args, types=ctypes.addressof(types),
+                                args=ctypes.addressof(self.pointers))
+        frame.rets = c_api.Rets(struct_size=c_api.struct_size(c_api.Rets, "rets"),
+                                size=self.n_rets, types=ctypes.addressof(types),
+                                rets=ctypes.addressof(self.pointers) + 8 * self.n_args)
+        frame.attrs = self.attributes.attrs
+        self.frame = frame
+        self._keep.append(types)
+
+    def __del__(self) -> None:
+        api_table.drop_context(self.context)
+
+    def frame_address(self) -> int:
+        return ctypes.addressof(self.frame)
+
+    def instantiate(self, target: registry.FfiTarget) -> None:
+        """Run the bundle's instantiate handler, if any (attributes only, no buffers)."""
+        address = target.stage("instantiate")
+        if address:
+            frame = c_api.CallFrame.from_buffer_copy(self.frame)
+            frame.args.size = frame.rets.size = 0
+            frame.stage = c_api.STAGES.index("instantiate")
+            error = _HANDLER(address)(ctypes.addressof(frame))
+            if error:
+                raise handler_error(target.name, error)
+
+    def run(self, target: registry.FfiTarget, addresses: Sequence[int]) -> None:
+        """Call the bundle's per-call stages on buffers at `addresses` (arguments, then
+        results)."""
+        for i, address in enumerate(addresses):
+            self.buffers[i].data = address
+        for stage in ("prepare", "initialize", "execute"):
+            handler = target.stage(stage)
+            if handler:
+                self.frame.stage = c_api.STAGES.index(stage)
+                error = _HANDLER(handler)(self.frame_address())
+                if error:
+                    raise handler_error(target.name, error)
+
+
+def call_target(name: str, operands: Sequence[np.ndarray],
+                results: Sequence[tuple[tuple[int, ...], Any]], attributes: str) -> list:
+    """Call FFI target `name` on numpy `operands`; fresh result arrays of the `results`
+    (shape, dtype) pairs."""
+    target = registry.lookup(name)
+    arrays = [np.asarray(x, order="C") for x in operands]
+    outs = [np.zeros(shape, dtype) for shape, dtype in results]
+    template = FrameTemplate([(a.shape, a.dtype) for a in arrays], results, attributes)
+    template.instantiate(target)
+    template.run(target, [a.ctypes.data if a.size else 0 for a in [*arrays, *outs]])
+    return outs
+
+
+def _evaluate(inst: HloInstruction, *operands: np.ndarray) -> tuple:
+    """The custom-call target of the HLO evaluator: the instruction's results as a tuple."""
+    shapes = [(s.dims, s.dtype) for s in inst.shape.tuple_shapes or ()]
+    return tuple(call_target(inst.attr("target"), operands, shapes,
+                             inst.attr("backend_config") or ""))
+
+
+def install_evaluator_target(name: str) -> None:
+    """Let programs run by the HLO evaluator (and host-called custom calls) call `name`."""
+    CUSTOM_CALL_TARGETS[name] = _evaluate

@@ -1,0 +1,108 @@
+"""The FFI targets registered in this process (mirrors XLA's custom-call registry behind
+`jax.ffi.register_ffi_target`).
+
+A target is a name and a handler bundle: the addresses of its stage functions (`execute`
+required; `instantiate`, `prepare`, `initialize` optional). `register_ffi_target` accepts,
+as JAX does, a PyCapsule holding the execute handler's address (what `jax.ffi.pycapsule`
+makes from a ctypes function, and what nanobind/pybind11 modules export), a dict from
+stage names to capsules, and also a ctypes function or a plain address.
+
+Each target owns a table of four function pointers (its *slots*, one per stage); code the
+cpu backend generates reads the handler from there, so registering a name again with
+another function takes effect in programs already compiled.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from jaxlite.xla.ffi import c_api
+
+__all__ = ["FfiTarget", "register", "lookup", "is_registered", "function_address",
+           "CPU_PLATFORMS"]
+
+CPU_PLATFORMS = ("cpu", "host")
+
+_LOCK = threading.Lock()
+_TARGETS: dict[tuple[str, str], "FfiTarget"] = {}   # (platform, name) -> target
+
+
+@dataclass
+class FfiTarget:
+    """A registered handler bundle; `slots[i]` is stage `c_api.STAGES[i]`'s address or 0."""
+
+    name: str
+    platform: str
+    api_version: int
+    slots: Any = field(default_factory=lambda: (ctypes.c_void_p * len(c_api.STAGES))())
+
+    def stage(self, name: str) -> int:
+        """The address of the handler of stage `name`, 0 when the bundle lacks it."""
+        return self.slots[c_api.STAGES.index(name)] or 0
+
+    def slots_address(self) -> int:
+        return ctypes.addressof(self.slots)
+
+
+_CAPSULE_NAME = ctypes.pythonapi.PyCapsule_GetName
+_CAPSULE_NAME.restype, _CAPSULE_NAME.argtypes = ctypes.c_char_p, [ctypes.py_object]
+_CAPSULE_POINTER = ctypes.pythonapi.PyCapsule_GetPointer
+_CAPSULE_POINTER.restype = ctypes.c_void_p
+_CAPSULE_POINTER.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def function_address(fn: Any) -> int:
+    """The address a PyCapsule, a ctypes function or an int holds."""
+    if isinstance(fn, int):
+        return fn
+    if isinstance(fn, ctypes._CFuncPtr):  # noqa: SLF001 (ctypes' public base has no name)
+        return ctypes.cast(fn, ctypes.c_void_p).value or 0
+    if type(fn).__name__ == "PyCapsule":
+        return _CAPSULE_POINTER(fn, _CAPSULE_NAME(fn)) or 0
+    raise TypeError(f"an FFI handler must be a PyCapsule (see jax.ffi.pycapsule), a ctypes "
+                    f"function or an address, got {type(fn).__name__}")
+
+
+def _platform(platform: str) -> str:
+    platform = platform.lower()
+    return "cpu" if platform in CPU_PLATFORMS else platform
+
+
+def register(name: str, fn: Any, platform: str = "cpu", api_version: int = 1) -> FfiTarget:
+    """Register (or replace) the handler bundle of target `name` on `platform`."""
+    bundle = fn if isinstance(fn, dict) else {"execute": fn}
+    unknown = sorted(set(bundle) - set(c_api.STAGES))
+    if unknown:
+        raise ValueError(f"Unknown FFI handler stage(s) {unknown} for target {name!r}; the "
+                         f"stages are {list(c_api.STAGES)}")
+    if "execute" not in bundle:
+        raise ValueError(f"The FFI handler bundle of {name!r} needs an 'execute' handler")
+    if api_version not in (0, 1):
+        raise ValueError(f"Unsupported custom call API version {api_version} for target "
+                         f"{name!r}: 1 (typed FFI) or 0 (the earlier custom calls)")
+    key = (_platform(platform), name)
+    with _LOCK:
+        target = _TARGETS.get(key)
+        if target is None:
+            target = _TARGETS[key] = FfiTarget(name, key[0], api_version)
+        target.api_version = api_version
+        for i, stage in enumerate(c_api.STAGES):
+            target.slots[i] = function_address(bundle[stage]) if stage in bundle else None
+    return target
+
+
+def is_registered(name: str, platform: str = "cpu") -> bool:
+    return (_platform(platform), name) in _TARGETS
+
+
+def lookup(name: str, platform: str = "cpu") -> FfiTarget:
+    """The target registered as `name`; JAX's error when there is none."""
+    target = _TARGETS.get((_platform(platform), name))
+    if target is None:
+        raise NotImplementedError(
+            f"No registered implementation for FFI custom call to {name} for platform "
+            f"{_platform(platform).upper()}: register it with "
+            "jax.ffi.register_ffi_target(name, handler, platform=...) first")
+    return target
