@@ -67,7 +67,8 @@ class GpuExecutable(Executable):
             args = [to_memory(xp, self._on_device(b), p.shape) for b, p in zip(buffers, params)]
             result = self.program.run(self._optimized.entry, args)
             values = list(result) if self._tuple_result else [result]
-            arrays = [xp.ascontiguousarray(to_logical(xp, v, s))
+            # (ascontiguousarray makes scalars 1-d: the reshape restores their rank)
+            arrays = [xp.ascontiguousarray(to_logical(xp, v, s)).reshape(s.dims)
                       for v, s in zip(values, self._result_shapes)]
             event = launcher.record()
         outs = [GpuBuffer(a, s.dtype, self._device, launcher, event)

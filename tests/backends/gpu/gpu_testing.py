@@ -12,9 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from jaxlite.backends import registry
 from jaxlite.backends.gpu import kernel_ir as ir
 from jaxlite.backends.gpu.reference_run import from_memory_order, to_memory_order
 from jaxlite.backends.gpu.render import render_many
+from jaxlite.config import config
 
 NVCC = shutil.which("nvcc")
 HIPCC = shutil.which("hipcc")
@@ -104,3 +106,18 @@ def run_fusion_on_device(kernels, operands):
         function((kernel.grid,), (kernel.block,), tuple(memory[b.name] for b in kernel.params))
     return [from_memory_order(cupy.asnumpy(memory[b.name]), shape)
             for b, shape in kernels.outputs]
+
+
+def gpu_backend() -> str:
+    """The backend end-to-end tests run on: "gpu" where it starts; else "gpu-interpreter",
+    unless JAXLITE_PLATFORMS / jax_platforms asks for the GPU (then a skip saying why
+    there is none)."""
+    chosen = registry.parse_platforms(config.read("jax_platforms"))
+    with config.override("jax_platforms", ""):
+        try:
+            registry.get_backend("gpu")
+            return "gpu"
+        except RuntimeError as error:
+            if "gpu" in chosen:
+                pytest.skip(f"jax_platforms asks for the GPU, which does not start: {error}")
+    return "gpu-interpreter"

@@ -1,0 +1,171 @@
+"""The gpu backend end to end: `jit(f, backend=...)` on the GPU where one starts, else on
+"gpu-interpreter" (the same compiler, kernels run by the numpy kernel interpreter), each
+result compared with the cpu backend's at the dtype's tolerance. Shapes are small: the
+interpreter runs every thread in Python."""
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+from gpu_testing import assert_close, compile_kernels, gpu_backend, needs_nvcc
+
+import jaxlite as jax
+import jaxlite.numpy as jnp
+from jaxlite.backends import gpu, registry
+from jaxlite.config import config
+
+f32, bf16 = jnp.float32, jnp.bfloat16
+
+
+@pytest.fixture(scope="module")
+def backend():
+    return gpu_backend()
+
+
+def _random(shape, dtype=np.float32, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def _on_cpu(fn, *args):
+    with config.override("jax_platforms", ""):
+        return jax.jit(fn, backend="cpu")(*args)
+
+
+def check(backend, fn, *args):
+    """`fn` jitted for `backend` against the cpu backend, leaf by leaf; the results."""
+    got = jax.jit(fn, backend=backend)(*args)
+    want = _on_cpu(fn, *args)
+    got_leaves, want_leaves = jax.tree.leaves(got), jax.tree.leaves(want)
+    assert len(got_leaves) == len(want_leaves)
+    for k, (g, w) in enumerate(zip(got_leaves, want_leaves)):
+        assert_close(np.asarray(g), np.asarray(w), f"{getattr(fn, '__name__', fn)} leaf {k}")
+    return got
+
+
+def _executable(backend, fn, *args):
+    return jax.jit(fn, backend=backend).lower(*args).compile().runtime_executable()
+
+
+def _layernorm(x, scale, bias):
+    mean = jnp.mean(x, -1, keepdims=True)
+    centred = x - mean
+    return centred / jnp.sqrt(jnp.mean(centred * centred, -1, keepdims=True) + 1e-5) * \
+        scale + bias
+
+
+def _mlp(params, x):
+    (w1, b1), (w2, b2) = params
+    return jnp.tanh(x @ w1 + b1) @ w2 + b2
+
+
+def _mlp_loss(params, x, y):
+    return jnp.mean((_mlp(params, x) - y) ** 2)
+
+
+def _mlp_params():
+    return [(_random((6, 16), seed=1) * 0.5, _random((16,), seed=2)),
+            (_random((16, 3), seed=3) * 0.5, _random((3,), seed=4))]
+
+
+def test_the_device_is_named_as_jax_names_it(backend):
+    device = jax.devices(backend)[0]
+    assert repr(device) == "CudaDevice(id=0)" and str(device) == "cuda:0"
+    assert device.platform == backend and device.id == 0
+
+
+def test_elementwise(backend):
+    fn = lambda x, y: jnp.where(x > 0, jnp.exp(-x) * y, jnp.sin(y) + 1).astype(bf16)
+    check(backend, fn, _random((8, 33)), _random((8, 33), seed=1))
+    assert "kernel    %" in _executable(backend, fn, _random((8, 33)),
+                                        _random((8, 33))).text("kernels")
+
+
+def test_elementwise_bfloat16_and_integers(backend):
+    check(backend, lambda x: jax.nn.gelu(x) * 2, _random((6, 20), bf16))
+    check(backend, lambda n: jnp.where(n % 3 == 0, n // 2, -n) + 7,
+          np.arange(-30, 30, dtype=np.int32).reshape(6, 10))
+
+
+def test_softmax(backend):
+    check(backend, lambda x: jax.nn.softmax(x, axis=-1), _random((8, 33)))
+
+
+def test_layernorm(backend):
+    check(backend, _layernorm, _random((6, 40)), _random((40,), seed=1),
+          _random((40,), seed=2))
+
+
+def test_mlp_forward_runs_its_dots_with_xp_and_epilogues_as_kernels(backend):
+    params, x = _mlp_params(), _random((5, 6), seed=5)
+    check(backend, _mlp, params, x)
+    plan = _executable(backend, _mlp, params, x).text("kernels")
+    assert "xp+kernel %" in plan and "host" not in plan, plan
+
+
+def test_mlp_gradient(backend):
+    params, x, y = _mlp_params(), _random((5, 6), seed=5), _random((5, 3), seed=6)
+    check(backend, jax.value_and_grad(_mlp_loss), params, x, y)
+
+
+def test_scan_loop_reads_its_predicate_on_the_host(backend):
+    def cumulative(xs):
+        def body(carry, x):
+            carry = carry * 0.5 + jnp.sin(x)
+            return carry, carry.sum()
+        return jax.lax.scan(body, jnp.zeros(3, f32), xs)
+    check(backend, cumulative, _random((6, 3)))
+    plan = _executable(backend, cumulative, _random((6, 3))).text("kernels")
+    assert "control   %" in plan and "while" in plan
+
+
+def test_cond_and_what_falls_back_to_the_host(backend):
+    def fn(x, flag):
+        y = jax.lax.cond(flag, lambda v: jnp.sort(v, axis=-1), lambda v: -v, x)
+        return y, jnp.arange(12, dtype=jnp.int32).reshape(3, 4) @ \
+            jnp.ones((4, 2), jnp.int32)
+    x = _random((3, 5))
+    check(backend, fn, x, True)
+    check(backend, fn, x, False)
+    plan = _executable(backend, fn, x, True).text("kernels")
+    assert "host      %" in plan and "sort" in plan, plan
+
+
+def test_buffers_and_execute(backend):
+    client = registry.get_backend(backend) if backend == "gpu" else \
+        registry.default_registry().client(backend)
+    x = _random((4, 5))
+    buffer = client.buffer_from_numpy(x)
+    assert buffer.shape == (4, 5) and buffer.dtype == np.float32
+    np.testing.assert_array_equal(buffer.to_numpy(), x)
+    executable = _executable(backend, lambda v: v * 2 + 1, x)
+    [out] = executable.execute([buffer])
+    assert out.block_until_ready() is out and out.is_ready()
+    np.testing.assert_allclose(out.to_numpy(), x * 2 + 1, rtol=1e-6)
+    assert set(executable.text("cuda").split()) >= {"__global__", '"C"'}
+    with pytest.raises(ValueError, match="has no stage 'llvm'"):
+        executable.text("llvm")
+    buffer.delete()
+    with pytest.raises(RuntimeError, match="deleted buffer"):
+        executable.execute([buffer])
+
+
+def test_without_cupy_the_gpu_backend_records_why():
+    if importlib.util.find_spec("cupy") is not None:
+        pytest.skip("CuPy is installed here")
+    reg = registry.BackendRegistry(plugin_group="jaxlite.backends.none")
+    assert reg.registered()[0] == gpu.PLATFORM
+    assert reg.get_backend().platform == "cpu"
+    assert reg.errors()["gpu"].startswith("ImportError: cupy is not installed")
+    with pytest.raises(RuntimeError, match="'gpu' failed to initialize: ImportError"):
+        reg.get_backend("gpu")
+
+
+@needs_nvcc
+def test_an_executables_kernels_compile_with_nvcc(backend, tmp_path):
+    params, x, y = _mlp_params(), _random((5, 6), seed=5), _random((5, 3), seed=6)
+    executable = _executable(backend, jax.value_and_grad(_mlp_loss), params, x, y)
+    kernels = [k for fk in executable.program.kernels for k in fk.kernels]
+    errors = compile_kernels(kernels, tmp_path)
+    assert len(errors) == len(kernels) >= 4
+    assert not any(errors.values()), errors
