@@ -149,3 +149,33 @@ def test_smap_and_infer_over_the_context_mesh():
     np.testing.assert_array_equal(np.asarray(z), x * 2 + np.repeat(np.arange(N), 2))
     np.testing.assert_array_equal(np.asarray(w), x + np.repeat(np.arange(N), 2))
     assert w.sharding == NamedSharding(mesh, P("i")) or N == 1
+
+
+def test_data_parallel_training_matches_one_device():
+    rng = np.random.default_rng(0)
+    params = {"w1": rng.normal(size=(3, 8)).astype(np.float32) * 0.5,
+              "w2": rng.normal(size=(8, 1)).astype(np.float32) * 0.5}
+    xs = rng.normal(size=(4 * N, 3)).astype(np.float32)
+    ys = np.sin(xs.sum(1, keepdims=True))
+
+    def loss(p, x, y):
+        return jnp.mean((jnp.tanh(x @ p["w1"]) @ p["w2"] - y) ** 2)
+
+    @jax.jit
+    def step_one_device(p, x, y):
+        value, grads = jax.value_and_grad(loss)(p, x, y)
+        return value, jax.tree.map(lambda w, g: w - 0.1 * g, p, grads)
+
+    def per_device(p, x, y):
+        value, grads = jax.value_and_grad(loss)(p, x, y)
+        grads = lax.pmean(grads, "x")
+        return lax.pmean(value, "x"), jax.tree.map(lambda w, g: w - 0.1 * g, p, grads)
+    step_sharded = jax.jit(jax.shard_map(per_device, mesh=MESH, in_specs=(P(), P("x"), P("x")),
+                                         out_specs=(P(), P()), check_vma=False))
+    p1, p2 = params, params
+    for _ in range(3):
+        l1, p1 = step_one_device(p1, xs, ys)
+        l2, p2 = step_sharded(p2, xs, ys)
+        np.testing.assert_allclose(float(l2), float(l1), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(p2["w1"]), np.asarray(p1["w1"]), rtol=1e-4,
+                               atol=1e-6)
