@@ -19,7 +19,7 @@ from typing import Any
 
 from jaxlite.xla.ffi import c_api
 
-__all__ = ["api_address", "error_message", "destroy_error", "new_context", "drop_context",
+__all__ = ["api_address", "register_type", "error_message", "destroy_error", "new_context", "drop_context",
            "ERROR_CODES"]
 
 ERROR_CODES = {1: "CANCELLED", 2: "UNKNOWN", 3: "INVALID_ARGUMENT", 4: "DEADLINE_EXCEEDED",
@@ -102,13 +102,19 @@ def _stream_get(address: int) -> int:
 
 def _type_register(address: int) -> int:
     args = _args(address, c_api.TypeRegisterArgs)
-    name = ctypes.string_at(args.name.ptr, args.name.len)
-    type_id = ctypes.c_int64.from_address(args.type_id)
+    register_type(ctypes.string_at(args.name.ptr, args.name.len), args.type_id)
+    return 0
+
+
+def register_type(name: bytes, type_id_address: int) -> int:
+    """Give type `name` an id (kept if it has one), written to the `XLA_FFI_TypeId` at
+    `type_id_address`; the same name always gets the same id."""
+    type_id = ctypes.c_int64.from_address(type_id_address)
     with _LOCK:
         if name not in _TYPES:
             _TYPES[name] = type_id.value or next(_NUMBERS)
         type_id.value = _TYPES[name]
-    return 0
+    return type_id.value
 
 
 def _state_key(args: Any) -> tuple[int, int]:

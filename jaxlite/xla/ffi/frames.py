@@ -26,17 +26,19 @@ from jaxlite.xla.ffi import api_table, c_api, registry
 from jaxlite.xla.ffi.attributes import AttributeBlock
 from jaxlite.xla.ir import HloInstruction
 
-__all__ = ["FrameTemplate", "call_target", "handler_error", "install_evaluator_target"]
+__all__ = ["ALIASES_ATTRIBUTE", "FrameTemplate", "call_target", "handler_error", "install_evaluator_target"]
 
 _HANDLER = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
 BUFFER_SIZE = c_api.struct_size(c_api.Buffer, "dims")
+# The custom-call attribute naming (input, output) pairs that share a buffer.
+ALIASES_ATTRIBUTE = "ffi_aliases"
 
 
 def handler_error(target: str, error: int) -> JaxRuntimeError:
     """The exception for an error a handler returned (the error is destroyed)."""
     message = api_table.error_message(error)
     api_table.destroy_error(error)
-    return JaxRuntimeError(f"{message}\n(raised by the FFI handler of {target!r})")
+    return JaxRuntimeError(f"{message}\n(the error of the FFI handler of {target!r})")
 
 
 class FrameTemplate:
@@ -103,12 +105,16 @@ class FrameTemplate:
 
 
 def call_target(name: str, operands: Sequence[np.ndarray],
-                results: Sequence[tuple[tuple[int, ...], Any]], attributes: str) -> list:
+                results: Sequence[tuple[tuple[int, ...], Any]], attributes: str,
+                aliases: Sequence[tuple[int, int]] = ()) -> list:
     """Call FFI target `name` on numpy `operands`; fresh result arrays of the `results`
-    (shape, dtype) pairs."""
+    (shape, dtype) pairs. An (input, output) pair of `aliases` starts the output as a copy
+    of the input, as the shared buffer XLA gives such a pair."""
     target = registry.lookup(name)
     arrays = [np.asarray(x, order="C") for x in operands]
     outs = [np.zeros(shape, dtype) for shape, dtype in results]
+    for i, o in aliases:
+        outs[o][...] = arrays[i]
     template = FrameTemplate([(a.shape, a.dtype) for a in arrays], results, attributes)
     template.instantiate(target)
     template.run(target, [a.ctypes.data if a.size else 0 for a in [*arrays, *outs]])
@@ -119,7 +125,8 @@ def _evaluate(inst: HloInstruction, *operands: np.ndarray) -> tuple:
     """The custom-call target of the HLO evaluator: the instruction's results as a tuple."""
     shapes = [(s.dims, s.dtype) for s in inst.shape.tuple_shapes or ()]
     return tuple(call_target(inst.attr("target"), operands, shapes,
-                             inst.attr("backend_config") or ""))
+                             inst.attr("backend_config") or "",
+                             inst.attrs.get(ALIASES_ATTRIBUTE, ())))
 
 
 def install_evaluator_target(name: str) -> None:

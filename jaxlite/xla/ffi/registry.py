@@ -18,6 +18,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from jaxlite.errors import JaxRuntimeError
 from jaxlite.xla.ffi import c_api
 
 __all__ = ["FfiTarget", "register", "lookup", "is_registered", "function_address",
@@ -98,11 +99,11 @@ def is_registered(name: str, platform: str = "cpu") -> bool:
 
 
 def lookup(name: str, platform: str = "cpu") -> FfiTarget:
-    """The target registered as `name`; JAX's error when there is none."""
+    """The target registered as `name`; JAX's JaxRuntimeError when there is none."""
     target = _TARGETS.get((_platform(platform), name))
     if target is None:
-        raise NotImplementedError(
-            f"No registered implementation for FFI custom call to {name} for platform "
-            f"{_platform(platform).upper()}: register it with "
-            "jax.ffi.register_ffi_target(name, handler, platform=...) first")
+        host = "Host (canonical host)" if _platform(platform) == "cpu" else platform
+        raise JaxRuntimeError(
+            f"NOT_FOUND: No FFI handler registered for {name} on a platform {host}\n"
+            "(register one with jax.ffi.register_ffi_target(name, handler, platform=...))")
     return target

@@ -1,0 +1,127 @@
+"""`ffi_call_p`: a call of a registered XLA FFI handler (mirrors JAX's `ffi_call_p`).
+
+Parameters: `target_name`, `result_avals` (the declared results, dtypes kept as given),
+`attributes` (the keyword attributes as `xla.ffi.attributes` encodes them: a canonical
+text, hashable, so equal calls share one compiled program), `vmap_method`,
+`has_side_effect`, `input_output_aliases` ((input, output) pairs: the output buffer starts
+as a copy of the input, as XLA's aliasing gives handlers) and the layouts.
+
+- eager: the handler is called on the numpy arguments through a frame built in Python
+  (`xla.ffi.frames`);
+- lowering: a custom-call to the target name whose `backend_config` is the attribute
+  text and whose shape is the tuple of results; the interpreter backend calls the handler
+  the same way, the cpu backend calls it from generated code (`codegen/ffi_thunk.py`);
+- vmap: as `vmap_method` says, with JAX's rules ("sequential" and "sequential_unrolled":
+  one call per element through a scan; "expand_dims": one call, unbatched arguments get
+  a leading axis of size 1; "broadcast_all": one call, every argument batched;
+  "legacy_vectorized": one call, unbatched arguments as they are); None raises JAX's
+  NotImplementedError;
+- jvp and transpose raise JAX's ValueError: differentiate through `custom_vjp`/`custom_jvp`.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from jaxlite.core.avals import ShapedArray
+from jaxlite.core.primitive import Primitive
+from jaxlite.interpreters.batching import move_batch_axis
+from jaxlite.interpreters.dce import dce_rules
+from jaxlite.interpreters.lowering import LoweringContext
+from jaxlite.lax import _lowering_util as hlo
+from jaxlite.lax.broadcast import broadcast
+from jaxlite.lax.callbacks import _sequential as sequential_calls
+from jaxlite.xla.ffi import frames
+from jaxlite.xla.ir import HloInstruction
+from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.shape import Shape
+
+__all__ = ["ffi_call_p", "lower_ffi_custom_call", "VMAP_METHODS"]
+
+VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
+                "legacy_vectorized", None)
+
+ffi_call_p = Primitive("ffi_call", multiple_results=True)
+
+
+def _abstract_eval(*avals: ShapedArray, result_avals: tuple[ShapedArray, ...],
+                   **params: Any) -> list[ShapedArray]:
+    return list(result_avals)
+
+
+def _impl(*args: np.ndarray, target_name: str, result_avals: tuple[ShapedArray, ...],
+          attributes: str, input_output_aliases: tuple[tuple[int, int], ...] = (),
+          **params: Any) -> list[np.ndarray]:
+    results = [(tuple(a.shape), np.dtype(a.dtype)) for a in result_avals]
+    return frames.call_target(target_name, args, results, attributes,
+                              aliases=input_output_aliases)
+
+
+def _not_differentiable(*args: Any, target_name: str, **params: Any):
+    raise ValueError(f"The FFI call to `{target_name}` cannot be differentiated. You can use "
+                     "`jax.custom_jvp` or `jax.custom_jvp` to add support.")
+
+
+def _batched_aval(aval: ShapedArray, axis_size: int) -> ShapedArray:
+    return ShapedArray((axis_size, *aval.shape), aval.dtype)
+
+
+def _batch(axis_size: int, args: Sequence[Any], dims: Sequence[int | None], *,
+           vmap_method: str | None, result_avals: tuple[ShapedArray, ...],
+           **params: Any) -> tuple[list[Any], list[int]]:
+    moved = [x if d is None else move_batch_axis(x, d, axis_size, 0) for x, d in zip(args, dims)]
+    if vmap_method in ("sequential", "sequential_unrolled"):
+        outs = sequential_calls(ffi_call_p, axis_size, moved, dims,
+                                vmap_method == "sequential_unrolled", vmap_method=vmap_method,
+                                result_avals=result_avals, **params)
+    elif vmap_method in ("expand_dims", "broadcast_all", "legacy_vectorized"):
+        if vmap_method != "legacy_vectorized":
+            size = axis_size if vmap_method == "broadcast_all" else 1
+            moved = [broadcast(x, (size,)) if d is None else x for x, d in zip(moved, dims)]
+        batched = tuple(_batched_aval(a, axis_size) for a in result_avals)
+        outs = ffi_call_p.bind(*moved, vmap_method=vmap_method, result_avals=batched, **params)
+    else:
+        raise NotImplementedError(
+            "vmap is only supported for the ffi_call primitive when vmap_method is one of "
+            "'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
+            f"'legacy_vectorized'. Got vmap_method={vmap_method!r}.")
+    return list(outs), [0] * len(outs)
+
+
+def lower_ffi_custom_call(ctx: LoweringContext, operands: Sequence[HloInstruction],
+                          target_name: str, attributes: str, has_side_effect: bool = False,
+                          input_output_aliases: Sequence[tuple[int, int]] = ()
+                          ) -> list[HloInstruction]:
+    """The custom-call of an FFI call: target, attribute text, a tuple of the equation's
+    results; its elements. (Also what `jax.ffi.ffi_lowering` rules emit.)"""
+    shape = Shape.tuple([ctx.shape(a) for a in ctx.avals_out])
+    attrs: dict[str, Any] = {"target": target_name, "backend_config": attributes,
+                             "custom_call_has_side_effect": bool(has_side_effect)}
+    if input_output_aliases:
+        attrs[frames.ALIASES_ATTRIBUTE] = tuple(tuple(pair) for pair in input_output_aliases)
+    call = ctx.builder.add(Opcode.CUSTOM_CALL, shape, tuple(operands), attrs)
+    return [hlo.get_tuple_element(ctx, call, i) for i in range(len(ctx.avals_out))]
+
+
+def _lower(ctx: LoweringContext, *operands: HloInstruction, target_name: str,
+           attributes: str, has_side_effect: bool,
+           input_output_aliases: tuple[tuple[int, int], ...] = (),
+           **params: Any) -> list[HloInstruction]:
+    return lower_ffi_custom_call(ctx, operands, target_name, attributes, has_side_effect,
+                                 input_output_aliases)
+
+
+def _dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], Any]:
+    """An unused call stays only when it has side effects (JAX's FfiEffect)."""
+    keep = eqn.params["has_side_effect"] or any(used_outputs)
+    return [keep] * len(eqn.invars), (eqn if keep else None)
+
+
+ffi_call_p.abstract_eval = _abstract_eval
+ffi_call_p.reference = _impl
+ffi_call_p.jvp = _not_differentiable
+ffi_call_p.transpose = _not_differentiable
+ffi_call_p.batch = _batch
+ffi_call_p.lower = _lower
+dce_rules[ffi_call_p] = _dce
