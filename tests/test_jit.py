@@ -328,3 +328,14 @@ def test_array_methods_work_on_tracers_under_jit_and_vmap():
                                rtol=1e-6)
     np.testing.assert_allclose(np.asarray(jax.grad(lambda a: a.var())(x[0])),
                                2 * (x[0] - x[0].mean()) / 4, rtol=1e-6)
+
+
+def test_trace_and_lower_take_shape_dtype_structs_and_calls_refuse_them():
+    spec = jax.ShapeDtypeStruct((3,), np.float32)
+    f = jax.jit(lambda x, y: x * y)
+    assert f.trace(spec, 2.0).jaxpr.in_avals[0].shape == (3,)
+    compiled = f.lower(spec, jax.ShapeDtypeStruct((), np.float32)).compile()
+    np.testing.assert_array_equal(np.asarray(compiled(np.ones(3, np.float32), 2.0)),
+                                  np.full(3, 2.0, np.float32))
+    with pytest.raises(TypeError, match="is not a valid JAX type"):
+        f(spec, 2.0)

@@ -41,6 +41,7 @@ from jaxlite.interpreters.named_axes import axis_env
 from jaxlite.interpreters.staging import DebugInfo, hoist_tracer_consts, trace_to_jaxpr
 from jaxlite.lax.higher_order import jit_p
 from jaxlite.transforms.stages import Lowered, Traced, Wrapped
+from jaxlite.transforms.tracing import ShapeDtypeStruct
 from jaxlite.tree_util import PyTreeDef, tree_flatten, tree_leaves, tree_unflatten
 from jaxlite.xla import compile_progress
 
@@ -152,10 +153,14 @@ class PjitFunction(Wrapped):
                 kwargs[key] = wrapped.value
         return args, kwargs
 
-    def _trace(self, args: tuple, kwargs: dict) -> tuple[_Traced, list[Any]]:
+    def _trace(self, args: tuple, kwargs: dict, abstract: bool = False
+               ) -> tuple[_Traced, list[Any]]:
+        """The trace of this signature; `abstract` (trace, lower, export) also accepts
+        `ShapeDtypeStruct`s standing for arguments."""
         dynamic_args, dynamic_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((tuple(dynamic_args), dynamic_kwargs))
-        if not all(map(is_array_like, leaves)):
+        if not all(is_array_like(x) or (abstract and isinstance(x, ShapeDtypeStruct))
+                   for x in leaves):
             # Naming the arguments reads the signature: only worth it for an error or a miss.
             _api_util.check_array_leaves(leaves, self._leaf_names(args, dynamic_kwargs),
                                          f"jit of {self.__name__}")
@@ -324,14 +329,14 @@ class PjitFunction(Wrapped):
 
     def trace(self, *args: Any, **kwargs: Any) -> "Traced":
         """Trace without running (mirrors `jax.jit(f).trace`)."""
-        traced, _ = self._trace(args, kwargs)
+        traced, _ = self._trace(args, kwargs, abstract=True)
         return Traced(traced.jaxpr, traced.out_tree,
                       functools.partial(self._lower_traced, traced))
 
     def lower(self, *args: Any, **kwargs: Any) -> "Lowered":
         """Trace and lower to HLO for these arguments' signature (mirrors
         `jax.jit(f).lower`); `.compile()` on the result compiles it."""
-        traced, _ = self._trace(args, kwargs)
+        traced, _ = self._trace(args, kwargs, abstract=True)
         return self._lower_traced(traced)
 
     def _lower_traced(self, traced: _Traced) -> "Lowered":
