@@ -1,9 +1,7 @@
 """Meshes, partition specs and shardings (mirrors `jax.sharding`).
 
-Implemented in `jaxlite.runtime.sharding`, with single-device semantics: every mesh has the
-one device jaxlite runs on, and every sharding places the whole array there. Code that
-builds meshes and specs for one device runs as under JAX; one that needs more devices
-raises as JAX does on a one-device machine.
+Implemented in `jaxlite.runtime.sharding` and `jaxlite.core.sharding`, over the cpu
+backend's devices (as many as `jax_num_cpu_devices` / `JAXLITE_NUM_CPU_DEVICES` ask for).
 """
 from __future__ import annotations
 
@@ -49,8 +47,8 @@ def make_single_device_sharding(device: Device, *, memory_kind: str | None = Non
 
 
 def reshard(xs: Any, out_shardings: Any) -> Any:
-    """Give arrays new shardings (mirrors `jax.sharding.reshard`); on one device the data
-    stays where it is and the arrays carry the new shardings."""
+    """Give arrays new shardings (mirrors `jax.sharding.reshard`): each device gets its
+    block of the new layout."""
     return device_put(xs, out_shardings)
 
 
@@ -67,12 +65,13 @@ def _axes_decorator(f: Callable | None, place: Any) -> Callable:
 def auto_axes(f: Callable | None = None, /, *, axes: Any = None,
               out_sharding: Any = None) -> Callable:
     """Run `f` with mesh axes in Auto mode and place its results with `out_sharding`
-    (mirrors `jax.sharding.auto_axes`); one device has nothing to re-partition."""
+    (mirrors `jax.sharding.auto_axes`); values are computed whole, so only the results'
+    placement changes."""
     return _axes_decorator(f, out_sharding)
 
 
 def explicit_axes(f: Callable | None = None, /, *, axes: Any = None,
                   in_sharding: Any = None) -> Callable:
-    """Run `f` with mesh axes in Explicit mode (mirrors `jax.sharding.explicit_axes`); on
-    one device the arguments are already where `in_sharding` puts them."""
+    """Run `f` with mesh axes in Explicit mode (mirrors `jax.sharding.explicit_axes`);
+    jaxlite's types carry no sharding, so `in_sharding` is not checked."""
     return _axes_decorator(f, None)

@@ -3,7 +3,8 @@ the `Sharding` base class (mirrors those of `jax.sharding`).
 
 These types describe a placement without naming devices, so avals can carry one
 (`ShapedArray.sharding`); meshes of real devices (`Mesh`) and single-device shardings live
-in `jaxlite.runtime.sharding`, which explains the single-device semantics.
+in `jaxlite.runtime.sharding`. A `NamedSharding` over a mesh of devices also says which
+block of an array each device holds (`devices_indices_map`, `shard_shape`).
 """
 from __future__ import annotations
 

@@ -1,12 +1,14 @@
 """Shardings: how an array is laid out over devices (mirrors `jax.sharding`).
 
-jaxlite runs every program on one device today, so every sharding here places the whole
-array on a single device: a mesh has one device, each named axis has size 1, and a
-`NamedSharding` or `SingleDeviceSharding` means "all of it, on that device". The classes
-have JAX's constructors, attributes, equality and printing, so code that builds meshes and
-partition specs for one device runs unchanged; a mesh or sharding that would need more
-devices than exist raises as JAX does. The scale-out issue replaces the placement with
-real partitioning behind the same classes.
+The cpu backend has as many devices as `jax_num_cpu_devices` asks for (one by default;
+`JAXLITE_NUM_CPU_DEVICES` or XLA_FLAGS' `--xla_force_host_platform_device_count`). A `Mesh`
+arranges them in a grid with named axes; a `NamedSharding` splits array dimensions over
+mesh axes and gives each device its block (`devices_indices_map`, in the mesh's device
+order, as JAX's), a `SingleDeviceSharding` puts the whole array on one device. The
+classes have JAX's constructors, attributes, equality and printing; a mesh that needs
+more devices than exist, or a dimension that does not split evenly, raises as in JAX.
+Arrays placed with them keep one block per device (`jaxlite.runtime.array`); where the
+results of computations on them go is `jaxlite.runtime.placement`'s.
 """
 from __future__ import annotations
 
@@ -149,7 +151,7 @@ class set_mesh:  # noqa: N801  (JAX's name; a class, as in JAX)
 
 class use_abstract_mesh:  # noqa: N801  (JAX's name)
     """Make an abstract mesh current for a block (mirrors
-    `jax.sharding.use_abstract_mesh`); on one device it only changes `get_abstract_mesh`."""
+    `jax.sharding.use_abstract_mesh`); it changes what `get_abstract_mesh` returns."""
 
     def __init__(self, mesh: AbstractMesh) -> None:
         self._mesh = mesh
