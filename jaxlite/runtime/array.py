@@ -216,7 +216,7 @@ class ArrayImpl(Array):
         return complex(self._scalar("complex"))
 
     def __index__(self) -> int:
-        if not (dtypes.is_integer(self.dtype) or self.dtype == np.bool_) or self.ndim:
+        if not dtypes.is_integer(self.dtype) or self.ndim:  # not bool either, as JAX
             raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
         return int(self._value)
 
@@ -224,7 +224,10 @@ class ArrayImpl(Array):
         if self.ndim != 0:
             raise TypeError("Only scalar arrays can be converted to Python scalars; got "
                             f"arr.ndim={self.ndim}")
-        return self._value[()]
+        value = self._value[()]
+        # A Python complex: int() and float() refuse it with TypeError, as for JAX's arrays
+        # (a numpy complex would drop its imaginary part with a warning).
+        return value.item() if self.dtype.kind == "c" else value
 
     # ---------------------------------------------------------------------- printing
 
