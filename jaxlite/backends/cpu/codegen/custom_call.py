@@ -22,6 +22,9 @@ whether that code was just generated or read from the compilation cache. Trampol
 as long as the process: the JIT linker's symbol table is process-wide, and an executable's
 code may be linked again from the cache at any time.
 
+Typed FFI targets (`jaxlite.ffi`) get a native thunk under the same symbol instead of a
+trampoline (`ffi_thunk`): the generated code calls the C handler with no Python between.
+
 Errors: a Python exception cannot unwind through the generated code, so the trampoline
 records it, later custom-calls of the same call do nothing, and the executable raises it
 when the call returns (`raise_pending_error`).
@@ -37,6 +40,7 @@ import llvmlite.binding as llvm
 import numpy as np
 
 from jaxlite.backends.cpu.codegen.control_flow import control_computations
+from jaxlite.backends.cpu.codegen.ffi_thunk import install_ffi_thunk, is_ffi_call
 from jaxlite.backends.cpu.codegen.kernel import Kernel, kernel_function
 from jaxlite.errors import JaxRuntimeError
 from jaxlite.xla.evaluator import CUSTOM_CALL_TARGETS
@@ -176,6 +180,9 @@ def install_custom_calls(module: HloModule) -> None:
     is linked). Raises NotImplementedError for a target nobody registered."""
     for inst in _custom_calls(module):
         target = inst.attr("target")
+        if is_ffi_call(inst):  # a native thunk calls the C handler: no Python in between
+            install_ffi_thunk(inst, symbol_name(inst), _record_error)
+            continue
         if target not in CUSTOM_CALL_TARGETS:
             known = ", ".join(sorted(CUSTOM_CALL_TARGETS)) or "none"
             raise NotImplementedError(
@@ -188,6 +195,11 @@ def install_custom_calls(module: HloModule) -> None:
                 trampoline = _make_trampoline(inst)
                 _TRAMPOLINES[name] = trampoline
                 llvm.add_symbol(name, ctypes.cast(trampoline, ctypes.c_void_p).value)
+
+
+def _record_error(error: BaseException) -> None:
+    if _PENDING.error is None:  # the first failure is the cause
+        _PENDING.error = error
 
 
 def raise_pending_error() -> None:
