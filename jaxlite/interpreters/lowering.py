@@ -27,7 +27,7 @@ from jaxlite.core.jaxpr import Atom, ClosedJaxpr, Jaxpr, Literal, Var
 from jaxlite.core.primitive import MissingRuleError, check_extended_operands
 from jaxlite.core.source_info import NameStack
 from jaxlite.xla.ir import (ComputationBuilder, HloComputation, HloInstruction, HloModule,
-                            NameUniquer, OpMetadata)
+                            NameUniquer, OpMetadata, reachable_computations)
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape, xla_type_name
 
@@ -174,6 +174,19 @@ class LoweringContext:
             return builder.build(builder.add(opcode, scalar, (lhs, rhs)))
         return self.cached_computation(("scalar", opcode, dtype), build)
 
+    def import_module(self, module: HloModule, name: str) -> HloComputation:
+        """`module`'s entry as a computation `name` of this module, its callees brought
+        along with fresh names (a program lowered elsewhere: an exported function's). Once
+        per module object."""
+        def build() -> HloComputation:
+            renamed: dict[int, HloComputation] = {}
+            for comp in reachable_computations(module.entry):  # callees first
+                renamed[id(comp)] = _renamed_copy(
+                    comp, name if comp is module.entry else comp.name, renamed,
+                    self._state.names)
+            return renamed[id(module.entry)]
+        return self.cached_computation(("imported", id(module)), build)
+
     def lower_jaxpr_as_computation(self, closed_jaxpr: ClosedJaxpr,
                                    name: str) -> HloComputation:
         """A computation of this module that computes `closed_jaxpr` (for calls).
@@ -197,7 +210,8 @@ class LoweringContext:
         return computation
 
 
-def lower_jaxpr(closed_jaxpr: ClosedJaxpr, name: str, scope: str = "") -> LoweredModule:
+def lower_jaxpr(closed_jaxpr: ClosedJaxpr, name: str, scope: str = "",
+                max_constant_elements: int = MAX_CONSTANT_ELEMENTS) -> LoweredModule:
     """Lower a closed jaxpr to an HLO module whose entry computes it.
 
     Parameters
@@ -205,6 +219,8 @@ def lower_jaxpr(closed_jaxpr: ClosedJaxpr, name: str, scope: str = "") -> Lowere
     closed_jaxpr : the program, e.g. from `jax.make_jaxpr(f)(*args)`.
     name : the module's name.
     scope : the first part of every instruction's op_name (`jit(f)` for `jit(f)`).
+    max_constant_elements : constants with more elements become leading parameters
+        (a module that must stand alone, an exported one, passes a larger bound).
 
     Returns
     -------
@@ -219,7 +235,7 @@ def lower_jaxpr(closed_jaxpr: ClosedJaxpr, name: str, scope: str = "") -> Lowere
         raise ValueError(f"lower_jaxpr: the jaxpr has {len(jaxpr.constvars)} constant "
                          f"variables but {len(closed_jaxpr.consts)} constant values.")
     values = [_const_value(c, v.aval) for v, c in zip(jaxpr.constvars, closed_jaxpr.consts)]
-    large = [value.size > MAX_CONSTANT_ELEMENTS for value in values]
+    large = [value.size > max_constant_elements for value in values]
     const_params = {i: builder.parameter(Shape(value.dtype, value.shape), f"const_{i}")
                     for i, (value, big) in enumerate(zip(values, large)) if big}
     args = [builder.parameter(_hlo_shape(v.aval), f"Arg_{i}")
@@ -256,6 +272,20 @@ def _const_value(value: Any, aval: ShapedArray) -> np.ndarray:
     if array.dtype != dtype:
         array = array.astype(dtype)
     return np.array(np.broadcast_to(array, aval.shape))
+
+
+def _renamed_copy(comp: HloComputation, name: str, renamed: dict[int, HloComputation],
+                  names: NameUniquer) -> HloComputation:
+    """`comp` named `name` (or a numbered variant) with fresh instruction names, calling
+    the copies in `renamed` (ids of originals to copies) in place of its callees."""
+    copy_of: dict[int, HloInstruction] = {}
+    for inst in comp.instructions:
+        copy_of[id(inst)] = inst.replace(
+            name=names(inst.name.split(".")[0]),
+            operands=tuple(copy_of[id(o)] for o in inst.operands),
+            called=tuple(renamed[id(c)] for c in inst.called))
+    return HloComputation(names.reserve(name), tuple(copy_of[id(i)] for i in comp.instructions),
+                          copy_of[id(comp.root)])
 
 
 def _constant(builder: ComputationBuilder, value: Any, aval: ShapedArray) -> HloInstruction:

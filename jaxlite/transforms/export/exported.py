@@ -1,0 +1,245 @@
+"""`export(jit(f))(*args)` and the `Exported` it returns (mirrors `jax.export`).
+
+An `Exported` is a program detached from its Python function: the input and output
+structures and types, and the module, kept as jaxlite's HLO text (`mlir_module()` prints it
+as StableHLO, which real XLA compiles: see `jaxlite.xla.stablehlo`). Large constants are
+part of the module, so it stands alone. `call` runs it through `jit` as one
+`call_exported` equation (so it composes with jit and grad; vmap raises, as in JAX).
+
+The VJP: before serialization an Exported can export its function's VJP on demand (its
+`_get_vjp` holds the function); `serialize(vjp_order=k)` stores k levels of them, and a
+deserialized Exported has exactly those. `call` under grad goes through a `custom_vjp` whose
+backward pass calls the VJP's Exported.
+
+Differences from JAX 0.10.2: no shape polymorphism yet (`symbolic_shape` raises), one
+device (`nr_devices` 1, no shardings), and the serialized form is jaxlite's own (JAX's is a
+flatbuffer around MLIR bytecode).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from jaxlite.core.avals import ShapedArray, get_aval
+from jaxlite.interpreters.lowering import lower_jaxpr
+from jaxlite.lax.call_exported import call_exported_p
+from jaxlite.lax.custom_derivatives import custom_vjp
+from jaxlite.runtime import dispatch
+from jaxlite.runtime.device import default_backend
+from jaxlite.transforms import api_util as _api_util
+from jaxlite.transforms.autodiff import vjp as _vjp
+from jaxlite.transforms.export import serialization
+from jaxlite.transforms.jit import PjitFunction, jit
+from jaxlite.transforms.tracing import ShapeDtypeStruct
+from jaxlite.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from jaxlite.xla import stablehlo
+from jaxlite.xla.ir import HloModule
+from jaxlite.xla.text import parse_module, print_module
+
+__all__ = ["Exported", "export", "deserialize", "CALLING_CONVENTION_VERSION"]
+
+# JAX 0.10.2 writes version 10 and reads 9 and 10; jaxlite writes the same number.
+CALLING_CONVENTION_VERSION = 10
+_PLATFORMS = ("cpu", "cuda", "rocm")
+# Every constant of an exported program stays inside its module.
+_ALL_CONSTANTS_INLINE = 1 << 62
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Exported:
+    """A function lowered for fixed argument types, detached from Python (mirrors
+    `jax.export.Exported`)."""
+
+    fun_name: str
+    in_tree: PyTreeDef
+    in_avals: tuple[ShapedArray, ...]
+    out_tree: PyTreeDef
+    out_avals: tuple[ShapedArray, ...]
+    platforms: tuple[str, ...]
+    hlo_text: str = dataclasses.field(repr=False)
+    calling_convention_version: int = CALLING_CONVENTION_VERSION
+    disabled_safety_checks: tuple[Any, ...] = ()
+    _get_vjp: Callable[["Exported"], "Exported"] | None = dataclasses.field(
+        default=None, repr=False)
+
+    nr_devices = 1
+    ordered_effects: tuple = ()
+    unordered_effects: tuple = ()
+    uses_global_constants = False
+
+    @property
+    def in_shardings_hlo(self) -> tuple[None, ...]:
+        return (None,) * len(self.in_avals)
+
+    @property
+    def out_shardings_hlo(self) -> tuple[None, ...]:
+        return (None,) * len(self.out_avals)
+
+    @property
+    def module_kept_var_idx(self) -> tuple[int, ...]:
+        return tuple(range(len(self.in_avals)))
+
+    @functools.cached_property
+    def _module(self) -> HloModule:
+        return parse_module(self.hlo_text)
+
+    def hlo_module(self) -> HloModule:
+        """The program as jaxlite's HLO module (parsed once)."""
+        return self._module
+
+    def mlir_module(self) -> str:
+        """The program as StableHLO text (mirrors `Exported.mlir_module`)."""
+        return stablehlo.print_module(self._module)
+
+    @property
+    def mlir_module_serialized(self) -> bytes:
+        """The StableHLO text as bytes (JAX's holds MLIR bytecode)."""
+        return self.mlir_module().encode()
+
+    def has_vjp(self) -> bool:
+        """Whether `vjp()` (and so `call` under grad) is available."""
+        return self._get_vjp is not None
+
+    def vjp(self) -> "Exported":
+        """The Exported of the VJP: `(*primals, *output cotangents) -> input cotangents`
+        (flat, mirrors `Exported.vjp`)."""
+        if self._get_vjp is None:
+            raise ValueError("No VJP is available")
+        return self._get_vjp(self)
+
+    def serialize(self, vjp_order: int = 0) -> bytearray:
+        """The bytes of this Exported and `vjp_order` levels of VJPs (mirrors
+        `Exported.serialize`); `deserialize` reads them back."""
+        return serialization.dumps(self._json(vjp_order))
+
+    def _json(self, vjp_order: int) -> dict[str, Any]:
+        fields = {name: getattr(self, name) for name in (
+            "fun_name", "in_tree", "in_avals", "out_tree", "out_avals", "hlo_text",
+            "calling_convention_version")}
+        fields["platforms"] = list(self.platforms)
+        fields["vjp"] = self.vjp()._json(vjp_order - 1) if vjp_order > 0 else None
+        return serialization.to_json(fields)
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the exported program on arguments of the exported types (mirrors
+        `Exported.call`); usable under jit and grad."""
+        leaves, tree = tree_flatten((args, kwargs))
+        if tree != self.in_tree:
+            raise ValueError(
+                "The invocation args and kwargs must have the same pytree structure as when "
+                f"the function '{self.fun_name}' was exported, but they differ: called "
+                f"with {tree}, exported with {self.in_tree}.")
+        self._check_platform()
+        for i, (leaf, aval) in enumerate(zip(leaves, self.in_avals)):
+            _check_argument(i, get_aval(leaf), aval)
+        return tree_unflatten(self.out_tree, self._flat_call(*leaves))
+
+    def _check_platform(self) -> None:
+        platform = {"gpu": "cuda", "interpreter": "cpu"}.get(default_backend(),
+                                                           default_backend())
+        if platform not in self.platforms:
+            raise ValueError(f"Function '{self.fun_name}' was exported for platforms "
+                             f"'{self.platforms}' but it is used on '{(platform,)}'.")
+
+    @functools.cached_property
+    def _flat_call(self) -> Callable[..., list]:
+        bound = jit(lambda *xs: call_exported_p.bind(*xs, exported=self))
+        if not self.has_vjp():
+            return bound
+        differentiable = custom_vjp(bound)
+
+        def forward(*xs: Any) -> tuple[list, tuple]:
+            # Through `differentiable` again: a higher derivative differentiates this
+            # forward pass, which then uses the next level of VJP.
+            return differentiable(*xs), xs
+
+        def backward(primals: tuple, cotangents: list) -> tuple:
+            cts = [np.zeros(a.shape, a.dtype) if c is None else c
+                   for c, a in zip(cotangents, self.out_avals)]
+            return tuple(self.vjp()._flat_call(*primals, *cts))
+        differentiable.defvjp(forward, backward)
+        return differentiable
+
+
+def _check_argument(i: int, got: ShapedArray, want: ShapedArray) -> None:
+    if got.dtype != want.dtype:
+        raise ValueError(f"Dtype mismatch for args[{i}]: expected {want.dtype} and called "
+                         f"with {got.dtype}")
+    if got.shape != want.shape:
+        raise ValueError(f"Shape mismatch for args[{i}]: expected {want.shape} and called "
+                         f"with {got.shape}")
+
+
+def export(fun_jit: Any, *, platforms: Sequence[str] | None = None,
+           disabled_checks: Sequence[Any] = ()) -> Callable[..., Exported]:
+    """A function that traces and lowers `fun_jit` (a `jit` function) for the types of its
+    arguments (arrays or `ShapeDtypeStruct`s) and returns the `Exported` (mirrors
+    `jax.export.export`)."""
+    if not isinstance(fun_jit, PjitFunction):
+        raise ValueError(f"Function to be exported must be the result of `jit` but is: "
+                         f"{fun_jit}")
+    chosen = tuple(platforms) if platforms is not None else (default_export_platform(),)
+    unknown = [p for p in chosen if p not in _PLATFORMS]
+    if unknown:
+        raise ValueError(f"export: unknown platforms {unknown}; jaxlite exports for "
+                         f"{list(_PLATFORMS)}.")
+
+    def do_export(*args: Any, **kwargs: Any) -> Exported:
+        return _export_traced(fun_jit, args, kwargs, chosen, tuple(disabled_checks))
+    return do_export
+
+
+def _export_traced(fun_jit: PjitFunction, args: tuple, kwargs: dict,
+                   platforms: tuple[str, ...], disabled: tuple) -> Exported:
+    traced, _ = fun_jit._trace(args, kwargs, abstract=True)
+    name = _api_util.function_name(fun_jit._fun)
+    if traced.consts:
+        raise ValueError(f"export: {name} closes over values traced by an outer "
+                         "transformation; an exported function may depend only on its "
+                         "arguments.")
+    lowered = lower_jaxpr(traced.jaxpr, dispatch.module_name(name), f"jit({name})",
+                          max_constant_elements=_ALL_CONSTANTS_INLINE)
+    return Exported(name, traced.in_tree, tuple(traced.jaxpr.in_avals), traced.out_tree,
+                    tuple(traced.jaxpr.out_avals), platforms, print_module(lowered.module),
+                    disabled_safety_checks=disabled,
+                    _get_vjp=functools.partial(_export_vjp, fun_jit))
+
+
+def _export_vjp(fun_jit: PjitFunction, primal: Exported) -> Exported:
+    """The Exported of `primal`'s VJP, traced from its function."""
+    n_in = len(primal.in_avals)
+
+    def vjp_fun(*xs: Any) -> tuple:
+        def flat_fun(*leaves: Any) -> list:
+            args, kwargs = tree_unflatten(primal.in_tree, leaves)
+            return tree_flatten(fun_jit(*args, **kwargs))[0]
+        _, pullback = _vjp(flat_fun, *xs[:n_in])
+        return pullback(list(xs[n_in:]))
+    vjp_fun.__name__ = f"{primal.fun_name}_vjp"
+    specs = [ShapeDtypeStruct(a.shape, a.dtype) for a in primal.in_avals + primal.out_avals]
+    return export(jit(vjp_fun), platforms=primal.platforms)(*specs)
+
+
+def default_export_platform() -> str:
+    """The platform `export` lowers for by default (mirrors
+    `jax.export.default_export_platform`)."""
+    return {"gpu": "cuda", "interpreter": "cpu"}.get(default_backend(), default_backend())
+
+
+def deserialize(blob: bytes | bytearray) -> Exported:
+    """The Exported of `Exported.serialize`'s bytes (mirrors `jax.export.deserialize`);
+    ValueError for bytes of another kind or of a newer format."""
+    return _from_json(serialization.loads(blob))
+
+
+def _from_json(data: dict[str, Any]) -> Exported:
+    fields = serialization.from_json(data)
+    vjp = fields.pop("vjp")
+    vjp_exported = _from_json(vjp) if vjp is not None else None
+    return Exported(fields["fun_name"], fields["in_tree"], fields["in_avals"],
+                    fields["out_tree"], fields["out_avals"], fields["platforms"],
+                    fields["hlo_text"], fields["calling_convention_version"],
+                    _get_vjp=None if vjp_exported is None else (lambda _: vjp_exported))
