@@ -16,6 +16,7 @@ builds its own HLO IR directly. Constants of jaxprs nested inside higher-order p
 """
 from __future__ import annotations
 
+import traceback as _traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Sequence
 
@@ -83,9 +84,10 @@ class _Scope:
         file, line = "", 0
         if frames:
             frame = frames[-1]  # innermost: a staging Location, or a FrameSummary
-            file = getattr(frame, "file", None) or getattr(frame, "filename", "")
-            line = getattr(frame, "line", None) or getattr(frame, "lineno", 0) or 0
-            line = line if isinstance(line, int) else 0
+            if isinstance(frame, _traceback.FrameSummary):  # its `line` is the source text
+                file, line = frame.filename, frame.lineno or 0
+            else:
+                file, line = frame.file, frame.line
         return OpMetadata(self.op_path(stack, _callee_name(eqn)), file, line)
 
     def callee(self, eqn: Any) -> "_Scope":
