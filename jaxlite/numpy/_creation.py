@@ -66,6 +66,15 @@ def _from_sequence(obj: Any, dtype: np.dtype | None) -> Any:
     return host_to_array(host, dtype)
 
 
+def _real_python_scalar(value: Any, target: Any) -> Any:
+    """A Python complex fill for a non-complex dtype, converted as JAX does it, by the
+    dtype's scalar type: to bool it is `value != 0`; to numbers Python's int() and float()
+    refuse it with TypeError. Anything else is returned as it is."""
+    if isinstance(value, complex) and target is not None and np.dtype(target).kind in "biuf":
+        return np.dtype(target).type(value)
+    return value
+
+
 def _check_int_range(value: Any, target: np.dtype | None) -> None:
     """An explicit integer dtype must hold a Python int exactly, as numpy requires."""
     if isinstance(value, int) and not isinstance(value, bool) and target is not None \
@@ -108,6 +117,7 @@ def array(object: Any, dtype: Any = None, *args: Any, copy: bool = True,
     elif isinstance(object, (list, tuple)):
         out = _from_sequence(object, target)
     elif dtypes.is_python_scalar(object) or isinstance(object, (np.ndarray, np.generic)):
+        object = _real_python_scalar(object, target)
         _check_int_range(object, target)
         weak = target is None and dtypes.is_weakly_typed(object)
         out = host_to_array(object, target, weak)
@@ -196,6 +206,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     shape = canonicalize_shape(shape, "full")
     target = None if dtype is None else user_dtype(dtype, "full")
     if np.ndim(fill_value) == 0:
+        fill_value = _real_python_scalar(fill_value, target)
         return lax.full(shape, ensure_array(fill_value), target)
     return broadcast_to(asarray(fill_value, dtype=target), shape)
 
@@ -209,6 +220,10 @@ def _like(fun_name: str, a: Any, fill_value: Any, dtype: Any, shape: Any) -> Any
                     dtypes.canonicalize_dtype(a.dtype) if target is None else target)
     check_arraylike(fun_name, a)
     if np.ndim(fill_value) == 0:
+        if target is not None or not dtypes.is_weakly_typed(a):
+            # (JAX converts a fill for a weak prototype's dtype as an array: real part.)
+            fill_value = _real_python_scalar(
+                fill_value, dtypes.dtype(a) if target is None else target)
         # ensure_array: lax hands a numpy fill that needs no change back unconverted.
         return ensure_array(lax.full_like(a, fill_value, target, out_shape))
     a = ensure_array(a)
@@ -280,6 +295,9 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
         target = dtypes.result_type(*given.values())
     else:
         target = user_dtype(dtype, "arange")
+    if target == np.bool_:
+        raise TypeError("iota does not accept dtype bool. Accepted dtypes are subtypes of "
+                        "integer, floating, complexfloating.")
     start_v = given["start"]
     if stop is None and step is None and isinstance(start_v, (int, np.integer)) \
             and not isinstance(start_v, (bool, np.bool_)):
@@ -297,8 +315,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     # to 0 gives an empty array), and element i is start + i * step in the result's type
     # (float32 for narrower floats), not a running sum.
     size = max(0, int(np.ceil((stop_h - start_h) / step_h)))
-    work = np.dtype(np.float32) if target.kind == "f" and target.itemsize < 4 else (
-        np.dtype(np.int64) if target == np.bool_ else target)
+    work = np.dtype(np.float32) if target.kind == "f" and target.itemsize < 4 else target
     with np.errstate(over="ignore"):
         host = np.asarray(start_h).astype(work) + \
             np.asarray(step_h).astype(work) * np.arange(size, dtype=work)

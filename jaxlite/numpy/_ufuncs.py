@@ -455,6 +455,10 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None) -> Any:  # noqa: 
     if arr is None:
         raise TypeError("clip() missing the array to clip.")
     check_arraylike("clip", arr)
+    if any(np.iscomplexobj(v) for v in (arr, min, max) if v is not None):
+        raise ValueError("Clip received a complex value either through the input or the "
+                         "min/max keywords. Complex values have no ordering and cannot be "
+                         "clipped; take the real or imaginary part first (jnp.real/imag).")
     if min is not None:
         arr = maximum(min, arr)
     if max is not None:

@@ -187,3 +187,40 @@ def test_complex128_atan2_keeps_double_precision():
         # JAX 0.10.2's values; complex64 rounding gave 1.5707963705062866.
         np.testing.assert_allclose(np.asarray(out).real, [1.5707963267948966, 1.0172219678978514],
                                    rtol=1e-14)
+
+
+def test_python_complex_fill_for_a_real_dtype():
+    # JAX converts a Python complex with the dtype's scalar type: Python's TypeError for
+    # numbers, `!= 0` for bool; arrays of complex values convert with the real part.
+    with pytest.raises(TypeError) as error:
+        jnp.full(2, 1j, dtype=jnp.float32)
+    assert str(error.value) == "float() argument must be a string or a real number, not 'complex'"
+    with pytest.raises(TypeError) as error:
+        jnp.full_like(jnp.ones(2, jnp.int8), 1j)
+    assert str(error.value).startswith("int() argument must be")
+    with pytest.raises(TypeError):
+        jnp.asarray(0j, dtype=jnp.float32)
+    assert jnp.full(2, 1j, dtype=jnp.bool).tolist() == [True, True]
+    assert jnp.asarray(1j, dtype=jnp.bool).tolist() is True
+    assert jnp.full(2, 300, dtype=jnp.int8).tolist() == [44, 44]  # wraps, as in JAX
+
+
+def test_refusals_as_jax():
+    with pytest.raises(TypeError) as error:
+        jnp.arange(0, 5, 2, dtype=jnp.bool)
+    assert str(error.value).startswith("iota does not accept dtype bool")
+    with pytest.raises(TypeError):
+        jnp.arange(3, dtype=jnp.bool)
+    with pytest.raises(ValueError) as error:
+        jnp.clip(jnp.asarray([1j]), 0, 1)
+    assert str(error.value).startswith("Clip received a complex value")
+    with pytest.raises(TypeError) as error:
+        int(jnp.asarray(1 + 0j))
+    assert "not 'complex'" in str(error.value)
+    with pytest.raises(TypeError):
+        float(jnp.asarray(1 + 0j))
+    assert complex(jnp.asarray(1 + 2j)) == 1 + 2j
+    with pytest.raises(TypeError) as error:
+        jnp.asarray(True).__index__()
+    assert str(error.value) == "Only integer scalar arrays can be converted to a scalar index."
+    assert [5, 6][jnp.asarray(1)] == 6
