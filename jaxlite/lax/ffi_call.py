@@ -32,7 +32,7 @@ from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax.broadcast import broadcast
 from jaxlite.lax.callbacks import _sequential as sequential_calls
-from jaxlite.xla.ffi import frames
+from jaxlite.xla.ffi import frames, registry
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
@@ -108,6 +108,7 @@ def _lower(ctx: LoweringContext, *operands: HloInstruction, target_name: str,
            attributes: str, has_side_effect: bool,
            input_output_aliases: tuple[tuple[int, int], ...] = (),
            **params: Any) -> list[HloInstruction]:
+    registry.lookup(target_name)  # JAX's NOT_FOUND error when compiling an unknown target
     return lower_ffi_custom_call(ctx, operands, target_name, attributes, has_side_effect,
                                  input_output_aliases)
 

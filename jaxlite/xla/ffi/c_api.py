@@ -23,7 +23,7 @@ __all__ = ["Extension", "Buffer", "Args", "Rets", "Attrs", "CallFrame", "ByteSpa
            "ErrorDestroyArgs", "StreamGetArgs", "StateSetArgs", "StateGetArgs",
            "TypeRegisterArgs", "ContextGetArgs", "RunIdGetArgs", "DeviceOrdinalGetArgs",
            "HandlerRegisterArgs", "HandlerBundle", "ThreadPoolNumThreadsArgs",
-           "struct_size", "dtype_code", "STAGES", "EXECUTE", "ARG_BUFFER", "ATTR_ARRAY",
+           "Metadata", "MetadataExtension", "EXTENSION_METADATA", "struct_size", "dtype_code", "STAGES", "EXECUTE", "ARG_BUFFER", "ATTR_ARRAY",
            "ATTR_DICTIONARY", "ATTR_SCALAR", "ATTR_STRING", "API_MAJOR", "API_MINOR"]
 
 API_MAJOR, API_MINOR = 0, 3   # the version of the C API these layouts follow
@@ -74,6 +74,18 @@ DeviceOrdinalGetArgs = _struct("DeviceOrdinalGetArgs", [("ctx", _P),
                                                         ("device_ordinal", ctypes.c_int32)])
 ThreadPoolNumThreadsArgs = _struct("ThreadPoolNumThreadsArgs", [("ctx", _P),
                                                                 ("num_threads", _P)])
+
+
+class Metadata(ctypes.Structure):
+    _fields_ = [("struct_size", _SIZE), ("api_version", ApiVersion),
+                ("traits", ctypes.c_uint32), ("state_type_id", _I64)]
+
+
+class MetadataExtension(ctypes.Structure):
+    _fields_ = [("extension_base", Extension), ("metadata", _P)]
+
+
+EXTENSION_METADATA = 1   # XLA_FFI_Extension_Metadata
 
 
 class ByteSpan(ctypes.Structure):

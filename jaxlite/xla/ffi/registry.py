@@ -7,6 +7,9 @@ as JAX does, a PyCapsule holding the execute handler's address (what `jax.ffi.py
 makes from a ctypes function, and what nanobind/pybind11 modules export), a dict from
 stage names to capsules, and also a ctypes function or a plain address.
 
+Registering a typed handler asks it for its metadata first (the C API version it was
+built for), as XLA does, and refuses one built for a version jaxlite's table cannot serve.
+
 Each target owns a table of four function pointers (its *slots*, one per stage); code the
 cpu backend generates reads the handler from there, so registering a name again with
 another function takes effect in programs already compiled.
@@ -19,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jaxlite.errors import JaxRuntimeError
-from jaxlite.xla.ffi import c_api
+from jaxlite.xla.ffi import api_table, c_api
 
 __all__ = ["FfiTarget", "register", "lookup", "is_registered", "function_address",
            "CPU_PLATFORMS"]
@@ -27,6 +30,7 @@ __all__ = ["FfiTarget", "register", "lookup", "is_registered", "function_address
 CPU_PLATFORMS = ("cpu", "host")
 
 _LOCK = threading.Lock()
+_HANDLER = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
 _TARGETS: dict[tuple[str, str], "FfiTarget"] = {}   # (platform, name) -> target
 
 
@@ -66,6 +70,33 @@ def function_address(fn: Any) -> int:
                     f"function or an address, got {type(fn).__name__}")
 
 
+def _check_metadata(name: str, platform: str, handler: int) -> None:
+    """Ask the handler which C API version it was built for, as XLA does when it registers
+    one (a frame carrying the metadata extension), and refuse what XLA refuses."""
+    metadata = c_api.Metadata(struct_size=c_api.struct_size(c_api.Metadata, "traits"))
+    extension = c_api.MetadataExtension(metadata=ctypes.addressof(metadata))
+    extension.extension_base.struct_size = c_api.struct_size(c_api.MetadataExtension,
+                                                              "metadata")
+    extension.extension_base.type = c_api.EXTENSION_METADATA
+    frame = c_api.CallFrame(struct_size=c_api.struct_size(c_api.CallFrame, "attrs"),
+                            extension_start=ctypes.addressof(extension),
+                            api=api_table.api_address(), stage=c_api.EXECUTE)
+    error = _HANDLER(handler)(ctypes.addressof(frame))
+    if error:
+        message = api_table.error_message(error)
+        api_table.destroy_error(error)
+        raise JaxRuntimeError(f"{message}\n(asking the FFI handler of {name!r} for its "
+                              "metadata)")
+    version = (metadata.api_version.major_version, metadata.api_version.minor_version)
+    if version[0] != c_api.API_MAJOR or not 1 <= version[1] <= c_api.API_MINOR:
+        host = "Host (canonical host)" if platform == "cpu" else platform
+        raise JaxRuntimeError(
+            f"INVALID_ARGUMENT: XLA FFI handler registration for {name} on platform {host} "
+            f"failed because the handler's API version ({version[0]}.{version[1]}) is "
+            f"incompatible with the framework's API version ({c_api.API_MAJOR}."
+            f"{c_api.API_MINOR}). Minimum supported API version is (0.1).")
+
+
 def _platform(platform: str) -> str:
     platform = platform.lower()
     return "cpu" if platform in CPU_PLATFORMS else platform
@@ -84,6 +115,8 @@ def register(name: str, fn: Any, platform: str = "cpu", api_version: int = 1) ->
         raise ValueError(f"Unsupported custom call API version {api_version} for target "
                          f"{name!r}: 1 (typed FFI) or 0 (the earlier custom calls)")
     key = (_platform(platform), name)
+    if key[0] == "cpu" and api_version == 1:
+        _check_metadata(name, key[0], function_address(bundle["execute"]))
     with _LOCK:
         target = _TARGETS.get(key)
         if target is None:

@@ -1,0 +1,234 @@
+"""jax.ffi on jaxlite: handlers written for XLA's typed FFI, built at test time with the
+machine's compiler (examples/ffi), called eagerly, under jit (native thunk on the cpu
+backend, the HLO evaluator on the interpreter backend), vmap and grad (custom_vjp),
+compared with numpy."""
+from __future__ import annotations
+
+import ctypes
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import jaxlite as jax
+import jaxlite.numpy as jnp
+from jaxlite.config import enable_x64
+from jaxlite.errors import JaxRuntimeError
+from jaxlite.xla.evaluator import CUSTOM_CALL_TARGETS
+from jaxlite.xla.ffi import frames
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "ffi"
+sys.path.insert(0, str(EXAMPLES))
+import build  # noqa: E402  (examples/ffi/build.py)
+import rms_norm as rms_norm_example  # noqa: E402
+
+EPS = 1e-5
+
+
+@pytest.fixture(scope="module")
+def rms_library(tmp_path_factory) -> Path:
+    try:
+        library = build.build_rms_norm(tmp_path_factory.mktemp("ffi"))
+    except build.Unavailable as reason:
+        pytest.skip(f"cannot build examples/ffi/rms_norm.cc: {reason}")
+    rms_norm_example.register(jax, library)
+    return library
+
+
+@pytest.fixture(scope="module")
+def scale_library(tmp_path_factory) -> Path:
+    try:
+        library = build.build_scale(tmp_path_factory.mktemp("ffi_c"))
+    except build.Unavailable as reason:
+        pytest.skip(f"cannot build examples/ffi/scale.c: {reason}")
+    lib = ctypes.cdll.LoadLibrary(str(library))
+    jax.ffi.register_ffi_target("scale", jax.ffi.pycapsule(lib.Scale), platform="cpu")
+    return library
+
+
+def reference(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, np.float64)
+    return x / np.sqrt((x * x).mean(-1, keepdims=True) + EPS)
+
+
+def rms_call(x, vmap_method=None):
+    result = jax.ShapeDtypeStruct(x.shape, x.dtype)
+    return jax.ffi.ffi_call("rms_norm", result, vmap_method=vmap_method)(x, eps=np.float32(EPS))
+
+
+def sample(*shape: int, seed: int = 0) -> np.ndarray:
+    return np.random.RandomState(seed).randn(*shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit", "jit_interpreter"])
+def test_rms_norm_matches_numpy(rms_library, mode):
+    x = sample(5, 16)
+    run = {"eager": rms_call, "jit": jax.jit(rms_call),
+           "jit_interpreter": jax.jit(rms_call, backend="interpreter")}[mode]
+    y = run(x)
+    assert y.shape == (5, 16) and y.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(y), reference(x), rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("method", ["sequential", "sequential_unrolled", "expand_dims",
+                                    "broadcast_all", "legacy_vectorized"])
+def test_vmap_methods(rms_library, method):
+    xs = np.stack([sample(3, 8, seed=s) * (s + 1) for s in range(4)])
+    y = jax.jit(jax.vmap(lambda x: rms_call(x, method)))(xs)
+    np.testing.assert_allclose(np.asarray(y), reference(xs), rtol=2e-6, atol=2e-6)
+    # the batch axis elsewhere than first
+    y = jax.vmap(lambda x: rms_call(x, method), in_axes=1, out_axes=1)(xs.transpose(1, 0, 2))
+    np.testing.assert_allclose(np.asarray(y), reference(xs).transpose(1, 0, 2), rtol=2e-6,
+                               atol=2e-6)
+
+
+@pytest.mark.parametrize("method", ["sequential", "broadcast_all"])
+def test_vmap_with_an_unbatched_argument(rms_library, method):
+    x, dy = sample(4, 6), sample(3, 4, 6, seed=1)
+
+    def bwd(d):
+        result = jax.ShapeDtypeStruct(x.shape, x.dtype)
+        return jax.ffi.ffi_call("rms_norm_bwd", result, vmap_method=method)(
+            x, d, eps=np.float32(EPS))
+    got = jax.jit(jax.vmap(bwd))(dy)
+    singles = [np.asarray(bwd(d)) for d in dy]
+    np.testing.assert_allclose(np.asarray(got), np.stack(singles), rtol=1e-6, atol=1e-6)
+
+
+def _numeric_grad(loss, x: np.ndarray, h: float = 1e-6) -> np.ndarray:
+    grad = np.zeros(x.shape)
+    for i in np.ndindex(x.shape):
+        step = np.zeros(x.shape)
+        step[i] = h
+        grad[i] = (loss(x + step) - loss(x - step)) / (2 * h)
+    return grad
+
+
+@pytest.mark.parametrize("vmap_method", ["broadcast_all", "sequential"])
+def test_grad_through_custom_vjp(rms_library, vmap_method):
+    norm = rms_norm_example.make_rms_norm(jax, vmap_method)
+    x, w = sample(3, 7), sample(3, 7, seed=2)
+    g = jax.jit(jax.grad(lambda v: (norm(v, EPS) * w).sum()))(x)
+    expected = _numeric_grad(lambda v: (reference(v) * w).sum(), x.astype(np.float64))
+    np.testing.assert_allclose(np.asarray(g), expected, rtol=1e-4, atol=1e-5)
+    # grad of a vmapped call: the backward handler batched too
+    xs = np.stack([x, 2 * x - 1])
+    gs = jax.grad(lambda v: (jax.vmap(lambda r: norm(r, EPS))(v) * w).sum())(xs)
+    for k in range(2):
+        np.testing.assert_allclose(
+            np.asarray(gs[k]),
+            _numeric_grad(lambda v: (reference(v) * w).sum(), xs[k].astype(np.float64)),
+            rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit", "jit_interpreter"])
+def test_attributes_of_every_kind(rms_library, mode):
+    def affine(x):
+        results = (jax.ShapeDtypeStruct(x.shape, np.float64), jax.ShapeDtypeStruct((), np.int64))
+        return jax.ffi.ffi_call("affine", results)(
+            x, factors=np.array([1, 2, 4], np.int64), flip=True, mode="plus_one",
+            offset=np.int32(2))
+    run = {"eager": affine, "jit": jax.jit(affine),
+           "jit_interpreter": jax.jit(affine, backend="interpreter")}[mode]
+    with enable_x64():
+        x = np.arange(6.0).reshape(2, 3)
+        out, count = run(jnp.asarray(x))
+        assert isinstance(out, jax.Array) and out.dtype == np.float64
+        np.testing.assert_array_equal(np.asarray(out), -(x * 7 + 3))
+        assert int(count) == 6
+
+
+def test_handler_errors_are_jax_runtime_errors(rms_library):
+    scalar = np.float32(2.0)
+    for run in (rms_call, jax.jit(rms_call)):
+        with pytest.raises(JaxRuntimeError) as info:
+            run(scalar)
+        assert str(info.value).startswith("INVALID_ARGUMENT: rms_norm: x must have at least")
+    # an attribute of the wrong type: the header's own diagnostics
+    with pytest.raises(JaxRuntimeError) as info:
+        jax.ffi.ffi_call("rms_norm", jax.ShapeDtypeStruct((2, 3), np.float32))(
+            sample(2, 3), eps=1e-5)
+    assert "Wrong scalar data type: expected F32 but got F64" in str(info.value)
+    # the program still runs after a failed call
+    np.testing.assert_allclose(np.asarray(jax.jit(rms_call)(sample(2, 3))),
+                               reference(sample(2, 3)), rtol=2e-6, atol=2e-6)
+
+
+def test_jax_errors(rms_library):
+    x = sample(2, 3)
+    with pytest.raises(JaxRuntimeError) as info:
+        jax.jit(lambda v: jax.ffi.ffi_call("no_such_target", jax.ShapeDtypeStruct((2, 3),
+                                                                                  np.float32))(v))(x)
+    assert str(info.value).startswith("NOT_FOUND: No FFI handler registered for no_such_target")
+    with pytest.raises(NotImplementedError) as info:
+        jax.vmap(rms_call)(np.stack([x, x]))
+    assert "Got vmap_method=None" in str(info.value)
+    with pytest.raises(ValueError) as info:
+        jax.grad(lambda v: rms_call(v).sum())(x)
+    assert str(info.value).startswith("The FFI call to `rms_norm` cannot be differentiated")
+    with pytest.raises(ValueError) as info:
+        jax.ffi.ffi_call("rms_norm", jax.ShapeDtypeStruct((2, 3), np.float32),
+                         vmap_method="nope")
+    assert str(info.value).startswith("vmap_method must be on of the allowed methods")
+
+
+def test_compiled_calls_reach_the_handler_without_python(rms_library, monkeypatch):
+    def python_path(*args, **kwargs):
+        raise AssertionError("the compiled program called the handler through Python")
+    monkeypatch.setattr(frames, "call_target", python_path)
+    monkeypatch.setitem(CUSTOM_CALL_TARGETS, "rms_norm", python_path)
+    x = sample(11, 13)  # a shape no other test compiles
+    y = jax.jit(lambda v: rms_call(v) * 2.0)(x)
+    np.testing.assert_allclose(np.asarray(y), 2 * reference(x), rtol=2e-6, atol=2e-6)
+
+
+def test_unused_calls_are_dropped_unless_they_have_side_effects(rms_library):
+    x = sample(2, 5)
+
+    def f(v, side_effect):
+        jax.ffi.ffi_call("rms_norm", jax.ShapeDtypeStruct(v.shape, v.dtype),
+                         has_side_effect=side_effect)(v, eps=np.float32(EPS))
+        return v + 1
+    pure = jax.jit(lambda v: f(v, False)).lower(x).compile().as_text()
+    effectful = jax.jit(lambda v: f(v, True)).lower(x).compile().as_text()
+    assert 'custom_call_target="rms_norm"' not in pure
+    assert 'custom_call_target="rms_norm"' in effectful
+
+
+def test_plain_c_handler(scale_library):
+    def scale(x, factor):
+        return jax.ffi.ffi_call("scale", jax.ShapeDtypeStruct(x.shape, x.dtype),
+                                vmap_method="broadcast_all")(x, factor=factor)
+    with enable_x64():
+        x = np.linspace(-1, 1, 12).reshape(3, 4)
+        for run in (scale, jax.jit(scale, static_argnums=1)):
+            np.testing.assert_array_equal(np.asarray(run(x, 2.5)), x * 2.5)
+        np.testing.assert_array_equal(
+            np.asarray(jax.vmap(lambda v: scale(v, -3.0))(x)), x * -3.0)
+        with pytest.raises(JaxRuntimeError) as info:
+            jax.jit(scale, static_argnums=1)(x, np.float32(2.5))
+        assert str(info.value).startswith(
+            "INVALID_ARGUMENT: scale: attribute factor must be a float64 scalar")
+
+
+def test_registration_refuses_handlers_of_an_unknown_api_version():
+    # A handler that answers XLA's metadata query with nothing: version 0.0, as XLA refuses.
+    silent = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(lambda frame: None)
+    with pytest.raises(JaxRuntimeError) as info:
+        jax.ffi.register_ffi_target("silent", jax.ffi.pycapsule(silent))
+    assert "handler's API version (0.0) is incompatible" in str(info.value)
+
+
+def test_public_names():
+    assert jax.ffi.register_ffi_target_as_batch_partitionable("x") is None
+    with pytest.raises(ValueError):
+        jax.ffi.register_ffi_type_id("t", None)
+    try:
+        folder = Path(jax.ffi.include_dir())
+    except RuntimeError as error:
+        assert "jaxlib" in str(error)
+    else:
+        assert (folder / "xla" / "ffi" / "api" / "ffi.h").is_file()
+    capsule = jax.ffi.pycapsule(ctypes.CFUNCTYPE(None)(lambda: None))
+    assert type(capsule).__name__ == "PyCapsule"
