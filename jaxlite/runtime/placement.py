@@ -11,13 +11,18 @@ rules, as JAX applies them:
   ("Received incompatible devices for jitted computation.").
 - All on one device: the results are committed to it.
 - On a mesh: each result gets a `NamedSharding` over that mesh whose spec follows the
-  computation (`propagate`): elementwise operations keep their operand's spec, reductions
-  drop the reduced dimensions' entries, transposes permute them, broadcasts move them;
+  computation (`propagate`, one equation at a time, into jit and custom-derivative calls):
+  elementwise operations merge their operands' specs (a dimension split two ways is not
+  split), reductions drop the reduced dimensions' entries, transposes permute them,
+  broadcasts, slices, squeezes, reshapes and concatenations carry those of dimensions they
+  keep, dot_general keeps batch and free dimensions' splits (a mesh axis used once);
   sharding constraints (which `shard_map` under `jit` leaves on its results) set theirs;
-  anything else (where XLA's partitioner chooses a layout) gives a replicated result.
+  anything else (gather, scatter, control flow, where XLA's partitioner chooses a layout)
+  gives a replicated result, as does a propagated split that does not divide the result.
+  These agree with GSPMD's choices on the cases checked (tests/sharding).
 
-The SPMD partitioner replaces the last rule with real sharding propagation and per-device
-programs; these rules are the part of it that needs no collectives.
+The SPMD partitioner replaces this with sharding propagation over the HLO module and
+per-device programs; these rules are the part of it that needs no collectives.
 """
 from __future__ import annotations
 
@@ -38,7 +43,15 @@ Spec = tuple  # one entry per dimension: None, an axis name, or a tuple of names
 _ELEMENTWISE_NAMES = frozenset({
     "convert_element_type", "select_n", "integer_pow", "clamp", "copy", "copy_p",
     "reduce_precision", "nextafter", "erf_inv", "igamma", "igammac", "lgamma", "digamma",
-    "random_gamma_grad", "bessel_i0e", "bessel_i1e", "is_finite", "not", "logistic"})
+    "random_gamma_grad", "bessel_i0e", "bessel_i1e", "is_finite", "not", "logistic",
+    "stop_gradient"})
+
+# Primitives whose result has the operand's shape and is split as the operand is.
+_SAME_LAYOUT_NAMES = frozenset({"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",
+                                "sort", "rev"})
+
+# The parameters holding the program a call-like primitive runs.
+_CALLEE_PARAMS = ("jaxpr", "call_jaxpr", "fun_jaxpr")
 
 
 def committed_shardings(args: Sequence[Any]) -> list[tuple[int, Sharding]]:
@@ -113,6 +126,11 @@ def _place(results: Sequence[Any], args: Sequence[Any], what: str,
 def _with(result: Any, sharding: Sharding) -> Any:
     if type(result) is not ArrayImpl:
         return result  # an extended dtype (typed PRNG keys) stays where it is
+    if isinstance(sharding, NamedSharding):
+        try:
+            sharding.shard_shape(result.shape)
+        except ValueError:  # a propagated split that does not divide: replicate
+            sharding = NamedSharding(sharding.mesh, PartitionSpec())
     return result.with_sharding(sharding)
 
 
@@ -181,29 +199,148 @@ def _rule(primitive: Any, params: dict[str, Any], avals: Sequence[Any],
           specs: Sequence[Spec | None], out_avals: Sequence[Any]) -> list[Spec | None]:
     """The output specs of one primitive (None: replicated)."""
     name = primitive.name
-    if name in ("jit", "pjit") and "jaxpr" in params:
-        return propagate(params["jaxpr"].jaxpr, specs)
+    callee = _callee(params, len(specs), len(out_avals))
+    if callee is not None:
+        return propagate(callee, specs)
     if name == "sharding_constraint" and isinstance(params.get("sharding"), NamedSharding):
         return [_spec(params["sharding"], len(out_avals[0].shape))]
     if len(out_avals) != 1 or out_avals[0] is None or not any(specs):
         return [None] * len(out_avals)
     shape = tuple(out_avals[0].shape)
     if getattr(primitive, "elementwise", False) or name in _ELEMENTWISE_NAMES:
-        same = {s for s, a in zip(specs, avals)
-                if s is not None and a is not None and tuple(a.shape) == shape}
-        return [same.pop() if len(same) == 1 else None]
-    spec = specs[0]
-    if spec is None:
+        return [_merged([s for s, a in zip(specs, avals)
+                         if s is not None and a is not None and tuple(a.shape) == shape])]
+    rule = _SHAPE_RULES.get(name)
+    if rule is None or specs[0] is None and name != "concatenate":
         return [None]
-    if name.startswith(("reduce_", "argmax", "argmin")) and "axes" in params:
-        dropped = set(params["axes"])
-        return [tuple(e for i, e in enumerate(spec) if i not in dropped)]
-    if name == "transpose":
-        return [tuple(spec[i] for i in params["permutation"])]
-    if name == "broadcast_in_dim":
-        out: list[Any] = [None] * len(shape)
-        for i, dim in enumerate(params["broadcast_dimensions"]):
-            if avals[0].shape[i] == shape[dim]:
-                out[dim] = spec[i]
-        return [tuple(out)]
-    return [None]
+    return [rule(specs, [tuple(a.shape) for a in avals], shape, params)]
+
+
+def _merged(specs: Sequence[Spec]) -> Spec | None:
+    """The spec of an elementwise result: per dimension, the one mesh axis the operands
+    agree on (a dimension they split differently is not split), each axis used once."""
+    if not specs:
+        return None
+    out, used = [], set()
+    for entries in zip(*specs):
+        split = {e for e in entries if e is not None}
+        entry = split.pop() if len(split) == 1 else None
+        names = set(entry) if isinstance(entry, tuple) else {entry}
+        if entry is not None and names & used:
+            entry = None
+        used |= names if entry is not None else set()
+        out.append(entry)
+    return tuple(out)
+
+
+def _reduced(specs: list, shapes: list, shape: tuple, params: dict) -> Spec:
+    dropped = set(params["axes"])
+    return tuple(e for i, e in enumerate(specs[0]) if i not in dropped)
+
+
+def _sliced(specs: list, shapes: list, shape: tuple, params: dict) -> Spec:
+    # A dimension that keeps its size keeps its split.
+    return tuple(e if old == new else None for e, old, new in zip(specs[0], shapes[0], shape))
+
+
+def _squeezed(specs: list, shapes: list, shape: tuple, params: dict) -> Spec:
+    dropped = {d % len(shapes[0]) for d in params["dimensions"]}
+    return tuple(e for i, e in enumerate(specs[0]) if i not in dropped)
+
+
+def _broadcast(specs: list, shapes: list, shape: tuple, params: dict) -> Spec:
+    out: list[Any] = [None] * len(shape)
+    for i, dim in enumerate(params["broadcast_dimensions"]):
+        if shapes[0][i] == shape[dim]:
+            out[dim] = specs[0][i]
+    return tuple(out)
+
+
+def _concatenated(specs: list, shapes: list, shape: tuple, params: dict) -> Spec | None:
+    merged = _merged([s for s in specs if s is not None])
+    if merged is None:
+        return None
+    return tuple(None if d == params["dimension"] else e for d, e in enumerate(merged))
+
+
+def _dot(specs: list, shapes: list, shape: tuple, params: dict) -> Spec | None:
+    """Batch dimensions as the operands split them, then the free dimensions of the
+    left and of the right operand; a contracted split is summed away."""
+    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    lhs = specs[0]
+    rhs = specs[1] if len(specs) > 1 and specs[1] is not None else (None,) * len(shapes[1])
+    batch = _merged([tuple(lhs[d] for d in lb), tuple(rhs[d] for d in rb)]) or ()
+    free_l = tuple(e for d, e in enumerate(lhs) if d not in lc and d not in lb)
+    free_r = tuple(e for d, e in enumerate(rhs) if d not in rc and d not in rb)
+    entries, used = [], set()
+    for entry in (*batch, *free_l, *free_r):
+        names = set(entry) if isinstance(entry, tuple) else {entry}
+        keep = entry is not None and not names & used
+        used |= names if keep else set()
+        entries.append(entry if keep else None)
+    return tuple(entries)
+
+
+def _same(specs: list, shapes: list, shape: tuple, params: dict) -> Spec:
+    return specs[0]
+
+
+def _permuted(specs: list, shapes: list, shape: tuple, params: dict) -> Spec:
+    return tuple(specs[0][i] for i in params["permutation"])
+
+
+def _reshape_rule(specs: list, shapes: list, shape: tuple, params: dict) -> Spec | None:
+    if params.get("dimensions") is not None:
+        return None
+    return _reshaped(specs[0], shapes[0], shape)
+
+
+_SHAPE_RULES: dict[str, Callable[..., Spec | None]] = {
+    **{name: _reduced for name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod",
+                                   "reduce_and", "reduce_or", "reduce_xor", "argmax",
+                                   "argmin")},
+    **{name: _same for name in _SAME_LAYOUT_NAMES},
+    "slice": _sliced, "dynamic_slice": _sliced, "pad": _sliced, "squeeze": _squeezed,
+    "broadcast_in_dim": _broadcast, "concatenate": _concatenated, "dot_general": _dot,
+    "transpose": _permuted, "reshape": _reshape_rule,
+}
+
+
+def _callee(params: dict[str, Any], num_in: int, num_out: int) -> Any:
+    """The jaxpr a call-like primitive (jit, custom_jvp_call, remat, ...) runs on its
+    operands, when it takes them all and gives all the results; else None."""
+    for key in _CALLEE_PARAMS:
+        program = params.get(key)
+        program = getattr(program, "jaxpr", program)
+        if hasattr(program, "eqns") and len(program.invars) == num_in and \
+                len(program.outvars) == num_out:
+            return program
+    return None
+
+
+def _reshaped(spec: Spec, old: tuple, new: tuple) -> Spec | None:
+    """A spec carried through a reshape: dimensions are matched in runs of equal size;
+    a run keeps the split of its major dimension on its first dimension of size > 1."""
+    out: list[Any] = [None] * len(new)
+    i = j = 0
+    try:
+        while i < len(old) and j < len(new):
+            olds, news, size_old, size_new = [i], [j], old[i], new[j]
+            while size_old != size_new:
+                if size_old < size_new:
+                    i += 1
+                    olds.append(i)
+                    size_old *= old[i]
+                else:
+                    j += 1
+                    news.append(j)
+                    size_new *= new[j]
+            major = next((k for k in olds if old[k] != 1), None)
+            target = next((k for k in news if new[k] != 1), None)
+            if major is not None and target is not None:
+                out[target] = spec[major]
+            i, j = i + 1, j + 1
+    except IndexError:  # (sizes with zeros)
+        return None
+    return tuple(out)
+

@@ -195,3 +195,21 @@ def test_deleting_a_placed_array_deletes_its_blocks():
     assert x.is_deleted() and all(s.data.is_deleted() or N == 1 for s in shards)
     with pytest.raises(RuntimeError, match="Array has been deleted"):
         np.asarray(x)
+
+
+def test_propagated_specs_of_common_operations():
+    # Each spec is the one JAX 0.10.2 gives on 4 forced host devices (an Auto mesh).
+    mesh = Mesh(np.array(jax.devices()), ("x",))
+    value = np.arange(8.0 * N, dtype=np.float32).reshape(2 * N, 4)
+    x = jax.device_put(value, NamedSharding(mesh, P("x")))
+    cases = [(x[0], value[0], P()), (x[:, 1], value[:, 1], P("x")),
+             (x.reshape(-1), value.reshape(-1), P("x")),
+             (jax.nn.softmax(x), np.exp(value) / np.exp(value).sum(1, keepdims=True), P("x")),
+             (x[None], value[None], P(None, "x")),
+             (jnp.concatenate([x, x], 1), np.concatenate([value, value], 1), P("x")),
+             (x @ jnp.ones((4, 3)), value @ np.ones((4, 3)), P("x")),
+             (jnp.cumsum(x, 0), np.cumsum(value, 0), P("x")), (x[1:], value[1:], P())]
+    for result, expected, spec in cases:
+        np.testing.assert_allclose(np.asarray(result), expected, rtol=1e-5)
+        if N > 1:  # (on one device JAX's specs vary; all mean the whole array)
+            assert result.sharding == NamedSharding(mesh, spec), (result.sharding, spec)

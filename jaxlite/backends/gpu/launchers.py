@@ -143,9 +143,11 @@ class CupyLauncher:
         return [(module.get_function(k.name), k) for k in kernels.kernels]
 
     def launch(self, prepared: list[tuple[Any, Any]], memory: dict[str, Any]) -> None:
+        """Enqueue the kernels on the current stream: the executable calls this inside
+        `scope`, where that is the launcher's stream."""
         for function, kernel in prepared:
             args = tuple(memory[b.name] for b in kernel.params)
-            function((kernel.grid,), (kernel.block,), args, stream=self.stream)
+            function((kernel.grid,), (kernel.block,), args)
 
     def storage_dtype(self, dtype: np.dtype) -> np.dtype:
         dtype = np.dtype(dtype)

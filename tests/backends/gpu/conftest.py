@@ -1,11 +1,37 @@
-"""The gpu backend tests' folder on sys.path, for their shared helpers (gpu_testing), and
-the "gpu-interpreter" backend (the gpu compiler with kernels run by the numpy kernel
+"""The gpu backend tests' folder on sys.path, for their shared helpers (gpu_testing); the
+"gpu-interpreter" backend (the gpu compiler with kernels run by the numpy kernel
 interpreter) registered in the default registry, so that `jit(f, backend=...)` runs end
-to end without a GPU."""
+to end without a GPU; and, when JAXLITE_PLATFORMS / jax_platforms asks for "gpu" and it
+does not start here, every test of the folder skipped with the reason (no backend could
+run them)."""
 import sys
 from pathlib import Path
 
-from jaxlite.backends import gpu, registry
+import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
+from jaxlite.backends import gpu, registry
+from jaxlite.config import config
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
 gpu.register_interpreter(registry.default_registry())
+
+
+def _missing_gpu() -> str:
+    """Why the requested gpu backend cannot run here ("" when not requested or fine)."""
+    if "gpu" not in registry.parse_platforms(config.read("jax_platforms")):
+        return ""
+    try:
+        registry.get_backend("gpu")
+    except RuntimeError as error:
+        return f"jax_platforms asks for the GPU, which does not start here: {error}"
+    return ""
+
+
+def pytest_collection_modifyitems(config, items):
+    reason = _missing_gpu()
+    if not reason:
+        return
+    for item in items:
+        if HERE in Path(item.path).parents:
+            item.add_marker(pytest.mark.skip(reason=reason))

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The gpu backend on a machine with an NVIDIA GPU (issue 16, "Testing with a GPU"), in
+# under 8 minutes: installs what it needs from the package registries (cupy-cuda12x,
+# jax[cuda12] when it installs), runs tests/backends/gpu on the device
+# (JAXLITE_PLATFORMS=gpu), then the ../shared/bench workloads with --impl jaxlite and
+# --impl jax on the GPU, one fresh process per workload and implementation, and prints one
+# table (summarize.py). Every phase has a time budget; what does not fit is reported as
+# skipped. Run from the repository root:
+#
+#     bash benchmarks/gpu_check.sh            # PYTHON=python3.11 BENCH=... to override
+#
+# Without a GPU (or without CuPy) the tests skip with the reason and the jaxlite rows are
+# not run: the script says so and still prints what it could measure.
+set -u
+cd "$(dirname "$0")/.."
+REPO=$(pwd)
+PY=${PYTHON:-python3}
+JAX_VERSION=${JAX_VERSION:-0.10.2}
+BENCH=${BENCH:-}
+for candidate in "$BENCH" ../shared/bench shared/bench; do
+  if [ -n "$candidate" ] && [ -f "$candidate/run.py" ]; then BENCH=$candidate; break; fi
+done
+OUT=${OUT:-$(mktemp -d /tmp/gpu_check.XXXXXX)}
+START=$(date +%s)
+DEADLINE=$((START + ${BUDGET_S:-450}))   # 7.5 minutes: the table must print before 8
+export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
+
+left() { echo $((DEADLINE - $(date +%s))); }
+say() { echo "== $*"; }
+# at most $1 seconds, and never past the deadline less $2 seconds of reserve
+budget() { local b=$1 l; l=$(($(left) - $2)); [ "$l" -lt "$b" ] && b=$l; echo "$b"; }
+
+pip_install() {  # pip_install SECONDS SPEC...: quietly, within the time given
+  local t; t=$(budget "$1" 200); shift
+  [ "$t" -gt 10 ] || { say "no time left to install $*"; return 1; }
+  timeout "$t" "$PY" -m pip install --quiet --disable-pip-version-check "$@" 2>&1 | tail -3
+  return "${PIPESTATUS[0]}"
+}
+
+say "python: $("$PY" --version 2>&1); GPU: $(nvidia-smi -L 2>/dev/null | head -1 || echo none)"
+if ! "$PY" -c "import numpy, scipy, llvmlite, ml_dtypes, opt_einsum" 2>/dev/null; then
+  pip_install 90 numpy scipy llvmlite ml_dtypes opt_einsum pytest pytest-xdist ||
+    say "jaxlite's dependencies did not install"
+fi
+"$PY" -c "import cupy" 2>/dev/null || pip_install 120 cupy-cuda12x ||
+  say "cupy-cuda12x did not install"
+JAX_GPU=$("$PY" -c "import jax; print(int(jax.devices()[0].platform == 'gpu'))" 2>/dev/null)
+if [ "${JAX_GPU:-0}" != 1 ]; then
+  pip_install 150 "jax[cuda12]==$JAX_VERSION" || say "jax[cuda12]==$JAX_VERSION did not install"
+  JAX_GPU=$("$PY" -c "import jax; print(int(jax.devices()[0].platform == 'gpu'))" 2>/dev/null)
+fi
+GPU_STATUS=$("$PY" - <<'PY' 2>&1 | tail -1
+from jaxlite.backends import registry
+try:
+    client = registry.get_backend("gpu")
+    print(f"jaxlite gpu backend: {client.devices()[0].device_kind}, {client.platform_version}")
+except RuntimeError as error:
+    print(f"jaxlite gpu backend does not start: {error}")
+PY
+)
+say "$GPU_STATUS"
+say "jax on the GPU: $([ "${JAX_GPU:-0}" = 1 ] && echo yes || echo no)"
+
+# ---------------------------------------------------------------------------- tests
+T=$(budget 150 150)
+say "pytest tests/backends/gpu on the device (at most ${T}s)"
+JAXLITE_PLATFORMS=gpu timeout "$T" "$PY" -m pytest -q -n 0 -p no:cacheprovider \
+  tests/backends/gpu 2>&1 | tee "$OUT/pytest.txt" | tail -15
+TESTS=$(grep -E "passed|failed|error|skipped" "$OUT/pytest.txt" | tail -1)
+
+# ---------------------------------------------------------------------------- bench
+if [ -z "$BENCH" ]; then
+  say "no ../shared/bench here: no workloads run"
+else
+  KEYS=$("$PY" -c "import sys; sys.path.insert(0, '$BENCH'); import workloads as W; \
+print(' '.join(w.key for w in W.WORKLOADS))")
+  IMPLS=""
+  case "$GPU_STATUS" in "jaxlite gpu backend: "*) IMPLS="jaxlite" ;; esac
+  [ "${JAX_GPU:-0}" = 1 ] && IMPLS="$IMPLS jax"
+  [ -n "$IMPLS" ] || say "neither jaxlite nor jax runs on a GPU here: no workloads run"
+  n=0
+  for key in $KEYS; do
+    for impl in $IMPLS; do
+      n=$((n + 1))
+      T=$(budget 60 25)
+      if [ "$T" -lt 15 ]; then echo "skipped (no time left): $key $impl"; continue; fi
+      JAXLITE_PLATFORMS=gpu timeout "$T" "$PY" "$BENCH/run.py" --impl "$impl" \
+        --only "$key" --json "$OUT/run-$n-$impl.json" --check --no-sentinel \
+        --target-s 0.3 --min-runs 3 --max-runs 20 --warmup 1 --compile-reps 1 --quiet \
+        >"$OUT/run-$n-$impl.log" 2>&1 || echo "failed or timed out: $key $impl (see $OUT/run-$n-$impl.log)"
+    done
+  done
+fi
+
+# ---------------------------------------------------------------------------- table
+echo
+say "gpu_check: $(($(date +%s) - START)) s; results in $OUT"
+say "tests/backends/gpu: ${TESTS:-not run}"
+if ls "$OUT"/run-*.json >/dev/null 2>&1; then
+  "$PY" "$BENCH/summarize.py" "$OUT"/run-*.json
+fi
