@@ -148,6 +148,19 @@ def test_every_opcode_has_a_rule():
     assert (len(stablehlo.RULES) + len(structural)) == len(Opcode)
 
 
+def test_op_names_read_back_to_their_opcodes():
+    table = stablehlo.OPCODES_OF_OP_NAME
+    assert table["stablehlo.add"] == (Opcode.ADD,)
+    assert table["chlo.erf_inv"] == (Opcode.ERF_INV,)
+    assert table["stablehlo.dot_general"] == (Opcode.DOT,)
+    assert set(table["func.call"]) == {Opcode.CALL, Opcode.FUSION}
+    assert set(table["stablehlo.reshape"]) == {Opcode.RESHAPE, Opcode.BITCAST}
+    named = {op for opcodes in table.values() for op in opcodes}
+    printed_otherwise = {Opcode.PARAMETER, Opcode.TUPLE, Opcode.GET_TUPLE_ELEMENT, Opcode.COPY,
+                         Opcode.EXP2}
+    assert named | printed_otherwise == set(Opcode)
+
+
 def _module_of(opcode, shape, operand_shapes, attrs=None):
     builder = ComputationBuilder("main", NameUniquer())
     params = [builder.parameter(s) for s in operand_shapes]

@@ -119,12 +119,24 @@ PROGRAMS = {
     "bitcast": (lambda x: lax.bitcast_convert_type(x, np.int32) >> 3, (X,)),
     "large_constant": (lambda x: x @ jnp.asarray(np.arange(4 * 300, dtype=np.float32)
                                                 .reshape(4, 300)), (X,)),
+    "constants": (lambda x: (
+        x.sum() + jnp.asarray((np.arange(100) - 50.5).astype(np.float32)),  # raw bytes
+        jnp.asarray((np.arange(80) + 1j * np.arange(80)).astype(np.complex64)) * x[0, 0],
+        jnp.asarray(np.arange(-40, 40, dtype=np.int8)) + 1,
+        jnp.asarray(np.arange(70, dtype=np.uint16) * 900) + 1,
+        jnp.asarray(np.linspace(-3, 3, 90).astype(np.float16)) * 2,
+        jnp.asarray(np.linspace(-3, 3, 90).astype(dtypes.bfloat16)) * 2,
+        jnp.asarray(np.arange(100) % 3 == 0) & (x[0, 0] > 0),
+        jnp.asarray(np.array([np.inf, -np.inf, np.nan, -0.0, 1e-40], np.float32)) * x[0, 0],
+        jnp.asarray(np.array([1e-300, 1.5], np.float32)) + 0), (X,)),
     "float16": (lambda h: (h * h + 1, jnp.tanh(h), h.max(axis=1)), (X.astype(np.float16),)),
 }
 
 # Programs of 64-bit types, lowered and run with x64 on.
 X64_PROGRAMS = {
-    "float64": (lambda x: (jnp.exp(x) @ x.T, jnp.cumsum(x, axis=0), jnp.sort(x, axis=1)),
+    "float64": (lambda x: (jnp.exp(x) @ x.T, jnp.cumsum(x, axis=0), jnp.sort(x, axis=1),
+                           x[0, 0] * jnp.asarray(np.linspace(-1e300, 1e300, 70)),
+                           x[0, 0] + jnp.asarray(np.float64(1 / 3))),
                 (X.astype(np.float64),)),
     "int64_uint64": (lambda a, u: (a * 1_000_000_007, a.sum(), u * u + 1, u >> 3),
                      (INTS.astype(np.int64), UINTS.astype(np.uint64) * 10 ** 12)),

@@ -2,8 +2,9 @@
 StableHLO in MLIR's text form (mirrors what `jax.jit(f).lower(x).as_text()` prints).
 
 `print_module(module)` gives the text; `RULES` maps each HLO opcode to the rule that prints
-it (see `printer.py` for the structure, `ops.py` and `ops_regions.py` for the ops, and
-`types.py` for the spelling of types and attributes).
+it, `OPCODES_OF_OP_NAME` each op name back to its opcodes (see `printer.py` for the
+structure, `ops.py` and `ops_regions.py` for the ops, `lapack.py` for the linear-algebra
+custom calls, and `types.py` for the spelling of types and attributes).
 """
 from __future__ import annotations
 
@@ -12,9 +13,27 @@ from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.stablehlo import ops, ops_regions
 from jaxlite.xla.stablehlo.printer import ModuleWriter
 
-__all__ = ["RULES", "print_module"]
+__all__ = ["OPCODES_OF_OP_NAME", "RULES", "print_module"]
 
 RULES: dict[Opcode, ops.Rule] = {**ops.RULES, **ops_regions.RULES}
+
+
+def _opcodes_of_op_names() -> dict[str, tuple[Opcode, ...]]:
+    tables = ((ops.SAME_TYPE_OPS, "stablehlo."), (ops.GENERIC_ELEMENTWISE_OPS, "stablehlo."),
+              (ops.CHLO_OPS, "chlo."), (ops.STRUCTURED_OPS, "stablehlo."),
+              (ops_regions.REGION_OPS, ""))
+    result: dict[str, tuple[Opcode, ...]] = {"stablehlo.if": (Opcode.CONDITIONAL,)}
+    for table, prefix in tables:
+        for opcode, name in table.items():
+            result[prefix + name] = result.get(prefix + name, ()) + (opcode,)
+    result["stablehlo.reshape"] += (Opcode.BITCAST,)
+    return result
+
+
+# What a reader of StableHLO needs backwards: the HLO opcodes each op name stands for
+# (`func.call` is a call or a fusion, `stablehlo.reshape` a reshape or a bitcast). Ops that
+# the printer writes as several (exp2) or none (tuple, copy) are not listed.
+OPCODES_OF_OP_NAME: dict[str, tuple[Opcode, ...]] = _opcodes_of_op_names()
 
 
 def print_module(module: HloModule) -> str:

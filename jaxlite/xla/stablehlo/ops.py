@@ -53,6 +53,16 @@ CHLO_OPS: dict[Opcode, str] = {
     _O.DIGAMMA: "digamma", _O.NEXT_AFTER: "next_after",
 }
 
+# Ops that are one StableHLO op with properties (the rules below say which).
+STRUCTURED_OPS: dict[Opcode, str] = {
+    _O.COMPARE: "compare", _O.CONSTANT: "constant", _O.RESHAPE: "reshape",
+    _O.BROADCAST: "broadcast_in_dim", _O.TRANSPOSE: "transpose", _O.REVERSE: "reverse",
+    _O.CONCATENATE: "concatenate", _O.SLICE: "slice", _O.PAD: "pad",
+    _O.DYNAMIC_SLICE: "dynamic_slice", _O.DYNAMIC_UPDATE_SLICE: "dynamic_update_slice",
+    _O.IOTA: "iota", _O.GATHER: "gather", _O.DOT: "dot_general",
+    _O.CONVOLUTION: "convolution",
+}
+
 # The comparison type HLO's `compare` writes explicitly (`type=TOTALORDER`) keeps its
 # name in StableHLO; others are inferred from the element type (types.DEFAULT_COMPARE_TYPES).
 COMPARISON_TYPES = ("FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED")
@@ -87,13 +97,17 @@ def _compare(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]
         raise ValueError(f"unknown comparison type {kind!r}")
     props = {"comparison_direction": T.enum_attr("comparison_direction", inst.attr("direction")),
              "compare_type": T.enum_attr("comparison_type", kind)}
-    return w.generic("stablehlo.compare", single_values(operands), [inst.shape], props)
+    return w.generic(_name(_O.COMPARE), single_values(operands), [inst.shape], props)
 
 
 def _exp2(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]) -> Leaves:
     # StableHLO has no exp2: 2 ** x.
     two = w.constant(T.dense_literal(np.asarray(2, inst.shape.dtype)), inst.shape)
     return w.same_type("stablehlo.power", two + single_values(operands), inst.shape)
+
+
+def _name(opcode: Opcode) -> str:
+    return f"stablehlo.{STRUCTURED_OPS[opcode]}"
 
 
 def _constant(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]) -> Leaves:
@@ -119,9 +133,9 @@ def _copy(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]) -
 
 # ----------------------------------------------------------------------------- movement
 
-def _props_rule(op: str, props: Callable[[HloInstruction], dict[str, str]]) -> Rule:
+def _props_rule(opcode: Opcode, props: Callable[[HloInstruction], dict[str, str]]) -> Rule:
     def rule(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]) -> Leaves:
-        return w.generic(op, single_values(operands), [inst.shape], props(inst))
+        return w.generic(_name(opcode), single_values(operands), [inst.shape], props(inst))
     return rule
 
 
@@ -133,7 +147,7 @@ def _bitcast(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]
         raise NotImplementedError(
             f"StableHLO printer: bitcast %{inst.name} changes the element type or a layout; "
             "StableHLO has no layouts (print the module before layout assignment)")
-    return w.generic("stablehlo.reshape", single_values(operands), [inst.shape])
+    return w.generic(_name(_O.RESHAPE), single_values(operands), [inst.shape])
 
 
 def _slice_props(inst: HloInstruction) -> dict[str, str]:
@@ -165,7 +179,7 @@ def _gather(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves])
         ("start_index_map", a("start_index_map")), ("index_vector_dim", a("index_vector_dim"))])
     props = {"dimension_numbers": numbers, "slice_sizes": T.i64_array(a("slice_sizes")),
              "indices_are_sorted": T.boolean(a("indices_are_sorted", False))}
-    return w.generic("stablehlo.gather", single_values(operands), [inst.shape], props)
+    return w.generic(_name(_O.GATHER), single_values(operands), [inst.shape], props)
 
 
 def _dot(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]) -> Leaves:
@@ -175,7 +189,7 @@ def _dot(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]) ->
         ("rhs_batching_dimensions", a("rhs_batch", ())),
         ("lhs_contracting_dimensions", a("lhs_contracting", ())),
         ("rhs_contracting_dimensions", a("rhs_contracting", ()))])
-    return w.generic("stablehlo.dot_general", single_values(operands), [inst.shape],
+    return w.generic(_name(_O.DOT), single_values(operands), [inst.shape],
                      {"dot_dimension_numbers": numbers})
 
 
@@ -216,7 +230,7 @@ def _convolution(w: FunctionWriter, inst: HloInstruction,
              "lhs_dilation": T.i64_array(win["base_dilation"]),
              "rhs_dilation": T.i64_array(win["window_dilation"]),
              "window_reversal": T.bool_array(win["reversal"])}
-    return w.generic("stablehlo.convolution", single_values(operands), [inst.shape], props)
+    return w.generic(_name(_O.CONVOLUTION), single_values(operands), [inst.shape], props)
 
 
 def _dims(key: str, prop: str) -> Callable[[HloInstruction], dict[str, str]]:
@@ -234,17 +248,16 @@ RULES: dict[Opcode, Rule] = {
     _O.GET_TUPLE_ELEMENT: _get_tuple_element,
     _O.COPY: _copy,
     _O.BITCAST: _bitcast,
-    _O.RESHAPE: _generic("stablehlo.reshape"),
-    _O.BROADCAST: _props_rule("stablehlo.broadcast_in_dim",
-                              _dims("dimensions", "broadcast_dimensions")),
-    _O.TRANSPOSE: _props_rule("stablehlo.transpose", _dims("dimensions", "permutation")),
-    _O.REVERSE: _props_rule("stablehlo.reverse", _dims("dimensions", "dimensions")),
-    _O.CONCATENATE: _props_rule("stablehlo.concatenate", _concatenate_props),
-    _O.SLICE: _props_rule("stablehlo.slice", _slice_props),
-    _O.PAD: _props_rule("stablehlo.pad", _pad_props),
-    _O.DYNAMIC_SLICE: _props_rule("stablehlo.dynamic_slice", _dims("sizes", "slice_sizes")),
-    _O.DYNAMIC_UPDATE_SLICE: _generic("stablehlo.dynamic_update_slice"),
-    _O.IOTA: _props_rule("stablehlo.iota",
+    _O.RESHAPE: _generic(_name(_O.RESHAPE)),
+    _O.BROADCAST: _props_rule(_O.BROADCAST, _dims("dimensions", "broadcast_dimensions")),
+    _O.TRANSPOSE: _props_rule(_O.TRANSPOSE, _dims("dimensions", "permutation")),
+    _O.REVERSE: _props_rule(_O.REVERSE, _dims("dimensions", "dimensions")),
+    _O.CONCATENATE: _props_rule(_O.CONCATENATE, _concatenate_props),
+    _O.SLICE: _props_rule(_O.SLICE, _slice_props),
+    _O.PAD: _props_rule(_O.PAD, _pad_props),
+    _O.DYNAMIC_SLICE: _props_rule(_O.DYNAMIC_SLICE, _dims("sizes", "slice_sizes")),
+    _O.DYNAMIC_UPDATE_SLICE: _generic(_name(_O.DYNAMIC_UPDATE_SLICE)),
+    _O.IOTA: _props_rule(_O.IOTA,
                          lambda inst: {"iota_dimension": T.i64(inst.attr("iota_dimension"))}),
     _O.GATHER: _gather,
     _O.DOT: _dot,

@@ -23,6 +23,15 @@ from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
 
 _O = Opcode
 
+# Ops that apply computations, by opcode (a conditional on a predicate is `stablehlo.if`).
+REGION_OPS: dict[Opcode, str] = {
+    _O.REDUCE: "stablehlo.reduce", _O.REDUCE_WINDOW: "stablehlo.reduce_window",
+    _O.SELECT_AND_SCATTER: "stablehlo.select_and_scatter", _O.SORT: "stablehlo.sort",
+    _O.SCATTER: "stablehlo.scatter", _O.WHILE: "stablehlo.while",
+    _O.CONDITIONAL: "stablehlo.case", _O.CALL: "func.call", _O.FUSION: "func.call",
+    _O.CUSTOM_CALL: "stablehlo.custom_call",
+}
+
 # jaxlite's custom-call targets that are StableHLO ops of their own.
 FFT_TARGET = "jaxlite_fft"
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
@@ -37,7 +46,7 @@ def _results(inst: HloInstruction) -> list:
 
 def _reduce(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]) -> Leaves:
     props = {"dimensions": T.i64_array(inst.attr("dimensions"))}
-    return w.generic("stablehlo.reduce", single_values(operands), _results(inst), props,
+    return w.generic(REGION_OPS[_O.REDUCE], single_values(operands), _results(inst), props,
                      [w.region(inst.called[0])])
 
 
@@ -49,7 +58,7 @@ def _reduce_window(w: FunctionWriter, inst: HloInstruction,
              "base_dilations": T.i64_array(win["base_dilation"]),
              "window_dilations": T.i64_array(win["window_dilation"]),
              "padding": T.padding_attr(win["pad_low"], win["pad_high"])}
-    return w.generic("stablehlo.reduce_window", single_values(operands), _results(inst), props,
+    return w.generic(REGION_OPS[_O.REDUCE_WINDOW], single_values(operands), _results(inst), props,
                      [w.region(inst.called[0])])
 
 
@@ -60,14 +69,14 @@ def _select_and_scatter(w: FunctionWriter, inst: HloInstruction,
              "window_strides": T.i64_array(win["stride"]),
              "padding": T.padding_attr(win["pad_low"], win["pad_high"])}
     select, scatter = inst.called
-    return w.generic("stablehlo.select_and_scatter", single_values(operands), _results(inst), props,
+    return w.generic(REGION_OPS[_O.SELECT_AND_SCATTER], single_values(operands), _results(inst), props,
                      [w.region(select), w.region(scatter)])
 
 
 def _sort(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]) -> Leaves:
     props = {"dimension": T.i64(inst.attr("dimension")),
              "is_stable": T.boolean(inst.attr("is_stable", False))}
-    return w.generic("stablehlo.sort", single_values(operands), _results(inst), props,
+    return w.generic(REGION_OPS[_O.SORT], single_values(operands), _results(inst), props,
                      [w.region(inst.called[0])])
 
 
@@ -83,13 +92,13 @@ def _scatter(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]
     props = {"scatter_dimension_numbers": numbers,
              "indices_are_sorted": T.boolean(a("indices_are_sorted", False)),
              "unique_indices": T.boolean(a("unique_indices", False))}
-    return w.generic("stablehlo.scatter", single_values(operands), _results(inst), props,
+    return w.generic(REGION_OPS[_O.SCATTER], single_values(operands), _results(inst), props,
                      [w.region(inst.called[0])])
 
 
 def _while(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]) -> Leaves:
     condition, body = inst.called
-    return w.generic("stablehlo.while", list(operands[0]), _results(inst), None,
+    return w.generic(REGION_OPS[_O.WHILE], list(operands[0]), _results(inst), None,
                      [w.region(condition), w.region(body)])
 
 
@@ -99,13 +108,13 @@ def _conditional(w: FunctionWriter, inst: HloInstruction,
     branches = [w.region(comp, [operands[i + 1]]) for i, comp in enumerate(inst.called)]
     if inst.operands[0].shape.dtype == np.bool_:
         return w.generic("stablehlo.if", selector, _results(inst), None, branches)
-    return w.generic("stablehlo.case", selector, _results(inst), None, branches)
+    return w.generic(REGION_OPS[_O.CONDITIONAL], selector, _results(inst), None, branches)
 
 
 def _call(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]) -> Leaves:
     callee = w.module.symbol(inst.called[0])
     values = [value for leaves in operands for value in leaves]
-    return w.generic("func.call", values, _results(inst), {"callee": callee})
+    return w.generic(REGION_OPS[inst.opcode], values, _results(inst), {"callee": callee})
 
 
 def _custom_call(w: FunctionWriter, inst: HloInstruction,
@@ -127,7 +136,7 @@ def _custom_call(w: FunctionWriter, inst: HloInstruction,
     attributes = {"mhlo.frontend_attributes": "{" + ", ".join(
         f"{key} = {value}" for key, value in sorted(extra.items())) + "}"} if extra else None
     values = [value for leaves in operands for value in leaves]
-    return w.generic("stablehlo.custom_call", values, _results(inst), props,
+    return w.generic(REGION_OPS[_O.CUSTOM_CALL], values, _results(inst), props,
                      attributes=attributes)
 
 

@@ -3,9 +3,11 @@
 Element types: `f32`, `bf16`, `i1` (pred), `i32` (s32), `ui8` (u8), `complex<f32>` (c64).
 Tensor types: `tensor<3x4xf32>`, `tensor<f32>` for a scalar. Attributes: `1 : i64`,
 `array<i64: 1, 2>`, `array<i1: true>`, `dense<[[0, 1]]> : tensor<1x2xi64>`, and the enum
-attributes `#stablehlo<comparison_direction LT>`. Constants: `dense<1.500000e+00>`,
-`dense<[1, 2]>`, `dense<(1.0, 2.0)>` (complex), `dense<true>`, and for large or non-finite
-floats the raw little-endian bytes `dense<"0x0000C07F">`.
+attributes `#stablehlo<comparison_direction LT>`. Constants: `dense<1.5>` (the shortest
+decimal that reads back in the element type), `dense<[1, 2]>`, `dense<(1.0, 2.0)>`
+(complex), `dense<true>`, a splat `dense<0.0>` for any shape, and for more than
+`MAX_LISTED_ELEMENTS` elements or non-finite floats the raw little-endian bytes
+`dense<"0x0000C07F">`.
 
 Each table maps our names to StableHLO's; its inverse (`*_OF_*`) is what a parser reads.
 """
