@@ -65,7 +65,11 @@ class Mesh(AbstractMesh):
             [d.id for d in self.devices.flat] == [d.id for d in other.devices.flat]
 
     def __hash__(self) -> int:
-        return hash((self.shape_tuple, self.axis_types, tuple(self.device_ids.flat)))
+        # (computed once: jit's call plans hash the shardings of placed arguments)
+        if getattr(self, "_hash", None) is None:
+            self._hash = hash((self.shape_tuple, self.axis_types,
+                               tuple(d.id for d in self.devices.flat)))
+        return self._hash
 
     def __repr__(self) -> str:
         if self.empty:

@@ -289,9 +289,11 @@ class PjitFunction(Wrapped):
                 compiled = dispatch.compiled_call(traced.jaxpr, name, self._client(),
                                                   traced.donated_invars)
                 outs = place_jit_outputs(traced.jaxpr, leaves, compiled(leaves), name)
-                if key is not None and not traced.consts and \
-                        constraint_mesh(traced.jaxpr.jaxpr) is None:
-                    self._plans[key] = (compiled, _rebuilder(traced.out_tree))
+                if key is not None and not traced.consts:
+                    placed = constraint_mesh(traced.jaxpr.jaxpr) is not None or any(
+                        type(x) is ArrayImpl and x._sharding is not None for x in leaves)
+                    run = _placing(compiled, traced.jaxpr, name) if placed else compiled
+                    self._plans[key] = (run, _rebuilder(traced.out_tree))
                     ALL_PLANS.use(self._plans, key)
             else:
                 outs = jit_p.bind(*traced.consts, *leaves, jaxpr=traced.jaxpr, name=name)
@@ -383,15 +385,23 @@ class PjitFunction(Wrapped):
 def _plan_key(client: Client, leaves: Sequence[Any],
               in_tree: PyTreeDef | None = None) -> tuple | None:
     """The key of a call plan: the client, the options that change tracing, the input
-    tree (None for positional Arrays, each one leaf), and each leaf's shape, dtype and
-    weak type, when every leaf is an Array; else None."""
+    tree (None for positional Arrays, each one leaf), and each leaf's shape, dtype, weak
+    type and placement (None unless committed), when every leaf is an Array; else None."""
     key: list[Any] = [client, _TRACE_CONTEXT(), in_tree]
     for a in leaves:
-        if type(a) is not ArrayImpl or a._sharding is not None:
-            return None  # (a placed argument's results are placed: the general path)
+        if type(a) is not ArrayImpl:
+            return None
         value = a._value
-        key += (value.shape, value.dtype, a.weak_type)
+        key += (value.shape, value.dtype, a.weak_type, a._sharding)
     return tuple(key)
+
+
+def _placing(compiled: Callable[[Sequence[Any]], list], jaxpr: ClosedJaxpr,
+             name: str) -> Callable[[Sequence[Any]], list]:
+    """A plan's call for placed (committed) arguments: its results placed from theirs."""
+    def call(leaves: Sequence[Any]) -> list:
+        return place_jit_outputs(jaxpr, leaves, compiled(leaves), name)
+    return call
 
 
 def _rebuilder(out_tree: PyTreeDef) -> Callable[[list], Any]:

@@ -213,3 +213,20 @@ def test_propagated_specs_of_common_operations():
         np.testing.assert_allclose(np.asarray(result), expected, rtol=1e-5)
         if N > 1:  # (on one device JAX's specs vary; all mean the whole array)
             assert result.sharding == NamedSharding(mesh, spec), (result.sharding, spec)
+
+
+def test_repeated_jit_calls_keep_placing():
+    # The second call takes jit's call plan, which must place as the first did.
+    mesh = Mesh(np.array(jax.devices()), ("x",))
+    value = np.arange(2.0 * N, dtype=np.float32)
+    split = NamedSharding(mesh, P("x"))
+    f = jax.jit(lambda a, b: a * b)
+    x = jax.device_put(value, split)
+    last = jax.device_put(value, jax.devices()[-1])
+    for _ in range(3):
+        assert f(x, x).sharding == split
+        assert f(last, last).sharding == SingleDeviceSharding(jax.devices()[-1])
+        assert not f(value, value).committed
+    if N > 1:
+        with pytest.raises(ValueError, match="Received incompatible devices"):
+            f(x, last)
