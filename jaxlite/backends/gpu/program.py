@@ -10,7 +10,8 @@ control flow calls:
   fusions of a dot and its elementwise epilogue: the dot with `xp`, then the epilogue's
   kernels (`dot_epilogue`);
 - parameters, constants (uploaded once, at compile time), tuples, get-tuple-element: no
-  work; bitcast, copy, transpose, reshape and floating-point dots: `device_ops` with `xp`;
+  work; bitcast, copy, transpose, reshape, floating-point dots, dynamic slices and
+  updates: `device_ops` with `xp`;
 - `while`: the condition's predicate is read back on the host each iteration (one small
   copy and a stream synchronization per iteration; a device-side loop is not built yet),
   then the body runs with the same rules; `conditional`: the selector read back likewise,
@@ -88,6 +89,12 @@ class Program:
         if op in device_ops.LAYOUT_OPCODES and not inst.shape.is_tuple and (
                 inst.shape.dtype == inst.operands[0].shape.dtype):
             return Step(inst, "xp", lambda ops: device_ops.layout_op(self.xp, inst, ops[0]))
+        if op is _O.DYNAMIC_SLICE:
+            return Step(inst, "xp", lambda ops: device_ops.dynamic_slice(
+                self.xp, inst, ops[0], self._indices(inst, ops[1:])))
+        if op is _O.DYNAMIC_UPDATE_SLICE:
+            return Step(inst, "xp", lambda ops: device_ops.dynamic_update_slice(
+                self.xp, inst, ops[0], ops[1], self._indices(inst, ops[2:])))
         if op is _O.DOT:
             if device_ops.dot_supported(inst, self.launcher.storage_dtype):
                 return Step(inst, "xp", lambda ops: device_ops.dot(self.xp, inst, *ops))
@@ -181,6 +188,11 @@ class Program:
         self.launcher.launch(prepared, memory)
         outs = [memory[b.name] for b, _ in kernels.outputs]
         return tuple(outs) if inst.shape.is_tuple else outs[0]
+
+    def _indices(self, inst: HloInstruction, values: list[Any]) -> list[int]:
+        """Scalar index operands of `inst`, read on the host."""
+        operands = inst.operands[-len(values):]
+        return [int(self._predicate(v, o.shape.dtype)) for v, o in zip(values, operands)]
 
     def _predicate(self, value: Any, dtype: Any) -> Any:
         return self.launcher.to_host(value, dtype).reshape(-1)[0]

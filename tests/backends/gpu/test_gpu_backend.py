@@ -169,3 +169,14 @@ def test_an_executables_kernels_compile_with_nvcc(backend, tmp_path):
     errors = compile_kernels(kernels, tmp_path)
     assert len(errors) == len(kernels) >= 4
     assert not any(errors.values()), errors
+
+
+@pytest.mark.parametrize("start", [(1, 2), (5, -3)])  # the second is clamped, as in XLA
+def test_dynamic_update_slice_and_slice(backend, start):
+    def fn(x, u, i, j):
+        y = jax.lax.dynamic_update_slice(x, u, (i, j))
+        return y, jax.lax.dynamic_slice(y, (j, i), (2, 3))
+    args = (_random((4, 6)), _random((2, 3), seed=1), np.int32(start[0]), np.int32(start[1]))
+    check(backend, fn, *args)
+    plan = _executable(backend, fn, *args).text("kernels")
+    assert "xp        %dynamic-update-slice" in plan, plan
