@@ -51,9 +51,11 @@ def register_ffi_type(name: str, type_registration: dict[str, Any],
                       platform: str = "cpu") -> None:
     """Register a custom type handlers refer to by id (mirrors `jax.ffi.register_ffi_type`):
     `type_registration["type_id"]` is a capsule holding an `XLA_FFI_TypeId*`, which gets
-    the type's id."""
+    the type's id; `"type_info"` (optional) one holding its `XLA_FFI_TypeInfo*`."""
     address = registry.function_address(type_registration["type_id"])
-    api_table.register_type(name.encode(), address)
+    info = type_registration.get("type_info")
+    api_table.register_type(name.encode(), address,
+                            registry.function_address(info) if info is not None else 0)
 
 
 def register_ffi_target_as_batch_partitionable(name: str) -> None:

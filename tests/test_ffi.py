@@ -26,22 +26,23 @@ import rms_norm as rms_norm_example  # noqa: E402
 EPS = 1e-5
 
 
+def _built(builder, folder: Path, source: str) -> Path:
+    try:
+        return builder(folder)
+    except build.Unavailable as reason:
+        pytest.skip(f"cannot build examples/ffi/{source}: {reason}")
+
+
 @pytest.fixture(scope="module")
 def rms_library(tmp_path_factory) -> Path:
-    try:
-        library = build.build_rms_norm(tmp_path_factory.mktemp("ffi"))
-    except build.Unavailable as reason:
-        pytest.skip(f"cannot build examples/ffi/rms_norm.cc: {reason}")
+    library = _built(build.build_rms_norm, tmp_path_factory.mktemp("ffi"), "rms_norm.cc")
     rms_norm_example.register(jax, library)
     return library
 
 
 @pytest.fixture(scope="module")
 def scale_library(tmp_path_factory) -> Path:
-    try:
-        library = build.build_scale(tmp_path_factory.mktemp("ffi_c"))
-    except build.Unavailable as reason:
-        pytest.skip(f"cannot build examples/ffi/scale.c: {reason}")
+    library = _built(build.build_scale, tmp_path_factory.mktemp("ffi_c"), "scale.c")
     lib = ctypes.cdll.LoadLibrary(str(library))
     jax.ffi.register_ffi_target("scale", jax.ffi.pycapsule(lib.Scale), platform="cpu")
     return library
@@ -232,3 +233,22 @@ def test_public_names():
         assert (folder / "xla" / "ffi" / "api" / "ffi.h").is_file()
     capsule = jax.ffi.pycapsule(ctypes.CFUNCTYPE(None)(lambda: None))
     assert type(capsule).__name__ == "PyCapsule"
+
+
+def test_instantiate_stage_and_state(rms_library):
+    lib = ctypes.cdll.LoadLibrary(str(rms_library))
+    lib.CounterTypeId.restype = lib.CounterTypeInfo.restype = ctypes.c_void_p
+    jax.ffi.register_ffi_type("counter", {"type_id": jax.ffi.pycapsule(lib.CounterTypeId()),
+                                          "type_info": jax.ffi.pycapsule(lib.CounterTypeInfo())})
+    jax.ffi.register_ffi_target("counter", {
+        "instantiate": jax.ffi.pycapsule(lib.CounterInstantiate),
+        "execute": jax.ffi.pycapsule(lib.CounterExecute)})
+
+    def count(base):
+        return jax.ffi.ffi_call("counter", jax.ShapeDtypeStruct((), np.int32))(base=base)
+    # Instantiated once per call site, its state kept between calls (JAX gives the same).
+    counted = jax.jit(lambda: count(10))
+    assert [int(counted()) for _ in range(3)] == [10, 11, 12]
+    assert [int(count(20)) for _ in range(3)] == [20, 21, 22]
+    assert [int(jax.jit(lambda: count(30), backend="interpreter")()) for _ in range(2)] == \
+        [30, 31]

@@ -4,6 +4,7 @@
 // Build: g++ -std=c++17 -O2 -shared -fPIC -I<include dir> rms_norm.cc -o librms_norm.so
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "xla/ffi/api/ffi.h"
@@ -101,3 +102,34 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(Affine, AffineImpl,
                                   .Arg<ffi::AnyBuffer>()
                                   .Ret<ffi::Buffer<ffi::F64>>()
                                   .Ret<ffi::Buffer<ffi::S64>>());
+
+// A handler with state: the instantiate stage makes a counter starting at the attribute
+// "base" (once per call site, as XLA instantiates when it compiles); each execution
+// returns the counter and increments it.
+struct Counter {
+  static ffi::TypeId id;
+  int64_t next;
+};
+ffi::TypeId Counter::id = {};
+
+static ffi::ErrorOr<std::unique_ptr<Counter>> CounterInstantiateImpl(int64_t base) {
+  return std::unique_ptr<Counter>(new Counter{base});
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(CounterInstantiate, CounterInstantiateImpl,
+                              ffi::Ffi::BindInstantiate().Attr<int64_t>("base"));
+
+static ffi::Error CounterExecuteImpl(Counter* counter, ffi::ResultBuffer<ffi::S32> out) {
+  out->typed_data()[0] = static_cast<int32_t>(counter->next++);
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(CounterExecute, CounterExecuteImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::State<Counter>>()
+                                  .Ret<ffi::Buffer<ffi::S32>>());
+
+// The counter's type, for jax.ffi.register_ffi_type (before the handlers are registered).
+static const XLA_FFI_TypeInfo kCounterInfo = ffi::MakeTypeInfo<Counter>();
+extern "C" XLA_FFI_TypeId* CounterTypeId() { return &Counter::id; }
+extern "C" const XLA_FFI_TypeInfo* CounterTypeInfo() { return &kCounterInfo; }

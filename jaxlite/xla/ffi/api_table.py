@@ -33,6 +33,8 @@ _NUMBERS = itertools.count(1)
 _ERRORS: dict[int, tuple[int, bytes]] = {}          # error pointer -> (code, message)
 _STATES: dict[int, dict[tuple[int, int], int]] = {}  # ctx -> {(stage, type id): state}
 _TYPES: dict[bytes, int] = {}                         # registered type name -> type id
+_DELETERS: dict[int, int] = {}                        # type id -> its deleter's address
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
 def _new_error(code: int, message: str) -> int:
@@ -63,9 +65,14 @@ def new_context() -> int:
 
 
 def drop_context(ctx: int) -> None:
-    """Forget a context's state (its call site will not run again)."""
+    """Forget a context's state (its call site will not run again), deleting each state
+    object with its type's deleter when the type was registered with one."""
     with _LOCK:
-        _STATES.pop(ctx, None)
+        states = _STATES.pop(ctx, {})
+    for (_stage, type_id), state in states.items():
+        deleter = _DELETERS.get(type_id)
+        if deleter and state:
+            _DELETER(deleter)(state)
 
 
 # ------------------------------------------------------------ the table's functions
@@ -102,18 +109,24 @@ def _stream_get(address: int) -> int:
 
 def _type_register(address: int) -> int:
     args = _args(address, c_api.TypeRegisterArgs)
-    register_type(ctypes.string_at(args.name.ptr, args.name.len), args.type_id)
+    register_type(ctypes.string_at(args.name.ptr, args.name.len), args.type_id,
+                  args.type_info or 0)
     return 0
 
 
-def register_type(name: bytes, type_id_address: int) -> int:
+def register_type(name: bytes, type_id_address: int, type_info_address: int = 0) -> int:
     """Give type `name` an id (kept if it has one), written to the `XLA_FFI_TypeId` at
-    `type_id_address`; the same name always gets the same id."""
+    `type_id_address`; the same name always gets the same id. `type_info_address`: the
+    type's `XLA_FFI_TypeInfo` (its deleter frees the state objects of dropped contexts)."""
     type_id = ctypes.c_int64.from_address(type_id_address)
     with _LOCK:
         if name not in _TYPES:
             _TYPES[name] = type_id.value or next(_NUMBERS)
         type_id.value = _TYPES[name]
+        if type_info_address:
+            info = c_api.TypeInfo.from_address(type_info_address)
+            if info.deleter:
+                _DELETERS[type_id.value] = info.deleter
     return type_id.value
 
 

@@ -21,7 +21,7 @@ import numpy as np
 __all__ = ["Extension", "Buffer", "Args", "Rets", "Attrs", "CallFrame", "ByteSpan", "Scalar",
            "Array", "Api", "ApiVersion", "ErrorCreateArgs", "ErrorGetMessageArgs",
            "ErrorDestroyArgs", "StreamGetArgs", "StateSetArgs", "StateGetArgs",
-           "TypeRegisterArgs", "ContextGetArgs", "RunIdGetArgs", "DeviceOrdinalGetArgs",
+           "TypeRegisterArgs", "TypeInfo", "ContextGetArgs", "RunIdGetArgs", "DeviceOrdinalGetArgs",
            "HandlerRegisterArgs", "HandlerBundle", "ThreadPoolNumThreadsArgs",
            "Metadata", "MetadataExtension", "EXTENSION_METADATA", "struct_size", "dtype_code", "STAGES", "EXECUTE", "ARG_BUFFER", "ATTR_ARRAY",
            "ATTR_DICTIONARY", "ATTR_SCALAR", "ATTR_STRING", "API_MAJOR", "API_MINOR"]
@@ -107,6 +107,7 @@ class HandlerBundle(ctypes.Structure):
 HandlerRegisterArgs = _struct("HandlerRegisterArgs", [("name", ByteSpan), ("platform", ByteSpan),
                                                       ("bundle", HandlerBundle),
                                                       ("traits", ctypes.c_uint32)])
+TypeInfo = _struct("TypeInfo", [("deleter", _P)])
 TypeRegisterArgs = _struct("TypeRegisterArgs", [("name", ByteSpan), ("type_id", _P),
                                                 ("type_info", _P)])
 

@@ -8,6 +8,9 @@ pointers differ. `FrameTemplate.buffers` holds the `XLA_FFI_Buffer`s of the argu
 the results, `pointers` an array of pointers to them, and `frame` the `XLA_FFI_CallFrame`
 whose `args.args` and `rets.rets` point into `pointers`.
 
+Eager calls keep one template per signature (target, shapes, attributes), as JAX keeps
+one compiled computation per eager signature; compiled call sites have their own.
+
 Stages (as XLA runs typed handlers): `instantiate` once per call site, before its first
 call, with the attributes and no buffers; then on every call `prepare`, `initialize` and
 `execute`, each with the full frame. Stages a bundle lacks are skipped. A handler's error
@@ -16,6 +19,8 @@ becomes `JaxRuntimeError` with the handler's message, as in JAX.
 from __future__ import annotations
 
 import ctypes
+import threading
+from collections import OrderedDict
 from typing import Any, Sequence
 
 import numpy as np
@@ -104,6 +109,31 @@ class FrameTemplate:
                     raise handler_error(target.name, error)
 
 
+# Eager calls reuse one template per call signature (as JAX compiles an eager call once
+# and reuses it): its instantiate stage runs once and its state lives on between calls.
+_EAGER_SITES: "OrderedDict[tuple, tuple[FrameTemplate, threading.Lock]]" = OrderedDict()
+_EAGER_CAPACITY = 256
+_EAGER_LOCK = threading.Lock()
+
+
+def _eager_site(target: registry.FfiTarget, operands: Sequence[tuple[tuple[int, ...], Any]],
+                results: Sequence[tuple[tuple[int, ...], Any]],
+                attributes: str) -> tuple[FrameTemplate, threading.Lock]:
+    key = (target.name, tuple(target.slots), tuple(operands), tuple(results), attributes)
+    with _EAGER_LOCK:
+        site = _EAGER_SITES.get(key)
+        if site is not None:
+            _EAGER_SITES.move_to_end(key)
+            return site
+    template = FrameTemplate(operands, results, attributes)
+    template.instantiate(target)
+    with _EAGER_LOCK:
+        site = _EAGER_SITES.setdefault(key, (template, threading.Lock()))
+        while len(_EAGER_SITES) > _EAGER_CAPACITY:
+            _EAGER_SITES.popitem(last=False)
+    return site
+
+
 def call_target(name: str, operands: Sequence[np.ndarray],
                 results: Sequence[tuple[tuple[int, ...], Any]], attributes: str,
                 aliases: Sequence[tuple[int, int]] = ()) -> list:
@@ -115,9 +145,11 @@ def call_target(name: str, operands: Sequence[np.ndarray],
     outs = [np.zeros(shape, dtype) for shape, dtype in results]
     for i, o in aliases:
         outs[o][...] = arrays[i]
-    template = FrameTemplate([(a.shape, a.dtype) for a in arrays], results, attributes)
-    template.instantiate(target)
-    template.run(target, [a.ctypes.data if a.size else 0 for a in [*arrays, *outs]])
+    signature = [(a.shape, np.dtype(a.dtype)) for a in arrays]
+    template, lock = _eager_site(target, signature,
+                                 [(tuple(s), np.dtype(d)) for s, d in results], attributes)
+    with lock:  # the template's buffers are rewritten per call
+        template.run(target, [a.ctypes.data if a.size else 0 for a in [*arrays, *outs]])
     return outs
 
 
