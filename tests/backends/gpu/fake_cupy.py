@@ -1,0 +1,86 @@
+"""A stand-in for CuPy on numpy, so that `CupyLauncher` runs on machines without a GPU:
+arrays are numpy arrays, streams and events do nothing, and `RawModule` finds each
+kernel's IR by name (recorded when the launcher renders it) and runs it in the kernel
+interpreter on the raw memory the launcher passes, after checking that the source
+declares the kernel and that the launch matches it. bfloat16 has no CuPy dtype, so the
+launcher's uint16 storage is viewed as bfloat16 here, as a kernel's pointer would be."""
+from __future__ import annotations
+
+import types
+
+import numpy as np
+
+from jaxlite.backends.gpu import kernel_ir as ir
+from jaxlite.backends.gpu.kernel_interpreter import run_kernel
+
+__version__ = "fake"
+KERNELS: dict[str, ir.Kernel] = {}  # name -> IR, filled by the test's render wrapper
+LAUNCHES: list[str] = []
+SOURCES: list[str] = []
+
+
+def __getattr__(name):  # everything else of the array API: numpy's
+    return getattr(np, name)
+
+
+def asnumpy(array, stream=None):
+    return np.array(array)
+
+
+class _Context:
+    def __init__(self, *args, **kwargs) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+class _Event:
+    done = True
+
+    def synchronize(self) -> None:
+        return None
+
+
+class _Stream(_Context):
+    def record(self) -> _Event:
+        return _Event()
+
+    def synchronize(self) -> None:
+        return None
+
+
+class _Function:
+    def __init__(self, name: str, code: str) -> None:
+        self.kernel = KERNELS[name]
+        assert f" {name}(" in code, f"the module's source does not declare {name}"
+
+    def __call__(self, grid, block, args) -> None:
+        kernel = self.kernel
+        assert grid == (kernel.grid,) and block == (kernel.block,)
+        assert len(args) == len(kernel.params)
+        memory = {}
+        for param, array in zip(kernel.params, args):
+            assert array.ndim == 1 and array.flags.c_contiguous
+            memory[param.name] = array.view(ir.dtype_of(param.dtype))
+        run_kernel(kernel, memory)
+        LAUNCHES.append(kernel.name)
+
+
+class RawModule:
+    def __init__(self, code: str, options=()) -> None:
+        SOURCES.append(code)
+        self.code = code
+
+    def get_function(self, name: str) -> _Function:
+        return _Function(name, self.code)
+
+
+_runtime = types.SimpleNamespace(
+    is_hip=False, getDeviceCount=lambda: 1, runtimeGetVersion=lambda: 12040,
+    driverGetVersion=lambda: 12040,
+    getDeviceProperties=lambda i: {"name": b"Fake GPU (numpy)"})
+cuda = types.SimpleNamespace(runtime=_runtime, Device=_Context, Stream=_Stream)

@@ -1,0 +1,95 @@
+"""`CupyLauncher` and the client on it, run on a numpy stand-in for CuPy (fake_cupy): the
+launcher's plumbing (modules by source hash, launch records, argument order, bfloat16
+stored as uint16, streams and events) is exercised without a GPU. Results against the
+cpu backend at the dtype's tolerance."""
+from __future__ import annotations
+
+import sys
+
+import fake_cupy
+import numpy as np
+import pytest
+from gpu_testing import assert_close
+
+import jaxlite as jax
+import jaxlite.numpy as jnp
+from jaxlite.backends import registry
+from jaxlite.backends.base import CompileOptions
+from jaxlite.backends.gpu import launchers
+from jaxlite.backends.gpu.client import GpuClient
+from jaxlite.config import config
+
+
+@pytest.fixture
+def client(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
+    original = launchers.render_many
+
+    def recording(kernels, dialect="cuda"):
+        kernels = list(kernels)
+        fake_cupy.KERNELS.update({k.name: k for k in kernels})
+        return original(kernels, dialect)
+    monkeypatch.setattr(launchers, "render_many", recording)
+    fake_cupy.LAUNCHES.clear()
+    fake_cupy.SOURCES.clear()
+    return GpuClient(launchers.start_cupy(0), "gpu")
+
+
+def _run(client, fn, *args):
+    """`fn` compiled by `client` and run on `args`; and the cpu backend's results."""
+    with config.override("jax_platforms", ""):
+        lowered = jax.jit(fn, backend="cpu").lower(*args)
+        want = [np.asarray(w) for w in jax.tree.leaves(jax.jit(fn, backend="cpu")(*args))]
+    module = lowered.compile().runtime_executable().hlo_module(optimized=False)
+    executable = client.compile(module, CompileOptions())
+    buffers = [client.buffer_from_numpy(np.asarray(a)) for a in jax.tree.leaves(args)]
+    outs = executable.execute(buffers)
+    for out, w in zip(outs, want):
+        assert out.block_until_ready().is_ready()
+        assert_close(out.to_numpy(), w, f"{fn}")
+    return executable
+
+
+def test_the_client_names_its_device_from_cupy(client):
+    [device] = client.devices()
+    assert repr(device) == "CudaDevice(id=0)" and device.device_kind == "Fake GPU (numpy)"
+    assert "CuPy fake (cuda" in client.platform_version
+
+
+def test_bfloat16_softmax_through_the_launcher(client):
+    x = np.random.default_rng(0).standard_normal((6, 40)).astype(jnp.bfloat16)
+    buffer = client.buffer_from_numpy(x)
+    assert buffer.device_array().dtype == np.uint16  # CuPy has no bfloat16
+    np.testing.assert_array_equal(buffer.to_numpy(), x)
+    _run(client, lambda v: jax.nn.softmax(v, axis=-1), x)
+    assert fake_cupy.LAUNCHES and len(fake_cupy.SOURCES) == 1
+
+
+def test_mlp_gradient_and_a_scan_through_the_launcher(client):
+    rng = np.random.default_rng(1)
+    w, b = rng.standard_normal((6, 8)).astype(np.float32), np.zeros(8, np.float32)
+    x = rng.standard_normal((5, 6)).astype(np.float32)
+    loss = lambda w, b, x: jnp.sum(jnp.tanh(x @ w + b) ** 2)
+    executable = _run(client, jax.grad(loss, argnums=(0, 1)), w, b, x)
+    assert "xp+kernel" in executable.text("kernels")
+
+    def scan(xs):
+        return jax.lax.scan(lambda c, v: (c * 0.5 + jnp.sin(v), c.sum()), jnp.zeros(3), xs)
+    _run(client, scan, rng.standard_normal((4, 3)).astype(np.float32))
+
+
+def test_modules_are_cached_by_source(client):
+    x = np.ones((4, 8), np.float32)
+    _run(client, lambda v: jnp.exp(v) * 2, x)
+    _run(client, lambda v: jnp.exp(v) * 2, x)
+    assert len(fake_cupy.SOURCES) == 1 and len(fake_cupy.LAUNCHES) == 2
+
+
+def test_without_a_device_start_cupy_says_why(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
+    monkeypatch.setattr(fake_cupy.cuda.runtime, "getDeviceCount", lambda: 0)
+    with pytest.raises(RuntimeError, match="CuPy sees 0 GPU"):
+        launchers.start_cupy(0)
+    reg = registry.BackendRegistry(plugin_group="jaxlite.backends.none")
+    assert reg.get_backend().platform == "cpu"
+    assert "CuPy sees 0 GPU" in reg.errors()["gpu"]
