@@ -41,21 +41,21 @@ def _layout(shape: Shape, batch: int) -> str:
 
 def _call(w: FunctionWriter, routine: str, dtype: np.dtype, operands: Sequence[str],
           results: Sequence[Shape], batch: int, config: dict[str, str],
-          aliased_operand: int = 0) -> Leaves:
-    """`stablehlo.custom_call @lapack_<letter><routine>_ffi`; result 0 reuses the buffer of
-    operand `aliased_operand`, as JAX declares."""
+          aliases: Sequence[tuple[int, int]] = ((0, 0),)) -> Leaves:
+    """`stablehlo.custom_call @lapack_<letter><routine>_ffi`; each (result, operand) of
+    `aliases` says that the result reuses the operand's buffer, as JAX declares."""
     if dtype.name not in _TYPE_LETTERS:
         raise NotImplementedError(f"StableHLO printer: LAPACK has no {dtype.name} {routine}")
     operand_shapes = [_shape_of(w, o) for o in operands]
-    alias_index = "[0]" if len(results) > 1 else "[]"
+    alias_texts = [f"#stablehlo.output_operand_alias<output_tuple_indices = "
+                   f"{f'[{out}]' if len(results) > 1 else '[]'}, operand_index = {operand}, "
+                   "operand_tuple_indices = []>" for out, operand in aliases]
     props = {
         "call_target_name": T.string(f"lapack_{_TYPE_LETTERS[dtype.name]}{routine}_ffi"),
         "api_version": "1 : i32", "backend_config": '""', "has_side_effect": "false",
         "operand_layouts": "[" + ", ".join(_layout(s, batch) for s in operand_shapes) + "]",
         "result_layouts": "[" + ", ".join(_layout(s, batch) for s in results) + "]",
-        "output_operand_aliases": f"[#stablehlo.output_operand_alias<output_tuple_indices = "
-                                  f"{alias_index}, operand_index = {aliased_operand}, "
-                                  "operand_tuple_indices = []>]",
+        "output_operand_aliases": "[" + ", ".join(alias_texts) + "]",
     }
     attributes = {"mhlo.backend_config": "{" + ", ".join(
         f"{k} = {v}" for k, v in sorted(config.items())) + "}",
@@ -162,7 +162,7 @@ def _triangular_solve(w: FunctionWriter, inst: HloInstruction, operands: list[st
              "uplo": _char("L" if config["lower"] else "U"), "trans_x": _char(trans),
              "diag": _char("U" if config["unit_diagonal"] else "N")}
     b = _shape_of(w, operands[1])
-    return _call(w, "trsm", a.dtype, operands, [b], a.rank - 2, attrs, aliased_operand=1)
+    return _call(w, "trsm", a.dtype, operands, [b], a.rank - 2, attrs, aliases=[(0, 1)])
 
 
 def _eigh(w: FunctionWriter, inst: HloInstruction, operands: list[str],
@@ -302,25 +302,39 @@ def _pick(w: FunctionWriter, values: str, mask: str) -> str:
                      [w.block([scalar, scalar], add)])[0]
 
 
-KernelRule = Callable[[FunctionWriter, HloInstruction, list, dict], Leaves]
+def _tridiagonal_solve(w: FunctionWriter, inst: HloInstruction, operands: list[str],
+                       config: dict) -> Leaves | None:
+    if config.get("perturb_singular"):
+        return None  # LAPACK's gtsv has no perturbed pivots: only jaxlite's kernel
+    b = _shape_of(w, operands[3])
+    batch = b.rank - 2
+    shapes = [_shape_of(w, o) for o in operands] + [Shape(np.int32, b.dims[:batch])]
+    *_, x, info = _call(w, "gtsv", b.dtype, operands, shapes, batch, {},
+                        aliases=[(i, i) for i in range(4)])
+    return [_nan_unless_ok(w, x, info, batch)]
+
+
+KernelRule = Callable[[FunctionWriter, HloInstruction, list, dict], "Leaves | None"]
 
 KERNELS: dict[str, KernelRule] = {
     "cholesky": _cholesky, "triangular_solve": _triangular_solve, "eigh": _eigh,
     "svd": _svd, "qr": _qr, "geqrf": _geqrf_rule, "householder_product": _householder_rule,
     "lu": _lu, "lu_pivots_to_permutation": _pivots_to_permutation_rule,
+    "tridiagonal_solve": _tridiagonal_solve,
 }
 
 TARGET_PREFIX = "jaxlite_lapack_"
 
 
 def lapack_rule(target: str) -> KernelRule | None:
-    """The rule that prints custom call `target` as XLA's LAPACK call, if there is one."""
+    """The rule that prints custom call `target` as XLA's LAPACK call, if there is one. The
+    rule returns None, having printed nothing, for parameters LAPACK has no call for."""
     if not target.startswith(TARGET_PREFIX):
         return None
     rule = KERNELS.get(target[len(TARGET_PREFIX):])
     if rule is None:
         return None
 
-    def print_call(w: FunctionWriter, inst: HloInstruction, operands: list) -> Leaves:
+    def print_call(w: FunctionWriter, inst: HloInstruction, operands: list) -> Leaves | None:
         return rule(w, inst, operands, json.loads(inst.attr("backend_config") or "{}"))
     return print_call

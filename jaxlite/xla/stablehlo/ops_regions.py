@@ -2,8 +2,9 @@
 function calls) and for custom calls: reduce, reduce_window, select_and_scatter, sort,
 scatter, while, case / if, func.call, custom_call.
 
-HLO's `jaxlite_fft` custom call becomes StableHLO's `fft` op, the LAPACK-style kernels XLA
-has become its LAPACK calls (`lapack.py`); any other target prints as
+HLO's `jaxlite_fft` custom call becomes StableHLO's `fft` op, the special-function kernels
+CHLO has become CHLO ops, the LAPACK-style kernels XLA has become its LAPACK calls
+(`lapack.py`); any other target prints as
 `stablehlo.custom_call @target`, with its backend_config string and side-effect flag, and
 jaxlite's other custom-call attributes as `mhlo.frontend_attributes` (strings).
 """
@@ -35,6 +36,13 @@ REGION_OPS: dict[Opcode, str] = {
 # jaxlite's custom-call targets that are StableHLO ops of their own.
 FFT_TARGET = "jaxlite_fft"
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
+
+# jaxlite's special-function kernels that CHLO has (same operands, same order).
+CHLO_TARGETS: dict[str, str] = {
+    "jaxlite_special_bessel_i1e": "chlo.bessel_i1e",
+    "jaxlite_special_polygamma": "chlo.polygamma",
+    "jaxlite_special_zeta": "chlo.zeta",
+}
 
 # Attributes of a custom call that are its StableHLO properties, not frontend attributes.
 _CUSTOM_CALL_KEYS = ("target", "backend_config", "custom_call_has_side_effect")
@@ -123,9 +131,13 @@ def _custom_call(w: FunctionWriter, inst: HloInstruction,
     config = inst.attr("backend_config")
     if target == FFT_TARGET:
         return _fft(w, inst, operands, json.loads(config))
+    if target in CHLO_TARGETS and inst.shape.dtype.kind == "f":
+        return w.generic(CHLO_TARGETS[target], single_values(operands), _results(inst))
     lapack = lapack_rule(target)
     if lapack is not None:
-        return lapack(w, inst, [value for leaves in operands for value in leaves])
+        values = lapack(w, inst, [value for leaves in operands for value in leaves])
+        if values is not None:
+            return values
     props = {"call_target_name": T.string(target),
              "has_side_effect": T.boolean(inst.attr("custom_call_has_side_effect", True)),
              "api_version": "1 : i32"}
