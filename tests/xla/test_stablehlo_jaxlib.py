@@ -129,6 +129,9 @@ PROGRAMS = {
         jnp.asarray(np.arange(100) % 3 == 0) & (x[0, 0] > 0),
         jnp.asarray(np.array([np.inf, -np.inf, np.nan, -0.0, 1e-40], np.float32)) * x[0, 0],
         jnp.asarray(np.array([1e-300, 1.5], np.float32)) + 0), (X,)),
+    "edge_shapes": (lambda x, e: (x, x, e * 2, e.sum(axis=0), jnp.zeros((0, 3)), x[:, :0],
+                                  jnp.float32(3.0)), (X, np.zeros((0, 5), np.float32))),
+    "no_outputs": (lambda x: (), (X,)),
     "float16": (lambda h: (h * h + 1, jnp.tanh(h), h.max(axis=1)), (X.astype(np.float16),)),
 }
 
