@@ -141,6 +141,9 @@ def call_target(name: str, operands: Sequence[np.ndarray],
     (shape, dtype) pairs. An (input, output) pair of `aliases` starts the output as a copy
     of the input, as the shared buffer XLA gives such a pair."""
     target = registry.lookup(name)
+    if target.api_version != 1:
+        raise NotImplementedError(f"FFI target {name!r}: jaxlite calls typed FFI handlers "
+                                  "only (registered with api_version=1)")
     arrays = [np.asarray(x, order="C") for x in operands]
     outs = [np.zeros(shape, dtype) for shape, dtype in results]
     for i, o in aliases:
