@@ -101,8 +101,10 @@ def test_lower_and_compile_texts():
     assert lowered.as_text(dialect="hlo") == text
     assert isinstance(lowered.compiler_ir().as_hlo_module(), HloModule)
     assert lowered.compiler_ir("hlo").as_hlo_text() == text  # JAX's XlaComputation method
-    with pytest.raises(ValueError, match="dialect='stablehlo' is not available"):
-        lowered.as_text(dialect="stablehlo")
+    stablehlo = lowered.as_text(dialect="stablehlo")
+    assert stablehlo.startswith("module @jit_mlp") and "stablehlo.dot_general" in stablehlo
+    with pytest.raises(ValueError, match="dialect"):
+        lowered.as_text(dialect="mhlo")
     compiled = lowered.compile()
     assert "ENTRY" in compiled.as_text()
     assert compiled.runtime_executable().text("hlo") == text
