@@ -154,7 +154,9 @@ class CupyLauncher:
         return np.dtype(np.uint16) if dtype == _BFLOAT16 else dtype
 
     def to_device(self, array: np.ndarray) -> Any:
-        array = np.ascontiguousarray(array)
+        array = np.asarray(array)
+        if not array.flags.c_contiguous:  # (ascontiguousarray would make scalars 1-d)
+            array = np.ascontiguousarray(array)
         if array.dtype == _BFLOAT16:
             array = array.view(np.uint16)
         with self.xp.cuda.Device(self.device_id):

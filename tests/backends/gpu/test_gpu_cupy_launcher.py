@@ -91,5 +91,14 @@ def test_without_a_device_start_cupy_says_why(monkeypatch):
     with pytest.raises(RuntimeError, match="CuPy sees 0 GPU"):
         launchers.start_cupy(0)
     reg = registry.BackendRegistry(plugin_group="jaxlite.backends.none")
-    assert reg.get_backend().platform == "cpu"
+    with config.override("jax_platforms", ""):  # (gpu_check.sh sets JAXLITE_PLATFORMS=gpu)
+        assert reg.get_backend().platform == "cpu"
     assert "CuPy sees 0 GPU" in reg.errors()["gpu"]
+
+
+def test_scalar_arguments_keep_their_rank(client):
+    [device_flag] = [client.buffer_from_numpy(np.bool_(True))]
+    assert device_flag.shape == () and device_flag.to_numpy().shape == ()
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    _run(client, lambda v, flag: jax.lax.cond(flag, lambda u: u * 2, lambda u: -u, v), x,
+         np.bool_(False))
