@@ -14,7 +14,10 @@ import pytest
 import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite.config import enable_x64
+from jaxlite.core.avals import ShapedArray
 from jaxlite.errors import JaxRuntimeError
+from jaxlite.extend.core import Primitive
+from jaxlite.interpreters import mlir
 from jaxlite.xla.evaluator import CUSTOM_CALL_TARGETS
 from jaxlite.xla.ffi import frames
 
@@ -252,3 +255,23 @@ def test_instantiate_stage_and_state(rms_library):
     assert [int(count(20)) for _ in range(3)] == [20, 21, 22]
     assert [int(jax.jit(lambda: count(30), backend="interpreter")()) for _ in range(2)] == \
         [30, 31]
+
+
+def test_ffi_lowering_of_a_library_primitive(rms_library):
+    # A primitive declared as JAX libraries do, lowered with jax.ffi.ffi_lowering: its
+    # parameters become the handler's attributes.
+    rms = Primitive("library_rms_norm")
+    rms.def_abstract_eval(lambda x, eps: ShapedArray(x.shape, x.dtype))
+    mlir.register_lowering(rms, jax.ffi.ffi_lowering("rms_norm"), platform="cpu")
+    x = sample(3, 10)
+    y = jax.jit(lambda v: rms.bind(v, eps=np.float32(EPS)))(x)
+    np.testing.assert_allclose(np.asarray(y), reference(x), rtol=2e-6, atol=2e-6)
+
+
+def test_results_as_a_list_or_a_tuple(rms_library):
+    x = sample(2, 4)
+    shape = jax.ShapeDtypeStruct(x.shape, x.dtype)
+    as_list = jax.ffi.ffi_call("rms_norm", [shape])(x, eps=np.float32(EPS))
+    as_tuple = jax.jit(lambda v: jax.ffi.ffi_call("rms_norm", (shape,))(v, eps=np.float32(EPS)))(x)
+    assert isinstance(as_list, list) and isinstance(as_tuple, tuple)
+    np.testing.assert_array_equal(np.asarray(as_list[0]), np.asarray(as_tuple[0]))
