@@ -103,7 +103,7 @@ def ldexp(x1: Any, x2: Any, /) -> Any:
         raise ValueError(f"jnp.ldexp: the exponent x2 must have an integer dtype, got "
                          f"{exponent.dtype.name}.")
     (x,) = promote_args_inexact("ldexp", x1)
-    reject_complex("ldexp", x)
+    reject_complex("ldexp", x, ValueError)
     x, exponent = promote_shapes("ldexp", x, exponent)
     layout = _Layout(x.dtype)
     k = _clamped_exponent(exponent, layout)
@@ -152,7 +152,7 @@ def spacing(x: Any, /) -> Any:
     """The distance from `x` to the next float away from zero, signed like `x`
     (mirrors `jax.numpy.spacing`); infinities and NaN give NaN."""
     (x,) = promote_args_inexact("spacing", x)
-    reject_complex("spacing", x)
+    reject_complex("spacing", x, ValueError)
     toward = lax.select(lax.lt(x, strong_constant(0, x.dtype)), lax.full_like(x, -np.inf),
                         lax.full_like(x, np.inf))
     return lax.sub(lax.nextafter(x, toward), x)
@@ -162,7 +162,7 @@ def signbit(x: Any, /) -> Any:
     """Elementwise test of the sign bit: True for negatives, -0.0 and -NaN (`jnp.signbit`)."""
     check_arraylike("signbit", x)
     x = ensure_array(x)
-    reject_complex("signbit", x)
+    reject_complex("signbit", x, ValueError)
     if x.dtype == np.bool_ or dtypes.is_unsigned(x.dtype):
         return lax.full(x.shape, False)
     if dtypes.is_integer(x.dtype):

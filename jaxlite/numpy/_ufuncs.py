@@ -286,7 +286,9 @@ atan2 = arctan2
 def hypot(x1: Any, x2: Any, /) -> Any:
     """Elementwise `sqrt(x1**2 + x2**2)` without needless overflow (`jnp.hypot`)."""
     x, y = promote_args_inexact("hypot", x1, x2)
-    _reject_complex("hypot", x)
+    if dtypes.is_complex(x.dtype):
+        raise ValueError("jnp.hypot is not well defined for complex-valued inputs. Please "
+                         "convert to real values first, such as by using abs(x).")
     x, y = lax.abs(x), lax.abs(y)
     big, small = lax.max(x, y), lax.min(x, y)
     safe = lax.select(lax.eq(big, _zero(big)), lax.full_like(big, 1), big)

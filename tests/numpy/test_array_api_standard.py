@@ -224,3 +224,11 @@ def test_refusals_as_jax():
         jnp.asarray(True).__index__()
     assert str(error.value) == "Only integer scalar arrays can be converted to a scalar index."
     assert [5, 6][jnp.asarray(1)] == 6
+
+
+@pytest.mark.parametrize("call", [lambda z: jnp.signbit(z), lambda z: jnp.spacing(z),
+                                  lambda z: jnp.hypot(z, z),
+                                  lambda z: jnp.ldexp(z, jnp.asarray([1]))])
+def test_complex_inputs_where_jax_raises_value_error(call):
+    with pytest.raises(ValueError):
+        call(jnp.asarray([1j]))
