@@ -3,6 +3,7 @@ has (test_multi_device.py runs these with 1, 2, 4 and 8). Expected values are nu
 the reprs, indices and messages are JAX 0.10.2's (checked with forced host devices)."""
 import contextlib
 import io
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,8 @@ import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite.sharding import Mesh, NamedSharding, PartitionSpec as P, SingleDeviceSharding
 
-import views
+sys.path.insert(0, str(Path(__file__).parent))
+import views  # noqa: E402
 
 N = jax.device_count()
 
