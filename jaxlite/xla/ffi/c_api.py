@@ -18,7 +18,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-__all__ = ["Extension", "Buffer", "Args", "Rets", "Attrs", "CallFrame", "ByteSpan", "Scalar",
+__all__ = ["API_FUNCTIONS", "offset_of", "Extension", "Buffer", "Args", "Rets", "Attrs", "CallFrame", "ByteSpan", "Scalar",
            "Array", "Api", "ApiVersion", "ErrorCreateArgs", "ErrorGetMessageArgs",
            "ErrorDestroyArgs", "StreamGetArgs", "StateSetArgs", "StateGetArgs",
            "TypeRegisterArgs", "TypeInfo", "ContextGetArgs", "RunIdGetArgs", "DeviceOrdinalGetArgs",
@@ -119,15 +119,11 @@ API_FUNCTIONS = ("Error_Create", "Error_GetMessage", "Error_Destroy", "Handler_R
                  "Future_SetAvailable", "Future_SetError", "RunId_Get", "DeviceOrdinal_Get")
 Api = _struct("Api", [("api_version", ApiVersion), ("internal_api", _P)]
               + [(f"XLA_FFI_{name}", _P) for name in API_FUNCTIONS])
-__all__.append("API_FUNCTIONS")
-
-# Where the frame's fields sit, for code that writes frames without ctypes (the cpu
-# backend's generated code).
-__all__.append("offset_of")
 
 
 def offset_of(structure: type[ctypes.Structure], *path: str) -> int:
-    """The byte offset of a (nested) field, e.g. `offset_of(CallFrame, "args", "args")`."""
+    """The byte offset of a (nested) field, e.g. `offset_of(CallFrame, "args", "args")`:
+    where code that writes frames without ctypes (the cpu backend's thunks) stores."""
     offset = 0
     for name in path:
         field = getattr(structure, name)

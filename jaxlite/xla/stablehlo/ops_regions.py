@@ -4,7 +4,8 @@ scatter, while, case / if, func.call, custom_call.
 
 HLO's `jaxlite_fft` custom call becomes StableHLO's `fft` op, the special-function kernels
 CHLO has become CHLO ops, the LAPACK-style kernels XLA has become its LAPACK calls
-(`lapack.py`); any other target prints as
+(`lapack.py`), calls of registered FFI targets as JAX's typed FFI calls
+(`ffi_calls.py`); any other target prints as
 `stablehlo.custom_call @target`, with its backend_config string and side-effect flag, and
 jaxlite's other custom-call attributes as `mhlo.frontend_attributes` (strings).
 """
@@ -18,6 +19,7 @@ import numpy as np
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.stablehlo import types as T
+from jaxlite.xla.stablehlo.ffi_calls import ffi_custom_call, is_ffi_call
 from jaxlite.xla.stablehlo.lapack import lapack_rule
 from jaxlite.xla.stablehlo.ops import Rule, single_values, window_fields
 from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
@@ -133,6 +135,9 @@ def _custom_call(w: FunctionWriter, inst: HloInstruction,
         return _fft(w, inst, operands, json.loads(config))
     if target in CHLO_TARGETS and inst.shape.dtype.kind == "f":
         return w.generic(CHLO_TARGETS[target], single_values(operands), _results(inst))
+    if is_ffi_call(inst):
+        return ffi_custom_call(w, inst, [v for leaves in operands for v in leaves],
+                               _results(inst))
     lapack = lapack_rule(target)
     if lapack is not None:
         values = lapack(w, inst, [value for leaves in operands for value in leaves])
