@@ -7,7 +7,11 @@
 # table (summarize.py). Every phase has a time budget; what does not fit is reported as
 # skipped. Run from the repository root:
 #
-#     bash benchmarks/gpu_check.sh            # PYTHON=python3.11 BENCH=... to override
+#     bash benchmarks/gpu_check.sh
+#
+# Settings (environment): PYTHON (default python3), BENCH (the bench folder), ONLY
+# (comma-separated workload keys or names, default all), SKIP_TESTS=1, BUDGET_S (default
+# 450: the table prints by then), JAX_VERSION (default 0.10.2), OUT (results folder).
 #
 # Without a GPU (or without CuPy) the tests skip with the reason and the jaxlite rows are
 # not run: the script says so and still prints what it could measure.
@@ -62,18 +66,20 @@ say "$GPU_STATUS"
 say "jax on the GPU: $([ "${JAX_GPU:-0}" = 1 ] && echo yes || echo no)"
 
 # ---------------------------------------------------------------------------- tests
-T=$(budget 150 150)
-say "pytest tests/backends/gpu on the device (at most ${T}s)"
-JAXLITE_PLATFORMS=gpu timeout "$T" "$PY" -m pytest -q -n 0 -p no:cacheprovider \
-  tests/backends/gpu 2>&1 | tee "$OUT/pytest.txt" | tail -15
-TESTS=$(grep -E "passed|failed|error|skipped" "$OUT/pytest.txt" | tail -1)
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  T=$(budget 150 150)
+  say "pytest tests/backends/gpu on the device (at most ${T}s)"
+  JAXLITE_PLATFORMS=gpu timeout "$T" "$PY" -m pytest -q -n 0 -p no:cacheprovider \
+    tests/backends/gpu 2>&1 | tee "$OUT/pytest.txt" | tail -15
+  TESTS=$(grep -E "passed|failed|error|skipped" "$OUT/pytest.txt" | tail -1)
+fi
 
 # ---------------------------------------------------------------------------- bench
 if [ -z "$BENCH" ]; then
   say "no ../shared/bench here: no workloads run"
 else
   KEYS=$("$PY" -c "import sys; sys.path.insert(0, '$BENCH'); import workloads as W; \
-print(' '.join(w.key for w in W.WORKLOADS))")
+print(' '.join(w.key for w in W.select('${ONLY:-}' or None)))")
   IMPLS=""
   case "$GPU_STATUS" in "jaxlite gpu backend: "*) IMPLS="jaxlite" ;; esac
   [ "${JAX_GPU:-0}" = 1 ] && IMPLS="$IMPLS jax"
@@ -86,7 +92,8 @@ print(' '.join(w.key for w in W.WORKLOADS))")
       if [ "$T" -lt 15 ]; then echo "skipped (no time left): $key $impl"; continue; fi
       JAXLITE_PLATFORMS=gpu timeout "$T" "$PY" "$BENCH/run.py" --impl "$impl" \
         --only "$key" --json "$OUT/run-$n-$impl.json" --check --no-sentinel \
-        --target-s 0.3 --min-runs 3 --max-runs 20 --warmup 1 --compile-reps 1 --quiet \
+        --target-s 0.3 --min-runs 3 --max-runs 20 --warmup 1 --compile-reps 1 \
+        --dispatch-inner 300 --dispatch-samples 5 --quiet \
         >"$OUT/run-$n-$impl.log" 2>&1 || echo "failed or timed out: $key $impl (see $OUT/run-$n-$impl.log)"
     done
   done
