@@ -37,7 +37,9 @@ budget() { local b=$1 l; l=$(($(left) - $2)); [ "$l" -lt "$b" ] && b=$l; echo "$
 pip_install() {  # pip_install SECONDS SPEC...: quietly, within the time given
   local t; t=$(budget "$1" 200); shift
   [ "$t" -gt 10 ] || { say "no time left to install $*"; return 1; }
-  timeout "$t" "$PY" -m pip install --quiet --disable-pip-version-check "$@" 2>&1 | tail -3
+  # (short network timeouts: a machine without access to the registries fails fast)
+  timeout "$t" "$PY" -m pip install --quiet --disable-pip-version-check --timeout 10 \
+    --retries 1 "$@" 2>&1 | tail -3
   return "${PIPESTATUS[0]}"
 }
 

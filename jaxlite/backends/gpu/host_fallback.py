@@ -16,6 +16,7 @@ import numpy as np
 from jaxlite.xla.evaluator import evaluate_computation
 from jaxlite.xla.evaluator_arrays import from_memory_order, to_memory_order
 from jaxlite.xla.ir import ComputationBuilder, HloComputation, HloInstruction, NameUniquer
+from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
 
 __all__ = ["HostInstruction"]
@@ -43,7 +44,7 @@ class HostInstruction:
     def __init__(self, inst: HloInstruction, to_host: Callable[[Any, np.dtype], np.ndarray],
                  to_device: Callable[[np.ndarray], Any]) -> None:
         self.inst = inst
-        self._computation = inst.called[0] if inst.opcode.text == "fusion" else _alone(inst)
+        self._computation = inst.called[0] if inst.opcode is Opcode.FUSION else _alone(inst)
         self._to_host = to_host
         self._to_device = to_device
 

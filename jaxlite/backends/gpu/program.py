@@ -68,6 +68,9 @@ class Program:
         self.xp = launcher.xp
         self.kernels: list[FusionKernels] = []
         self._steps: dict[int, list[Step]] = {}
+        # per computation, per step: the values that step uses last (freed after it, so
+        # that device memory holds only live values, as buffer assignment would)
+        self._last_uses: dict[int, list[tuple[int, ...]]] = {}
         self._prepare(module.entry)
 
     # ------------------------------------------------------------------ preparation
@@ -75,6 +78,7 @@ class Program:
         if id(comp) in self._steps:
             return
         self._steps[id(comp)] = [self._step(inst) for inst in comp.instructions]
+        self._last_uses[id(comp)] = _last_uses(comp)
         for inst in comp.instructions:
             if inst.opcode in (_O.WHILE, _O.CONDITIONAL, _O.CALL):
                 for called in inst.called:
@@ -170,12 +174,14 @@ class Program:
     def run(self, comp: HloComputation, args: list[Any]) -> Any:
         """The value of `comp` on `args` (device values), its steps run in order."""
         env: dict[int, Any] = {}
-        for step in self._steps[id(comp)]:
+        for step, dead in zip(self._steps[id(comp)], self._last_uses[id(comp)]):
             inst = step.inst
             if inst.opcode is _O.PARAMETER:
                 env[id(inst)] = args[inst.attr("number")]
-                continue
-            env[id(inst)] = step.run([env[id(o)] for o in inst.operands])
+            else:
+                env[id(inst)] = step.run([env[id(o)] for o in inst.operands])
+            for key in dead:
+                del env[key]
         return env[id(comp.root)]
 
     def _launch(self, inst: HloInstruction, kernels: FusionKernels, prepared: Any,
@@ -219,3 +225,18 @@ class Program:
         """Every step of every computation run, in order (for `text("kernels")`)."""
         return [step for steps in self._steps.values() for step in steps]
 
+
+
+def _last_uses(comp: HloComputation) -> list[tuple[int, ...]]:
+    """For each instruction of `comp` in order, the ids of the values whose last use it
+    is (never the root's; an unused value dies where it is made)."""
+    last: dict[int, int] = {}
+    for position, inst in enumerate(comp.instructions):
+        last[id(inst)] = position
+        for operand in inst.operands:
+            last[id(operand)] = position
+    last.pop(id(comp.root), None)
+    dead: list[list[int]] = [[] for _ in comp.instructions]
+    for key, position in last.items():
+        dead[position].append(key)
+    return [tuple(d) for d in dead]
