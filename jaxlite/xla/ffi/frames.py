@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any, Sequence
 
@@ -65,6 +66,9 @@ class FrameTemplate:
         types = (ctypes.c_int32 * max(1, count))(*[c_api.ARG_BUFFER] * count)
         self.attributes = AttributeBlock(attributes)
         self.context = api_table.new_context()
+        # The context's state is deleted with the template (not at exit: the handlers'
+        # library may be gone by then).
+        weakref.finalize(self, api_table.drop_context, self.context).atexit = False
         frame = c_api.CallFrame(struct_size=c_api.struct_size(c_api.CallFrame, "attrs"),
                                 api=api_table.api_address(), ctx=self.context,
                                 stage=c_api.EXECUTE)
@@ -77,9 +81,6 @@ class FrameTemplate:
         frame.attrs = self.attributes.attrs
         self.frame = frame
         self._keep.append(types)
-
-    def __del__(self) -> None:
-        api_table.drop_context(self.context)
 
     def frame_address(self) -> int:
         return ctypes.addressof(self.frame)

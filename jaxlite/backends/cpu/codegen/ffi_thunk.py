@@ -17,6 +17,11 @@ process, that on each call
 4. when a handler returns an error, calls back into Python (only then) to record it; the
    executable raises it as `JaxRuntimeError` when the call returns.
 
+State differs from XLA in one way: XLA keeps it per compiled executable, jaxlite per
+thunk, and executables whose custom-calls have the same signature (target, attributes,
+shapes) share one thunk, so two jitted functions calling a stateful handler alike share its
+state.
+
 The stack copies make concurrent calls safe. `instantiate`, when registered, runs once per
 call site as the thunk is made (XLA runs it when it compiles). The site's template lives as
 long as the process, as the thunk's code that points into it does.
