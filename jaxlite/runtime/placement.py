@@ -34,7 +34,8 @@ from jaxlite.core.sharding import NamedSharding, PartitionSpec, Sharding
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.runtime.sharding import SingleDeviceSharding
 
-__all__ = ["committed_shardings", "place_eager", "place_jit_outputs", "propagate"]
+__all__ = ["committed_shardings", "constraint_mesh", "on_device", "place_eager",
+           "place_jit_outputs", "propagate"]
 
 Spec = tuple  # one entry per dimension: None, an axis name, or a tuple of names
 
@@ -132,6 +133,11 @@ def _with(result: Any, sharding: Sharding) -> Any:
         except ValueError:  # a propagated split that does not divide: replicate
             sharding = NamedSharding(sharding.mesh, PartitionSpec())
     return result.with_sharding(sharding)
+
+
+def on_device(results: Sequence[Any], device: Any) -> list[Any]:
+    """`results` committed to `device` (what `jit(..., device=)` gives)."""
+    return [_with(r, SingleDeviceSharding(device)) for r in results]
 
 
 def place_eager(primitive: Any, args: Sequence[Any], results: Any,

@@ -25,7 +25,7 @@ from jaxlite.runtime.collector import collection_paused
 from jaxlite.transforms import api_util as _api_util
 from jaxlite.transforms import cache_misses
 from jaxlite.runtime.array import ArrayImpl
-from jaxlite.runtime.placement import constraint_mesh, place_jit_outputs
+from jaxlite.runtime.placement import constraint_mesh, on_device, place_jit_outputs
 from jaxlite.runtime import environment
 from jaxlite.runtime.device import device_put
 from jaxlite.backends.base import Client, Device
@@ -288,11 +288,13 @@ class PjitFunction(Wrapped):
             if _runs_eagerly(traced.consts, leaves):
                 compiled = dispatch.compiled_call(traced.jaxpr, name, self._client(),
                                                   traced.donated_invars)
-                outs = place_jit_outputs(traced.jaxpr, leaves, compiled(leaves), name)
+                run = _placing(compiled, traced.jaxpr, name, self._device)
+                outs = run(leaves)
                 if key is not None and not traced.consts:
-                    placed = constraint_mesh(traced.jaxpr.jaxpr) is not None or any(
-                        type(x) is ArrayImpl and x._sharding is not None for x in leaves)
-                    run = _placing(compiled, traced.jaxpr, name) if placed else compiled
+                    placed = self._device is not None or any(
+                        type(x) is ArrayImpl and x._sharding is not None for x in leaves) \
+                        or constraint_mesh(traced.jaxpr.jaxpr) is not None
+                    run = run if placed else compiled
                     self._plans[key] = (run, _rebuilder(traced.out_tree))
                     ALL_PLANS.use(self._plans, key)
             else:
@@ -397,10 +399,12 @@ def _plan_key(client: Client, leaves: Sequence[Any],
 
 
 def _placing(compiled: Callable[[Sequence[Any]], list], jaxpr: ClosedJaxpr,
-             name: str) -> Callable[[Sequence[Any]], list]:
-    """A plan's call for placed (committed) arguments: its results placed from theirs."""
+             name: str, device: Device | None) -> Callable[[Sequence[Any]], list]:
+    """The compiled call with its results placed: from the arguments' placements, or on
+    jit's `device` (committed there, as JAX's)."""
     def call(leaves: Sequence[Any]) -> list:
-        return place_jit_outputs(jaxpr, leaves, compiled(leaves), name)
+        outs = place_jit_outputs(jaxpr, leaves, compiled(leaves), name)
+        return outs if device is None else on_device(outs, device)
     return call
 
 

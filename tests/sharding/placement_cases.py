@@ -232,3 +232,12 @@ def test_repeated_jit_calls_keep_placing():
     if N > 1:
         with pytest.raises(ValueError, match="Received incompatible devices"):
             f(x, last)
+
+
+def test_jit_device_commits_results_there():
+    last = jax.devices()[-1]
+    f = jax.jit(lambda a: a + 1, device=last)
+    for _ in range(2):  # the general path, then the call plan
+        result = f(jnp.ones(3))
+        assert result.sharding == SingleDeviceSharding(last) and result.committed
+        np.testing.assert_array_equal(np.asarray(result), np.full(3, 2.0))
