@@ -344,3 +344,22 @@ def test_stablehlo_attributes_of_every_kind_run_in_xla(rms_library, tmp_path):
     np.testing.assert_array_equal(theirs[0], ours[0])
     np.testing.assert_array_equal(theirs[0], x * 7 - 1)
     assert int(theirs[1]) == int(ours[1]) == 10
+
+
+def test_stages_run_as_xlas_cpu_runtime_runs_them(scale_library):
+    # Registered for all four stages, the handler sees what XLA's CPU runtime does (JAX
+    # 0.10.2 gives these counts): instantiate once per call site, execute per call, never
+    # prepare or initialize.
+    lib = ctypes.cdll.LoadLibrary(str(scale_library))
+    stages = jax.ffi.pycapsule(lib.Stages)
+    jax.ffi.register_ffi_target("stages", {s: stages for s in
+                                           ("instantiate", "prepare", "initialize", "execute")})
+
+    def call():
+        return jax.ffi.ffi_call("stages", jax.ShapeDtypeStruct((4,), np.int32),
+                                has_side_effect=True)()
+    counted = jax.jit(call)
+    jitted = [np.asarray(counted()).tolist() for _ in range(3)]
+    eager = [np.asarray(call()).tolist() for _ in range(2)]
+    assert jitted == [[1, 0, 0, 1], [1, 0, 0, 2], [1, 0, 0, 3]]
+    assert eager == [[2, 0, 0, 4], [2, 0, 0, 5]]

@@ -74,3 +74,18 @@ void* Scale(struct CallFrame* frame) {
   for (int64_t i = 0; i < n; ++i) ((double*)y->data)[i] = ((const double*)x->data)[i] * f;
   return NULL;
 }
+
+/* Handler `Stages`, registered for all four stages: counts how often each stage ran (in
+ * this process) and, when executed, writes the four counts to its int32[4] result. */
+static int32_t stage_counts[4];
+
+void* Stages(struct CallFrame* frame) {
+  if (frame->extension != NULL) return Scale(frame);  /* the same metadata answer */
+  if (frame->stage < 0 || frame->stage > kExecute) return fail(frame, "stages: bad stage");
+  stage_counts[frame->stage] += 1;
+  if (frame->stage != kExecute) return NULL;
+  if (frame->rets.size != 1) return fail(frame, "stages: one int32[4] result");
+  struct Buffer* out = (struct Buffer*)frame->rets.items[0];
+  memcpy(out->data, stage_counts, sizeof stage_counts);
+  return NULL;
+}

@@ -11,8 +11,8 @@ process, that on each call
    the site's `FrameTemplate` to its stack, and stores each buffer's data pointer there;
 2. copies the template `XLA_FFI_CallFrame` (API table, context, attributes: fixed) to its
    stack and points its argument and result arrays at the stack buffers;
-3. for each stage the bundle registered among prepare, initialize and execute, stores the
-   stage and calls the handler read from the target's slot (so re-registering a name
+3. for each per-call stage (`frames.CALL_STAGES`: execute, as XLA's CPU runtime) stores
+   the stage and calls the handler read from the target's slot (so re-registering a name
    takes effect in compiled programs);
 4. when a handler returns an error, calls back into Python (only then) to record it; the
    executable raises it as `JaxRuntimeError` when the call returns.
@@ -113,7 +113,7 @@ def _thunk_ir(symbol: str, template: frames.FrameTemplate, target: registry.FfiT
               f"  %retslot = getelementptr inbounds i8, ptr %frame, i64 {_RETS}",
               "  store ptr %rets, ptr %retslot, align 8",
               f"  %stageslot = getelementptr inbounds i8, ptr %frame, i64 {_STAGE}"]
-    for stage in ("prepare", "initialize", "execute"):
+    for stage in frames.CALL_STAGES:
         if not target.stage(stage):
             continue
         index = c_api.STAGES.index(stage)
