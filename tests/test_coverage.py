@@ -14,6 +14,8 @@ TESTED_THROUGH_TRANSFORMATIONS = {
     "pure_callback": "jax.pure_callback in tests/test_callbacks.py and tests/test_debug.py",
     "io_callback": "jax.experimental.io_callback in tests/test_callbacks.py",
     "debug_callback": "jax.debug.print/callback/breakpoint in tests/test_debug.py",
+    "ffi_call": "jax.ffi.ffi_call in tests/test_ffi.py (C/C++ handlers built at test time: "
+                "eager, jit, every vmap_method, grad through custom_vjp)",
     "checkpoint": "jax.checkpoint in tests/test_transformations.py",
     "custom_jvp_call": "jax.custom_jvp in tests/test_custom_derivatives.py",
     "custom_vjp_call": "jax.custom_vjp in tests/test_custom_derivatives.py",
