@@ -181,3 +181,15 @@ def test_dynamic_update_slice_and_slice(backend, start):
     check(backend, fn, *args)
     plan = _executable(backend, fn, *args).text("kernels")
     assert "xp        %dynamic-update-slice" in plan, plan
+
+
+def test_donated_arguments_are_deleted_and_analyses_answer(backend):
+    x = jnp.asarray(_random((4, 8)))
+    f = jax.jit(lambda v: jnp.exp(v) + 1, backend=backend, donate_argnums=0)
+    want = np.exp(np.asarray(x)) + 1
+    assert_close(np.asarray(f(x)), want, "donated exp")
+    assert x.is_deleted()
+    executable = _executable(backend, lambda v: jnp.exp(v) + 1, _random((4, 8)))
+    assert executable.cost_analysis()["transcendentals"] == 32
+    memory = executable.memory_analysis()
+    assert memory.argument_size_in_bytes == memory.output_size_in_bytes == 128
