@@ -363,3 +363,20 @@ def test_stages_run_as_xlas_cpu_runtime_runs_them(scale_library):
     eager = [np.asarray(call()).tolist() for _ in range(2)]
     assert jitted == [[1, 0, 0, 1], [1, 0, 0, 2], [1, 0, 0, 3]]
     assert eager == [[2, 0, 0, 4], [2, 0, 0, 5]]
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit", "jit_interpreter"])
+def test_input_output_aliases(scale_library, mode):
+    # The aliased output starts as its input (XLA's shared buffer): AddInto adds into it.
+    lib = ctypes.cdll.LoadLibrary(str(scale_library))
+    jax.ffi.register_ffi_target("add_into", jax.ffi.pycapsule(lib.AddInto))
+
+    def add_into(x, acc):
+        return jax.ffi.ffi_call("add_into", jax.ShapeDtypeStruct(acc.shape, acc.dtype),
+                                input_output_aliases={1: 0})(x, acc * 2)
+    run = {"eager": add_into, "jit": jax.jit(add_into),
+           "jit_interpreter": jax.jit(add_into, backend="interpreter")}[mode]
+    with enable_x64():
+        x, acc = np.arange(4.0), np.full(4, 10.0)
+        np.testing.assert_array_equal(np.asarray(run(x, acc)), [20.0, 21.0, 22.0, 23.0])
+        np.testing.assert_array_equal(acc, 10.0)  # the caller's array is untouched

@@ -89,3 +89,18 @@ void* Stages(struct CallFrame* frame) {
   memcpy(out->data, stage_counts, sizeof stage_counts);
   return NULL;
 }
+
+/* Handler `AddInto`: out += x, for float64 x and an output that aliases the second
+ * argument (input_output_aliases={1: 0}): it reads the output buffer before writing. */
+void* AddInto(struct CallFrame* frame) {
+  if (frame->extension != NULL) return Scale(frame);  /* the same metadata answer */
+  if (frame->args.size != 2 || frame->rets.size != 1)
+    return fail(frame, "add_into: two arguments, one result");
+  const struct Buffer* x = (const struct Buffer*)frame->args.items[0];
+  struct Buffer* out = (struct Buffer*)frame->rets.items[0];
+  if (x->dtype != kF64 || out->dtype != kF64) return fail(frame, "add_into: float64 only");
+  int64_t n = 1;
+  for (int64_t i = 0; i < x->rank; ++i) n *= x->dims[i];
+  for (int64_t i = 0; i < n; ++i) ((double*)out->data)[i] += ((const double*)x->data)[i];
+  return NULL;
+}

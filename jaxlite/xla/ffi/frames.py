@@ -34,7 +34,8 @@ from jaxlite.xla.ffi import api_table, c_api, registry
 from jaxlite.xla.ffi.attributes import AttributeBlock
 from jaxlite.xla.ir import HloInstruction
 
-__all__ = ["ALIASES_ATTRIBUTE", "CALL_STAGES", "FrameTemplate", "call_target", "handler_error", "install_evaluator_target"]
+__all__ = ["ALIASES_ATTRIBUTE", "CALL_STAGES", "FrameTemplate", "call_target", "handler_error",
+           "install_evaluator_target"]
 
 _HANDLER = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
 BUFFER_SIZE = c_api.struct_size(c_api.Buffer, "dims")
