@@ -42,6 +42,12 @@ struct CallFrame {
 
 enum { kF64 = 12, kExecute = 3, kScalar = 3, kInvalidArgument = 3 };
 
+static int64_t element_count(const struct Buffer* buffer) {
+  int64_t n = 1;
+  for (int64_t i = 0; i < buffer->rank; ++i) n *= buffer->dims[i];
+  return n;
+}
+
 static void* fail(const struct CallFrame* frame, const char* message) {
   struct ErrorArgs args = {sizeof(struct ErrorArgs), NULL, message, kInvalidArgument};
   return frame->api->error_create(&args);
@@ -68,8 +74,7 @@ void* Scale(struct CallFrame* frame) {
   const struct Buffer* x = (const struct Buffer*)frame->args.items[0];
   struct Buffer* y = (struct Buffer*)frame->rets.items[0];
   if (x->dtype != kF64 || y->dtype != kF64) return fail(frame, "scale: x must be float64");
-  int64_t n = 1;
-  for (int64_t i = 0; i < x->rank; ++i) n *= x->dims[i];
+  const int64_t n = element_count(x);
   const double f = *(const double*)factor->value;
   for (int64_t i = 0; i < n; ++i) ((double*)y->data)[i] = ((const double*)x->data)[i] * f;
   return NULL;
@@ -99,8 +104,7 @@ void* AddInto(struct CallFrame* frame) {
   const struct Buffer* x = (const struct Buffer*)frame->args.items[0];
   struct Buffer* out = (struct Buffer*)frame->rets.items[0];
   if (x->dtype != kF64 || out->dtype != kF64) return fail(frame, "add_into: float64 only");
-  int64_t n = 1;
-  for (int64_t i = 0; i < x->rank; ++i) n *= x->dims[i];
+  const int64_t n = element_count(x);
   for (int64_t i = 0; i < n; ++i) ((double*)out->data)[i] += ((const double*)x->data)[i];
   return NULL;
 }
