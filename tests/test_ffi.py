@@ -5,9 +5,9 @@ compared with numpy."""
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,9 +24,18 @@ from jaxlite.xla.evaluator import CUSTOM_CALL_TARGETS
 from jaxlite.xla.ffi import frames
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "ffi"
-sys.path.insert(0, str(EXAMPLES))
-import build  # noqa: E402  (examples/ffi/build.py)
-import rms_norm as rms_norm_example  # noqa: E402
+
+
+def _example(name: str):
+    """examples/ffi/<name>.py, loaded under a name no installed package has."""
+    spec = importlib.util.spec_from_file_location(f"ffi_example_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+build = _example("build")
+rms_norm_example = _example("rms_norm")
 
 EPS = 1e-5
 
