@@ -8,6 +8,7 @@ import ctypes
 import importlib.util
 import os
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -389,3 +390,15 @@ def test_input_output_aliases(scale_library, mode):
         x, acc = np.arange(4.0), np.full(4, 10.0)
         np.testing.assert_array_equal(np.asarray(run(x, acc)), [20.0, 21.0, 22.0, 23.0])
         np.testing.assert_array_equal(acc, 10.0)  # the caller's array is untouched
+
+
+def test_concurrent_calls(rms_library):
+    # Each call builds its frame on its own stack (compiled) or holds its site (eager).
+    norm = jax.jit(rms_call)
+    inputs = [sample(6, 32, seed=s) for s in range(8)]
+    with ThreadPoolExecutor(4) as pool:
+        compiled = list(pool.map(lambda x: np.asarray(norm(x)), inputs * 4))
+        eager = list(pool.map(lambda x: np.asarray(rms_call(x)), inputs * 4))
+    for got in (compiled, eager):
+        for k, y in enumerate(got):
+            np.testing.assert_allclose(y, reference(inputs[k % 8]), rtol=2e-6, atol=2e-6)
