@@ -20,6 +20,7 @@ from jaxlite.core.operators import OPERATOR_TABLE, ArrayOperators
 from jaxlite.numpy import _math, _reductions, _selection
 from jaxlite.numpy._array_api import __array_api_version__
 from jaxlite.numpy._promotion import ensure_array
+from jaxlite.runtime.device import device_put
 
 __all__ = ["install"]
 
@@ -75,11 +76,12 @@ def byteswap(self: Any, inplace: bool = False) -> Any:
 
 
 def to_device(self: Any, device: Any, *, stream: Any = None) -> Any:
-    """The array on `device`; jaxlite has one host device, so this is the array itself."""
+    """The array placed on `device` (a Device or a Sharding), committed there, as
+    `device_put` does (mirrors `jax.Array.to_device`)."""
     if stream is not None:
         raise NotImplementedError("stream argument of array.to_device(): jaxlite arrays "
                                   "live in host memory, which has no streams.")
-    return self
+    return device_put(self, device)
 
 
 def _choose(self: Any, choices: Any, out: None = None, mode: str = "raise") -> Any:

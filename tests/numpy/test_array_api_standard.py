@@ -79,6 +79,11 @@ def test_device_keyword_and_to_device():
     device = jnp.__array_namespace_info__().devices()[1]
     x = jnp.full((2,), 3.0, device=device)
     assert x.device == device and x.to_device(device).device == device
+    # As JAX: to_device commits a new array to the device (device_put).
+    free = jnp.arange(3)
+    placed = free.to_device(device)
+    assert placed.committed and not free.committed and placed.tolist() == [0, 1, 2]
+    assert jaxlite.jit(lambda a: a.to_device(device))(free).tolist() == [0, 1, 2]
     np.testing.assert_array_equal(jnp.zeros_like(x, device=device), [0.0, 0.0])
     np.testing.assert_array_equal(jnp.eye(2, device=device), [[1, 0], [0, 1]])
     with pytest.raises(NotImplementedError) as error:
