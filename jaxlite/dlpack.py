@@ -2,7 +2,8 @@
 
 jaxlite's arrays live in host memory, so tensors come in through numpy's DLPack import and
 go out through `Array.__dlpack__` (numpy's export): any host tensor with `__dlpack__` (numpy,
-and torch or cupy CPU tensors) converts both ways.
+and torch or cupy CPU tensors) converts both ways, without a copy in either direction
+(`jaxlite.runtime.dlpack_buffers` says what is shared and how bfloat16 travels).
 """
 from __future__ import annotations
 
