@@ -1,11 +1,13 @@
 """Launchers: how the gpu backend's executables run kernels and hold memory.
 
 A launcher owns an array module `xp` and the stream work goes on. The executable asks it
-to `prepare` each fusion's kernels once (at compile time), then to `launch` them on flat
-arrays named as the kernels' buffers, and uses `xp` for everything between kernels.
+to `prepare_all` its fusions' kernels once (at compile time), then to `launch` each
+fusion's on flat arrays named as the kernels' buffers, and uses `xp` for everything
+between kernels.
 
-- `CupyLauncher`: the kernels' CUDA (or HIP) source compiled by NVRTC (hiprtc) through
-  `cupy.RawModule`, modules cached in memory by the source's hash (CuPy keeps its own disk
+- `CupyLauncher`: a program's kernels rendered as one CUDA (or HIP) source, compiled by
+  NVRTC (hiprtc) through `cupy.RawModule` in one run, modules cached in memory by the
+  source's hash (CuPy keeps its own disk
   cache of compiled modules too); memory from CuPy's pool; every kernel and every `xp`
   operation of a call enqueued on one non-blocking stream with no host synchronization
   between them (`scope`); an event recorded after each call is what buffers wait on.
@@ -58,11 +60,13 @@ class InterpreterLauncher:
     def device_kind(self) -> str:
         return "kernel interpreter (numpy)"
 
-    def prepare(self, kernels: FusionKernels) -> FusionKernels:
-        if _scalar_parameters(kernels):
-            raise TypeError(f"{kernels.name}: kernels with scalar parameters need a "
-                            "launcher that passes them")
-        return kernels
+    def prepare_all(self, fusions: list[FusionKernels]) -> list[FusionKernels]:
+        """The fusions' kernels as they are: the interpreter runs the IR."""
+        for kernels in fusions:
+            if _scalar_parameters(kernels):
+                raise TypeError(f"{kernels.name}: kernels with scalar parameters need a "
+                                "launcher that passes them")
+        return list(fusions)
 
     def launch(self, prepared: FusionKernels, memory: dict[str, Any]) -> None:
         for kernel in prepared.kernels:
@@ -127,20 +131,29 @@ class CupyLauncher:
         name = properties.get("name", b"gpu")
         return name.decode() if isinstance(name, bytes) else str(name)
 
-    def prepare(self, kernels: FusionKernels) -> list[tuple[Any, Any]]:
-        """Compile (or find in the cache) the fusion's module; its kernels' functions with
-        their launch records."""
-        if _scalar_parameters(kernels):
-            raise TypeError(f"{kernels.name}: kernels with scalar parameters are not "
-                            "launched yet")
-        source = render_many(kernels.kernels, self.dialect)
+    def prepare_all(self, fusions: list[FusionKernels]) -> list[list[tuple[Any, Any]]]:
+        """Compile (or find in the cache) one module holding every kernel of `fusions`;
+        per fusion, its kernels' functions with their launch records."""
+        kernels = [k for fk in fusions for k in fk.kernels]
+        for fk in fusions:
+            if _scalar_parameters(fk):
+                raise TypeError(f"{fk.name}: kernels with scalar parameters are not "
+                                "launched yet")
+        if len({k.name for k in kernels}) != len(kernels):
+            raise ValueError("prepare_all: two kernels of one program share a name")
+        if not kernels:
+            return [[] for _ in fusions]
+        module = self._module(render_many(kernels, self.dialect))
+        return [[(module.get_function(k.name), k) for k in fk.kernels] for fk in fusions]
+
+    def _module(self, source: str) -> Any:
         digest = hashlib.sha256(source.encode()).hexdigest()
         module = self._modules.get(digest)
         if module is None:
             with self.xp.cuda.Device(self.device_id):
                 module = self.xp.RawModule(code=source, options=("-std=c++17",))
             self._modules[digest] = module
-        return [(module.get_function(k.name), k) for k in kernels.kernels]
+        return module
 
     def launch(self, prepared: list[tuple[Any, Any]], memory: dict[str, Any]) -> None:
         """Enqueue the kernels on the current stream: the executable calls this inside

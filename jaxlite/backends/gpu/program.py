@@ -59,7 +59,7 @@ class Program:
     Parameters
     ----------
     module : the optimized module.
-    launcher : a launcher (see `launchers`): builds' options, `prepare`, `launch`, `xp`.
+    launcher : a launcher (see `launchers`): build options, `prepare_all`, `launch`, `xp`.
     """
 
     def __init__(self, module: HloModule, launcher: Any) -> None:
@@ -71,7 +71,10 @@ class Program:
         # per computation, per step: the values that step uses last (freed after it, so
         # that device memory holds only live values, as buffer assignment would)
         self._last_uses: dict[int, list[tuple[int, ...]]] = {}
+        self._prepared: list[Any] = []  # the launcher's handles, one per `kernels` entry
         self._prepare(module.entry)
+        # every kernel of the program compiled at once (one NVRTC run, not one per fusion)
+        self._prepared = list(launcher.prepare_all(self.kernels))
 
     # ------------------------------------------------------------------ preparation
     def _prepare(self, comp: HloComputation) -> None:
@@ -139,12 +142,13 @@ class Program:
         return Step(inst, "xp+kernel", run)
 
     def _kernels(self, fusion: HloInstruction) -> Callable[[list[Any]], Any]:
-        """Build and prepare the kernels of `fusion`; a function launching them on the
-        fusion's operands. Raises `UnsupportedFusion` when no builder handles it."""
+        """Build the kernels of `fusion` (prepared with the program's others); a function
+        launching them on the fusion's operands. Raises `UnsupportedFusion` when no
+        builder handles it."""
         kernels = build_fusion(fusion, self.launcher.build_options)
+        index = len(self.kernels)
         self.kernels.append(kernels)
-        prepared = self.launcher.prepare(kernels)
-        return lambda ops: self._launch(fusion, kernels, prepared, ops)
+        return lambda ops: self._launch(fusion, kernels, self._prepared[index], ops)
 
     def _host(self, inst: HloInstruction, why: str) -> Step:
         runner = HostInstruction(inst, self.launcher.to_host, self.launcher.to_device)
