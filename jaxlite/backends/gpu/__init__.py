@@ -22,9 +22,14 @@ The pieces:
   instructions at an index) and `index_math`;
 - `reference_run`: a fusion's kernels run by the interpreter on numpy arrays;
 - the backend: `client`, `executable`, `buffer`, `program` (the module's computations
-  walked in schedule order), `device_ops` (dots and layout changes with `xp`),
+  walked in schedule order), `device_ops` (dots, layout changes and dynamic slices with
+  `xp`), `dot_epilogue` (output fusions split into a dot and a loop-fusion epilogue),
   `host_fallback` (the HLO evaluator for what has no kernel yet), `launchers` (CuPy, or
   the kernel interpreter).
+
+Eager mode runs on the host (the primitives' reference rules with numpy): arrays placed on
+the GPU device hold host memory, and a `jit` call copies its arguments to the device and
+its results back.
 """
 from __future__ import annotations
 
