@@ -43,7 +43,8 @@ pip_install() {  # pip_install SECONDS SPEC...: quietly, within the time given
   return "${PIPESTATUS[0]}"
 }
 
-say "python: $("$PY" --version 2>&1); GPU: $(nvidia-smi -L 2>/dev/null | head -1 || echo none)"
+GPU_NAME=$(nvidia-smi -L 2>/dev/null | head -1)
+say "python: $("$PY" --version 2>&1); GPU: ${GPU_NAME:-none (nvidia-smi finds none)}"
 if ! "$PY" -c "import numpy, scipy, llvmlite, ml_dtypes, opt_einsum" 2>/dev/null; then
   pip_install 90 numpy scipy llvmlite ml_dtypes opt_einsum pytest pytest-xdist ||
     say "jaxlite's dependencies did not install"
