@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from jaxlite.core.avals import ShapedArray
+from jaxlite.lax.broadcast import transpose
 from jaxlite.lax.ffi_call import VMAP_METHODS, ffi_call_p, lower_ffi_custom_call
 from jaxlite.xla.ffi import api_table, frames, registry
 from jaxlite.xla.ffi.attributes import encode_attributes
@@ -100,9 +101,28 @@ def _result_avals(results: Sequence[Any]) -> tuple[ShapedArray, ...]:
     return tuple(avals)
 
 
-def _default_layout(layout: Any, rank: int) -> bool:
-    return layout is None or tuple(getattr(layout, "major_to_minor", layout)) == tuple(
-        range(rank))
+def _layout(layout: Any, rank: int) -> tuple[int, ...]:
+    """A layout argument as a major-to-minor axis order, `()` for row-major (None, a
+    sequence of axes, or an object with `major_to_minor`)."""
+    if layout is None:
+        return ()
+    order = tuple(int(a) for a in getattr(layout, "major_to_minor", layout))
+    if sorted(order) != list(range(rank)):
+        raise ValueError(f"The FFI layout {order} is not an order of the {rank} axes of the "
+                         "array it describes")
+    return () if order == tuple(range(rank)) else order
+
+
+def _stored(x: Any, layout: tuple[int, ...]) -> Any:
+    return transpose(x, layout) if layout else x
+
+
+def _stored_aval(aval: ShapedArray, layout: tuple[int, ...]) -> ShapedArray:
+    return ShapedArray(tuple(aval.shape[a] for a in layout), aval.dtype) if layout else aval
+
+
+def _logical(y: Any, layout: tuple[int, ...]) -> Any:
+    return transpose(y, tuple(int(a) for a in np.argsort(layout))) if layout else y
 
 
 def ffi_call(target_name: str, result_shape_dtypes: Any, *, has_side_effect: bool = False,
@@ -115,7 +135,8 @@ def ffi_call(target_name: str, result_shape_dtypes: Any, *, has_side_effect: boo
 
     `vmap_method` says how the call batches under `vmap` (see `jax.pure_callback`);
     without one, `vmap` raises NotImplementedError. Not differentiable: wrap the call in
-    `custom_vjp`. Layouts other than row-major are not supported.
+    `custom_vjp`. `input_layouts` / `output_layouts` give major-to-minor axis orders the
+    handler's buffers are stored in (arrays are transposed in and out).
     """
     if vmap_method not in VMAP_METHODS:
         raise ValueError(f"vmap_method must be on of the allowed methods {list(VMAP_METHODS)}, "
@@ -128,23 +149,35 @@ def ffi_call(target_name: str, result_shape_dtypes: Any, *, has_side_effect: boo
                                   "(custom_call_api_version=4)")
     multiple = isinstance(result_shape_dtypes, Sequence)
     result_avals = _result_avals(result_shape_dtypes if multiple else [result_shape_dtypes])
-    layouts = output_layouts if multiple else [output_layouts]
-    if layouts is not None and not all(_default_layout(l, len(a.shape))
-                                       for l, a in zip(layouts, result_avals)):
-        raise NotImplementedError("jaxlite's ffi_call takes row-major output layouts only")
+    requested = output_layouts if multiple else [output_layouts]
+    if requested is None:
+        requested = [None] * len(result_avals)
+    if len(requested) != len(result_avals):
+        raise ValueError(f"The number of outputs ({len(result_avals)}) must equal the number "
+                         f"of output layouts ({len(requested)}).")
+    out_layouts = tuple(_layout(l, len(a.shape)) for l, a in zip(requested, result_avals))
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        if input_layouts is not None and not all(
-                _default_layout(l, np.ndim(x)) for l, x in zip(input_layouts, args)):
-            raise NotImplementedError("jaxlite's ffi_call takes row-major input layouts only")
+        if input_layouts is not None and len(input_layouts) != len(args):
+            raise ValueError(f"The number of input arguments ({len(args)}) must equal the "
+                             f"number of input layouts ({len(input_layouts)}).")
+        in_layouts = tuple(_layout(l, np.ndim(x)) for l, x in
+                           zip(input_layouts or [None] * len(args), args))
         aliases = tuple(sorted((int(i), int(o)) for i, o in (input_output_aliases or {}).items()))
         for i, o in aliases:
             if i >= len(args) or o >= len(result_avals):
                 raise ValueError(f"input_output_aliases contains the mapping '{i}:{o}' outside "
                                  f"the {len(args)} inputs or {len(result_avals)} outputs.")
-        results = ffi_call_p.bind(*args, target_name=target_name, result_avals=result_avals,
-                                  attributes=encode_attributes(kwargs), vmap_method=vmap_method,
-                                  has_side_effect=has_side_effect, input_output_aliases=aliases)
+            if in_layouts[i] != out_layouts[o]:
+                raise ValueError(f"input_output_aliases contains the mapping '{i}:{o}' "
+                                 "referring to an input and an output of different layouts.")
+        stored = ffi_call_p.bind(
+            *[_stored(x, l) for x, l in zip(args, in_layouts)], target_name=target_name,
+            result_avals=tuple(_stored_aval(a, l) for a, l in zip(result_avals, out_layouts)),
+            attributes=encode_attributes(kwargs), vmap_method=vmap_method,
+            has_side_effect=has_side_effect, input_output_aliases=aliases,
+            input_layouts=in_layouts, output_layouts=out_layouts)
+        results = [_logical(y, l) for y, l in zip(stored, out_layouts)]
         if multiple:
             return tuple(results) if isinstance(result_shape_dtypes, tuple) else list(results)
         return results[0]

@@ -402,3 +402,47 @@ def test_concurrent_calls(rms_library):
     for got in (compiled, eager):
         for k, y in enumerate(got):
             np.testing.assert_allclose(y, reference(inputs[k % 8]), rtol=2e-6, atol=2e-6)
+
+
+def _column_major_rms(x: np.ndarray, in_layout, out_layout) -> np.ndarray:
+    """What rms_norm computes on buffers stored in those (major-to-minor) orders: it reads
+    the stored bytes as a row-major array of x's logical shape and writes its result the
+    same way into the output's storage."""
+    stored = x.transpose(in_layout) if in_layout else x
+    seen = np.ascontiguousarray(stored).reshape(x.shape)
+    written = reference(seen).reshape(-1)
+    if not out_layout:
+        return written.reshape(x.shape)
+    return written.reshape([x.shape[a] for a in out_layout]).transpose(np.argsort(out_layout))
+
+
+@pytest.mark.parametrize("layouts", [((1, 0), (1, 0)), ((1, 0), None), (None, (1, 0)),
+                                     ((0, 1), (0, 1)), ((2, 0, 1), (1, 2, 0))])
+def test_input_and_output_layouts(rms_library, layouts):
+    in_layout, out_layout = layouts
+    x = sample(*(2, 3, 4)[-len(in_layout or out_layout):])
+
+    def call(v):
+        return jax.ffi.ffi_call("rms_norm", jax.ShapeDtypeStruct(v.shape, v.dtype),
+                                input_layouts=[in_layout], output_layouts=out_layout,
+                                vmap_method="broadcast_all")(v, eps=np.float32(EPS))
+    expected = _column_major_rms(x, in_layout if in_layout != (0, 1) else None,
+                                 out_layout if out_layout != (0, 1) else None)
+    for run in (call, jax.jit(call), jax.jit(call, backend="interpreter")):
+        np.testing.assert_allclose(np.asarray(run(x)), expected, rtol=2e-6, atol=2e-6)
+    xs = np.stack([x, 2 * x + 1])
+    batched = np.asarray(jax.vmap(call)(xs))
+    np.testing.assert_allclose(batched[1], np.asarray(call(xs[1])), rtol=2e-6, atol=2e-6)
+
+
+def test_stablehlo_with_layouts_runs_in_xla(rms_library, tmp_path):
+    x = sample(3, 5)
+
+    def program(v):
+        return jax.ffi.ffi_call("rms_norm", jax.ShapeDtypeStruct(v.shape, v.dtype),
+                                input_layouts=[(1, 0)], output_layouts=None)(
+            v, eps=np.float32(EPS))
+    text = jax.jit(program).lower(x).as_text(dialect="stablehlo")
+    [xla_result] = _run_in_xla(tmp_path / "layouts", rms_library, text, [x])
+    np.testing.assert_allclose(xla_result, np.asarray(jax.jit(program)(x)), rtol=1e-6,
+                               atol=1e-6)

@@ -4,7 +4,11 @@ Parameters: `target_name`, `result_avals` (the declared results, dtypes kept as 
 `attributes` (the keyword attributes as `xla.ffi.attributes` encodes them: a canonical
 text, hashable, so equal calls share one compiled program), `vmap_method`,
 `has_side_effect`, `input_output_aliases` ((input, output) pairs: the output buffer starts
-as a copy of the input, as XLA's aliasing gives handlers) and the layouts.
+as a copy of the input, as XLA's aliasing gives handlers), and `input_layouts` /
+`output_layouts`: per operand and result, the major-to-minor order its buffer is stored in
+(`()`: row-major). The operands and results of the primitive are the arrays as stored
+(`jaxlite.ffi.ffi_call` transposes them in and out); the handler is told the logical
+dimensions, as XLA tells it for a buffer of another layout.
 
 - eager: the handler is called on the numpy arguments through a frame built in Python
   (`xla.ffi.frames`);
@@ -52,10 +56,24 @@ def _abstract_eval(*avals: ShapedArray, result_avals: tuple[ShapedArray, ...],
 
 def _impl(*args: np.ndarray, target_name: str, result_avals: tuple[ShapedArray, ...],
           attributes: str, input_output_aliases: tuple[tuple[int, int], ...] = (),
+          input_layouts: tuple = (), output_layouts: tuple = (),
           **params: Any) -> list[np.ndarray]:
     results = [(tuple(a.shape), np.dtype(a.dtype)) for a in result_avals]
     return frames.call_target(target_name, args, results, attributes,
-                              aliases=input_output_aliases)
+                              aliases=input_output_aliases,
+                              layouts=_layouts(len(args), len(results), input_layouts,
+                                               output_layouts))
+
+
+def _layouts(n_args: int, n_results: int, input_layouts: tuple,
+             output_layouts: tuple) -> tuple:
+    """Per argument then result, its major-to-minor axis order (`()`: row-major)."""
+    return (tuple(input_layouts) or ((),) * n_args) + (tuple(output_layouts) or ((),) * n_results)
+
+
+def _with_leading_axis(layout: tuple) -> tuple:
+    """The layout of a buffer that gained a leading (batch) axis, the slowest."""
+    return (0, *(axis + 1 for axis in layout)) if layout else ()
 
 
 def _not_differentiable(*args: Any, target_name: str, **params: Any):
@@ -80,6 +98,12 @@ def _batch(axis_size: int, args: Sequence[Any], dims: Sequence[int | None], *,
             size = axis_size if vmap_method == "broadcast_all" else 1
             moved = [broadcast(x, (size,)) if d is None else x for x, d in zip(moved, dims)]
         batched = tuple(_batched_aval(a, axis_size) for a in result_avals)
+        ins = params.get("input_layouts") or ((),) * len(moved)
+        params["input_layouts"] = tuple(
+            l if d is None and vmap_method == "legacy_vectorized" else _with_leading_axis(l)
+            for l, d in zip(ins, dims))
+        params["output_layouts"] = tuple(_with_leading_axis(l) for l in
+                                         params.get("output_layouts") or ((),) * len(batched))
         outs = ffi_call_p.bind(*moved, vmap_method=vmap_method, result_avals=batched, **params)
     else:
         raise NotImplementedError(
@@ -91,8 +115,8 @@ def _batch(axis_size: int, args: Sequence[Any], dims: Sequence[int | None], *,
 
 def lower_ffi_custom_call(ctx: LoweringContext, operands: Sequence[HloInstruction],
                           target_name: str, attributes: str, has_side_effect: bool = False,
-                          input_output_aliases: Sequence[tuple[int, int]] = ()
-                          ) -> list[HloInstruction]:
+                          input_output_aliases: Sequence[tuple[int, int]] = (),
+                          layouts: Sequence[tuple] = ()) -> list[HloInstruction]:
     """The custom-call of an FFI call: target, attribute text, a tuple of the equation's
     results; its elements. (Also what `jax.ffi.ffi_lowering` rules emit.)"""
     shape = Shape.tuple([ctx.shape(a) for a in ctx.avals_out])
@@ -100,6 +124,8 @@ def lower_ffi_custom_call(ctx: LoweringContext, operands: Sequence[HloInstructio
                              "custom_call_has_side_effect": bool(has_side_effect)}
     if input_output_aliases:
         attrs[frames.ALIASES_ATTRIBUTE] = tuple(tuple(pair) for pair in input_output_aliases)
+    if any(layouts):
+        attrs[frames.LAYOUTS_ATTRIBUTE] = tuple(tuple(l) for l in layouts)
     call = ctx.builder.add(Opcode.CUSTOM_CALL, shape, tuple(operands), attrs)
     return [hlo.get_tuple_element(ctx, call, i) for i in range(len(ctx.avals_out))]
 
@@ -107,10 +133,12 @@ def lower_ffi_custom_call(ctx: LoweringContext, operands: Sequence[HloInstructio
 def _lower(ctx: LoweringContext, *operands: HloInstruction, target_name: str,
            attributes: str, has_side_effect: bool,
            input_output_aliases: tuple[tuple[int, int], ...] = (),
+           input_layouts: tuple = (), output_layouts: tuple = (),
            **params: Any) -> list[HloInstruction]:
     registry.lookup(target_name)  # JAX's NOT_FOUND error when compiling an unknown target
+    layouts = _layouts(len(operands), len(ctx.avals_out), input_layouts, output_layouts)
     return lower_ffi_custom_call(ctx, operands, target_name, attributes, has_side_effect,
-                                 input_output_aliases)
+                                 input_output_aliases, layouts)
 
 
 def _dce(used_outputs: list[bool], eqn: Any) -> tuple[list[bool], Any]:

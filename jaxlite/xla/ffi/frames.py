@@ -34,7 +34,7 @@ from jaxlite.xla.ffi import api_table, c_api, registry
 from jaxlite.xla.ffi.attributes import AttributeBlock
 from jaxlite.xla.ir import HloInstruction
 
-__all__ = ["ALIASES_ATTRIBUTE", "CALL_STAGES", "FrameTemplate", "call_target", "handler_error",
+__all__ = ["ALIASES_ATTRIBUTE", "LAYOUTS_ATTRIBUTE", "logical_dims", "CALL_STAGES", "FrameTemplate", "call_target", "handler_error",
            "install_evaluator_target"]
 
 _HANDLER = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
@@ -43,6 +43,21 @@ BUFFER_SIZE = c_api.struct_size(c_api.Buffer, "dims")
 CALL_STAGES = ("execute",)
 # The custom-call attribute naming (input, output) pairs that share a buffer.
 ALIASES_ATTRIBUTE = "ffi_aliases"
+# The custom-call attribute giving, per argument then result, the major-to-minor order of
+# its buffer's axes when not row-major (`()` when row-major): the operand is the array
+# laid out in that order, and the handler is told the logical dimensions.
+LAYOUTS_ATTRIBUTE = "ffi_layouts"
+
+
+def logical_dims(physical: Sequence[int], layout: Sequence[int]) -> tuple[int, ...]:
+    """The dimensions a handler sees for a buffer of `physical` dimensions stored with
+    major-to-minor `layout` (empty: row-major, the same)."""
+    if not layout:
+        return tuple(physical)
+    dims = [0] * len(physical)
+    for k, axis in enumerate(layout):
+        dims[axis] = physical[k]
+    return tuple(dims)
 
 
 def handler_error(target: str, error: int) -> JaxRuntimeError:
@@ -142,10 +157,12 @@ def _eager_site(target: registry.FfiTarget, operands: Sequence[tuple[tuple[int, 
 
 def call_target(name: str, operands: Sequence[np.ndarray],
                 results: Sequence[tuple[tuple[int, ...], Any]], attributes: str,
-                aliases: Sequence[tuple[int, int]] = ()) -> list:
+                aliases: Sequence[tuple[int, int]] = (),
+                layouts: Sequence[Sequence[int]] = ()) -> list:
     """Call FFI target `name` on numpy `operands`; fresh result arrays of the `results`
     (shape, dtype) pairs. An (input, output) pair of `aliases` starts the output as a copy
-    of the input, as the shared buffer XLA gives such a pair."""
+    of the input, as the shared buffer XLA gives such a pair. `layouts` (per argument then
+    result, see `LAYOUTS_ATTRIBUTE`) says which buffers are stored in another axis order."""
     target = registry.lookup(name)
     if target.api_version != 1:
         raise NotImplementedError(f"FFI target {name!r}: jaxlite calls typed FFI handlers "
@@ -154,9 +171,12 @@ def call_target(name: str, operands: Sequence[np.ndarray],
     outs = [np.zeros(shape, dtype) for shape, dtype in results]
     for i, o in aliases:
         outs[o][...] = arrays[i]
-    signature = [(a.shape, np.dtype(a.dtype)) for a in arrays]
-    template, lock = _eager_site(target, signature,
-                                 [(tuple(s), np.dtype(d)) for s, d in results], attributes)
+    layouts = list(layouts) or [()] * (len(arrays) + len(results))
+    signature = [(logical_dims(a.shape, l), np.dtype(a.dtype))
+                 for a, l in zip(arrays, layouts)]
+    returned = [(logical_dims(s, l), np.dtype(d))
+                for (s, d), l in zip(results, layouts[len(arrays):])]
+    template, lock = _eager_site(target, signature, returned, attributes)
     with lock:  # the template's buffers are rewritten per call
         template.run(target, [a.ctypes.data if a.size else 0 for a in [*arrays, *outs]])
     return outs
@@ -167,7 +187,8 @@ def _evaluate(inst: HloInstruction, *operands: np.ndarray) -> tuple:
     shapes = [(s.dims, s.dtype) for s in inst.shape.tuple_shapes or ()]
     return tuple(call_target(inst.attr("target"), operands, shapes,
                              inst.attr("backend_config") or "",
-                             inst.attrs.get(ALIASES_ATTRIBUTE, ())))
+                             inst.attrs.get(ALIASES_ATTRIBUTE, ()),
+                             inst.attrs.get(LAYOUTS_ATTRIBUTE, ())))
 
 
 def install_evaluator_target(name: str) -> None:

@@ -61,24 +61,45 @@ def _dictionary(decoded: dict[str, Any]) -> str:
                            for name, value in sorted(decoded.items())) + "}"
 
 
-def _layout(shape: Shape) -> str:
+def _layout(shape: Shape, order: Sequence[int]) -> str:
+    """The minor-to-major layout attribute of a buffer stored in major-to-minor `order`
+    (empty: row-major)."""
     rank = len(shape.dims)
     if rank == 0:
         return "dense<> : tensor<0xindex>"
-    return f"dense<{T.dims_list(range(rank - 1, -1, -1))}> : tensor<{rank}xindex>"
+    order = order or range(rank)
+    return f"dense<{T.dims_list(reversed(list(order)))}> : tensor<{rank}xindex>"
+
+
+def _transpose(w: Any, value: str, permutation: Sequence[int]) -> str:
+    shape = w.shapes[value]
+    dims = tuple(shape.dims[p] for p in permutation)
+    return w.generic("stablehlo.transpose", [value], [Shape(shape.dtype, dims)],
+                     {"permutation": T.i64_array(permutation)})[0]
 
 
 def ffi_custom_call(w: Any, inst: HloInstruction, values: Sequence[str],
                     results: Sequence[Shape]) -> list[str]:
-    """The `stablehlo.custom_call` of FFI custom-call `inst` (see the module docstring)."""
+    """The `stablehlo.custom_call` of FFI custom-call `inst` (see the module docstring).
+
+    jaxlite's custom-call takes and gives the arrays as stored (`frames.LAYOUTS_ATTRIBUTE`);
+    StableHLO's takes logical arrays and layouts, so stored operands are transposed back
+    before the call and the results into their stored order after it."""
     if inst.attrs.get(frames.ALIASES_ATTRIBUTE):
         raise NotImplementedError("StableHLO printer: FFI calls with input_output_aliases")
-    operands = [w.shapes[v] for v in values]
+    layouts = list(inst.attrs.get(frames.LAYOUTS_ATTRIBUTE, ())) or \
+        [()] * (len(values) + len(results))
+    in_orders, out_orders = layouts[:len(values)], layouts[len(values):]
+    logical = [_transpose(w, v, np.argsort(o)) if o else v for v, o in zip(values, in_orders)]
+    returned = [Shape(s.dtype, frames.logical_dims(s.dims, o)) for s, o in zip(results, out_orders)]
     props = {"call_target_name": T.string(str(inst.attr("target"))),
              "api_version": "1 : i32", "backend_config": '""',
              "has_side_effect": "true" if inst.attr("custom_call_has_side_effect") else "false",
-             "operand_layouts": "[" + ", ".join(_layout(s) for s in operands) + "]",
-             "result_layouts": "[" + ", ".join(_layout(s) for s in results) + "]"}
+             "operand_layouts": "[" + ", ".join(_layout(w.shapes[v], o)
+                                                for v, o in zip(logical, in_orders)) + "]",
+             "result_layouts": "[" + ", ".join(_layout(s, o)
+                                               for s, o in zip(returned, out_orders)) + "]"}
     attributes = json.loads(inst.attr("backend_config") or "{}")
-    return w.generic("stablehlo.custom_call", list(values), list(results), props,
+    outs = w.generic("stablehlo.custom_call", logical, returned, props,
                      attributes={"mhlo.backend_config": _dictionary(attributes)})
+    return [_transpose(w, y, o) if o else y for y, o in zip(outs, out_orders)]

@@ -153,8 +153,11 @@ def install_ffi_thunk(inst: HloInstruction, symbol: str, record_error: Any) -> N
                     range(len(shape.dims) - 1, -1, -1)):
                 raise NotImplementedError(f"FFI custom-call %{inst.name}: jaxlite passes "
                                           "row-major buffers only")
-        template = frames.FrameTemplate([(s.dims, s.dtype) for s in operands],
-                                        [(s.dims, s.dtype) for s in results],
+        layouts = list(inst.attrs.get(frames.LAYOUTS_ATTRIBUTE, ())) or \
+            [()] * (len(operands) + len(results))
+        told = [(frames.logical_dims(s.dims, l), s.dtype)
+                for s, l in zip([*operands, *results], layouts)]
+        template = frames.FrameTemplate(told[:len(operands)], told[len(operands):],
                                         inst.attr("backend_config") or "")
         template.instantiate(target)
         reporter = _Reporter(target.name, record_error)
