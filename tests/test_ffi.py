@@ -299,7 +299,8 @@ from jaxlib import _jax
 jax.config.update("jax_enable_x64", True)
 backend = xla_bridge.get_backend("cpu")
 lib = ctypes.cdll.LoadLibrary(sys.argv[1])
-for name, symbol in (("rms_norm", "RmsNorm"), ("affine", "Affine")):
+for pair in sys.argv[4:]:
+    name, symbol = pair.split("=")
     jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(getattr(lib, symbol)))
 case = np.load(sys.argv[2])
 devices = _jax.DeviceList(tuple(backend.local_devices()[:1]))
@@ -311,7 +312,9 @@ np.savez(sys.argv[3], *outs)
 """
 
 
-def _run_in_xla(tmp_path: Path, library: Path, text: str, args: list) -> list[np.ndarray]:
+def _run_in_xla(tmp_path: Path, library: Path, text: str, args: list,
+                targets: tuple[str, ...] = ("rms_norm=RmsNorm", "affine=Affine")
+                ) -> list[np.ndarray]:
     python = os.environ.get("JAXLITE_JAX_PYTHON", "/tmp/jaxvenv/bin/python")
     probe = subprocess.run([python, "-c", "import jax, jaxlib"], capture_output=True) \
         if os.path.exists(python) else None
@@ -322,7 +325,7 @@ def _run_in_xla(tmp_path: Path, library: Path, text: str, args: list) -> list[np
     np.savez(tmp_path / "case.npz", text=np.array(text), count=np.array(len(args)),
              **{f"arg{i}": np.asarray(a) for i, a in enumerate(args)})
     done = subprocess.run([python, str(tmp_path / "runner.py"), str(library),
-                           str(tmp_path / "case.npz"), str(tmp_path / "out.npz")],
+                           str(tmp_path / "case.npz"), str(tmp_path / "out.npz"), *targets],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     outs = np.load(tmp_path / "out.npz")
@@ -446,3 +449,21 @@ def test_stablehlo_with_layouts_runs_in_xla(rms_library, tmp_path):
     [xla_result] = _run_in_xla(tmp_path / "layouts", rms_library, text, [x])
     np.testing.assert_allclose(xla_result, np.asarray(jax.jit(program)(x)), rtol=1e-6,
                                atol=1e-6)
+
+
+def test_stablehlo_with_aliases_runs_in_xla(scale_library, tmp_path):
+    lib = ctypes.cdll.LoadLibrary(str(scale_library))
+    jax.ffi.register_ffi_target("add_into", jax.ffi.pycapsule(lib.AddInto))
+
+    def program(x, acc):
+        return jax.ffi.ffi_call("add_into", jax.ShapeDtypeStruct(acc.shape, acc.dtype),
+                                input_output_aliases={1: 0})(x, acc * 2)
+    with enable_x64():
+        x, acc = np.arange(5.0), np.full(5, 3.0)
+        text = jax.jit(program).lower(x, acc).as_text(dialect="stablehlo")
+        ours = np.asarray(jax.jit(program)(x, acc))
+    assert "output_operand_aliases" in text
+    [theirs] = _run_in_xla(tmp_path / "aliases", scale_library, text, [x, acc],
+                           ("add_into=AddInto",))
+    np.testing.assert_array_equal(theirs, ours)
+    np.testing.assert_array_equal(theirs, x + 6.0)

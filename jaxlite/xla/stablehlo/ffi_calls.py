@@ -3,7 +3,8 @@ ffi_call`) prints as JAX writes it, so real XLA calls the same handler with the 
 attributes.
 
 JAX's form: `stablehlo.custom_call @target` with `api_version = 1`, an empty
-`backend_config` string, row-major operand and result layouts, and the attributes as the
+`backend_config` string, operand and result layouts, `output_operand_aliases` for
+`input_output_aliases`, and the attributes as the
 `mhlo.backend_config` dictionary (XLA reads a dictionary there as a typed FFI call). Each
 attribute keeps the type jaxlite's call frame gives it (`xla.ffi.attributes`): scalars
 `value : type` (floats as their bit pattern, exact), arrays `dense<...> : tensor<N x type>`,
@@ -85,8 +86,6 @@ def ffi_custom_call(w: Any, inst: HloInstruction, values: Sequence[str],
     jaxlite's custom-call takes and gives the arrays as stored (`frames.LAYOUTS_ATTRIBUTE`);
     StableHLO's takes logical arrays and layouts, so stored operands are transposed back
     before the call and the results into their stored order after it."""
-    if inst.attrs.get(frames.ALIASES_ATTRIBUTE):
-        raise NotImplementedError("StableHLO printer: FFI calls with input_output_aliases")
     layouts = list(inst.attrs.get(frames.LAYOUTS_ATTRIBUTE, ())) or \
         [()] * (len(values) + len(results))
     in_orders, out_orders = layouts[:len(values)], layouts[len(values):]
@@ -99,6 +98,12 @@ def ffi_custom_call(w: Any, inst: HloInstruction, values: Sequence[str],
                                                 for v, o in zip(logical, in_orders)) + "]",
              "result_layouts": "[" + ", ".join(_layout(s, o)
                                                for s, o in zip(returned, out_orders)) + "]"}
+    aliases = inst.attrs.get(frames.ALIASES_ATTRIBUTE, ())
+    if aliases:
+        props["output_operand_aliases"] = "[" + ", ".join(
+            f"#stablehlo.output_operand_alias<output_tuple_indices = "
+            f"{f'[{o}]' if len(results) > 1 else '[]'}, operand_index = {i}, "
+            "operand_tuple_indices = []>" for i, o in aliases) + "]"
     attributes = json.loads(inst.attr("backend_config") or "{}")
     outs = w.generic("stablehlo.custom_call", logical, returned, props,
                      attributes={"mhlo.backend_config": _dictionary(attributes)})
