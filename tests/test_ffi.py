@@ -60,6 +60,7 @@ def scale_library(tmp_path_factory) -> Path:
     library = _built(build.build_scale, tmp_path_factory.mktemp("ffi_c"), "scale.c")
     lib = ctypes.cdll.LoadLibrary(str(library))
     jax.ffi.register_ffi_target("scale", jax.ffi.pycapsule(lib.Scale), platform="cpu")
+    jax.ffi.register_ffi_target("add_into", jax.ffi.pycapsule(lib.AddInto))
     return library
 
 
@@ -378,15 +379,15 @@ def test_stages_run_as_xlas_cpu_runtime_runs_them(scale_library):
     assert eager == [[2, 0, 0, 4], [2, 0, 0, 5]]
 
 
+def add_into(x, acc):
+    """AddInto (examples/ffi/scale.c) adds x into its output, which aliases acc * 2."""
+    return jax.ffi.ffi_call("add_into", jax.ShapeDtypeStruct(acc.shape, acc.dtype),
+                            input_output_aliases={1: 0})(x, acc * 2)
+
+
 @pytest.mark.parametrize("mode", ["eager", "jit", "jit_interpreter"])
 def test_input_output_aliases(scale_library, mode):
     # The aliased output starts as its input (XLA's shared buffer): AddInto adds into it.
-    lib = ctypes.cdll.LoadLibrary(str(scale_library))
-    jax.ffi.register_ffi_target("add_into", jax.ffi.pycapsule(lib.AddInto))
-
-    def add_into(x, acc):
-        return jax.ffi.ffi_call("add_into", jax.ShapeDtypeStruct(acc.shape, acc.dtype),
-                                input_output_aliases={1: 0})(x, acc * 2)
     run = {"eager": add_into, "jit": jax.jit(add_into),
            "jit_interpreter": jax.jit(add_into, backend="interpreter")}[mode]
     with enable_x64():
@@ -452,16 +453,10 @@ def test_stablehlo_with_layouts_runs_in_xla(rms_library, tmp_path):
 
 
 def test_stablehlo_with_aliases_runs_in_xla(scale_library, tmp_path):
-    lib = ctypes.cdll.LoadLibrary(str(scale_library))
-    jax.ffi.register_ffi_target("add_into", jax.ffi.pycapsule(lib.AddInto))
-
-    def program(x, acc):
-        return jax.ffi.ffi_call("add_into", jax.ShapeDtypeStruct(acc.shape, acc.dtype),
-                                input_output_aliases={1: 0})(x, acc * 2)
     with enable_x64():
         x, acc = np.arange(5.0), np.full(5, 3.0)
-        text = jax.jit(program).lower(x, acc).as_text(dialect="stablehlo")
-        ours = np.asarray(jax.jit(program)(x, acc))
+        text = jax.jit(add_into).lower(x, acc).as_text(dialect="stablehlo")
+        ours = np.asarray(jax.jit(add_into)(x, acc))
     assert "output_operand_aliases" in text
     [theirs] = _run_in_xla(tmp_path / "aliases", scale_library, text, [x, acc],
                            ("add_into=AddInto",))
