@@ -104,8 +104,9 @@ divide = true_divide
 
 
 def _float_floor_divide(x: Any, y: Any) -> Any:
-    # numpy's definition: divide the exact multiple x - fmod(x, y) by y, step one down when
-    # fmod's sign disagrees with the divisor's, and give a zero the quotient's sign.
+    # Divide the exact multiple x - fmod(x, y) by y and step one down when fmod's sign
+    # disagrees with the divisor's. A zero quotient keeps the sign that division gives, as
+    # in JAX (-0.0 // 1.0 is +0.0 there; numpy gives -0.0, the sign of x / y).
     mod = lax.rem(x, y)
     quotient = lax.div(x, y)
     exact = lax.div(lax.sub(x, mod), y)
@@ -113,9 +114,7 @@ def _float_floor_divide(x: Any, y: Any) -> Any:
                                                           lax.lt(mod, _zero(mod))))
     exact = lax.select(fix, lax.sub(exact, _one(exact)), exact)
     rounded = lax.round(exact, lax.RoundingMethod.TO_NEAREST_EVEN)
-    signed_zero = lax.mul(quotient, _zero(quotient))
-    out = lax.select(lax.ne(exact, _zero(exact)), rounded, signed_zero)
-    return lax.select(lax.eq(y, _zero(y)), quotient, out)
+    return lax.select(lax.eq(y, _zero(y)), quotient, rounded)
 
 
 def floor_divide(x1: Any, x2: Any, /) -> Any:

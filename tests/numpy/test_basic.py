@@ -762,3 +762,15 @@ def test_functions_under_transformations():
     assert traced_list.tolist() == [2.0, 2.0]
     with pytest.raises(jaxlite.ConcretizationTypeError):
         jaxlite.jit(lambda n: jnp.arange(n))(3)
+
+
+def test_floor_divide_zero_quotients_take_jax_signs():
+    # JAX 0.10.2's signs (recorded from it): the zero quotient is (x - fmod(x, y)) / y, so
+    # -0.0 // 1.0 is +0.0 and -1.0 // -2.5 is -0.0 (numpy gives the sign of x / y).
+    x = np.array([-0.0, -0.0, -1.0, -7.0, 0.0, 1.0, 5.0], np.float32)
+    y = np.array([1.0, -1.0, -2.5, -np.inf, 3.0, 0.0, -np.inf], np.float32)
+    want = [0.0, -0.0, -0.0, -0.0, 0.0, np.inf, -1.0]
+    for fn in (jnp.floor_divide, jaxlite.jit(jnp.floor_divide)):
+        got = np.asarray(fn(x, y))
+        np.testing.assert_array_equal(got, np.array(want, np.float32))
+        assert np.signbit(got).tolist() == np.signbit(np.array(want)).tolist()
