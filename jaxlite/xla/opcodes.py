@@ -18,6 +18,7 @@ class Kind(enum.Enum):
     CONTRACTION = "contraction"  # dot, convolution
     CONTROL = "control"          # while, conditional, call, fusion, custom-call
     STRUCTURAL = "structural"    # parameter, constant, tuple, get-tuple-element
+    COLLECTIVE = "collective"    # exchanges values between devices, or asks which one runs
 
 
 @dataclass(frozen=True)
@@ -28,8 +29,8 @@ class OpcodeInfo:
     extension: bool = False
 
 
-_E, _M, _R, _C, _X, _S = (Kind.ELEMENTWISE, Kind.MOVEMENT, Kind.REDUCTION, Kind.CONTRACTION,
-                          Kind.CONTROL, Kind.STRUCTURAL)
+_E, _M, _R, _C, _X, _S, _K = (Kind.ELEMENTWISE, Kind.MOVEMENT, Kind.REDUCTION,
+                              Kind.CONTRACTION, Kind.CONTROL, Kind.STRUCTURAL, Kind.COLLECTIVE)
 
 
 class Opcode(enum.Enum):
@@ -134,6 +135,14 @@ class Opcode(enum.Enum):
     GET_TUPLE_ELEMENT = OpcodeInfo("get-tuple-element", 1, _S)
     PARAMETER = OpcodeInfo("parameter", 0, _S)
     TUPLE = OpcodeInfo("tuple", None, _S)
+    # collectives (one program per device; see collectives.py for replica groups)
+    ALL_GATHER = OpcodeInfo("all-gather", None, _K)
+    ALL_REDUCE = OpcodeInfo("all-reduce", None, _K)
+    ALL_TO_ALL = OpcodeInfo("all-to-all", None, _K)
+    COLLECTIVE_PERMUTE = OpcodeInfo("collective-permute", 1, _K)
+    REDUCE_SCATTER = OpcodeInfo("reduce-scatter", None, _K)
+    PARTITION_ID = OpcodeInfo("partition-id", 0, _K)
+    REPLICA_ID = OpcodeInfo("replica-id", 0, _K)
 
     @property
     def text(self) -> str:

@@ -22,6 +22,7 @@ import numpy as np
 
 from jaxlite.core import dtypes
 from jaxlite.xla import shape_inference_arrays as arrays
+from jaxlite.xla import shape_inference_collectives as collectives
 from jaxlite.xla import shape_inference_reductions as reductions
 from jaxlite.xla.ir import HloComputation
 from jaxlite.xla.opcodes import COMPARISON_DIRECTIONS, Kind, Opcode
@@ -244,6 +245,7 @@ _RULES: dict[Opcode, Callable[[RuleContext], Shape]] = {
     _O.CONSTANT: _constant_rule, _O.PARAMETER: _parameter_rule, _O.TUPLE: _tuple_rule,
     _O.GET_TUPLE_ELEMENT: _get_tuple_element_rule,
 }
+_RULES.update(collectives.RULES)
 _RULES.update({op: _unary_rule for op in _UNARY_KINDS})
 _RULES.update({op: _binary_rule for op in _BINARY_KINDS})
 assert set(_RULES) == set(Opcode), set(Opcode) - set(_RULES)

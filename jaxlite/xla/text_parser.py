@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from jaxlite.xla.collectives import iota_replica_groups
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule, OpMetadata
 from jaxlite.xla.opcodes import OPCODE_OF_TEXT, Opcode
 from jaxlite.xla.shape import Shape, dtype_of_type_name
@@ -50,6 +51,7 @@ CALLED_KEYS: dict[Opcode, tuple[str, ...]] = {
     Opcode.SCATTER: ("to_apply",), Opcode.SORT: ("to_apply",), Opcode.CALL: ("to_apply",),
     Opcode.FUSION: ("calls",), Opcode.WHILE: ("condition", "body"),
     Opcode.SELECT_AND_SCATTER: ("select", "scatter"),
+    Opcode.ALL_REDUCE: ("to_apply",), Opcode.REDUCE_SCATTER: ("to_apply",),
 }
 # A conditional on a pred calls (true branch, false branch): XLA's branch 0 is the true one.
 CONDITIONAL_PRED_KEYS = ("true_computation", "false_computation")
@@ -485,6 +487,8 @@ def _attributes(opcode: Opcode, pieces: list[str], attrs: dict[str, Any]) -> dic
             attrs["sizes"] = tuple(parse_value(value))
         elif key == "window":
             attrs["window"] = parse_window(value)
+        elif key == "replica_groups" and value.startswith("["):
+            attrs["replica_groups"] = iota_replica_groups(value)
         else:
             attrs[ATTR_OF_TEXT_KEY.get(key, key)] = parse_value(value)
     return calls

@@ -35,8 +35,8 @@ _EXPANDING = {Opcode.BROADCAST, Opcode.IOTA}
 
 
 def _foldable(inst: HloInstruction) -> bool:
-    if inst.opcode in _NEVER_FOLDED or inst.opcode.kind is Kind.CONTROL:
-        return False
+    if inst.opcode in _NEVER_FOLDED or inst.opcode.kind in (Kind.CONTROL, Kind.COLLECTIVE):
+        return False  # a collective's value depends on the device that runs it
     if not all(o.opcode is Opcode.CONSTANT for o in inst.operands):
         return False
     if inst.shape.is_tuple or inst.shape.size > MAX_FOLDED_ELEMENTS:
