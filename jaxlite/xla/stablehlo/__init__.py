@@ -4,24 +4,24 @@ StableHLO in MLIR's text form (mirrors what `jax.jit(f).lower(x).as_text()` prin
 `print_module(module)` gives the text; `RULES` maps each HLO opcode to the rule that prints
 it, `OPCODES_OF_OP_NAME` each op name back to its opcodes (see `printer.py` for the
 structure, `ops.py` and `ops_regions.py` for the ops, `lapack.py` for the linear-algebra
-custom calls, and `types.py` for the spelling of types and attributes).
+custom calls, `collectives.py` for all_reduce and the other collectives, and `types.py` for the spelling of types and attributes).
 """
 from __future__ import annotations
 
 from jaxlite.xla.ir import HloModule
 from jaxlite.xla.opcodes import Opcode
-from jaxlite.xla.stablehlo import ops, ops_regions
+from jaxlite.xla.stablehlo import collectives, ops, ops_regions
 from jaxlite.xla.stablehlo.printer import ModuleWriter
 
 __all__ = ["OPCODES_OF_OP_NAME", "RULES", "print_module"]
 
-RULES: dict[Opcode, ops.Rule] = {**ops.RULES, **ops_regions.RULES}
+RULES: dict[Opcode, ops.Rule] = {**ops.RULES, **ops_regions.RULES, **collectives.RULES}
 
 
 def _opcodes_of_op_names() -> dict[str, tuple[Opcode, ...]]:
     tables = ((ops.SAME_TYPE_OPS, "stablehlo."), (ops.GENERIC_ELEMENTWISE_OPS, "stablehlo."),
               (ops.CHLO_OPS, "chlo."), (ops.STRUCTURED_OPS, "stablehlo."),
-              (ops_regions.REGION_OPS, ""))
+              (ops_regions.REGION_OPS, ""), (collectives.COLLECTIVE_OPS, ""))
     result: dict[str, tuple[Opcode, ...]] = {"stablehlo.if": (Opcode.CONDITIONAL,)}
     for table, prefix in tables:
         for opcode, name in table.items():
