@@ -290,10 +290,16 @@ def entry_result_shapes(module: HloModule) -> list[Any]:
 class HostDevice(Device):
     """A device that is the host itself: the device of backends that run on the CPU."""
 
-    def __init__(self, client: "Client", id: int = 0) -> None:
+    def __init__(self, client: "Client", id: int = 0, process_index: int = 0) -> None:
         self.client = client
         self.id = id
         self.platform = client.platform
+        self._process_index = process_index
+
+    @property
+    def process_index(self) -> int:
+        """The index of the process that owns the device (`jax.Device.process_index`)."""
+        return self._process_index
 
 
 class HostBuffer(Buffer):

@@ -242,6 +242,10 @@ class BackendRegistry:
             self._errors.clear()
             self._defaults.clear()
 
+    def started(self) -> list[str]:
+        """The names of the backends whose clients have started."""
+        return list(self._clients)
+
     def backends(self) -> dict[str, Client]:
         """Every allowed backend that starts, by name, in order of preference."""
         started = {}

@@ -266,7 +266,7 @@ class ArrayImpl(Array):
         """The device holding the array (the default backend's first one unless placed
         elsewhere); the sharding for an array on several devices, as in JAX."""
         if self._sharding is None:
-            return get_backend().devices()[0]
+            return get_backend().local_devices()[0]
         devices = self._sharding.device_set
         return next(iter(devices)) if len(devices) == 1 else self._sharding
 

@@ -44,17 +44,23 @@ def devices(backend: str | None = None) -> list[Device]:
 
 def local_devices(process_index: int | None = None, backend: str | None = None,
                   host_id: int | None = None) -> list[Device]:
-    """The devices of this process (all of them: jaxlite runs in one process; mirrors
+    """The devices of process `process_index` (this process when None; mirrors
     `jax.local_devices`)."""
-    return get_backend(backend).local_devices()
+    index = process_index if process_index is not None else host_id
+    client = get_backend(backend)
+    if index is None:
+        return client.local_devices()
+    return [device for device in client.devices() if device.process_index == index]
 
 
 def device_count(backend: str | None = None) -> int:
-    """The number of devices of a backend (mirrors `jax.device_count`)."""
+    """The number of devices of a backend, over every process (mirrors
+    `jax.device_count`)."""
     return get_backend(backend).device_count()
 
 
 def local_device_count(backend: str | None = None) -> int:
+    """The number of this process's devices (mirrors `jax.local_device_count`)."""
     return len(local_devices(backend=backend))
 
 

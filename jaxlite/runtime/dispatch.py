@@ -400,7 +400,7 @@ def compile_lowered(lowered: LoweredModule, closed: ClosedJaxpr, name: str, clie
         executable = EXECUTABLES.get(lowered.module, client, options, compile_now)
     finally:
         compile_progress.finish()  # the long-compile report's chain of phases ends here
-    device = client.devices()[0]
+    device = client.local_devices()[0]
     const_buffers = tuple(client.buffer_from_numpy(np.asarray(c), device)
                           for c in lowered.const_args)
     return CompiledCall(executable, const_buffers, tuple(closed.in_avals),

@@ -2,8 +2,8 @@
 environment report (mirrors `jax.process_count`, `jax.live_arrays`, `jax.clear_caches`,
 `jax.print_environment_info`, `jax.make_array_from_callback` and friends).
 
-jaxlite runs in one process (`distributed` is the scale-out issue's), so process 0 is the
-only one and owns every device.
+The process index and count are those of the MPI run `jaxlite.distributed.initialize`
+joined (one process, index 0, otherwise).
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from jaxlite.backends import processes
 from jaxlite.backends.registry import get_backend
 from jaxlite.runtime import dispatch
 from jaxlite.runtime.array import ArrayImpl
@@ -23,18 +24,19 @@ from jaxlite.version import JAX_API_VERSION, __version__
 
 
 def process_count(backend: Any = None) -> int:
-    """The number of processes (mirrors `jax.process_count`): one."""
-    return 1
+    """The number of processes of the run (mirrors `jax.process_count`): one unless
+    `jaxlite.distributed.initialize` joined an MPI run."""
+    return processes.current().count
 
 
 def process_index(backend: Any = None) -> int:
-    """This process's index (mirrors `jax.process_index`): 0."""
-    return 0
+    """This process's index in the run (mirrors `jax.process_index`)."""
+    return processes.current().index
 
 
 def process_indices(backend: Any = None) -> list[int]:
     """The indices of all processes (mirrors `jax.process_indices`)."""
-    return [0]
+    return list(range(process_count()))
 
 
 host_count, host_id, host_ids = process_count, process_index, process_indices

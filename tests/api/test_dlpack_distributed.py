@@ -139,8 +139,12 @@ def test_coordinator_from_the_environment(fresh_distributed, monkeypatch):
     assert distributed.is_initialized()
 
 
-def test_several_processes_wait_for_the_scale_out_issue(fresh_distributed):
-    with pytest.raises(NotImplementedError, match="issue 14"):
+def test_several_processes_start_through_mpiexec_only(fresh_distributed, monkeypatch):
+    for name in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(NotImplementedError) as info:
         distributed.initialize("localhost:1234", num_processes=2, process_id=0)
+    assert "mpiexec -n 2 python script.py" in str(info.value)
+    assert 'pip install -e ".[distributed]"' in str(info.value)
     assert not distributed.is_initialized()
     assert jax.process_count() == 1

@@ -17,6 +17,7 @@ import llvmlite.binding as llvm
 import numpy as np
 
 from jaxlite.backends.base import Client, CompileOptions, Device
+from jaxlite.backends import processes
 from jaxlite.backends.cpu import compile_cache, disk_cache, llvm_target
 from jaxlite.backends.cpu.buffer import CpuBuffer, CpuDevice
 from jaxlite.backends.cpu.codegen.custom_call import install_custom_calls
@@ -50,9 +51,13 @@ class CpuClient(Client):
         cpu, _ = llvm_target.host_cpu()
         version = ".".join(map(str, llvm.llvm_version_info))
         self.platform_version = f"jaxlite LLVM {version} for {cpu} (numpy {np.__version__})"
-        # N devices in one process (jax_num_cpu_devices / XLA_FLAGS' forced host device
+        # N devices in each process (jax_num_cpu_devices / XLA_FLAGS' forced host device
         # count), all in host memory: an array's shards are numpy blocks, one per device.
-        self._devices = [CpuDevice(self, i) for i in range(config_start_cpu_devices())]
+        # In a run of several processes (jaxlite.distributed), process p owns ids p*N + k.
+        group, count = processes.current(), config_start_cpu_devices()
+        self._all_devices = [CpuDevice(self, p * count + k, p)
+                             for p in range(group.count) for k in range(count)]
+        self._devices = self._all_devices[group.index * count:(group.index + 1) * count]
         self.stats: collections.Counter[str] = collections.Counter()
         # What every first compile needs, done at start-up (as PJRT's client starts its
         # runtime): the runtime's object code linked, the compiler's digest for cache keys.
@@ -61,12 +66,17 @@ class CpuClient(Client):
             compile_cache.codegen_fingerprint()
 
     def devices(self) -> list[Device]:
+        return list(self._all_devices)
+
+    def local_devices(self) -> list[Device]:
         return list(self._devices)
 
     def buffer_from_numpy(self, array: np.ndarray, device: Device | None = None) -> CpuBuffer:
-        if device is not None and device not in self._devices:
+        # Another process's device is accepted too: a placed array keeps every device's
+        # block in host memory (each process computes the global values).
+        if device is not None and device not in self._all_devices:
             raise ValueError(f"buffer_from_numpy: {device!r} does not belong to the "
-                             f"{self.platform} backend; its devices are {self._devices}.")
+                             f"{self.platform} backend; its devices are {self._all_devices}.")
         return CpuBuffer(np.asarray(array), self._devices[0] if device is None else device)
 
     def compile(self, module: HloModule, options: CompileOptions) -> CpuExecutable:
