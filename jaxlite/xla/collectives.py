@@ -56,14 +56,14 @@ def written_groups(attrs: Mapping[str, Any]) -> tuple[tuple[int, ...], ...]:
     return tuple(tuple(int(i) for i in group) for group in value)
 
 
-def check_written_groups(groups: Sequence[Sequence[int]]) -> str | None:
-    """Why `groups` cannot be replica groups (an id twice, groups of different sizes, an
-    empty group), or None when they can."""
+def check_written_groups(groups: Sequence[Sequence[int]], uniform: bool = True) -> str | None:
+    """Why `groups` cannot be replica groups (an id twice, an empty group, groups of
+    different sizes where `uniform`: all but all-reduce need that), or None when they can."""
     seen: set[int] = set()
     for group in groups:
         if not group:
             return "a replica group is empty"
-        if len(group) != len(groups[0]):
+        if uniform and len(group) != len(groups[0]):
             return f"replica groups must have one size, got {[len(g) for g in groups]}"
         for i in group:
             if i < 0 or i in seen:
@@ -105,7 +105,7 @@ def device_groups(opcode_text: str, attrs: Mapping[str, Any],
              "flattened": layout.num_devices,
              "cross-replica-and-partition": layout.num_replicas}[mode]
     groups = written_groups(attrs) or (tuple(range(count)),)
-    problem = check_written_groups(groups)
+    problem = check_written_groups(groups, uniform=opcode_text != "all-reduce")
     if problem is None and any(i >= count for g in groups for i in g):
         problem = f"ids must be below {count} in {mode} mode"
     if problem is None and sum(len(g) for g in groups) != count:

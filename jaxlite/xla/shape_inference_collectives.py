@@ -17,13 +17,14 @@ __all__ = ["RULES"]
 
 
 def _group_size(ctx: RuleContext) -> int | None:
-    """The size of each replica group, or None when the groups are not written."""
+    """The size of each replica group, or None when the groups are not written (all-reduce's
+    groups may differ in size: then the first one's)."""
     try:
         groups = written_groups(ctx.attrs)
     except (TypeError, ValueError) as err:
         ctx.fail(f"replica_groups {ctx.attrs.get('replica_groups')!r} are not a list of "
                  f"groups of ids: {err}")
-    problem = check_written_groups(groups)
+    problem = check_written_groups(groups, uniform=ctx.opcode is not Opcode.ALL_REDUCE)
     if problem is not None:
         ctx.fail(f"replica_groups: {problem}")
     return len(groups[0]) if groups else None
