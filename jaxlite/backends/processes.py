@@ -95,7 +95,7 @@ def _communicator() -> Any:
 
 def _buffer(x: Any) -> np.ndarray:
     # MPI reads and writes raw memory: a C-contiguous array of a plain numpy dtype.
-    return np.ascontiguousarray(np.asarray(x))
+    return np.asarray(x, order="C")  # (np.ascontiguousarray would make scalars 1-d)
 
 
 def _bytes(array: np.ndarray) -> np.ndarray:

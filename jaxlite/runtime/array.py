@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from jaxlite.backends import processes
 from jaxlite.backends.registry import get_backend
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray
@@ -292,12 +293,23 @@ class ArrayImpl(Array):
 
     @property
     def is_fully_addressable(self) -> bool:
-        return True
+        """Whether every device of the array belongs to this process (mirrors
+        `jax.Array.is_fully_addressable`); in an MPI run, arrays placed over every
+        process's devices are not (each process still holds the global value)."""
+        here = processes.current().index
+        return all(device.process_index == here for device in self.sharding.device_set)
 
     @property
     def addressable_shards(self) -> list["Shard"]:
-        """One `Shard` per device holding part of the array, in the sharding's device
-        order (mirrors `jax.Array.addressable_shards`)."""
+        """One `Shard` per device of this process holding part of the array, in the
+        sharding's device order (mirrors `jax.Array.addressable_shards`)."""
+        here = processes.current().index
+        return [shard for shard in self.global_shards if shard.device.process_index == here]
+
+    @property
+    def global_shards(self) -> list["Shard"]:
+        """One `Shard` per device holding part of the array, every process's included, in
+        the sharding's device order (mirrors `jax.Array.global_shards`)."""
         sharding = self.sharding
         if self._shards is None:
             index = (slice(None),) * self.ndim
@@ -310,8 +322,6 @@ class ArrayImpl(Array):
             replicas[key] = replicas.get(key, -1) + 1
             shards.append(Shard(device, sharding, self.shape, index, data, replicas[key]))
         return shards
-
-    global_shards = addressable_shards
 
     def addressable_data(self, index: int) -> "ArrayImpl":
         return self.addressable_shards[index].data
