@@ -19,7 +19,8 @@ from jaxlite.xla.verifier import HloVerificationError, verify_module
 from tests.xla.collective_programs import program
 
 FIXTURES = Path(__file__).parent / "fixtures" / "collectives"
-PROGRAMS = ("collectives_one_axis", "collectives_two_axes", "collectives_loop")
+PROGRAMS = ("collectives_one_axis", "collectives_two_axes", "collectives_loop",
+            "collectives_pmap")
 
 LINES = [
     ("all-reduce(%x), channel_id=1, replica_groups={{0,1},{2,3}}, "
