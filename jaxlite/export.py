@@ -3,8 +3,9 @@
 `export(jit(f))(*args)` gives an `Exported`: the program for those argument types, with its
 pytree structures and avals, callable (`call`, under jit and grad), printable as StableHLO
 (`mlir_module()`), and serializable to bytes (`serialize` / `deserialize`, a versioned
-format without pickles, see `jaxlite.transforms.export.serialization`). Implemented in
-`jaxlite.transforms.export`.
+format without pickles, see `jaxlite.transforms.export.serialization`).
+`from_stablehlo(text)` (jaxlite's own) makes an `Exported` of StableHLO text that
+`jax.jit(f).lower(*args).as_text()` printed. Implemented in `jaxlite.transforms.export`.
 
 Not yet: shape polymorphism (`symbolic_shape` and `symbolic_args_specs` raise
 NotImplementedError), shardings over several devices.
@@ -15,11 +16,12 @@ from typing import Any
 
 from jaxlite.transforms.export.exported import (CALLING_CONVENTION_VERSION, Exported,
                                                 default_export_platform, deserialize, export)
+from jaxlite.transforms.export.from_stablehlo import from_stablehlo
 from jaxlite.transforms.export.serialization import (register_namedtuple_serialization,
                                                      register_pytree_node_serialization)
 
 __all__ = ["DisabledSafetyCheck", "Exported", "SymbolicScope", "default_export_platform",
-           "deserialize", "export", "is_symbolic_dim",
+           "deserialize", "export", "from_stablehlo", "is_symbolic_dim",
            "maximum_supported_calling_convention_version",
            "minimum_supported_calling_convention_version", "register_namedtuple_serialization",
            "register_pytree_node_serialization", "symbolic_args_specs", "symbolic_shape"]

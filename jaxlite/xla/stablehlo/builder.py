@@ -2,9 +2,9 @@
 computations, ops become instructions (the per-op rules are in `ops_parse.py`).
 
 The structural mapping is the printer's (printer.py) read backwards:
-- `@main` is the entry computation, its results always one tuple (what `Exported.call`
-  expects); a private function a `func.call` calls is a computation (a tuple root when it
-  has several results), called by an HLO `call` followed by `get-tuple-element`s.
+- Each function is a computation whose root is its result, or a tuple of its results when
+  it has several (as jaxlite lowers `jit`); `@main` is the entry; a `func.call` is an HLO
+  `call` (followed by a `get-tuple-element` per result).
 - An op with several results is one tuple-shaped instruction and a `get-tuple-element`
   per result (`%0#1`).
 - Regions: a reducer or comparator takes its block arguments as parameters; while loop
@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from jaxlite.xla.ir import ComputationBuilder, HloComputation, HloInstruction, HloModule, \
-    NameUniquer
+    NameUniquer, reachable_computations
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
 from jaxlite.xla.stablehlo.parser import Function, Module, Op, Region
@@ -39,9 +39,8 @@ class ModuleBuilder:
     def build(self) -> HloModule:
         if "main" not in self.module.functions:
             raise ValueError("from_stablehlo: the module has no `func.func public @main`")
-        entry = FunctionBuilder(self, "main").function(self.module.functions["main"],
-                                                       tuple_root=True)
-        return HloModule(self.module.name, entry, tuple(self.computations.values()))
+        entry = FunctionBuilder(self, "main").function(self.module.functions["main"])
+        return HloModule(self.module.name, entry, tuple(reachable_computations(entry)))
 
     def called(self, name: str) -> HloComputation:
         if name not in self.computations:

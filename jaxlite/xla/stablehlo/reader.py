@@ -17,6 +17,6 @@ __all__ = ["RULES", "parse_module"]
 
 def parse_module(text: str) -> HloModule:
     """jaxlite's HLO module of StableHLO text as `jax.jit(f).lower(x).as_text()` prints it:
-    `@main` is the entry computation, returning one tuple of its results. Raises
+    `@main` is the entry computation, returning its result (a tuple of several). Raises
     NotImplementedError naming an op (and its line) that jaxlite cannot read."""
     return build_module(parse(text), RULES)
