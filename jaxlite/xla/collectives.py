@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DeviceLayout", "device_groups", "iota_replica_groups", "permute_pairs"]
+__all__ = ["DeviceLayout", "device_groups", "group_mode", "iota_replica_groups",
+           "permute_pairs"]
 
 _IOTA_GROUPS = re.compile(r"\[(\d+),(\d+)\]<=\[([\d,]+)\](?:T\(([\d,]+)\))?")
 
@@ -87,7 +88,8 @@ class DeviceLayout:
         return replica * self.num_partitions + partition
 
 
-def _mode(opcode_text: str, attrs: Mapping[str, Any]) -> str:
+def group_mode(opcode_text: str, attrs: Mapping[str, Any]) -> str:
+    """cross-replica, cross-partition, flattened or cross-replica-and-partition (see above)."""
     if attrs.get("channel_id") is None:
         return "cross-replica"
     if opcode_text in ("all-to-all", "collective-permute"):
@@ -100,7 +102,7 @@ def device_groups(opcode_text: str, attrs: Mapping[str, Any],
     """The groups of devices that meet in this collective: each device is in exactly one
     (raises ValueError when the written groups name ids the layout does not have, or leave
     some device out)."""
-    mode = _mode(opcode_text, attrs)
+    mode = group_mode(opcode_text, attrs)
     count = {"cross-replica": layout.num_replicas, "cross-partition": layout.num_partitions,
              "flattened": layout.num_devices,
              "cross-replica-and-partition": layout.num_replicas}[mode]

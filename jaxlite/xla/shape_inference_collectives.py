@@ -2,12 +2,14 @@
 the HLO verifier's checks of replica groups).
 
 A group's size is the number of ids in each of its `replica_groups`. Without groups the
-size is the whole device count, which the program does not state: all-gather and
-reduce-scatter then read it off the declared result shape.
+size is the whole device count, which the program does not state, and in
+cross-replica-and-partition mode (see collectives.py) a group holds every partition of its
+replicas, a number the program does not state either: all-gather and reduce-scatter then
+read the size off the declared result shape.
 """
 from __future__ import annotations
 
-from jaxlite.xla.collectives import check_written_groups, written_groups
+from jaxlite.xla.collectives import check_written_groups, group_mode, written_groups
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
 from jaxlite.xla.shape_inference_base import (RuleContext, check_combiner, scalar,
@@ -17,7 +19,7 @@ __all__ = ["RULES"]
 
 
 def _group_size(ctx: RuleContext) -> int | None:
-    """The size of each replica group, or None when the groups are not written (all-reduce's
+    """The number of devices in each group, or None when the text does not say (all-reduce's
     groups may differ in size: then the first one's)."""
     try:
         groups = written_groups(ctx.attrs)
@@ -27,7 +29,9 @@ def _group_size(ctx: RuleContext) -> int | None:
     problem = check_written_groups(groups, uniform=ctx.opcode is not Opcode.ALL_REDUCE)
     if problem is not None:
         ctx.fail(f"replica_groups: {problem}")
-    return len(groups[0]) if groups else None
+    if not groups or group_mode(ctx.opcode.text, ctx.attrs) == "cross-replica-and-partition":
+        return None
+    return len(groups[0])
 
 
 def _dimension(ctx: RuleContext, rank: int) -> int:
