@@ -50,6 +50,12 @@ CASES = {
     "reduce_scatter_replicas_and_partitions": (
         f"reduce-scatter(%x), {CHANNEL}, replica_groups={{{{0,1}}}}, dimensions={{0}}, "
         f"to_apply=%add_fn", "f32[8]", "f32[2]", "add", 2, 2),
+    "all_gather_replicas_and_partitions": (
+        f"all-gather(%x), {CHANNEL}, replica_groups={{{{1}},{{0}}}}, dimensions={{0}}",
+        "f32[2]", "f32[4]", None, 2, 2),
+    "reduce_scatter_flattened": (
+        f"reduce-scatter(%x), {GLOBAL}, replica_groups={{{{3,0}},{{2,1}}}}, dimensions={{0}}, "
+        f"to_apply=%max_fn", "f32[4]", "f32[2]", "max", 1, 4),
     "all_to_all_cross_partition": (
         f"all-to-all(%x), {CHANNEL}, replica_groups={{{{1,0}}}}, dimensions={{0}}",
         "f32[4]", "f32[4]", None, 2, 2),
