@@ -17,6 +17,9 @@ Attribute names (Python values) by opcode:
   sort: dimension, is_stable   reduce-window / select-and-scatter: window
   convolution: window, dim_labels, feature_group_count, batch_group_count
   gather / scatter: dimension numbers as in XLA's text (see text.py)
+  all-reduce / all-gather / reduce-scatter / all-to-all: replica_groups (tuple of tuples of
+    ids), channel_id, use_global_device_ids, dimensions (not all-reduce's; the tuple form of
+    all-to-all has none)     collective-permute: source_target_pairs, channel_id
 Values: dimension lists are tuples of ints; `window` is a `shape_inference_base.Window`;
 fusion `kind` is XLA's name (kLoop, kInput, kOutput, kCustom) and `tiling` a mapping of
 JSON-able values; custom-call `backend_config` is a string; compare `type` is optional

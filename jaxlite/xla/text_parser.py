@@ -8,7 +8,8 @@ style), computation signatures, `/*index=5*/` comments, and the module header's 
 Attributes that only describe where a value came from or how XLA schedules and places it
 (`SKIPPED_ATTRIBUTES`) are dropped; every other attribute becomes an entry of
 `HloInstruction.attrs`: the ones `ir.py` names get their Python form (see `text.py`), the rest
-a generic value (ints, floats, bools, strings, tuples, JSON objects).
+a generic value (ints, floats, bools, strings, tuples, JSON objects). XLA's iota form of
+`replica_groups` (`[2,2]<=[4]`) is read into explicit groups (collectives.py).
 
 The module is line-oriented, as XLA's text is: one instruction per line, a computation between a
 header line ending in `{` and a line `}`.
