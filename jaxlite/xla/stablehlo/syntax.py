@@ -99,15 +99,18 @@ def _without_locations(tokens: list[Token]) -> list[Token]:
 
 # ----------------------------------------------------------------------------- types
 
+_DIMS = re.compile(r"((?:\d+x)*)(.*)", re.DOTALL)
+
+
 def parse_tensor_type(text: str) -> Shape:
     """The Shape of `tensor<3x4xf32>` (`tensor<f32>` for a scalar)."""
     if not (text.startswith("tensor<") and text.endswith(">")):
         raise NotImplementedError(f"StableHLO parser: type {text} is not a tensor type "
                                   "(tokens and tuples are not supported)")
     inner = text[len("tensor<"):-1]
-    parts = re.split(r"x(?=[^x]*$)", inner) if re.match(r"\d", inner) else ["", inner]
-    dims = tuple(int(d) for d in parts[0].split("x") if d) if parts[0] else ()
-    element = parts[1].split(",")[0].strip()  # drop a trailing encoding
+    match = _DIMS.match(inner)
+    dims = tuple(int(d) for d in match.group(1).split("x") if d)
+    element = match.group(2).split(",")[0].strip()  # drop a trailing encoding
     return Shape(dtype_of_element_type(element), dims)
 
 
@@ -125,8 +128,9 @@ def parse_dense(text: str, shape: Shape) -> np.ndarray:
         return np.zeros(shape.dims, dtype)
     if inner.startswith('"0x'):
         raw = np.frombuffer(bytes.fromhex(inner[3:-1]), dtype.newbyteorder("<"))
-        return np.broadcast_to(raw.astype(dtype), shape.dims).copy() if raw.size == 1 \
-            else raw.astype(dtype).reshape(shape.dims)
+        if raw.size == 1:  # a splat
+            return np.full(shape.dims, raw.astype(dtype)[0], dtype)
+        return raw.astype(dtype).reshape(shape.dims)
     tokens = [m.group(1) for m in _LITERAL_TOKEN.finditer(inner)]
     nested, _ = _literal_node(tokens, 0)
     values = _flatten(nested)
