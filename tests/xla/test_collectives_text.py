@@ -13,6 +13,7 @@ from jaxlite.xla.collectives import iota_replica_groups
 from jaxlite.xla.evaluator_spmd import evaluate_spmd
 from jaxlite.xla.ir import HloModule
 from jaxlite.xla.opcodes import Kind, Opcode
+from jaxlite.xla.pipeline import optimize
 from jaxlite.xla.text import parse_module, print_module
 from jaxlite.xla.verifier import HloVerificationError, verify_module
 
@@ -161,3 +162,17 @@ def test_stablehlo_spells_collectives_as_jax_does():
             "tensor<1x4xi64>, split_count = 4 : i64, split_dimension = 0 : i64" in text)
     assert '"stablehlo.partition_id"() : () -> tensor<ui32>' in text
     assert text.count('"stablehlo.all_reduce"') == 3 and "stablehlo.reduce_scatter" in text
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_the_optimization_pipeline_keeps_each_devices_values(name):
+    """Passes treat collectives as opaque (never folded: their value depends on the device)."""
+    module = optimize(parse_module((FIXTURES / f"{name}.hlo").read_text()))
+    used = {i.opcode for c in module.computations for i in c.instructions}
+    assert Opcode.COLLECTIVE_PERMUTE in used or Opcode.ALL_REDUCE in used
+    args, expected = _fixture_results(name)
+    results = evaluate_spmd(module, args, 4)
+    for device in range(4):
+        got = results[device] if isinstance(results[device], tuple) else (results[device],)
+        for value, want in zip(got, expected[device], strict=True):
+            np.testing.assert_array_equal(value, want, err_msg=f"{name}, device {device}")
