@@ -3,7 +3,7 @@ numpy reference of what each device receives.
 
 `program(op_text, operand, result)` is a module whose entry applies one collective line to
 its parameter `%x`; `REDUCERS` are the `to_apply` computations by name with their numpy
-functions; `GROUP_LAYOUTS` lists replica groups worth trying for a device count.
+functions; `group_layouts(n)` lists replica groups worth trying for a device count.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 
 from jaxlite.xla.text import parse_module
 
-__all__ = ["GROUP_LAYOUTS", "REDUCERS", "groups_text", "program", "reference_reduce"]
+__all__ = ["REDUCERS", "group_layouts", "group_of", "groups_text", "program", "reference_reduce"]
 
 # name -> (HLO opcode of the reducer, element type, numpy function)
 REDUCERS = {
@@ -46,7 +46,7 @@ def program(op_text: str, operand: str, result: str, reducer: str | None = None)
     return parse_module(text)
 
 
-def GROUP_LAYOUTS(n: int) -> list[tuple[tuple[int, ...], ...]]:
+def group_layouts(n: int) -> list[tuple[tuple[int, ...], ...]]:
     """Replica groups over n devices: all together, neighbours in pairs, pairs of devices
     n/2 apart, reversed halves, and each device alone."""
     everyone = (tuple(range(n)),)

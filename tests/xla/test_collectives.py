@@ -12,11 +12,11 @@ from jaxlite.xla.evaluator_spmd import evaluate_spmd
 from jaxlite.xla.text import parse_module
 from jaxlite.xla.verifier import verify_module
 
-from tests.xla.collective_programs import (GROUP_LAYOUTS, REDUCERS, group_of, groups_text,
+from tests.xla.collective_programs import (group_layouts, REDUCERS, group_of, groups_text,
                                            program, reference_reduce)
 
 DEVICE_COUNTS = (2, 4, 8)
-LAYOUTS = [(n, g) for n in DEVICE_COUNTS for g in GROUP_LAYOUTS(n)]
+LAYOUTS = [(n, g) for n in DEVICE_COUNTS for g in group_layouts(n)]
 LAYOUT_IDS = [f"{n}dev-{groups_text(g)}" for n, g in LAYOUTS]
 FLAT = "channel_id=1, replica_groups={groups}, use_global_device_ids=true"
 
