@@ -4,9 +4,9 @@
 A run of several processes is started by `mpiexec -n P python train.py`; each process calls
 `jaxlite.distributed.initialize()`, which joins the MPI world here (`join_mpi`). From then
 on `current()` says this process's index, the process count and its communicator, and the
-cpu backend that starts afterwards lists the devices of every process (process p owns
-global ids p * n_local + k). The collectives below move numpy buffers through mpi4py's
-buffer interface (`Allgather`, `Allreduce`, `Bcast`), never pickled objects.
+cpu backend that starts afterwards lists the devices of every process (process p owns the
+global ids p * 2048 + k, as in JAX). The collectives below move numpy buffers through
+mpi4py's buffer interface (`Allgather`, `Allreduce`, `Bcast`), never pickled objects.
 
 mpi4py is optional (the `distributed` extra, with the MPI library of the `mpich` wheel),
 so it is imported only when a run of several processes starts.

@@ -58,9 +58,12 @@ def reports(tmp_path_factory) -> list[dict]:
 def test_each_process_knows_its_place(reports):
     for rank, report in enumerate(reports):
         assert report["process_index"] == rank and report["process_count"] == 2
-        assert report["devices"] == [f"CpuDevice(id={i})" for i in range(4)]
+        # JAX 0.10.2's ids (seen with 2 processes of 2 and of 3 forced host devices):
+        # process p's k-th device is p * 2048 + k.
+        assert report["devices"] == ["CpuDevice(id=0)", "CpuDevice(id=1)",
+                                     "CpuDevice(id=2048)", "CpuDevice(id=2049)"]
         assert report["device_processes"] == [0, 0, 1, 1]
-        assert report["local_devices"] == [f"CpuDevice(id={2 * rank + k})"
+        assert report["local_devices"] == [f"CpuDevice(id={2048 * rank + k})"
                                            for k in range(LOCAL_DEVICES)]
         assert report["device_count"] == 4 and report["local_device_count"] == 2
 

@@ -39,6 +39,9 @@ logger = logging.getLogger("jaxlite")
 # The custom-call target of host callbacks (`jaxlite.lax.callbacks`).
 _HOST_CALLBACK = 'custom_call_target="jaxlite_host_callback"'
 
+# The span of device ids each process of a multi-process run owns (JAX's CPU client's).
+_IDS_PER_PROCESS = 2048
+
 # Object code compiled in this process, by cache key (shared by every client).
 OBJECT_CACHE = compile_cache.MemoryCache()
 
@@ -53,9 +56,10 @@ class CpuClient(Client):
         self.platform_version = f"jaxlite LLVM {version} for {cpu} (numpy {np.__version__})"
         # N devices in each process (jax_num_cpu_devices / XLA_FLAGS' forced host device
         # count), all in host memory: an array's shards are numpy blocks, one per device.
-        # In a run of several processes (jaxlite.distributed), process p owns ids p*N + k.
+        # In a run of several processes (jaxlite.distributed), process p owns the ids
+        # p * 2048 + k, k < N, as JAX 0.10.2's CPU client numbers them.
         group, count = processes.current(), config_start_cpu_devices()
-        self._all_devices = [CpuDevice(self, p * count + k, p)
+        self._all_devices = [CpuDevice(self, p * _IDS_PER_PROCESS + k, p)
                              for p in range(group.count) for k in range(count)]
         self._devices = self._all_devices[group.index * count:(group.index + 1) * count]
         self.stats: collections.Counter[str] = collections.Counter()
