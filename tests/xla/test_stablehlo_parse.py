@@ -27,7 +27,8 @@ PROGRAMS = sorted(p.stem for p in MODULES.glob("*.mlir") if not p.stem.startswit
 BENCH_MODULES = sorted(p.stem for p in MODULES.glob("bench_*.mlir"))
 # Normalized error max|a - b| / max|b| allowed per dtype (float32: a few roundings of
 # differently ordered sums).
-TOLERANCE = {np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-12}
+TOLERANCE = {np.dtype(np.float32): 2e-5, np.dtype(np.complex64): 2e-5,
+             np.dtype(np.float64): 1e-12, np.dtype(jnp.bfloat16): 1e-2}
 
 
 def _bench_workloads():
@@ -55,12 +56,14 @@ def _check_recorded(name, outputs, tolerance=None):
         assert out.shape == tuple(recorded[f"shape_{i}"]), (i, out.shape)
         want = recorded[f"out_{i}"]
         got = out.reshape(-1)[::int(recorded[f"stride_{i}"])]
+        if want.dtype.kind == "V":  # npz keeps bfloat16 as raw 2-byte values
+            want = want.view(got.dtype)
         assert got.dtype == want.dtype, (i, got.dtype, want.dtype)
         if want.dtype.kind in "iub" or want.size == 0:
             np.testing.assert_array_equal(got, want)
             continue
         tol = tolerance or TOLERANCE[want.dtype]
-        error = np.max(np.abs(got.astype(np.float64) - want)) / max(np.max(np.abs(want)),
+        error = np.max(np.abs(got.astype(want.dtype).astype(np.complex128) - want)) / max(np.max(np.abs(want)),
                                                                      1e-30)
         assert error <= tol, (name, i, error)
 

@@ -124,6 +124,8 @@ class FunctionBuilder:
         try:
             return rule(self, op, operands, types)
         except (KeyError, TypeError, ValueError, IndexError) as err:
+            if "from_stablehlo:" in str(err):  # already names the op (a nested region's)
+                raise
             raise type(err)(f"from_stablehlo: line {op.line} ('{op.name}'): {err}") from err
 
     def scalar_region(self, region: Region, name: str) -> HloComputation:

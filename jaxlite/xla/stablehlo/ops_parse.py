@@ -20,6 +20,7 @@ from jaxlite.xla.shape_inference_base import Window
 from jaxlite.xla.stablehlo import ops, ops_regions
 from jaxlite.xla.stablehlo import syntax as S
 from jaxlite.xla.stablehlo.builder import FunctionBuilder, free_values, tuple_shape
+from jaxlite.xla.stablehlo.lapack_parse import lapack_call
 from jaxlite.xla.stablehlo.parser import Op
 
 _O = Opcode
@@ -106,7 +107,7 @@ def _gather(op: Op) -> dict[str, Any]:
     attrs = {key: numbers.get(key, ()) for key in (
         "offset_dims", "collapsed_slice_dims", "operand_batching_dims",
         "start_indices_batching_dims", "start_index_map")}
-    attrs.update(index_vector_dim=numbers["index_vector_dim"],
+    attrs.update(index_vector_dim=numbers.get("index_vector_dim", 0),
                  slice_sizes=op.attrs["slice_sizes"],
                  indices_are_sorted=bool(op.attrs.get("indices_are_sorted", False)))
     return attrs
@@ -218,7 +219,7 @@ def _scatter(fb: FunctionBuilder, op: Op, operands: Values, types: Sequence[Shap
     attrs = {key: n.get(key, ()) for key in (
         "update_window_dims", "inserted_window_dims", "input_batching_dims",
         "scatter_indices_batching_dims", "scatter_dims_to_operand_dims")}
-    attrs.update(index_vector_dim=n["index_vector_dim"],
+    attrs.update(index_vector_dim=n.get("index_vector_dim", 0),
                  indices_are_sorted=bool(op.attrs.get("indices_are_sorted", False)),
                  unique_indices=bool(op.attrs.get("unique_indices", False)))
     return _results(fb, _O.SCATTER, types, operands, attrs,
@@ -262,6 +263,9 @@ def _custom_call(fb: FunctionBuilder, op: Op, operands: Values,
     target = str(target).lstrip("@").strip('"')
     if target in IDENTITY_TARGETS:
         return list(operands)
+    lapack = lapack_call(fb, target, operands, types, op.attrs.get("mhlo.backend_config") or {})
+    if lapack is not None:
+        return lapack
     config = op.attrs.get("backend_config", "")
     attrs: dict[str, Any] = {"target": target,
                              "custom_call_has_side_effect": bool(

@@ -111,6 +111,8 @@ def parse_tensor_type(text: str) -> Shape:
     match = _DIMS.match(inner)
     dims = tuple(int(d) for d in match.group(1).split("x") if d)
     element = match.group(2).split(",")[0].strip()  # drop a trailing encoding
+    if element == "index":  # layouts and other attributes of machine-sized integers
+        return Shape(np.dtype(np.int64), dims)
     return Shape(dtype_of_element_type(element), dims)
 
 

@@ -1,0 +1,120 @@
+"""Reading XLA's LAPACK custom calls (`lapack_spotrf_ffi`, ...) as jaxlite's kernels
+(`jaxlite_lapack_<kernel>`): the reverse of `lapack.py`, which documents the
+correspondence.
+
+JAX lowers its linear algebra to these calls followed by its own fix-ups (masking the
+other triangle, NaN where `info` is nonzero). Our kernels already give numpy's answers
+(zeros in the other triangle, NaN on failure), so each call becomes the kernel and the
+results LAPACK has beyond it: `info` is zero (a failure is already NaN), getrf's pivots
+count from 1, gesdd's overwritten input is the input.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from jaxlite.xla.ir import HloInstruction
+from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.shape import Shape
+from jaxlite.xla.stablehlo.builder import FunctionBuilder, tuple_shape
+
+_TARGET = re.compile(r"lapack_([sdcz])([a-z]+)_ffi")
+Values = list[HloInstruction]
+
+
+def _kernel(fb: FunctionBuilder, kernel: str, operands: Values, shapes: Sequence[Shape],
+            **params: Any) -> Values:
+    """The values of custom call `jaxlite_lapack_<kernel>` with JSON `params`."""
+    shape = shapes[0] if len(shapes) == 1 else tuple_shape(shapes)
+    attrs = {"target": f"jaxlite_lapack_{kernel}", "backend_config": json.dumps(params),
+             "custom_call_has_side_effect": False}
+    return fb.split(fb.add(Opcode.CUSTOM_CALL, shape, operands, attrs), len(shapes))
+
+
+def _zeros(fb: FunctionBuilder, shape: Shape) -> HloInstruction:
+    literal = np.zeros(shape.dims, shape.dtype)
+    return fb.add(Opcode.CONSTANT, shape, (), {"literal": literal})
+
+
+def _char(config: dict, key: str) -> str:
+    return chr(int(config[key]))
+
+
+def _potrf(fb: FunctionBuilder, operands: Values, types: Sequence[Shape],
+           config: dict) -> Values:
+    if _char(config, "uplo") != "L":
+        raise NotImplementedError("from_stablehlo: potrf of the upper triangle")
+    return _kernel(fb, "cholesky", operands, types[:1]) + [_zeros(fb, types[1])]
+
+
+def _trsm(fb: FunctionBuilder, operands: Values, types: Sequence[Shape],
+          config: dict) -> Values:
+    trans = _char(config, "trans_x")
+    return _kernel(fb, "triangular_solve", operands, types[:1],
+                   left_side=_char(config, "side") == "L", lower=_char(config, "uplo") == "L",
+                   transpose_a=trans != "N", conjugate_a=trans == "C",
+                   unit_diagonal=_char(config, "diag") == "U")
+
+
+def _getrf(fb: FunctionBuilder, operands: Values, types: Sequence[Shape],
+           config: dict) -> Values:
+    a, pivots, info = types
+    permutation = Shape(np.int32, a.dims[:-1])
+    packed, zero_based, _ = _kernel(fb, "lu", operands, [a, pivots, permutation])
+    one = fb.add(Opcode.CONSTANT, pivots, (), {"literal": np.ones(pivots.dims, np.int32)})
+    one_based = fb.add(Opcode.ADD, pivots, [zero_based, one])
+    return [packed, one_based, _zeros(fb, info)]
+
+
+def _syevd(fb: FunctionBuilder, operands: Values, types: Sequence[Shape],
+           config: dict) -> Values:
+    if _char(config, "mode") != "V":
+        raise NotImplementedError("from_stablehlo: syevd without eigenvectors")
+    vectors, values = _kernel(fb, "eigh", operands, types[:2],
+                              lower=_char(config, "uplo") == "L", sort_eigenvalues=True)
+    return [vectors, values, _zeros(fb, types[2])]
+
+
+def _gesdd(fb: FunctionBuilder, operands: Values, types: Sequence[Shape],
+           config: dict) -> Values:
+    mode = _char(config, "mode")
+    _, s, u, vt, info = types
+    if mode == "N":
+        (values,) = _kernel(fb, "svd", operands, [s], full_matrices=False, compute_uv=False)
+        return [operands[0], values, _zeros(fb, u), _zeros(fb, vt), _zeros(fb, info)]
+    values, left, right = _kernel(fb, "svd", operands, [s, u, vt],
+                                  full_matrices=mode == "A", compute_uv=True)
+    return [operands[0], values, left, right, _zeros(fb, info)]
+
+
+def _geqrf(fb: FunctionBuilder, operands: Values, types: Sequence[Shape],
+           config: dict) -> Values:
+    return _kernel(fb, "geqrf", operands, types)
+
+
+def _orgqr(fb: FunctionBuilder, operands: Values, types: Sequence[Shape],
+           config: dict) -> Values:
+    return _kernel(fb, "householder_product", operands, types)
+
+
+ROUTINES: dict[str, Callable[..., Values]] = {
+    "potrf": _potrf, "trsm": _trsm, "getrf": _getrf, "syevd": _syevd, "heevd": _syevd,
+    "gesdd": _gesdd, "geqrf": _geqrf, "orgqr": _orgqr, "ungqr": _orgqr,
+}
+
+
+def lapack_call(fb: FunctionBuilder, target: str, operands: Values, types: Sequence[Shape],
+                config: dict) -> Values | None:
+    """The values of XLA's LAPACK call `target` as jaxlite kernels; None when `target` is
+    not one (NotImplementedError for a LAPACK routine without a kernel here)."""
+    match = _TARGET.fullmatch(target)
+    if match is None:
+        return None
+    rule = ROUTINES.get(match.group(2))
+    if rule is None:
+        raise NotImplementedError(f"from_stablehlo: LAPACK call @{target} has no jaxlite "
+                                  "kernel")
+    return rule(fb, operands, types, config)
