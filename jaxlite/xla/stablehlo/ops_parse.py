@@ -357,4 +357,6 @@ RULES: dict[str, Rule] = {
     "stablehlo.custom_call": _custom_call,
     "stablehlo.fft": _fft,
     "stablehlo.optimization_barrier": _identity,
+    "sdy.sharding_constraint": _identity,
+    "sdy.reshard": _identity,
 }

@@ -98,9 +98,17 @@ class Parser:
             self.expect("{")
         functions: dict[str, Function] = {}
         while self.peek().text not in ("}", ""):
+            if self.peek().text in _SKIPPED_MODULE_OPS:
+                self.skip_line()
+                continue
             function = self.function()
             functions[function.name] = function
         return Module(name, functions)
+
+    def skip_line(self) -> None:
+        line = self.peek().line
+        while self.peek().line == line:
+            self.next()
 
     def function(self) -> Function:
         self.expect("func.func")
@@ -387,6 +395,17 @@ def _convolution_head(p: Parser, op: Op) -> None:
     op.attrs["window"] = p.attribute_dict()
 
 
+def _sharding_head(p: Parser, op: Op) -> None:
+    """`sdy.sharding_constraint %x <@mesh, [{"a"}, {}]>`: the value; the sharding, which
+    means nothing on one device, is skipped."""
+    op.operands.append(p.next().text)
+    depth = 0
+    while True:
+        depth += {"<": 1, ">": -1}.get(p.next().text, 0)
+        if depth == 0:
+            return
+
+
 def _call_head(p: Parser, op: Op) -> None:
     op.attrs["callee"] = p.next().text[1:].strip('"')
     p.expect("(")
@@ -410,7 +429,11 @@ _PRETTY_HEADS = {
     "stablehlo.reduce": _reduce_head, "stablehlo.while": _while_head,
     "stablehlo.convolution": _convolution_head, "func.call": _call_head,
     "stablehlo.custom_call": _call_head, "chlo.top_k": _paren_head,
+    "sdy.sharding_constraint": _sharding_head, "sdy.reshard": _sharding_head,
 }
+
+# Module-level ops that only describe the devices (a mesh of one device here).
+_SKIPPED_MODULE_OPS = ("sdy.mesh",)
 
 
 def parse(text: str) -> Module:
