@@ -20,6 +20,7 @@ from jaxlite.lax.broadcast import moveaxis
 from jaxlite.core.sharding import NamedSharding, PartitionSpec as P
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.runtime.device import device_put, devices as backend_devices
+from jaxlite.runtime.environment import process_count
 from jaxlite.runtime.sharding import Mesh
 from jaxlite.transforms import api_util as _api_util
 from jaxlite.transforms.jit import jit
@@ -195,6 +196,14 @@ def _mesh_devices(devices: tuple | None, backend: str | None, size: int) -> tupl
         raise ValueError("One of in_shardings leaf specifications got an empty NamedSharding "
                          "which is not allowed: pmap over an axis of size 0 has no devices to "
                          "run on.")
+    if process_count() > 1:
+        # JAX maps over this process's devices and reduces over every process's: that needs
+        # collectives between processes inside the program, which jaxlite does not have yet.
+        raise NotImplementedError(
+            "pmap in a run of several processes (jaxlite.distributed): collectives across "
+            "processes inside pmap are not implemented; use shard_map or jit over global "
+            "arrays (multihost_utils.host_local_array_to_global_array), or average with "
+            "an MPI allreduce between steps.")
     available = devices if devices is not None else tuple(backend_devices(backend))
     return tuple(available[:size])
 

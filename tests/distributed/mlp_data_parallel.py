@@ -74,6 +74,18 @@ def train(steps: int = STEPS, part: int = 0, parts: int = 1):
     return losses, params
 
 
+def _psum_over_global_mesh(rank: int) -> list[float]:
+    """psum inside shard_map over a mesh of every process's devices, on a global array
+    made of each process's block [10 r, 10 r + 1, ...]."""
+    mesh = jax.sharding.Mesh(np.array(jax.devices()), ("x",))
+    spec = jax.sharding.PartitionSpec("x")
+    local = np.arange(float(jax.local_device_count())) + 10 * rank
+    blocks = multihost_utils.host_local_array_to_global_array(local, mesh, spec)
+    total = jax.shard_map(lambda b: jax.lax.psum(b, "x"), mesh=mesh, in_specs=spec,
+                          out_specs=jax.sharding.PartitionSpec())
+    return np.asarray(jax.jit(total)(blocks)).tolist()
+
+
 def main(out: str) -> None:
     jax.distributed.initialize()
     rank, count = jax.process_index(), jax.process_count()
@@ -92,6 +104,12 @@ def main(out: str) -> None:
             np.arange(2.0) * (rank + 1), tiled=True).tolist(),
         "broadcast": multihost_utils.broadcast_one_to_all(np.full(2, rank + 7)).tolist(),
     }
+    report["shard_map_psum"] = _psum_over_global_mesh(rank)
+    try:
+        jax.pmap(lambda v: jax.lax.psum(v, "i"), "i")(np.ones(jax.local_device_count()))
+        report["pmap"] = "ran"
+    except NotImplementedError as error:
+        report["pmap"] = str(error)
     multihost_utils.sync_global_devices("report written")
     with open(f"{out}.rank{rank}", "w") as file:
         json.dump(report, file)

@@ -86,3 +86,14 @@ def test_multihost_utils_values(reports):
         assert report["allgather"] == [[0, 1, 2], [10, 11, 12]]
         assert report["allgather_tiled"] == [0.0, 1.0, 0.0, 2.0]
         assert report["broadcast"] == [7, 7]
+
+
+def test_psum_in_shard_map_over_a_mesh_spanning_processes(reports):
+    # Blocks 0, 1 (process 0) and 10, 11 (process 1): JAX's psum over the 4 devices.
+    for report in reports:
+        assert report["shard_map_psum"] == [22.0]
+
+
+def test_pmap_across_processes_says_it_is_missing(reports):
+    for report in reports:
+        assert report["pmap"].startswith("pmap in a run of several processes")
