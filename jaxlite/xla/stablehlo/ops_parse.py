@@ -297,6 +297,31 @@ def _fft(fb: FunctionBuilder, op: Op, operands: Values, types: Sequence[Shape]) 
     return [fb.add(_O.CUSTOM_CALL, types[0], operands, attrs)]
 
 
+def _square(fb: FunctionBuilder, op: Op, operands: Values, types: Sequence[Shape]) -> Values:
+    return [fb.add(_O.MULTIPLY, types[0], operands * 2)]
+
+
+def _top_k(fb: FunctionBuilder, op: Op, operands: Values, types: Sequence[Shape]) -> Values:
+    """The k largest along the last dimension, and their indices: a stable sort of (x,
+    iota) by descending x (ties keep the lower index first), then the first k."""
+    (x,), (values, indices) = operands, types
+    last = x.shape.rank - 1
+    iota = fb.add(_O.IOTA, Shape(indices.dtype, x.shape.dims), (), {"iota_dimension": last})
+    sub = fb.subcomputation("top_k_compare")
+    scalars = [Shape(x.shape.dtype, ()), Shape(x.shape.dtype, ()),
+               Shape(indices.dtype, ()), Shape(indices.dtype, ())]
+    a, b = [sub.b.parameter(shape, "Arg") for shape in scalars][:2]
+    compare = sub.b.build(sub.add(_O.COMPARE, Shape(np.bool_, ()), [a, b],
+                                  {"direction": "GT", "type": "TOTALORDER"}))
+    both = tuple_shape([x.shape, iota.shape])
+    ordered = fb.split(fb.add(_O.SORT, both, [x, iota], {"dimension": last, "is_stable": True},
+                              [compare]), 2)
+    limits = {"starts": (0,) * x.shape.rank, "limits": values.dims,
+              "strides": (1,) * x.shape.rank}
+    return [fb.add(_O.SLICE, shape, [value], limits)
+            for value, shape in zip(ordered, (values, indices))]
+
+
 def _identity(fb: FunctionBuilder, op: Op, operands: Values, types: Sequence[Shape]) -> Values:
     return list(operands)
 
@@ -357,6 +382,8 @@ RULES: dict[str, Rule] = {
     "stablehlo.custom_call": _custom_call,
     "stablehlo.fft": _fft,
     "stablehlo.optimization_barrier": _identity,
+    "chlo.square": _square,
+    "chlo.top_k": _top_k,
     "sdy.sharding_constraint": _identity,
     "sdy.reshard": _identity,
 }
