@@ -100,6 +100,14 @@ def test_exported_signature_comes_from_main():
         exported.call(np.ones((6, 8), np.float32))
 
 
+def test_exported_calls_compose_with_jit():
+    exported = from_stablehlo((MODULES / "softmax.mlir").read_text())
+    x = np.load(MODULES / "softmax.npz")["in_0"]
+    doubled = jax.jit(lambda a: exported.call(a) * 2)(x)
+    np.testing.assert_allclose(doubled, 2 * np.asarray(exported.call(x)), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(doubled).sum(axis=-1), 2.0, rtol=1e-5)
+
+
 def test_parse_hlo_reads_xla_text():
     module = parse_hlo((FIXTURES / "softmax.lowered.hlo").read_text())
     recorded = np.load(FIXTURES / "softmax.npz")

@@ -297,6 +297,22 @@ def _fft(fb: FunctionBuilder, op: Op, operands: Values, types: Sequence[Shape]) 
     return [fb.add(_O.CUSTOM_CALL, types[0], operands, attrs)]
 
 
+def _count_leading_zeros(fb: FunctionBuilder, op: Op, operands: Values,
+                         types: Sequence[Shape]) -> Values:
+    """bits - popcount(x smeared right): every bit below the highest set bit set."""
+    (x,), shape = operands, types[0]
+    bits = np.dtype(shape.dtype).itemsize * 8
+    smeared, shift = x, 1
+    while shift < bits:
+        amount = fb.add(_O.CONSTANT, shape, (), {"literal": np.full(shape.dims, shift,
+                                                                    shape.dtype)})
+        moved = fb.add(_O.SHIFT_RIGHT_LOGICAL, shape, [smeared, amount])
+        smeared = fb.add(_O.OR, shape, [smeared, moved])
+        shift *= 2
+    width = fb.add(_O.CONSTANT, shape, (), {"literal": np.full(shape.dims, bits, shape.dtype)})
+    return [fb.add(_O.SUBTRACT, shape, [width, fb.add(_O.POPCNT, shape, [smeared])])]
+
+
 def _square(fb: FunctionBuilder, op: Op, operands: Values, types: Sequence[Shape]) -> Values:
     return [fb.add(_O.MULTIPLY, types[0], operands * 2)]
 
@@ -383,6 +399,7 @@ RULES: dict[str, Rule] = {
     "stablehlo.fft": _fft,
     "stablehlo.optimization_barrier": _identity,
     "chlo.square": _square,
+    "stablehlo.count_leading_zeros": _count_leading_zeros,
     "chlo.top_k": _top_k,
     "sdy.sharding_constraint": _identity,
     "sdy.reshard": _identity,
