@@ -202,6 +202,17 @@ def test_unknown_op_names_the_op_and_line():
     assert "'stablehlo.frobnicate'" in str(info.value) and "line 3" in str(info.value)
 
 
+def test_syntax_errors_and_undefined_values_name_the_line():
+    with pytest.raises(SyntaxError) as info:
+        parse_module(_main("    %0 = stablehlo.add %arg0, %arg0 : tensor<3xf32>\n"
+                           '    %1 = "stablehlo.abs"(%0 : tensor<3xf32>'))
+    assert "line 4" in str(info.value)
+    with pytest.raises(ValueError) as info:
+        parse_module(_main("    %0 = stablehlo.add %arg0, %9 : tensor<3xf32>\n"
+                           "    return %0 : tensor<3xf32>"))
+    assert "line 3" in str(info.value) and "%9" in str(info.value)
+
+
 def test_unknown_custom_call_names_the_target():
     text = _main("    %0 = stablehlo.custom_call @my_kernel(%arg0) {backend_config = "
                  "{x = 1 : i64}} : (tensor<3xf32>) -> tensor<3xf32>\n"

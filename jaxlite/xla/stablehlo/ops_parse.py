@@ -140,7 +140,6 @@ def _window(size: Sequence[int], strides: Any = None, padding: Any = None,
 def _convolution(fb: FunctionBuilder, op: Op, operands: Values,
                  types: Sequence[Shape]) -> Values:
     a = op.attrs
-    rank = operands[1].shape.rank - 2
     if "window" in a:  # pretty: `window = {stride = [..], pad = [[..]], ...}`
         w = a["window"]
         size = tuple(operands[1].shape.dims[i] for i in _spatial(a["dim_labels"]))
@@ -153,7 +152,6 @@ def _convolution(fb: FunctionBuilder, op: Op, operands: Values,
         window = _window(size, a.get("window_strides"), a.get("padding"),
                          a.get("lhs_dilation"), a.get("rhs_dilation"),
                          a.get("window_reversal"))
-    assert len(size) == rank
     attrs = {"window": window, "dim_labels": labels,
              "feature_group_count": int(a.get("feature_group_count", 1)),
              "batch_group_count": int(a.get("batch_group_count", 1))}

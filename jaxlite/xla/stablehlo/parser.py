@@ -70,6 +70,9 @@ class Parser:
 
     def next(self) -> S.Token:
         token = self.peek()
+        if token.kind == "end":
+            last = self.tokens[-1].line if self.tokens else 1
+            raise SyntaxError(f"StableHLO parser: line {last}: unexpected end of the text")
         self.pos += 1
         return token
 
@@ -284,7 +287,11 @@ class Parser:
     def value_list(self, close: str) -> list[str]:
         values = []
         while not self.accept(close):
-            values.append(self.next().text)
+            token = self.next()
+            if token.kind != "value":
+                raise SyntaxError(f"StableHLO parser: line {token.line}: expected a value "
+                                  f"(%name) or {close!r}, got {token.text!r}")
+            values.append(token.text)
             self.accept(",")
         return values
 
