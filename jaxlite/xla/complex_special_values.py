@@ -212,16 +212,20 @@ def for_complex(complex_function: Callable[[np.ndarray], np.ndarray],
 
 
 def complex_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """x ** y through the polar form |x|**y * e**(i y arg(x)), in double precision."""
-    a, b = x.real.astype(np.float64), x.imag.astype(np.float64)
-    c, d = y.real.astype(np.float64), y.imag.astype(np.float64)
+    """x ** y through the polar form |x|**y * e**(i y arg(x)), in the parts' precision as
+    XLA computes it (complex64 in float32: its overflows and roundings are JAX's), with
+    XLA's rules: 0 ** y, x ** 0, 1 ** y, and +inf ** real (inf or 0, never inf * 0j)."""
+    a, b, c, d = x.real, x.imag, y.real, y.imag
     with np.errstate(all="ignore"):
         log_magnitude, angle = np.log(np.hypot(a, b)), np.arctan2(b, a)
         radius = np.exp(c * log_magnitude - d * angle)
         phase = c * angle + d * log_magnitude
-        out = radius * np.cos(phase) + 1j * (radius * np.sin(phase))
+        # Parts joined directly: `1j * im` would make inf * 0 in the real part.
+        out = join_parts(radius * np.cos(phase), radius * np.sin(phase), x.dtype)
     at_zero = np.where((c == 0) & (d == 0), 1 + 0j,
                        np.where((c > 0) & (d == 0), 0j, complex(np.nan, np.nan)))
     out = np.where((a == 0) & (b == 0), at_zero, out)
+    real_infinity = (a == np.inf) & (b == 0) & (d == 0) & ~np.isnan(c)
+    out = np.where(real_infinity, np.where(c > 0, complex(np.inf, 0), 0j), out)
     unit = ((c == 0) & (d == 0)) | ((a == 1) & (b == 0))
     return np.where(unit, 1 + 0j, out).astype(x.dtype)

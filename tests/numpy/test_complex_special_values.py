@@ -133,6 +133,30 @@ def test_a_complex_base_of_one_gives_one_whatever_the_exponent(mode):
         assert not np.signbit(out.imag).any()
 
 
+@pytest.mark.parametrize("mode", ["eager", "jit", "interpreter"])
+def test_complex64_power_at_large_and_infinite_bases_matches_jax(mode):
+    # Recorded from JAX 0.10.2 (jit(lax.pow), complex64): XLA computes complex64 powers in
+    # float32, so |x| ** y overflows where float64 would not, and +inf to a real power is
+    # inf or 0. jaxlite computed in float64 and gave nan+nanj for (inf+0j) ** 2.5 and a NaN
+    # real part for (1e30j) ** 2 (`1j * im` multiplied inf by 0).
+    cases = [((np.inf, 0.0), (2.5, 0.0), (np.inf, 0.0)),
+             ((np.inf, -0.0), (-1.0, 0.0), (0.0, 0.0)),
+             ((np.inf, 0.0), (-np.inf, 0.0), (0.0, 0.0)),
+             ((0.0, 1e30), (2.0, 0.0), (-np.inf, -np.inf)),
+             ((0.0, 1e30), (2.0, 1.0), (-np.inf, np.inf)),
+             ((0.0, 1e30), (-1.0, 0.0), (-4.371139e-38, -1e-30)),
+             ((1e30, 0.0), (2.5, 0.0), (np.inf, np.nan)),
+             ((0.0, -2.5), (1e30, 0.0), (np.inf, np.inf))]
+    x = np.array([complex(*c[0]) for c in cases], np.complex64)
+    y = np.array([complex(*c[1]) for c in cases], np.complex64)
+    want = np.array([complex(*c[2]) for c in cases], np.complex64)
+    run = {"eager": jnp.power, "jit": jaxlite.jit(jnp.power),
+           "interpreter": jaxlite.jit(jnp.power, backend="interpreter")}[mode]
+    got = np.asarray(run(jnp.asarray(x), jnp.asarray(y)))
+    for part in (np.real, np.imag):
+        np.testing.assert_allclose(part(got), part(want), rtol=4 * np.finfo(np.float32).eps)
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 def test_inverse_trig_thresholds_match_jax(dtype, mode):

@@ -418,11 +418,11 @@ class ComplexOps:
         return self.lift(result, dtype)
 
     def _power(self, x: Cx, y: Cx) -> Cx:
-        """The evaluator's polar form in double precision, with its rules at zero."""
+        """The evaluator's polar form in the parts' precision (as XLA: complex64 in
+        float32), with its rules at zero, one and a real infinite base."""
         a, f, lib = self.a, self._f, self.mathlib
-        w = [Cx(a.convert(v.re, _F64), a.convert(v.im, _F64), np.dtype(np.complex128))
-             for v in (x, y)]
-        xr, xi, yr, yi = w[0].re, w[0].im, w[1].re, w[1].im
+        part = part_dtype(x.dtype)
+        xr, xi, yr, yi = x.re, x.im, y.re, y.im
         log_mag = lib.libm_real(a, "log", [lib.libm_real(a, "hypot", [xr, xi])])
         angle = lib.libm_real(a, "atan2", [xi, xr])
         radius = lib.libm_real(a, "exp", [f(_O.SUBTRACT, f(_O.MULTIPLY, yr, log_mag),
@@ -430,22 +430,28 @@ class ComplexOps:
         phase = f(_O.ADD, f(_O.MULTIPLY, yr, angle), f(_O.MULTIPLY, yi, log_mag))
         re = f(_O.MULTIPLY, radius, lib.libm_real(a, "cos", [phase]))
         im = f(_O.MULTIPLY, radius, lib.libm_real(a, "sin", [phase]))
-        zero = a.const(0.0, _F64)
+        zero = a.const(0.0, part)
         y_zero_im = a.compare("EQ", yi, zero)
         unit = a.binary(_O.AND, a.compare("EQ", yr, zero), y_zero_im)
         vanish = a.binary(_O.AND, a.compare("GT", yr, zero), y_zero_im)
-        nan = a.const(np.nan, _F64)
-        at_re = a.select(unit, a.const(1.0, _F64), a.select(vanish, zero, nan))
+        nan = a.const(np.nan, part)
+        at_re = a.select(unit, a.const(1.0, part), a.select(vanish, zero, nan))
         at_im = a.select(a.binary(_O.OR, unit, vanish), zero, nan)
         base_zero = a.binary(_O.AND, a.compare("EQ", xr, zero), a.compare("EQ", xi, zero))
-        part = part_dtype(x.dtype)
         re, im = a.select(base_zero, at_re, re), a.select(base_zero, at_im, im)
+        # +inf to a real power is inf or 0 (the polar form would multiply inf by sin 0).
+        inf = a.const(np.inf, part)
+        real_inf = a.binary(_O.AND, a.binary(_O.AND, a.compare("EQ", xr, inf),
+                                             a.compare("EQ", xi, zero)),
+                            a.binary(_O.AND, y_zero_im, a.compare("EQ", yr, yr)))
+        re = a.select(real_inf, a.select(a.compare("GT", yr, zero), inf, zero), re)
+        im = a.select(real_inf, zero, im)
         # A zero exponent, or a base of exactly 1, gives 1 (NaN and infinities too), as XLA.
-        base_one = a.binary(_O.AND, a.compare("EQ", xr, a.const(1.0, _F64)),
+        base_one = a.binary(_O.AND, a.compare("EQ", xr, a.const(1.0, part)),
                             a.compare("EQ", xi, zero))
         one = a.binary(_O.OR, unit, base_one)
-        re, im = a.select(one, a.const(1.0, _F64), re), a.select(one, zero, im)
-        return Cx(a.convert(re, part), a.convert(im, part), x.dtype)
+        re, im = a.select(one, a.const(1.0, part), re), a.select(one, zero, im)
+        return Cx(re, im, x.dtype)
 
     def _libm(self, name: str, x: Cx) -> Cx:
         """A C99 complex function, one lane at a time (x86-64 calling convention: float
