@@ -27,7 +27,6 @@ __all__ = ["Cx", "ComplexOps", "is_complex", "part_dtype"]
 
 _O = Opcode
 _PRED = np.dtype(np.bool_)
-_F64 = np.dtype(np.float64)
 
 
 def is_complex(dtype: np.dtype) -> bool:
