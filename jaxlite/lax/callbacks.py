@@ -258,27 +258,41 @@ def _sequential(primitive: Primitive, axis_size: int, args: list[Any],
     return list(outs)
 
 
-def _pure_callback_batch(axis_size: int, args: Sequence[Any], dims: Sequence[int | None], *,
-                         vmap_method: str | None, result_avals: tuple[ShapedArray, ...],
-                         **params: Any) -> tuple[list[Any], list[int]]:
+def batch_by_vmap_method(primitive: Primitive, axis_size: int, args: Sequence[Any],
+                         dims: Sequence[int | None], *, vmap_method: str | None,
+                         result_avals: tuple[ShapedArray, ...],
+                         vectorized_params: Callable[[dict, Sequence[int | None], str], dict]
+                         | None = None, **params: Any) -> tuple[list[Any], list[int]]:
+    """JAX's `vmap_method` rules, shared by pure_callback and ffi_call: "sequential" and
+    "sequential_unrolled" call once per element (a scan); "expand_dims", "broadcast_all" and
+    "legacy_vectorized" call once on the batched operands (unbatched ones given a leading
+    axis of 1, of the batch size, or left alone), `vectorized_params(params, dims,
+    vmap_method)` adjusting the params of that call. The results are batched along axis 0."""
     moved = [x if d is None else move_batch_axis(x, d, axis_size, 0) for x, d in zip(args, dims)]
-    batched_avals = tuple(_batched(a, axis_size) for a in result_avals)
     if vmap_method in ("sequential", "sequential_unrolled"):
-        outs = _sequential(pure_callback_p, axis_size, moved, dims,
+        outs = _sequential(primitive, axis_size, moved, dims,
                            vmap_method == "sequential_unrolled", vmap_method=vmap_method,
                            result_avals=result_avals, **params)
     elif vmap_method in ("expand_dims", "broadcast_all", "legacy_vectorized"):
         if vmap_method != "legacy_vectorized":
             size = axis_size if vmap_method == "broadcast_all" else 1
             moved = [broadcast(x, (size,)) if d is None else x for x, d in zip(moved, dims)]
-        outs = pure_callback_p.bind(*moved, vmap_method=vmap_method,
-                                    result_avals=batched_avals, **params)
+        if vectorized_params is not None:
+            params = vectorized_params(params, dims, vmap_method)
+        outs = primitive.bind(*moved, vmap_method=vmap_method,
+                              result_avals=tuple(_batched(a, axis_size) for a in result_avals),
+                              **params)
     else:
         raise NotImplementedError(
-            "vmap is only supported for the pure_callback primitive when vmap_method is one "
-            "of 'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
+            f"vmap is only supported for the {primitive.name} primitive when vmap_method is "
+            "one of 'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
             f"'legacy_vectorized'. Got vmap_method={vmap_method!r}.")
     return list(outs), [0] * len(outs)
+
+
+def _pure_callback_batch(axis_size: int, args: Sequence[Any], dims: Sequence[int | None],
+                         **params: Any) -> tuple[list[Any], list[int]]:
+    return batch_by_vmap_method(pure_callback_p, axis_size, args, dims, **params)
 
 
 pure_callback_p.abstract_eval = _result_avals_rule

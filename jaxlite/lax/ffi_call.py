@@ -30,12 +30,10 @@ import numpy as np
 
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.primitive import Primitive
-from jaxlite.interpreters.batching import move_batch_axis
 from jaxlite.interpreters.dce import dce_rules
 from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.lax import _lowering_util as hlo
-from jaxlite.lax.broadcast import broadcast
-from jaxlite.lax.callbacks import _sequential as sequential_calls
+from jaxlite.lax.callbacks import batch_by_vmap_method
 from jaxlite.xla.ffi import frames, registry
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
@@ -81,36 +79,20 @@ def _not_differentiable(*args: Any, target_name: str, **params: Any):
                      "`jax.custom_jvp` or `jax.custom_jvp` to add support.")
 
 
-def _batched_aval(aval: ShapedArray, axis_size: int) -> ShapedArray:
-    return ShapedArray((axis_size, *aval.shape), aval.dtype)
+def _batched_layouts(params: dict, dims: Sequence[int | None], vmap_method: str) -> dict:
+    """The layouts of the vectorized call: the batch axis is the slowest (as JAX), except
+    on operands that "legacy_vectorized" leaves unbatched."""
+    ins = params.get("input_layouts") or ((),) * len(dims)
+    outs = params.get("output_layouts") or ()  # empty: every result in its default layout
+    return dict(params, input_layouts=tuple(
+        l if d is None and vmap_method == "legacy_vectorized" else _with_leading_axis(l)
+        for l, d in zip(ins, dims)), output_layouts=tuple(_with_leading_axis(l) for l in outs))
 
 
-def _batch(axis_size: int, args: Sequence[Any], dims: Sequence[int | None], *,
-           vmap_method: str | None, result_avals: tuple[ShapedArray, ...],
+def _batch(axis_size: int, args: Sequence[Any], dims: Sequence[int | None],
            **params: Any) -> tuple[list[Any], list[int]]:
-    moved = [x if d is None else move_batch_axis(x, d, axis_size, 0) for x, d in zip(args, dims)]
-    if vmap_method in ("sequential", "sequential_unrolled"):
-        outs = sequential_calls(ffi_call_p, axis_size, moved, dims,
-                                vmap_method == "sequential_unrolled", vmap_method=vmap_method,
-                                result_avals=result_avals, **params)
-    elif vmap_method in ("expand_dims", "broadcast_all", "legacy_vectorized"):
-        if vmap_method != "legacy_vectorized":
-            size = axis_size if vmap_method == "broadcast_all" else 1
-            moved = [broadcast(x, (size,)) if d is None else x for x, d in zip(moved, dims)]
-        batched = tuple(_batched_aval(a, axis_size) for a in result_avals)
-        ins = params.get("input_layouts") or ((),) * len(moved)
-        params["input_layouts"] = tuple(
-            l if d is None and vmap_method == "legacy_vectorized" else _with_leading_axis(l)
-            for l, d in zip(ins, dims))
-        params["output_layouts"] = tuple(_with_leading_axis(l) for l in
-                                         params.get("output_layouts") or ((),) * len(batched))
-        outs = ffi_call_p.bind(*moved, vmap_method=vmap_method, result_avals=batched, **params)
-    else:
-        raise NotImplementedError(
-            "vmap is only supported for the ffi_call primitive when vmap_method is one of "
-            "'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
-            f"'legacy_vectorized'. Got vmap_method={vmap_method!r}.")
-    return list(outs), [0] * len(outs)
+    return batch_by_vmap_method(ffi_call_p, axis_size, args, dims,
+                                vectorized_params=_batched_layouts, **params)
 
 
 def lower_ffi_custom_call(ctx: LoweringContext, operands: Sequence[HloInstruction],
