@@ -1,0 +1,52 @@
+"""HloSharding: XLA's text, tiles, and NamedSharding layouts (texts recorded from JAX 0.10.2's
+`NamedSharding._to_xla_hlo_sharding` on a 2x2x2 mesh of forced host devices)."""
+import numpy as np
+import pytest
+
+from jaxlite.xla.hlo_sharding import HloSharding, from_mesh_spec, parse_sharding
+
+JAX_TEXTS = [
+    (("y", "x"), "{devices=[2,2,2]<=[2,2,2]T(1,0,2) last_tile_dim_replicate}"),
+    (("x",), "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"),
+    ((None, "z"), "{devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}"),
+    ((("z", "x"),), "{devices=[4,1,2]<=[4,2]T(1,0) last_tile_dim_replicate}"),
+    (("z", "y"), "{devices=[2,2,2]<=[2,2,2]T(2,1,0) last_tile_dim_replicate}"),
+    ((("y", "z"), "x"), "{devices=[4,2]<=[2,4]T(1,0)}"),
+    ((), "{replicated}"),
+]
+
+
+@pytest.mark.parametrize("spec,text", JAX_TEXTS)
+def test_mesh_spec_as_jax_lowers_it(spec, text):
+    sharding = from_mesh_spec((2, 2, 2), ("x", "y", "z"), spec, 2)
+    assert sharding.text() == text
+    assert parse_sharding(text) == sharding
+
+
+def test_listed_ids_read_as_the_same_sharding():
+    listed = parse_sharding("{devices=[2,2]0,2,1,3}")
+    assert listed == parse_sharding("{devices=[2,2]<=[2,2]T(1,0)}")
+    assert listed.text() == "{devices=[2,2]<=[2,2]T(1,0)}"
+    odd = parse_sharding("{devices=[2,2]3,1,0,2}")
+    assert odd.text() == "{devices=[2,2]3,1,0,2}"
+
+
+def test_tiles_blocks_and_padding():
+    sharding = parse_sharding("{devices=[2,1,2]<=[4] last_tile_dim_replicate}")
+    assert sharding.tiles_per_dim == (2, 1) and sharding.replication == 2
+    assert sharding.tile_shape((5, 3)) == (3, 3)
+    assert sharding.tile_index(3) == (1, 0)
+    assert sharding.block_slices((5, 3), 2) == (slice(3, 5), slice(0, 3))
+    value = np.arange(15).reshape(5, 3)
+    blocks = [value[sharding.block_slices(value.shape, p)] for p in range(4)]
+    assert np.array_equal(np.concatenate([blocks[0], blocks[2]]), value)
+    assert np.array_equal(blocks[0], blocks[1])
+
+
+def test_other_kinds_round_trip():
+    for text in ["{replicated}", "{manual}", "{maximal device=3}",
+                 "{{replicated}, {devices=[2]<=[2]}}"]:
+        assert parse_sharding(text).text() == text
+    assert HloSharding.tiled(np.zeros((1, 1), int)).is_replicated
+    with pytest.raises(ValueError, match="cannot read the sharding"):
+        parse_sharding("{devices=2}")
