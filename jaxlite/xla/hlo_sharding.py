@@ -235,7 +235,7 @@ _TILED = re.compile(r"devices=\[([\d,]+)\]\s*(?:<=\[([\d,]+)\](?:T\(([\d,]+)\))?
 
 def parse_sharding(text: str) -> HloSharding:
     """An `HloSharding` from XLA's text (`{replicated}`, `{devices=[2,1]<=[2]}`, ...)."""
-    body = text.strip()
+    body = re.sub(r"\s*metadata=\{[^{}]*\}", "", text).strip()  # XLA's provenance notes
     if not (body.startswith("{") and body.endswith("}")):
         raise ValueError(f"a sharding is written in braces, got {text!r}")
     body = body[1:-1].strip()

@@ -20,6 +20,8 @@ Attribute names (Python values) by opcode:
   all-reduce / all-gather / reduce-scatter / all-to-all: replica_groups (tuple of tuples of
     ids), channel_id, use_global_device_ids, dimensions (not all-reduce's; the tuple form of
     all-to-all has none)     collective-permute: source_target_pairs, channel_id
+Any instruction may carry `sharding` (an `hlo_sharding.HloSharding`): how its value is laid
+out over the partitions of a program still to be partitioned (text `sharding={...}`).
 Values: dimension lists are tuples of ints; `window` is a `shape_inference_base.Window`;
 fusion `kind` is XLA's name (kLoop, kInput, kOutput, kCustom) and `tiling` a mapping of
 JSON-able values; custom-call `backend_config` is a string; compare `type` is optional
@@ -134,13 +136,16 @@ class HloModule:
     name: str
     entry: HloComputation
     computations: tuple[HloComputation, ...] = ()
+    # An SPMD program runs once per partition (XLA's HloModuleConfig::num_partitions); its
+    # values have per-partition shapes and its collectives meet across the partitions.
+    num_partitions: int = 1
 
     def __post_init__(self) -> None:
         if not self.computations:
             object.__setattr__(self, "computations", tuple(reachable_computations(self.entry)))
 
     def with_entry(self, entry: HloComputation) -> "HloModule":
-        return HloModule(self.name, entry)
+        return HloModule(self.name, entry, num_partitions=self.num_partitions)
 
     def __repr__(self) -> str:
         return f"<HloModule {self.name}: {len(self.computations)} computations>"

@@ -113,6 +113,8 @@ def _module_text(module: HloModule, metadata: bool = True) -> str:
     entry = module.entry
     params = ", ".join(str(p.shape) for p in entry.parameters)
     header = f"HloModule {module.name}, entry_computation_layout={{({params})->{entry.root.shape}}}"
+    if module.num_partitions > 1:
+        header += f", num_partitions={module.num_partitions}"
     lines = [header, ""]
     for comp in module.computations:
         lines.append(print_computation(comp, is_entry=comp is entry, metadata=metadata))
@@ -205,6 +207,8 @@ def _attribute_texts(inst: HloInstruction) -> list[str]:
             texts.append("dynamic_slice_sizes=" + format_value(tuple(value)))
         elif key == "window":
             texts.append("window=" + _format_window(value))
+        elif key == "sharding":
+            texts.append("sharding=" + value.text())
         elif key == "target" or (key == "backend_config" and op is Opcode.CUSTOM_CALL):
             texts.append(f"{TEXT_KEY_OF_ATTR.get(key, key)}={json.dumps(str(value))}")
         else:

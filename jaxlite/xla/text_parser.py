@@ -25,16 +25,17 @@ from typing import Any
 import numpy as np
 
 from jaxlite.xla.collectives import iota_replica_groups
+from jaxlite.xla.hlo_sharding import parse_sharding
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule, OpMetadata
 from jaxlite.xla.opcodes import OPCODE_OF_TEXT, Opcode
 from jaxlite.xla.shape import Shape, dtype_of_type_name
 from jaxlite.xla.shape_inference_base import Window
 
-# Attributes of XLA's text with no meaning for our IR: source locations, sharding, scheduling
+# Attributes of XLA's text with no meaning for our IR: source locations, scheduling
 # and placement hints. `backend_config` is kept on custom-call only, where it is an operand of
 # the call; on fusions it holds XLA's own code-generation choices.
 SKIPPED_ATTRIBUTES = frozenset({
-    "metadata", "sharding", "frontend_attributes", "origin", "statistics",
+    "metadata", "frontend_attributes", "origin", "statistics",
     "control-predecessors", "raw_backend_config_string", "backend_config",
 })
 
@@ -313,6 +314,7 @@ def parse_module(text: str) -> HloModule:
 class _ModuleParser:
     def __init__(self, text: str) -> None:
         self.name: str | None = None
+        self.num_partitions = 1
         self.blocks: dict[str, _Block] = {}
         self.built: dict[str, HloComputation] = {}
         self.completed: list[HloComputation] = []
@@ -336,6 +338,8 @@ class _ModuleParser:
                 if match is None:
                     raise ValueError(f"HloModule header without a name at line {number}: {line}")
                 self.name = match.group(1)
+                partitions = re.search(r"num_partitions=(\d+)", line)
+                self.num_partitions = int(partitions.group(1)) if partitions else 1
             elif line.endswith("{") and (header := _COMPUTATION_HEADER.match(line)):
                 name = header.group(2)
                 if name in self.blocks:
@@ -355,7 +359,7 @@ class _ModuleParser:
         for name in self.blocks:
             self.computation(name)
         entry = self.built[entries[0] if entries else list(self.blocks)[-1]]
-        return HloModule(str(self.name), entry, tuple(self.completed))
+        return HloModule(str(self.name), entry, tuple(self.completed), self.num_partitions)
 
     def computation(self, name: str) -> HloComputation:
         """The computation `name`, built on first use so that callees may follow callers."""
@@ -488,6 +492,8 @@ def _attributes(opcode: Opcode, pieces: list[str], attrs: dict[str, Any]) -> dic
             attrs["sizes"] = tuple(parse_value(value))
         elif key == "window":
             attrs["window"] = parse_window(value)
+        elif key == "sharding":
+            attrs["sharding"] = parse_sharding(value)
         elif key == "replica_groups" and value.startswith("["):
             attrs["replica_groups"] = iota_replica_groups(value)
         else:

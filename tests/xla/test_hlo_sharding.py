@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 from jaxlite.xla.hlo_sharding import HloSharding, from_mesh_spec, parse_sharding
+from jaxlite.xla.text import print_module
+from jaxlite.xla.text_parser import parse_module
 
 JAX_TEXTS = [
     (("y", "x"), "{devices=[2,2,2]<=[2,2,2]T(1,0,2) last_tile_dim_replicate}"),
@@ -50,3 +52,24 @@ def test_other_kinds_round_trip():
     assert HloSharding.tiled(np.zeros((1, 1), int)).is_replicated
     with pytest.raises(ValueError, match="cannot read the sharding"):
         parse_sharding("{devices=2}")
+
+
+def test_instruction_shardings_and_partition_count_round_trip_in_hlo_text():
+    text = """HloModule jit_f, entry_computation_layout={(f32[8,4]{1,0})->f32[8,4]{1,0}}, num_partitions=4
+
+ENTRY %main.4 (Arg_0.1: f32[8,4]) -> f32[8,4] {
+  %Arg_0.1 = f32[8,4]{1,0} parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  %sine.2 = f32[8,4]{1,0} sine(%Arg_0.1), metadata={op_name="jit(f)/sin"}
+  ROOT %custom-call.3 = f32[8,4]{1,0} custom-call(%sine.2), custom_call_target="Sharding", sharding={devices=[4,1]<=[4] metadata={op_name="c"}}
+}
+"""
+    module = parse_module(text)
+    assert module.num_partitions == 4
+    param, _, root = module.entry.instructions
+    assert param.attr("sharding").replication == 2
+    assert root.attr("sharding") == HloSharding.iota_tiled((4, 1))
+    again = parse_module(print_module(module))
+    assert again.num_partitions == 4
+    assert [i.attr("sharding") for i in again.entry.instructions] == [
+        i.attr("sharding") for i in module.entry.instructions]
+    assert "num_partitions=4" in print_module(module).splitlines()[0]
