@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from jaxlite.xla.hlo_sharding import HloSharding, from_mesh_spec, parse_sharding
+from jaxlite.xla.pipeline import optimize
 from jaxlite.xla.text import print_module
 from jaxlite.xla.text_parser import parse_module
 
@@ -73,3 +74,25 @@ ENTRY %main.4 (Arg_0.1: f32[8,4]) -> f32[8,4] {
     assert [i.attr("sharding") for i in again.entry.instructions] == [
         i.attr("sharding") for i in module.entry.instructions]
     assert "num_partitions=4" in print_module(module).splitlines()[0]
+
+
+def test_the_pass_pipeline_keeps_the_partition_count():
+    text = """HloModule spmd, num_partitions=2
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+ENTRY %main (p: f32[4,3]) -> f32[3] {
+  %p = f32[4,3]{1,0} parameter(0)
+  %e = f32[4,3]{1,0} exponential(%p)
+  %z = f32[] constant(0)
+  %r = f32[3]{0} reduce(%e, %z), dimensions={0}, to_apply=%add
+  ROOT %ar = f32[3]{0} all-reduce(%r), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=%add
+}
+"""
+    optimized = optimize(parse_module(text))
+    assert optimized.num_partitions == 2
+    assert "all-reduce" in print_module(optimized)

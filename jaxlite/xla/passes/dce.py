@@ -41,4 +41,4 @@ def eliminate_dead_code(module: HloModule) -> HloModule:
     kept = tuple(c for c in computations if id(c) in reachable)
     if not changed and len(kept) == len(module.computations):
         return module
-    return HloModule(module.name, entry, kept)
+    return HloModule(module.name, entry, kept, module.num_partitions)

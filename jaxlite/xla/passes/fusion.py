@@ -108,7 +108,8 @@ def fuse(module: HloModule, options: FusionOptions | None = None) -> HloModule:
             new_callee[id(comp)] = new
     if not new_callee:
         return module
-    return HloModule(module.name, new_callee.get(id(module.entry), module.entry))
+    return HloModule(module.name, new_callee.get(id(module.entry), module.entry),
+                     num_partitions=module.num_partitions)
 
 
 def _not_fused(module: HloModule) -> set[int]:

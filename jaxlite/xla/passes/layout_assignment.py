@@ -199,7 +199,7 @@ def assign_layouts(module: HloModule) -> HloModule:
     entry = new_callee.get(id(module.entry), module.entry)
     if entry is module.entry:
         return module
-    return HloModule(module.name, entry)
+    return HloModule(module.name, entry, num_partitions=module.num_partitions)
 
 
 def _laid_out_computations(module: HloModule) -> set[int]:

@@ -141,4 +141,5 @@ def rewrite_module(module: HloModule, rule: Rule | None = None) -> HloModule:
     if not changed:
         return module
     computations = tuple(new_callee.get(id(c), c) for c in module.computations)
-    return HloModule(module.name, new_callee.get(id(module.entry), module.entry), computations)
+    return HloModule(module.name, new_callee.get(id(module.entry), module.entry), computations,
+                     module.num_partitions)

@@ -71,7 +71,8 @@ def schedule(module: HloModule) -> HloModule:
             new_callee[id(comp)] = current
     if not new_callee:
         return module
-    return HloModule(module.name, new_callee.get(id(module.entry), module.entry))
+    return HloModule(module.name, new_callee.get(id(module.entry), module.entry),
+                     num_partitions=module.num_partitions)
 
 
 def _scheduled_computations(module: HloModule) -> set[int]:
