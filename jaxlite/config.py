@@ -307,6 +307,14 @@ config.define("jaxlite_cpu_threads",
               "process may run on).", _as_thread_count)
 
 
+config.define("jaxlite_spmd_partitioner",
+              os.environ.get("JAXLITE_SPMD_PARTITIONER", "1").lower() not in ("0", "false"),
+              "jit calls on arrays placed over a mesh of several devices run as one "
+              "partitioned program per device (sharding propagation, the SPMD partitioner, "
+              "collectives between devices). Off: they compute global values and only place "
+              "the results (environment: JAXLITE_SPMD_PARTITIONER=0).", bool)
+
+
 # The cpu backend's device count, once it has started (then the option is fixed, as in JAX).
 _CPU_DEVICES_STARTED: list[int] = []
 

@@ -108,8 +108,11 @@ def _callee_name(eqn: Any) -> str:
 class _ModuleState:
     """What all computations of one module under construction share."""
 
-    def __init__(self) -> None:
+    def __init__(self, spmd_mesh: Any = None) -> None:
         self.names = NameUniquer()
+        # The mesh of a module lowered for the SPMD partitioner (None otherwise): sharding
+        # constraints over it become `Sharding` custom calls the partitioner obeys.
+        self.spmd_mesh = spmd_mesh
         self.computations: dict[Hashable, HloComputation] = {}
         # Keeps each lowered jaxpr alive while its id() is a cache key.
         self.jaxprs: dict[int, tuple[Jaxpr, HloComputation]] = {}
@@ -136,6 +139,11 @@ class LoweringContext:
     @property
     def names(self) -> NameUniquer:
         return self._state.names
+
+    @property
+    def spmd_mesh(self) -> Any:
+        """The mesh the module is lowered to be partitioned over, or None."""
+        return self._state.spmd_mesh
 
     def shape(self, aval: ShapedArray) -> Shape:
         """The HLO array shape of an abstract value (of its physical data, for keys)."""
@@ -213,7 +221,8 @@ class LoweringContext:
 
 
 def lower_jaxpr(closed_jaxpr: ClosedJaxpr, name: str, scope: str = "",
-                max_constant_elements: int = MAX_CONSTANT_ELEMENTS) -> LoweredModule:
+                max_constant_elements: int = MAX_CONSTANT_ELEMENTS,
+                spmd_mesh: Any = None) -> LoweredModule:
     """Lower a closed jaxpr to an HLO module whose entry computes it.
 
     Parameters
@@ -223,6 +232,8 @@ def lower_jaxpr(closed_jaxpr: ClosedJaxpr, name: str, scope: str = "",
     scope : the first part of every instruction's op_name (`jit(f)` for `jit(f)`).
     max_constant_elements : constants with more elements become leading parameters
         (a module that must stand alone, an exported one, passes a larger bound).
+    spmd_mesh : the mesh of a module that the SPMD partitioner will split (sharding
+        constraints over it lower to `Sharding` custom calls), or None.
 
     Returns
     -------
@@ -230,7 +241,7 @@ def lower_jaxpr(closed_jaxpr: ClosedJaxpr, name: str, scope: str = "",
         The module, and the constants that became its leading parameters. The entry's
         result is the jaxpr's one output, or a tuple of its outputs.
     """
-    state = _ModuleState()
+    state = _ModuleState(spmd_mesh)
     builder = ComputationBuilder("main", state.names)
     jaxpr = closed_jaxpr.jaxpr
     if len(closed_jaxpr.consts) != len(jaxpr.constvars):

@@ -22,6 +22,8 @@ from jaxlite.core.sharding import (ABSTRACT_MESH_OVERRIDE, CURRENT_MESH, Abstrac
 from jaxlite.core.trace import Tracer
 from jaxlite.lax.identities import _declare_identity
 from jaxlite.tree_util import tree_flatten, tree_unflatten
+from jaxlite.xla.hlo_sharding import from_mesh_spec
+from jaxlite.xla.opcodes import Opcode
 
 __all__ = ["sharding_constraint_p", "with_sharding_constraint"]
 
@@ -54,6 +56,22 @@ def _sharding_constraint_batch(axis_size: int, args: Sequence[Any], dims: Sequen
 
 
 sharding_constraint_p.batch = _sharding_constraint_batch
+
+
+def _lower_sharding_constraint(ctx: Any, x: Any, *, sharding: Any, **params: Any) -> Any:
+    """A `Sharding` custom call (XLA's spelling of a constraint) in a module lowered for
+    the SPMD partitioner over the constraint's mesh; the operand itself otherwise."""
+    mesh = ctx.spmd_mesh
+    if mesh is None or not isinstance(sharding, NamedSharding) or \
+            sharding.mesh.shape_tuple != mesh.shape_tuple:
+        return x
+    spec = [None if entry is PartitionSpec.UNCONSTRAINED else entry for entry in sharding.spec]
+    layout = from_mesh_spec(mesh.axis_sizes, mesh.axis_names, spec, len(x.shape.dims))
+    return ctx.builder.add(Opcode.CUSTOM_CALL, x.shape, [x],
+                           attrs={"target": "Sharding", "sharding": layout})
+
+
+sharding_constraint_p.lower = _lower_sharding_constraint
 
 
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:

@@ -26,6 +26,7 @@ from jaxlite.transforms import api_util as _api_util
 from jaxlite.transforms import cache_misses
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.runtime.placement import constraint_mesh, on_device, place_jit_outputs
+from jaxlite.runtime.spmd_call import SpmdCall, spmd_call, spmd_mesh
 from jaxlite.runtime import environment
 from jaxlite.runtime.device import device_put
 from jaxlite.backends.base import Client, Device
@@ -62,6 +63,7 @@ class _Traced:
 # Every jitted function still alive, so that `clear_caches` can empty their caches.
 # Options a jit call reads every time, read through their variables (see `config.reader`).
 _DISABLE_JIT = config.reader("jax_disable_jit")
+_SPMD_PARTITIONER = config.reader("jaxlite_spmd_partitioner")
 _TRACE_CONTEXT = config.trace_context
 
 LIVE_JIT_FUNCTIONS: "weakref.WeakSet[PjitFunction]" = weakref.WeakSet()
@@ -286,9 +288,13 @@ class PjitFunction(Wrapped):
             traced, leaves = self._trace(args, kwargs)
             name = _api_util.function_name(self._fun)
             if _runs_eagerly(traced.consts, leaves):
-                compiled = dispatch.compiled_call(traced.jaxpr, name, self._client(),
-                                                  traced.donated_invars)
-                run = _placing(compiled, traced.jaxpr, name, self._device)
+                spmd = self._partitioned(traced, leaves, name)
+                if spmd is not None:
+                    run = compiled = spmd
+                else:
+                    compiled = dispatch.compiled_call(traced.jaxpr, name, self._client(),
+                                                      traced.donated_invars)
+                    run = _placing(compiled, traced.jaxpr, name, self._device)
                 outs = run(leaves)
                 if key is not None and not traced.consts:
                     placed = self._device is not None or any(
@@ -307,6 +313,18 @@ class PjitFunction(Wrapped):
         except Exception as error:
             filter_traceback(error)  # the user's frames only (JAX's traceback filtering)
             raise
+
+    def _partitioned(self, traced: _Traced, leaves: Sequence[Any], name: str
+                     ) -> SpmdCall | None:
+        """The per-device program of a call whose arguments are placed on a mesh of several
+        devices (see `runtime.spmd_call`), or None: the call then computes global values."""
+        if self._device is not None or traced.donated_invars or \
+                not _SPMD_PARTITIONER():
+            return None
+        mesh = spmd_mesh(traced.jaxpr, leaves)
+        if mesh is None:
+            return None
+        return spmd_call(traced.jaxpr, name, self._client(), mesh, leaves)
 
     def _placed_arguments(self, args: tuple) -> tuple:
         """The positional arguments with the dynamic ones put where in_shardings (a prefix

@@ -1,0 +1,217 @@
+"""jit over arrays placed on a mesh of several devices, run as one program per device (JAX's
+pjit path: XLA's sharding propagation and SPMD partitioner, then one executable that every
+device runs on its own blocks).
+
+A call takes this path when its committed arguments (or its sharding constraints) are on a
+mesh of several devices of this process. Its jaxpr is lowered with the mesh
+(`lower_jaxpr(spmd_mesh=)`: constraints become `Sharding` custom calls), the entry
+parameters are annotated with the arguments' layouts (uncommitted ones and the lowering's
+constants replicated) and the root with the results' layouts (`placement.propagate`'s specs,
+which give JAX's result shardings), the compiler propagates shardings to every instruction
+and partitions the module, and the backend runs the per-partition program on each device's
+blocks (partition p is the mesh's p-th device, row-major). The results are assembled from
+the blocks into Arrays placed on the mesh, each device keeping its own block.
+
+Programs the partitioner cannot split raise NotImplementedError there, and the call then runs
+on the global values as before (`runtime.placement`), with the same numbers.
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+import weakref
+from typing import Any, Sequence
+
+import numpy as np
+
+from jaxlite.backends.base import Client, CompileOptions
+from jaxlite.core.jaxpr import ClosedJaxpr
+from jaxlite.core.sharding import NamedSharding, PartitionSpec
+from jaxlite.interpreters.lowering import lower_jaxpr
+from jaxlite.runtime.array import ArrayImpl
+from jaxlite.runtime.placement import committed_shardings, constraint_mesh, propagate
+from jaxlite.runtime.sharding import SingleDeviceSharding
+from jaxlite.xla.hlo_sharding import HloSharding, from_mesh_spec
+from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
+from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.text import print_module
+
+__all__ = ["spmd_mesh", "spmd_call", "SpmdCall"]
+
+logger = logging.getLogger("jaxlite.spmd")
+
+
+def spmd_mesh(closed: ClosedJaxpr, leaves: Sequence[Any]) -> Any:
+    """The mesh a jit call on `leaves` is partitioned over, or None (one device, a mesh
+    spanning processes, or no placed argument or constraint)."""
+    named = [s for _, s in committed_shardings(leaves) if isinstance(s, NamedSharding)]
+    mesh = named[0].mesh if named else constraint_mesh(closed.jaxpr)
+    if mesh is None or mesh.size == 1 or not hasattr(mesh, "devices"):
+        return None
+    if getattr(mesh, "is_multi_process", False):
+        return None
+    if any(s.mesh != mesh for s in named):
+        return None  # other meshes: placement's rules say what JAX says
+    return mesh
+
+
+def _spec(leaf: Any, mesh: Any) -> tuple | None:
+    sharding = leaf._sharding if type(leaf) is ArrayImpl else None
+    if isinstance(sharding, NamedSharding) and sharding.mesh == mesh:
+        return tuple(sharding.spec) + (None,) * (leaf.ndim - len(sharding.spec))
+    return None
+
+
+def _layout(spec: tuple | None, mesh: Any, ndim: int) -> HloSharding:
+    if spec is None:
+        return HloSharding.replicate()
+    entries = [None if e is PartitionSpec.UNCONSTRAINED else e for e in spec]
+    return from_mesh_spec(mesh.axis_sizes, mesh.axis_names, entries, ndim)
+
+
+def _result_sharding(spec: tuple | None, mesh: Any, shape: Sequence[int]) -> NamedSharding:
+    """JAX's result sharding for a propagated spec (replicated where it does not divide)."""
+    entries = [None if e is PartitionSpec.UNCONSTRAINED else e for e in spec or ()]
+    while entries and entries[-1] is None:
+        entries.pop()
+    sharding = NamedSharding(mesh, PartitionSpec(*entries))
+    try:
+        sharding.shard_shape(shape)
+    except ValueError:
+        sharding = NamedSharding(mesh, PartitionSpec())
+    return sharding
+
+
+def _annotated(module: HloModule, params: Sequence[HloSharding],
+               results: Sequence[HloSharding]) -> HloModule:
+    """`module` with its entry parameters and root carrying these shardings (a returned
+    parameter gets a copy, so that its own layout and the result's can differ)."""
+    entry = module.entry
+    new_of: dict[int, HloInstruction] = {}
+    instructions: list[HloInstruction] = []
+    for inst in entry.instructions:
+        new = inst
+        if inst.opcode is Opcode.PARAMETER:
+            new = inst.replace(attrs={**inst.attrs, "sharding": params[inst.attr("number")]})
+        operands = tuple(new_of.get(id(o), o) for o in new.operands)
+        if operands != new.operands:
+            new = new.replace(operands=operands)
+        new_of[id(inst)] = new
+        instructions.append(new)
+    root = new_of[id(entry.root)]
+    tupled = entry.root.opcode is Opcode.TUPLE and len(results) != 1 or \
+        entry.root.shape.is_tuple
+    if root.opcode is Opcode.PARAMETER:
+        root = HloInstruction(f"{root.name}.result", Opcode.COPY, root.shape, (root,))
+        instructions.append(root)
+    layout = HloSharding.tuple_of(results) if tupled else results[0]
+    at = next(i for i, inst in enumerate(instructions) if inst is root)
+    instructions[at] = root = root.replace(attrs={**root.attrs, "sharding": layout})
+    comp = HloComputation(entry.name, tuple(instructions), root)
+    return HloModule(module.name, comp, num_partitions=module.num_partitions)
+
+
+def _pass(module: str, name: str) -> Any:
+    try:
+        return getattr(importlib.import_module(f"jaxlite.xla.passes.{module}"), name)
+    except (ImportError, AttributeError) as error:
+        raise NotImplementedError(f"the SPMD pass {module}.{name} is missing") from error
+
+
+class SpmdCall:
+    """One jaxpr compiled for a mesh and its arguments' layouts; call it on the leaves."""
+
+    def __init__(self, closed: ClosedJaxpr, name: str, client: Client, mesh: Any,
+                 in_specs: Sequence[tuple | None]) -> None:
+        self.mesh = mesh
+        self.devices = list(mesh.devices.flat)
+        count = len(self.devices)
+        lowered = lower_jaxpr(closed, f"jit_{name}", f"jit({name})", spmd_mesh=mesh)
+        self.consts = lowered.const_args
+        avals = [v.aval for v in closed.jaxpr.invars]
+        self.in_layouts = [_layout(s, mesh, len(a.shape)) for s, a in zip(in_specs, avals)]
+        out_specs = propagate(closed.jaxpr, list(in_specs))
+        out_avals = [v.aval for v in closed.jaxpr.outvars]
+        self.out_avals = out_avals
+        self.out_shardings = [_result_sharding(s, mesh, a.shape)
+                              for s, a in zip(out_specs, out_avals)]
+        out_layouts = [_layout(tuple(s.spec), mesh, len(a.shape))
+                       for s, a in zip(self.out_shardings, out_avals)]
+        params = [HloSharding.replicate()] * len(self.consts) + self.in_layouts
+        module = HloModule(lowered.module.name, lowered.module.entry, num_partitions=count)
+        module = _annotated(module, params, out_layouts)
+        module = _pass("sharding_propagation", "propagate_shardings")(module, count)
+        self.module = _pass("spmd_partitioner", "partition_module")(module, count)
+        self.out_layouts = out_layouts
+        self.executable = client.compile(self.module, CompileOptions(name=f"jit_{name}"))
+        if not hasattr(self.executable, "execute_partitions"):
+            raise NotImplementedError(f"the {client.platform} backend runs no partitioned "
+                                      "programs")
+
+    def module_text(self) -> str:
+        """The partitioned per-device module, in HLO text."""
+        return print_module(self.module)
+
+    def __call__(self, leaves: Sequence[Any]) -> list[ArrayImpl]:
+        count = len(self.devices)
+        per_partition = []
+        for p in range(count):
+            blocks = [_block(np.asarray(leaf._value if type(leaf) is ArrayImpl else leaf),
+                             layout, p) for leaf, layout in zip(leaves, self.in_layouts)]
+            per_partition.append(list(self.consts) + blocks)
+        outs = self.executable.execute_partitions(per_partition)
+        return [self._result(k, [outs[p][k] for p in range(count)])
+                for k in range(len(self.out_avals))]
+
+    def _result(self, k: int, blocks: list[np.ndarray]) -> ArrayImpl:
+        aval, layout = self.out_avals[k], self.out_layouts[k]
+        value = np.empty(aval.shape, aval.dtype)
+        for p, block in enumerate(blocks):
+            where = layout.block_slices(aval.shape, p)
+            value[where] = block[tuple(slice(0, s.stop - s.start) for s in where)]
+        out = ArrayImpl(value, aval.weak_type)
+        sharding = self.out_shardings[k]
+        out._sharding = sharding
+        position = {device: p for p, device in enumerate(self.devices)}
+        out._shards = tuple(
+            ArrayImpl(np.ascontiguousarray(value[index]), aval.weak_type).with_sharding(
+                SingleDeviceSharding(device))
+            for device, index in sharding.devices_indices_map(aval.shape).items()
+            if device in position)
+        return out
+
+
+def _block(value: np.ndarray, layout: HloSharding, partition: int) -> np.ndarray:
+    """Partition `partition`'s block of `value`, padded with zeros to the tile shape."""
+    if not layout.is_tiled:
+        return value
+    where = layout.block_slices(value.shape, partition)
+    block = value[where]
+    tile = layout.tile_shape(value.shape)
+    if block.shape != tile:
+        padded = np.zeros(tile, value.dtype)
+        padded[tuple(slice(0, n) for n in block.shape)] = block
+        return padded
+    return np.ascontiguousarray(block)
+
+
+# Compiled SPMD calls per jaxpr (held as long as the jaxpr lives), by client, mesh and the
+# arguments' specs; None where the partitioner declined the program.
+_CALLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def spmd_call(closed: ClosedJaxpr, name: str, client: Client, mesh: Any,
+              leaves: Sequence[Any]) -> SpmdCall | None:
+    """The compiled SPMD call of `closed` for these leaves' layouts, or None when the
+    partitioner cannot split the program (the caller then computes on global values)."""
+    specs = tuple(_spec(leaf, mesh) for leaf in leaves)
+    calls = _CALLS.setdefault(closed, {})
+    key = (id(client), mesh, specs)
+    if key not in calls:
+        try:
+            calls[key] = SpmdCall(closed, name, client, mesh, specs)
+        except NotImplementedError as error:
+            logger.info("jit(%s) runs on global values: the SPMD partitioner declined it "
+                        "(%s)", name, error)
+            calls[key] = None
+    return calls[key]
