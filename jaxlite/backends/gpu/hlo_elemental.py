@@ -18,6 +18,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from jaxlite.backends.gpu import kernel_ir as ir
+from jaxlite.backends.gpu.hlo_indexing import (
+    dynamic_slice_index, dynamic_update_value, gather_index, total_order_compare)
 from jaxlite.backends.gpu.index_math import add, delinearize, div, linear_index, mul, rem
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
@@ -141,6 +143,12 @@ class Elemental:
             return self._pad(inst, index)
         if op is _O.CONCATENATE:
             return self._concatenate(inst, index)
+        if op is _O.DYNAMIC_SLICE:
+            return self.value(inst.operands[0], dynamic_slice_index(self, inst, index))
+        if op is _O.GATHER:
+            return self.value(inst.operands[0], gather_index(self, inst, index))
+        if op is _O.DYNAMIC_UPDATE_SLICE:
+            return dynamic_update_value(self, inst, index)
         raise UnsupportedFusion(f"the gpu kernel builders do not compute {op.text} "
                                 f"(%{inst.name}) inside a fusion yet")
 
@@ -169,7 +177,8 @@ class Elemental:
             return ir.Binary(_BINARY[op], args[0], args[1])
         if op is _O.COMPARE:
             if inst.attr("type") == "TOTALORDER" and args[0].dtype.startswith("float"):
-                raise UnsupportedFusion("compare with type=TOTALORDER of floats")
+                return total_order_compare(self, _DIRECTIONS[inst.attr("direction")],
+                                           args[0], args[1])
             return ir.Binary(_DIRECTIONS[inst.attr("direction")], args[0], args[1])
         if op is _O.SELECT:
             return ir.Select(args[0], args[1], args[2])
@@ -201,7 +210,7 @@ class Elemental:
                 ok = ir.Binary("and", ok, ir.Binary("eq", rem(shifted, step),
                                                     ir.index_const(0)))
             inside, source = ir.Binary("and", inside, ok), source + [j]
-        return self._choose(inside, lambda: self.value(operand, tuple(source)),
+        return self.choose(inside, lambda: self.value(operand, tuple(source)),
                             lambda: self.value(inst.operands[1], ()))
 
     def _concatenate(self, inst: HloInstruction, index: tuple) -> ir.Expr:
@@ -217,11 +226,11 @@ class Elemental:
             if k == len(pieces) - 1:
                 return self.value(operand, moved)
             below = ir.Binary("lt", index[dim], ir.index_const(pieces[k + 1][0]))
-            return self._choose(below, lambda: self.value(operand, moved),
+            return self.choose(below, lambda: self.value(operand, moved),
                                 lambda: piece(k + 1))
         return piece(0)
 
-    def _choose(self, cond: ir.Expr, on_true, on_false) -> ir.Expr:
+    def choose(self, cond: ir.Expr, on_true, on_false) -> ir.Expr:
         """cond ? on_true() : on_false(), each side computed only when chosen (a side may
         read out of bounds when not chosen)."""
         with self.scope() as then:

@@ -29,7 +29,7 @@ builders cast on the way in and out, so arithmetic never has a 16-bit type.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Union
 
 import numpy as np
@@ -40,7 +40,7 @@ __all__ = [
     "AtomicAdd", "Assign", "Barrier", "Binary", "Buffer", "Builtin", "Cast", "Const",
     "Expr", "For", "If", "Kernel", "Let", "Load", "Select", "Shuffle", "Stmt", "Store",
     "Unary", "Var", "VectorLoad", "VectorStore", "BINARY_OPS", "COMPARISONS", "UNARY_OPS",
-    "WARP_SIZES", "dtype_of", "index_const",
+    "WARP_SIZES", "dtype_of", "index_const", "rename_buffers",
 ]
 
 WARP_SIZES = (32, 64)  # NVIDIA warps, AMD wavefronts (CDNA)
@@ -310,3 +310,23 @@ class Kernel:
     @property
     def buffers(self) -> tuple[Buffer, ...]:
         return tuple(p for p in self.params if isinstance(p, Buffer))
+
+
+def rename_buffers(kernel: Kernel, names: dict[str, str]) -> Kernel:
+    """`kernel` with its global buffers renamed (old name -> new name), everywhere they
+    appear; kernels built for one fusion join another's this way."""
+    def walk(node):
+        if isinstance(node, Buffer):
+            if node.space == "global" and node.name in names:
+                return Buffer(names[node.name], node.dtype, node.space, node.size,
+                              node.values)
+            return node
+        if isinstance(node, tuple):
+            return tuple(walk(n) for n in node)
+        if isinstance(node, (Const, Var, Builtin, Barrier)) or not hasattr(
+                node, "__dataclass_fields__"):
+            return node
+        changes = {f: walk(getattr(node, f)) for f in node.__dataclass_fields__
+                   if f != "dtype"}
+        return replace(node, **changes)
+    return replace(kernel, params=walk(kernel.params), body=walk(kernel.body))

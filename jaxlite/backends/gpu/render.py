@@ -72,9 +72,20 @@ def _constant_array(buffer: ir.Buffer) -> str:
     if buffer.dtype in _SIXTEEN_BIT:
         raise TypeError(f"constant array {buffer.name} of {buffer.dtype}: keep constants "
                         "in their float32 computing type")
-    values = ", ".join(literal(v, buffer.dtype) for v in buffer.values)
+    values = ", ".join(_static_literal(v, buffer.dtype) for v in buffer.values)
     return (f"__device__ const {C_TYPES[buffer.dtype]} {_name(buffer.name)}"
             f"[{len(buffer.values)}] = {{{values}}};")
+
+
+def _static_literal(value: object, dtype: str) -> str:
+    """`literal`, but a constant expression (initializers of `__device__` arrays cannot
+    call the bit-cast intrinsics JL_NAN_* and JL_INF_* use)."""
+    if dtype in ("float32", "float64") and not math.isfinite(float(value)):
+        f = "f" if dtype == "float32" else ""
+        if math.isnan(float(value)):
+            return f"__builtin_nan{f}(\"\")"
+        return f"__builtin_inf{f}()" if float(value) > 0 else f"(-__builtin_inf{f}())"
+    return literal(value, dtype)
 
 
 def literal(value: object, dtype: str) -> str:
