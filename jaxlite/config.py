@@ -312,7 +312,7 @@ config.define("jaxlite_spmd_partitioner",
               "jit calls on arrays placed over a mesh of several devices run as one "
               "partitioned program per device (sharding propagation, the SPMD partitioner, "
               "collectives between devices). Off: they compute global values and only place "
-              "the results (environment: JAXLITE_SPMD_PARTITIONER=0).", bool)
+              "the results.", bool)
 
 
 # The cpu backend's device count, once it has started (then the option is fixed, as in JAX).

@@ -29,7 +29,7 @@ from jaxlite.core.jaxpr import ClosedJaxpr
 from jaxlite.core.sharding import NamedSharding, PartitionSpec
 from jaxlite.interpreters.lowering import lower_jaxpr
 from jaxlite.runtime.array import ArrayImpl
-from jaxlite.runtime.placement import committed_shardings, constraint_mesh, propagate
+from jaxlite.runtime.placement import constraint_mesh, propagate
 from jaxlite.runtime.sharding import SingleDeviceSharding
 from jaxlite.xla.hlo_sharding import HloSharding, from_mesh_spec
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
@@ -44,7 +44,7 @@ logger = logging.getLogger("jaxlite.spmd")
 def spmd_mesh(closed: ClosedJaxpr, leaves: Sequence[Any]) -> Any:
     """The mesh a jit call on `leaves` is partitioned over, or None (one device, a mesh
     spanning processes, or no placed argument or constraint)."""
-    named = [s for _, s in committed_shardings(leaves) if isinstance(s, NamedSharding)]
+    named = [s for s in map(_placement, leaves) if isinstance(s, NamedSharding)]
     mesh = named[0].mesh if named else constraint_mesh(closed.jaxpr)
     if mesh is None or mesh.size == 1 or not hasattr(mesh, "devices"):
         return None
@@ -55,10 +55,18 @@ def spmd_mesh(closed: ClosedJaxpr, leaves: Sequence[Any]) -> Any:
     return mesh
 
 
+def _placement(leaf: Any) -> Any:
+    """A committed Array's sharding, or that of a ShapeDtypeStruct given to `lower`."""
+    if type(leaf) is ArrayImpl:
+        return leaf._sharding
+    return getattr(leaf, "sharding", None) if hasattr(leaf, "shape") else None
+
+
 def _spec(leaf: Any, mesh: Any) -> tuple | None:
-    sharding = leaf._sharding if type(leaf) is ArrayImpl else None
+    sharding = _placement(leaf)
     if isinstance(sharding, NamedSharding) and sharding.mesh == mesh:
-        return tuple(sharding.spec) + (None,) * (leaf.ndim - len(sharding.spec))
+        ndim = len(leaf.shape)
+        return tuple(sharding.spec) + (None,) * (ndim - len(sharding.spec))
     return None
 
 
@@ -154,31 +162,38 @@ class SpmdCall:
 
     def __call__(self, leaves: Sequence[Any]) -> list[ArrayImpl]:
         count = len(self.devices)
-        per_partition = []
-        for p in range(count):
-            blocks = [_block(np.asarray(leaf._value if type(leaf) is ArrayImpl else leaf),
-                             layout, p) for leaf, layout in zip(leaves, self.in_layouts)]
-            per_partition.append(list(self.consts) + blocks)
+        blocks = [_blocks(leaf, layout, count, self.mesh)
+                  for leaf, layout in zip(leaves, self.in_layouts)]
+        per_partition = [list(self.consts) + [b[p] for b in blocks] for p in range(count)]
         outs = self.executable.execute_partitions(per_partition)
         return [self._result(k, [outs[p][k] for p in range(count)])
                 for k in range(len(self.out_avals))]
 
     def _result(self, k: int, blocks: list[np.ndarray]) -> ArrayImpl:
+        """Result `k` from its blocks: each device keeps its own block as its shard."""
         aval, layout = self.out_avals[k], self.out_layouts[k]
-        value = np.empty(aval.shape, aval.dtype)
-        for p, block in enumerate(blocks):
-            where = layout.block_slices(aval.shape, p)
-            value[where] = block[tuple(slice(0, s.stop - s.start) for s in where)]
+        if layout.is_tiled:
+            value = np.empty(aval.shape, aval.dtype)
+            for p, block in enumerate(blocks):
+                where = layout.block_slices(aval.shape, p)
+                value[where] = block[tuple(slice(0, s.stop - s.start) for s in where)]
+        else:
+            value = blocks[0]
         out = ArrayImpl(value, aval.weak_type)
-        sharding = self.out_shardings[k]
-        out._sharding = sharding
-        position = {device: p for p, device in enumerate(self.devices)}
-        out._shards = tuple(
-            ArrayImpl(np.ascontiguousarray(value[index]), aval.weak_type).with_sharding(
-                SingleDeviceSharding(device))
-            for device, index in sharding.devices_indices_map(aval.shape).items()
-            if device in position)
+        out._sharding = self.out_shardings[k]
+        out._shards = tuple(ArrayImpl(block, aval.weak_type).with_sharding(
+            SingleDeviceSharding(device)) for device, block in zip(self.devices, blocks))
         return out
+
+
+def _blocks(leaf: Any, layout: HloSharding, count: int, mesh: Any) -> list[np.ndarray]:
+    """Each partition's block of one argument: the devices' own shards of an Array placed
+    on the mesh (no copy), else slices of its value."""
+    if type(leaf) is ArrayImpl and leaf._shards is not None and \
+            isinstance(leaf._sharding, NamedSharding) and leaf._sharding.mesh == mesh:
+        return [shard._value for shard in leaf._shards]
+    value = np.asarray(leaf._value if type(leaf) is ArrayImpl else leaf)
+    return [_block(value, layout, p) for p in range(count)]
 
 
 def _block(value: np.ndarray, layout: HloSharding, partition: int) -> np.ndarray:

@@ -33,6 +33,7 @@ from jaxlite.backends.base import Client, Device
 from jaxlite.backends.registry import get_backend
 from jaxlite.config import config
 from jaxlite.core.avals import ShapedArray, is_array_like
+from jaxlite.core.sharding_rules import jit_key
 from jaxlite.core.jaxpr import ClosedJaxpr
 from jaxlite.core.leaks import defined_at
 from jaxlite.core.trace import EvalTrace, Tracer, current_trace
@@ -172,7 +173,7 @@ class PjitFunction(Wrapped):
             raise _api_util.abstract_argument_error(
                 error, self._fun, leaves, self._leaf_names(args, dynamic_kwargs)) from None
         # The named axes in scope decide how collectives trace (all_gather's shape).
-        key = (in_tree, avals, statics, config.trace_context(), axis_env())
+        key = (in_tree, avals, statics, config.trace_context(), axis_env(), jit_key(avals))
         traced = self._cache.lookup(key)
         if traced is None:
             def trace() -> _Traced:
@@ -351,17 +352,17 @@ class PjitFunction(Wrapped):
 
     def trace(self, *args: Any, **kwargs: Any) -> "Traced":
         """Trace without running (mirrors `jax.jit(f).trace`)."""
-        traced, _ = self._trace(args, kwargs, abstract=True)
+        traced, leaves = self._trace(args, kwargs, abstract=True)
         return Traced(traced.jaxpr, traced.out_tree,
-                      functools.partial(self._lower_traced, traced))
+                      functools.partial(self._lower_traced, traced, leaves))
 
     def lower(self, *args: Any, **kwargs: Any) -> "Lowered":
         """Trace and lower to HLO for these arguments' signature (mirrors
         `jax.jit(f).lower`); `.compile()` on the result compiles it."""
-        traced, _ = self._trace(args, kwargs, abstract=True)
-        return self._lower_traced(traced)
+        traced, leaves = self._trace(args, kwargs, abstract=True)
+        return self._lower_traced(traced, leaves)
 
-    def _lower_traced(self, traced: _Traced) -> "Lowered":
+    def _lower_traced(self, traced: _Traced, leaves: Sequence[Any] = ()) -> "Lowered":
         if traced.consts:
             raise TypeError(f"lower: {self.__name__} closes over values traced by an outer "
                             "transformation; ahead-of-time lowering needs a function of its "
@@ -370,8 +371,10 @@ class PjitFunction(Wrapped):
         start = time.perf_counter()
         with collection_paused(), compile_progress.phase("lowering", f"jit({name})"):
             lowered = lower_jaxpr(traced.jaxpr, dispatch.module_name(name), f"jit({name})")
+        # Arguments placed over a mesh: `compile()` partitions the program per device.
+        partitioned = functools.partial(self._partitioned, traced, leaves, name)
         return Lowered(lowered, traced, name, self._client(), self._donate_argnums,
-                       time.perf_counter() - start)
+                       time.perf_counter() - start, partitioned)
 
     def _cache_size(self) -> int:
         return len(self._cache)

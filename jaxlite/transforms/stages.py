@@ -122,8 +122,12 @@ class Lowered:
     """
 
     def __init__(self, lowered: LoweredModule, traced: Any, name: str, client: Client,
-                 donate_argnums: tuple[int, ...], lowering_seconds: float) -> None:
+                 donate_argnums: tuple[int, ...], lowering_seconds: float,
+                 partitioned: Callable[[], Any] | None = None) -> None:
         self._lowered = lowered
+        # Gives the per-device program (`runtime.spmd_call.SpmdCall`) when the arguments
+        # are placed over a mesh of several devices, else None.
+        self._partitioned = partitioned
         self._traced = traced
         self._name = name
         self._client = client
@@ -177,9 +181,11 @@ class Lowered:
 
     def compile(self, compiler_options: dict[str, Any] | None = None) -> "Compiled":
         """Run the backend's compiler (passes included) on the module."""
-        call = dispatch.compile_lowered(self._lowered, self._traced.jaxpr, self._name,
-                                        self._client, self._traced.donated_invars,
-                                        self._lowering_seconds)
+        call = self._partitioned() if self._partitioned is not None else None
+        if call is None:
+            call = dispatch.compile_lowered(self._lowered, self._traced.jaxpr, self._name,
+                                            self._client, self._traced.donated_invars,
+                                            self._lowering_seconds)
         return Compiled(call, self._traced, self._name, self.donate_argnums)
 
 
