@@ -3,17 +3,19 @@ eq_to, le_to, lt_to.
 
 Mirrors `jax.lax.clz`, `mulhi`, `reduce_precision` and the primitives `eq_to_p`, `le_to_p`,
 `lt_to_p` (XLA's Clz, the high half of a widening multiply, ReducePrecision, and Compare
-with the TOTALORDER comparison type, which sorts use). Each primitive has a numpy
-reference and lowers through its expansion into shifts, masks and integer arithmetic of
-the operand's width (`jaxlite.lax._composed`):
+with the TOTALORDER comparison type, which sorts use). Each primitive but
+reduce_precision has a numpy reference and lowers through its expansion into shifts,
+masks and integer arithmetic of the operand's width (`jaxlite.lax._composed`);
+reduce_precision lowers to XLA's `reduce-precision` opcode, whose algorithm
+(`jaxlite.xla.reduce_precision`) is also its reference:
 
 - clz: smear the highest set bit into every lower bit; the count is the width minus the
   number of set bits.
 - mulhi: the product of the half-width limbs, with the carries of the middle terms; for
   signed operands the unsigned result minus (a < 0 ? b : 0) and (b < 0 ? a : 0).
-- reduce_precision: XLA's algorithm on the bits: round the mantissa to nearest even, then
-  (when the exponent narrows) flush what falls below the narrow format's smallest normal to
-  a signed zero and what exceeds its largest to a signed infinity; NaNs stay NaN.
+- reduce_precision: round the mantissa to nearest even, then (when the exponent narrows)
+  flush what falls below the narrow format's smallest normal to a signed zero and what
+  exceeds its largest to a signed infinity; NaNs stay NaN.
 - total order: -NaN < -inf < ... < -0.0 < +0.0 < ... < inf < +NaN, by comparing the bit
   patterns as signed integers after flipping the magnitude bits of negative values.
 """
@@ -27,14 +29,20 @@ import numpy as np
 from jaxlite.core import dtypes
 from jaxlite.core.avals import get_aval
 from jaxlite.interpreters import ad
+from jaxlite.interpreters.lowering import LoweringContext
+from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax._composed import lower_by_expansion
 from jaxlite.lax._declare import BOOL, FLOATING, INTEGER, elementwise
 from jaxlite.lax.arithmetic import add, elementwise_operands, mul, sub
 from jaxlite.lax.bitwise import (bitwise_and, bitwise_or, bitwise_xor, population_count,
                                  shift_right_arithmetic, shift_right_logical)
-from jaxlite.lax.comparisons import eq, le, lt, ne
-from jaxlite.lax.convert import bitcast_convert_type, convert_element_type
+from jaxlite.lax.comparisons import eq, le, lt
+from jaxlite.lax.convert import bitcast_convert_type
 from jaxlite.lax.selection import select_n
+from jaxlite.xla.ir import HloInstruction
+from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.reduce_precision import check_format
+from jaxlite.xla.reduce_precision import reduce_precision as xla_reduce_precision
 
 __all__ = ["clz", "mulhi", "reduce_precision", "clz_p", "mulhi_p", "reduce_precision_p",
            "eq_to_p", "le_to_p", "lt_to_p"]
@@ -144,83 +152,21 @@ def mulhi(x: Any, y: Any, /) -> Any:
 
 # ---------------------------------------------------------------------- reduce_precision
 
-def _formats(dtype: Any) -> tuple[int, int]:
-    info = dtypes.finfo(dtype)
-    return int(info.nexp), int(info.nmant)
-
-
-def _reduce_precision_bits(bits: Any, x: Any, exponent_bits: int, mantissa_bits: int,
-                           ops: Any) -> Any:
-    """XLA's ReducePrecision on the unsigned bit pattern `bits` of the float `x`, written
-    once over `ops` (numpy's or lax's functions), so that reference and lowering agree."""
-    src_exponent, src_mantissa = _formats(ops.dtype(x))
-    unsigned = ops.dtype(bits)
-
-    def c(value: int) -> Any:
-        return _const(value, unsigned)
-    if mantissa_bits < src_mantissa:
-        dropped = src_mantissa - mantissa_bits
-        last_kept = c(1 << dropped)
-        # Round half to even: add just under a half, plus the last kept bit.
-        bias = ops.add(ops.shift_right(ops.bitwise_and(bits, last_kept), c(dropped)),
-                       c((1 << (dropped - 1)) - 1))
-        bits = ops.bitwise_and(ops.add(bits, bias), c(~((1 << dropped) - 1)))
-    if exponent_bits < src_exponent:
-        exponent_mask = c(((1 << src_exponent) - 1) << src_mantissa)
-        src_bias = (1 << (src_exponent - 1)) - 1
-        narrow_bias = (1 << (exponent_bits - 1)) - 1
-        exponent = ops.bitwise_and(bits, exponent_mask)
-        overflows = ops.gt(exponent, c((src_bias + narrow_bias) << src_mantissa))
-        underflows = ops.le(exponent, c((src_bias - narrow_bias) << src_mantissa))
-        signed_zero = ops.bitwise_and(bits, c(1 << (src_exponent + src_mantissa)))
-        signed_inf = ops.bitwise_or(signed_zero, exponent_mask)
-        bits = ops.where(overflows, signed_inf, ops.where(underflows, signed_zero, bits))
-    return bits
-
-
-class _NumpyOps:
-    dtype = staticmethod(lambda x: np.asarray(x).dtype)
-    add = staticmethod(np.add)
-    gt = staticmethod(np.greater)
-    le = staticmethod(np.less_equal)
-    bitwise_and = staticmethod(np.bitwise_and)
-    bitwise_or = staticmethod(np.bitwise_or)
-    shift_right = staticmethod(np.right_shift)
-    where = staticmethod(np.where)
-
-
-class _LaxOps:
-    dtype = staticmethod(lambda x: np.dtype(get_aval(x).dtype))
-    add = staticmethod(add)
-    gt = staticmethod(lambda x, y: lt(y, x))
-    le = staticmethod(le)
-    bitwise_and = staticmethod(bitwise_and)
-    bitwise_or = staticmethod(bitwise_or)
-    shift_right = staticmethod(shift_right_logical)
-    where = staticmethod(lambda p, x, y: select_n(p, y, x))
-
-
 def _reduce_precision_reference(x: np.ndarray, *, exponent_bits: int,
                                 mantissa_bits: int) -> np.ndarray:
-    x = np.asarray(x)
-    bits = x.view(_uint(x.dtype))
-    with np.errstate(over="ignore"):
-        out = _reduce_precision_bits(bits, x, exponent_bits, mantissa_bits, _NumpyOps)
-    out = np.asarray(out, _uint(x.dtype)).view(x.dtype)
-    return np.where(np.isnan(x), x, out)
+    return xla_reduce_precision(x, exponent_bits, mantissa_bits)
 
 
-def _reduce_precision_expansion(x: Any, *, exponent_bits: int, mantissa_bits: int) -> Any:
-    dtype = np.dtype(get_aval(x).dtype)
-    bits = _reduce_precision_bits(_bits(x), x, exponent_bits, mantissa_bits, _LaxOps)
-    out = bitcast_convert_type(bits, dtype)
-    return select_n(ne(x, x), out, x)
+def _lower_reduce_precision(ctx: LoweringContext, x: HloInstruction, *, exponent_bits: int,
+                            mantissa_bits: int) -> HloInstruction:
+    return hlo.result(ctx, Opcode.REDUCE_PRECISION, (x,), exponent_bits=exponent_bits,
+                      mantissa_bits=mantissa_bits)
 
 
 reduce_precision_p = elementwise("reduce_precision", _reduce_precision_reference,
                                  kinds=(FLOATING,))
 reduce_precision_p.reference = _reduce_precision_reference  # no float32 detour: bits matter
-reduce_precision_p.lower = lower_by_expansion(reduce_precision_p, _reduce_precision_expansion)
+reduce_precision_p.lower = _lower_reduce_precision
 ad.deflinear(reduce_precision_p)
 reduce_precision_p.transpose = lambda ct, x, **params: [reduce_precision_p.bind(ct, **params)]
 
@@ -229,13 +175,8 @@ def reduce_precision(operand: Any, exponent_bits: int, mantissa_bits: int) -> An
     """`operand` rounded to a float format with `exponent_bits` and `mantissa_bits`, kept in
     its own dtype (mirrors `jax.lax.reduce_precision`): round to nearest even, overflow to
     infinity, values below the format's smallest normal to zero."""
-    exponent_bits, mantissa_bits = operator.index(exponent_bits), operator.index(mantissa_bits)
-    if exponent_bits < 1:
-        raise ValueError(f"reduce_precision: exponent_bits must be positive; got "
-                         f"{exponent_bits}")
-    if mantissa_bits < 0:
-        raise ValueError(f"reduce_precision: mantissa_bits must be non-negative; got "
-                         f"{mantissa_bits}")
+    exponent_bits, mantissa_bits = check_format(
+        operator.index(exponent_bits), operator.index(mantissa_bits), "reduce_precision")
     (x,) = elementwise_operands("reduce_precision", operand)
     return reduce_precision_p.bind(x, exponent_bits=exponent_bits,
                                    mantissa_bits=mantissa_bits)

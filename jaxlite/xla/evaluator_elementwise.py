@@ -35,6 +35,7 @@ from jaxlite.xla.cpu_f32_kernels import (erf_f32, erf_inv_f32, for_float32, log1
                                          log_f32, tanh_f32)
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.reduce_precision import reduce_precision
 
 __all__ = ["KERNELS", "binary_kernel", "bitcast_convert", "convert"]
 
@@ -356,4 +357,6 @@ KERNELS: dict[Opcode, Kernel] = {
     _O.SELECT: lambda inst, pred, on_true, on_false: np.where(pred, on_true, on_false),
     _O.CLAMP: lambda inst, low, x, high: _clamp(low, x, high),
     _O.CONVERT: lambda inst, x: convert(x, inst.shape.dtype),
+    _O.REDUCE_PRECISION: lambda inst, x: reduce_precision(
+        x, inst.attr("exponent_bits"), inst.attr("mantissa_bits")),
 }

@@ -54,6 +54,8 @@ class Opcode(enum.Enum):
     NEGATE = OpcodeInfo("negate", 1, _E)
     NOT = OpcodeInfo("not", 1, _E)
     POPCNT = OpcodeInfo("popcnt", 1, _E)
+    # rounds to a narrower float format (exponent_bits, mantissa_bits), same element type
+    REDUCE_PRECISION = OpcodeInfo("reduce-precision", 1, _E)
     REAL = OpcodeInfo("real", 1, _E)
     ROUND_AFZ = OpcodeInfo("round-nearest-afz", 1, _E)
     ROUND_EVEN = OpcodeInfo("round-nearest-even", 1, _E)

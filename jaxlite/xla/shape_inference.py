@@ -26,6 +26,7 @@ from jaxlite.xla import shape_inference_collectives as collectives
 from jaxlite.xla import shape_inference_reductions as reductions
 from jaxlite.xla.ir import HloComputation
 from jaxlite.xla.opcodes import COMPARISON_DIRECTIONS, Kind, Opcode
+from jaxlite.xla.reduce_precision import check_format
 from jaxlite.xla.shape import Shape
 from jaxlite.xla.shape_inference_base import PRED, RuleContext, describe, scalar
 
@@ -61,7 +62,7 @@ _UNARY_KINDS: dict[Opcode, tuple[str, ...]] = {
     _O.CEIL: (FLOAT_K,), _O.FLOOR: (FLOAT_K,), _O.ROUND_AFZ: (FLOAT_K,),
     _O.ROUND_EVEN: (FLOAT_K,), _O.CBRT: (FLOAT_K,), _O.REAL: _INEXACT, _O.IMAG: _INEXACT,
     _O.ERF: (FLOAT_K,), _O.ERFC: (FLOAT_K,), _O.ERF_INV: (FLOAT_K,), _O.LGAMMA: (FLOAT_K,),
-    _O.DIGAMMA: (FLOAT_K,),
+    _O.DIGAMMA: (FLOAT_K,), _O.REDUCE_PRECISION: (FLOAT_K,),
 }
 for _op in (_O.COS, _O.SIN, _O.TAN, _O.TANH, _O.EXP, _O.EXPM1, _O.LOG, _O.LOG1P,
             _O.LOGISTIC, _O.SQRT, _O.RSQRT, _O.ACOS, _O.ACOSH, _O.ASIN, _O.ASINH, _O.ATAN,
@@ -90,6 +91,11 @@ def _unary_rule(ctx: RuleContext) -> Shape:
     _check_kind(ctx, x, _UNARY_KINDS[ctx.opcode])
     if ctx.opcode is _O.IS_FINITE:
         return Shape(PRED, x.dims)
+    if ctx.opcode is _O.REDUCE_PRECISION:
+        try:
+            check_format(ctx.attr("exponent_bits"), ctx.attr("mantissa_bits"))
+        except (TypeError, ValueError) as err:
+            ctx.fail(str(err))
     if ctx.opcode in (_O.ABS, _O.REAL, _O.IMAG):
         return Shape(dtypes.real_dtype(x.dtype), x.dims)
     return Shape(x.dtype, x.dims)

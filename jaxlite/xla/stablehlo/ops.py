@@ -60,7 +60,7 @@ STRUCTURED_OPS: dict[Opcode, str] = {
     _O.CONCATENATE: "concatenate", _O.SLICE: "slice", _O.PAD: "pad",
     _O.DYNAMIC_SLICE: "dynamic_slice", _O.DYNAMIC_UPDATE_SLICE: "dynamic_update_slice",
     _O.IOTA: "iota", _O.GATHER: "gather", _O.DOT: "dot_general",
-    _O.CONVOLUTION: "convolution",
+    _O.CONVOLUTION: "convolution", _O.REDUCE_PRECISION: "reduce_precision",
 }
 
 # The comparison type HLO's `compare` writes explicitly (`type=TOTALORDER`) keeps its
@@ -104,6 +104,13 @@ def _exp2(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]) -
     # StableHLO has no exp2: 2 ** x.
     two = w.constant(T.dense_literal(np.asarray(2, inst.shape.dtype)), inst.shape)
     return w.same_type("stablehlo.power", two + single_values(operands), inst.shape)
+
+
+def _reduce_precision(w: FunctionWriter, inst: HloInstruction,
+                      operands: Sequence[Leaves]) -> Leaves:
+    props = {"exponent_bits": f"{int(inst.attr('exponent_bits'))} : i32",
+             "mantissa_bits": f"{int(inst.attr('mantissa_bits'))} : i32"}
+    return w.generic(_name(_O.REDUCE_PRECISION), single_values(operands), [inst.shape], props)
 
 
 def _name(opcode: Opcode) -> str:
@@ -243,6 +250,7 @@ RULES: dict[Opcode, Rule] = {
     **{op: _generic(f"chlo.{name}") for op, name in CHLO_OPS.items()},
     _O.COMPARE: _compare,
     _O.EXP2: _exp2,
+    _O.REDUCE_PRECISION: _reduce_precision,
     _O.CONSTANT: _constant,
     _O.TUPLE: _tuple,
     _O.GET_TUPLE_ELEMENT: _get_tuple_element,

@@ -311,6 +311,15 @@ def _count_leading_zeros(fb: FunctionBuilder, op: Op, operands: Values,
     return [fb.add(_O.SUBTRACT, shape, [width, fb.add(_O.POPCNT, shape, [smeared])])]
 
 
+def _reduce_precision(op: Op) -> dict[str, Any]:
+    """`format = e5m10` (pretty form) or `exponent_bits` and `mantissa_bits` (generic)."""
+    if "format" in op.attrs:
+        exponent, mantissa = str(op.attrs["format"]).lstrip("e").split("m")
+        return {"exponent_bits": int(exponent), "mantissa_bits": int(mantissa)}
+    return {"exponent_bits": int(op.attrs["exponent_bits"]),
+            "mantissa_bits": int(op.attrs["mantissa_bits"])}
+
+
 def _square(fb: FunctionBuilder, op: Op, operands: Values, types: Sequence[Shape]) -> Values:
     return [fb.add(_O.MULTIPLY, types[0], operands * 2)]
 
@@ -382,6 +391,7 @@ RULES: dict[str, Rule] = {
     "stablehlo.iota": _one(_O.IOTA,
                            lambda op: {"iota_dimension": int(_prop(op, "iota_dimension", "dim"))}),
     "stablehlo.gather": _one(_O.GATHER, _gather),
+    "stablehlo.reduce_precision": _one(_O.REDUCE_PRECISION, _reduce_precision),
     "stablehlo.dot_general": _one(_O.DOT, _dot),
     "stablehlo.convolution": _convolution,
     "stablehlo.reduce": _reduce,

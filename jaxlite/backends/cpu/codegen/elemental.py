@@ -28,6 +28,7 @@ from jaxlite.backends.cpu.codegen.mathfns import MATH_OPCODES, MathLib
 from jaxlite.backends.cpu.codegen.movement import MOVEMENT
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.reduce_precision import nan_result_bits, reduce_precision_bits
 
 __all__ = ["Elemental", "Index", "Value", "ConstantPool"]
 
@@ -387,6 +388,8 @@ class Elemental:
             return arith.select(*args)
         if op is _O.CLAMP:
             return arith.clamp(*args)
+        if op is _O.REDUCE_PRECISION:
+            return _reduce_precision(arith, inst, args[0])
         if op in MATH_OPCODES and not (op is _O.POWER and inst.shape.dtype.kind in "iu"):
             return self.mathlib.apply(arith, op, args)
         if len(args) == 1:
@@ -419,6 +422,51 @@ class Elemental:
         if len(args) == 1:
             return cx.unary(op, args[0])  # type: ignore[arg-type]
         return cx.binary(op, *args)  # type: ignore[arg-type]
+
+
+class _LlvmBits:
+    """`BitOps` of the reduce-precision algorithm on unsigned integer `Val`s."""
+
+    def __init__(self, arith: Arith, unsigned: np.dtype, width: int) -> None:
+        self.arith, self.unsigned, self.width = arith, unsigned, width
+
+    def const(self, value: int) -> Val:
+        return self.arith.const(value % (1 << (8 * self.unsigned.itemsize)), self.unsigned,
+                                self.width)
+
+    def add(self, a: Val, b: Val) -> Val:
+        return self.arith.binary(_O.ADD, a, b)
+
+    def bit_and(self, a: Val, b: Val) -> Val:
+        return self.arith.binary(_O.AND, a, b)
+
+    def bit_or(self, a: Val, b: Val) -> Val:
+        return self.arith.binary(_O.OR, a, b)
+
+    def shift_right(self, a: Val, b: Val) -> Val:
+        return self.arith.binary(_O.SHIFT_RIGHT_LOGICAL, a, b)
+
+    def greater(self, a: Val, b: Val) -> Val:
+        return self.arith.compare("GT", a, b)
+
+    def less_equal(self, a: Val, b: Val) -> Val:
+        return self.arith.compare("LE", a, b)
+
+    def where(self, pred: Val, a: Val, b: Val) -> Val:
+        return self.arith.select(pred, a, b)
+
+
+def _reduce_precision(arith: Arith, inst: HloInstruction, x: Val) -> Val:
+    """XLA's reduce-precision on the bits of `x` (the algorithm the evaluator runs)."""
+    dtype = inst.shape.dtype
+    unsigned = np.dtype(f"uint{8 * dtype.itemsize}")
+    ops = _LlvmBits(arith, unsigned, x.width)
+    bits = arith.bitcast(x, unsigned)
+    rounded = reduce_precision_bits(bits, dtype, inst.attr("exponent_bits"),
+                                    inst.attr("mantissa_bits"), ops)
+    nan = nan_result_bits(bits, dtype, ops)
+    is_nan = arith.compare("NE", x, x)
+    return arith.bitcast(arith.select(is_nan, nan, rounded), dtype)
 
 
 def _compute_dtype(dtype: np.dtype) -> np.dtype:
