@@ -1,0 +1,285 @@
+"""Partitioning the array operations: elementwise, movement, iota, reduce, and the
+always-correct fallback (mirrors the per-opcode handlers of XLA's SPMD partitioner).
+
+Each handler takes the builder, the original instruction, the grid its result should
+have (`target`) and the partitioned operands, and returns the partitioned result in a grid
+of its choosing, often `target` itself; the partitioner then reshards it to `target`. That
+lets a handler stop at the layout that is natural for it, e.g. a reduce's result after its
+all-reduce, or a slice's with the sliced dimension whole.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from jaxlite.xla.ir import HloComputation, HloInstruction
+from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.passes import spmd_shardings as grids
+from jaxlite.xla.passes.spmd_builder import PValue, SpmdBuilder
+from jaxlite.xla.passes.spmd_reshard import replicate, reshard
+from jaxlite.xla.shape import Shape
+
+__all__ = ["HANDLERS", "fallback", "tuple_value"]
+
+_O = Opcode
+Handler = Callable[[SpmdBuilder, HloInstruction, np.ndarray, list[PValue]], PValue]
+
+
+def _attrs(inst: HloInstruction, **changes) -> dict:
+    attrs = {k: v for k, v in inst.attrs.items() if k != "sharding"}
+    attrs.update(changes)
+    return attrs
+
+
+def _local(b: SpmdBuilder, inst: HloInstruction, operands: list[HloInstruction],
+           ids: np.ndarray, **changes) -> PValue:
+    """`inst` applied to blocks, giving the block of grid `ids`."""
+    tile = grids.tile_shape(ids, inst.shape.dims)
+    hlo = b.add(inst.opcode, operands, _attrs(inst, **changes), _stripped(b, inst),
+                shape=Shape(inst.shape.dtype, tile))
+    return PValue(hlo, inst.shape, ids)
+
+
+def _stripped(b: SpmdBuilder, inst: HloInstruction) -> tuple[HloComputation, ...]:
+    return tuple(b.state.strip(c) for c in inst.called)
+
+
+def elementwise(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
+                ops: list[PValue]) -> PValue:
+    """Operands in the result's layout, then the operation block by block (scalar operands
+    of clamp and select stay whole)."""
+    moved = [reshard(b, v, target) if v.shape.rank == inst.shape.rank else replicate(b, v)
+             for v in ops]
+    return _local(b, inst, [v.hlo for v in moved], target)
+
+
+def broadcast(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
+              ops: list[PValue]) -> PValue:
+    """The operand cut as the result along the dimensions it maps to."""
+    dims = tuple(int(d) for d in inst.attr("dimensions", ()))
+    operand = reshard(b, ops[0], grids.regrid(target, [[d] for d in dims]))
+    return _local(b, inst, [operand.hlo], target)
+
+
+def transpose(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
+              ops: list[PValue]) -> PValue:
+    perm = [int(d) for d in inst.attr("dimensions")]
+    operand = reshard(b, ops[0], grids.regrid(target, [[perm.index(j)]
+                                                      for j in range(len(perm))]))
+    return _local(b, inst, [operand.hlo], target)
+
+
+def reshape(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
+            ops: list[PValue]) -> PValue:
+    """Locally when each cut result dimension is the major part of a group of dimensions
+    that reshape keeps together and the cut divides evenly; else on the whole value."""
+    source = _reshape_source_grid(ops[0].shape.dims, inst.shape.dims, target)
+    if source is None:
+        whole = replicate(b, ops[0])
+        return _local(b, inst, [whole.hlo], _replicated(b, inst.shape.rank))
+    operand = reshard(b, ops[0], source)
+    return _local(b, inst, [operand.hlo], target)
+
+
+def _replicated(b: SpmdBuilder, rank: int) -> np.ndarray:
+    return np.arange(b.n).reshape((1,) * rank + (b.n,))
+
+
+def _reshape_source_grid(src: tuple[int, ...], dst: tuple[int, ...],
+                         target: np.ndarray) -> np.ndarray | None:
+    """The operand grid that makes the reshape local, or None."""
+    axes: list[list[int]] = [[] for _ in src]
+    i = j = 0
+    while i < len(src) or j < len(dst):
+        # The next group: the shortest runs of dimensions with equal products.
+        gi, gj = [i], [j]
+        a = src[i] if i < len(src) else 1
+        c = dst[j] if j < len(dst) else 1
+        while a != c:
+            if a < c and gi[-1] + 1 < len(src):
+                gi.append(gi[-1] + 1)
+                a *= src[gi[-1]]
+            elif c < a and gj[-1] + 1 < len(dst):
+                gj.append(gj[-1] + 1)
+                c *= dst[gj[-1]]
+            else:
+                return None
+        for k in gj[1:]:
+            if k < len(dst) and target.shape[k] > 1:
+                return None  # only the major dimension of a group may be cut
+        if gj[0] < len(dst) and target.shape[gj[0]] > 1:
+            tiles = target.shape[gj[0]]
+            if gi[0] >= len(src) or src[gi[0]] % tiles or dst[gj[0]] % tiles:
+                return None
+            axes[gi[0]] = [gj[0]]
+        i, j = gi[-1] + 1, gj[-1] + 1
+    return grids.regrid(target, axes)
+
+
+def _whole_along(changed: list[int], target: np.ndarray) -> np.ndarray:
+    """`target` with the dimensions in `changed` uncut."""
+    rank = target.ndim - 1
+    return grids.keep_dims(target, [d for d in range(rank) if d not in changed])
+
+
+def slice_(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
+           ops: list[PValue]) -> PValue:
+    """Sliced dimensions whole; the others sliced not at all, block by block."""
+    starts, limits = inst.attr("starts"), inst.attr("limits")
+    strides = inst.attr("strides") or (1,) * len(starts)
+    full = ops[0].shape.dims
+    changed = [d for d in range(len(full))
+               if (starts[d], limits[d], strides[d]) != (0, full[d], 1)]
+    ids = _whole_along(changed, target)
+    operand = reshard(b, ops[0], ids)
+    block = operand.hlo.shape.dims
+    return _local(b, inst, [operand.hlo], ids,
+                  starts=tuple(starts[d] if d in changed else 0 for d in range(len(full))),
+                  limits=tuple(limits[d] if d in changed else block[d]
+                               for d in range(len(full))),
+                  strides=tuple(strides[d] if d in changed else 1 for d in range(len(full))))
+
+
+def pad(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
+        ops: list[PValue]) -> PValue:
+    config = inst.attr("padding")
+    changed = [d for d, c in enumerate(config) if tuple(c) != (0, 0, 0)]
+    ids = _whole_along(changed, target)
+    operand = reshard(b, ops[0], ids)
+    fill = replicate(b, ops[1])
+    return _local(b, inst, [operand.hlo, fill.hlo], ids,
+                  padding=tuple(tuple(c) if d in changed else (0, 0, 0)
+                                for d, c in enumerate(config)))
+
+
+def reverse(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
+            ops: list[PValue]) -> PValue:
+    dims = inst.attr("dimensions")
+    ids = _whole_along([int(d) for d in dims], target)
+    return _local(b, inst, [reshard(b, ops[0], ids).hlo], ids)
+
+
+def concatenate(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
+                ops: list[PValue]) -> PValue:
+    dims = inst.attr("dimensions")
+    dim = int(dims if isinstance(dims, int) else dims[0])
+    ids = _whole_along([dim], target)
+    return _local(b, inst, [reshard(b, v, ids).hlo for v in ops], ids)
+
+
+def dynamic_slice(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
+                  ops: list[PValue]) -> PValue:
+    """Dimensions that are sliced whole; the others (sizes equal the operand's, so their
+    start clamps to 0) block by block."""
+    sizes, full = inst.attr("sizes"), ops[0].shape.dims
+    changed = [d for d in range(len(full)) if sizes[d] != full[d]]
+    ids = _whole_along(changed, target)
+    operand = reshard(b, ops[0], ids)
+    starts = [replicate(b, v).hlo for v in ops[1:]]
+    tile = grids.tile_shape(ids, inst.shape.dims)
+    return _local(b, inst, [operand.hlo, *starts], ids, sizes=tile)
+
+
+def dynamic_update_slice(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
+                         ops: list[PValue]) -> PValue:
+    full, part = ops[0].shape.dims, ops[1].shape.dims
+    changed = [d for d in range(len(full)) if part[d] != full[d]]
+    ids = _whole_along(changed, target)
+    operand, update = reshard(b, ops[0], ids), reshard(b, ops[1], ids)
+    starts = [replicate(b, v).hlo for v in ops[2:]]
+    return _local(b, inst, [operand.hlo, update.hlo, *starts], ids)
+
+
+def iota(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
+         ops: list[PValue]) -> PValue:
+    """A block of the iota: the local iota plus where this tile starts."""
+    dim = int(inst.attr("iota_dimension"))
+    value = _local(b, inst, [], target)
+    if target.shape[dim] == 1:
+        return value
+    start = b.offset(target, inst.shape.dims, dim)
+    if inst.shape.dtype != start.shape.dtype:
+        start = b.add(_O.CONVERT, (start,), shape=Shape(inst.shape.dtype, ()))
+    hlo = b.add(_O.ADD, (value.hlo, b.full(start, value.hlo.shape.dims)))
+    return PValue(hlo, inst.shape, target)
+
+
+def reduce(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
+           ops: list[PValue]) -> PValue:
+    """A local reduce of each block (padding masked with the initial value), then an
+    `all-reduce` over the partitions holding different parts of the reduced dimensions."""
+    if inst.shape.is_tuple:
+        return _reduce_variadic(b, inst, ops)
+    operand, init = ops
+    init = replicate(b, init)
+    reduced = [int(d) for d in inst.attr("dimensions")]
+    kept = [d for d in range(operand.shape.rank) if d not in reduced]
+    x = b.mask(operand.hlo, operand.ids, operand.shape.dims, reduced, init.hlo)
+    result_ids = grids.regrid(operand.ids, [[d] for d in kept])
+    local = _local(b, inst, [x, init.hlo], result_ids)
+    cut = [d for d in reduced if operand.ids.shape[d] > 1]
+    if not cut:
+        return local
+    combiner = b.state.strip(inst.called[0])
+    hlo = b.all_reduce(local.hlo, grids.groups_along(operand.ids, cut), combiner)
+    return PValue(hlo, inst.shape, result_ids)
+
+
+def _reduce_variadic(b: SpmdBuilder, inst: HloInstruction, ops: list[PValue]) -> PValue:
+    """Several operands reduced together (argmax): their combiner cannot run inside an
+    all-reduce, so the reduced dimensions are made whole first."""
+    half = len(ops) // 2
+    reduced = [int(d) for d in inst.attr("dimensions")]
+    ids = _whole_along(reduced, ops[0].ids)
+    arrays = [reshard(b, v, ids) for v in ops[:half]]
+    inits = [replicate(b, v) for v in ops[half:]]
+    kept = [d for d in range(ops[0].shape.rank) if d not in reduced]
+    result_ids = grids.regrid(ids, [[d] for d in kept])
+    tile = grids.tile_shape(result_ids, inst.shape.tuple_shapes[0].dims)
+    shape = Shape.tuple([Shape(s.dtype, tile) for s in inst.shape.tuple_shapes])
+    hlo = b.add(inst.opcode, [v.hlo for v in arrays + inits], _attrs(inst),
+                _stripped(b, inst), shape=shape)
+    return tuple_value(b, hlo, inst.shape, [result_ids] * len(inst.shape.tuple_shapes))
+
+
+def tuple_value(b: SpmdBuilder, hlo: HloInstruction, shape: Shape, targets) -> PValue:
+    """A PValue of the tuple `hlo` whose leaves have grids `targets` (nested as `shape`),
+    with a get-tuple-element for each element."""
+    parts = []
+    for i, (element, goal) in enumerate(zip(shape.tuple_shapes, targets)):
+        part = b.add(_O.GET_TUPLE_ELEMENT, (hlo,), {"index": i})
+        if element.is_tuple:
+            parts.append(tuple_value(b, part, element, goal))
+        else:
+            parts.append(PValue(part, element, goal))
+    return PValue(hlo, shape, None, tuple(parts))
+
+
+def fallback(b: SpmdBuilder, inst: HloInstruction, target, ops: list[PValue]) -> PValue:
+    """Any operation: its operands made whole, the operation computed whole on every
+    partition (correct for every opcode; the partitioner slices the result)."""
+    whole = [replicate(b, v) if not v.is_tuple else _replicate_tuple(b, v) for v in ops]
+    hlo = b.add(inst.opcode, [v.hlo for v in whole], _attrs(inst), _stripped(b, inst),
+                shape=inst.shape)
+    if inst.shape.is_tuple:
+        return tuple_value(b, hlo, inst.shape, _replicated_targets(b, inst.shape))
+    return PValue(hlo, inst.shape, _replicated(b, inst.shape.rank))
+
+
+def _replicated_targets(b: SpmdBuilder, shape: Shape):
+    if shape.is_tuple:
+        return [_replicated_targets(b, s) for s in shape.tuple_shapes]
+    return _replicated(b, shape.rank)
+
+
+def _replicate_tuple(b: SpmdBuilder, value: PValue) -> PValue:
+    return reshard(b, value, _replicated_targets(b, value.shape))
+
+
+HANDLERS: dict[Opcode, Handler] = {
+    _O.BROADCAST: broadcast, _O.TRANSPOSE: transpose, _O.RESHAPE: reshape,
+    _O.SLICE: slice_, _O.PAD: pad, _O.REVERSE: reverse, _O.CONCATENATE: concatenate,
+    _O.DYNAMIC_SLICE: dynamic_slice, _O.DYNAMIC_UPDATE_SLICE: dynamic_update_slice,
+    _O.IOTA: iota, _O.REDUCE: reduce,
+}
