@@ -130,7 +130,8 @@ class SpmdCall:
     """One jaxpr compiled for a mesh and its arguments' layouts; call it on the leaves."""
 
     def __init__(self, closed: ClosedJaxpr, name: str, client: Client, mesh: Any,
-                 in_specs: Sequence[tuple | None]) -> None:
+                 in_specs: Sequence[tuple | None],
+                 out_shardings: Sequence[Any] | None = None) -> None:
         self.mesh = mesh
         self.devices = list(mesh.devices.flat)
         count = len(self.devices)
@@ -139,6 +140,9 @@ class SpmdCall:
         avals = [v.aval for v in closed.jaxpr.invars]
         self.in_layouts = [_layout(s, mesh, len(a.shape)) for s, a in zip(in_specs, avals)]
         out_specs = propagate(closed.jaxpr, list(in_specs))
+        for k, given in enumerate(out_shardings or ()):
+            if isinstance(given, NamedSharding) and given.mesh == mesh:
+                out_specs[k] = tuple(given.spec)
         out_avals = [v.aval for v in closed.jaxpr.outvars]
         self.out_avals = out_avals
         self.out_shardings = [_result_sharding(s, mesh, a.shape)
@@ -216,15 +220,17 @@ _CALLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def spmd_call(closed: ClosedJaxpr, name: str, client: Client, mesh: Any,
-              leaves: Sequence[Any]) -> SpmdCall | None:
+              leaves: Sequence[Any], out_shardings: Sequence[Any] | None = None
+              ) -> SpmdCall | None:
     """The compiled SPMD call of `closed` for these leaves' layouts, or None when the
-    partitioner cannot split the program (the caller then computes on global values)."""
+    partitioner cannot split the program (the caller then computes on global values).
+    `out_shardings`: jit's, one per result leaf (None where unconstrained)."""
     specs = tuple(_spec(leaf, mesh) for leaf in leaves)
     calls = _CALLS.setdefault(closed, {})
-    key = (id(client), mesh, specs)
+    key = (id(client), mesh, specs, tuple(out_shardings or ()))
     if key not in calls:
         try:
-            calls[key] = SpmdCall(closed, name, client, mesh, specs)
+            calls[key] = SpmdCall(closed, name, client, mesh, specs, out_shardings)
         except NotImplementedError as error:
             logger.info("jit(%s) runs on global values: the SPMD partitioner declined it "
                         "(%s)", name, error)
