@@ -7,18 +7,25 @@ format without pickles, see `jaxlite.transforms.export.serialization`).
 `from_stablehlo(text)` (jaxlite's own) makes an `Exported` of StableHLO text that
 `jax.jit(f).lower(*args).as_text()` printed. Implemented in `jaxlite.transforms.export`.
 
-Not yet: shape polymorphism (`symbolic_shape` and `symbolic_args_specs` raise
-NotImplementedError), shardings over several devices.
+Shape polymorphism: `symbolic_shape("b, ...", like=...)` gives shapes with symbolic
+dimensions (`jaxlite.core.shape_poly.DimExpr`); a function exported for them runs at every
+size that fits. Not yet: shardings over several devices.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
+import numpy as np
+
+from jaxlite.core import shape_poly
+from jaxlite.core.shape_poly import SymbolicScope
 from jaxlite.transforms.export.exported import (CALLING_CONVENTION_VERSION, Exported,
                                                 default_export_platform, deserialize, export)
 from jaxlite.transforms.export.from_stablehlo import from_stablehlo
 from jaxlite.transforms.export.serialization import (register_namedtuple_serialization,
                                                      register_pytree_node_serialization)
+from jaxlite.transforms.tracing import ShapeDtypeStruct
+from jaxlite.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["DisabledSafetyCheck", "Exported", "SymbolicScope", "default_export_platform",
            "deserialize", "export", "from_stablehlo", "is_symbolic_dim",
@@ -28,10 +35,6 @@ __all__ = ["DisabledSafetyCheck", "Exported", "SymbolicScope", "default_export_p
 
 minimum_supported_calling_convention_version = 9
 maximum_supported_calling_convention_version = CALLING_CONVENTION_VERSION
-
-_NO_SHAPE_POLYMORPHISM = ("jaxlite.export does not support shape polymorphism yet "
-                          "(symbolic dimensions); export the function once per concrete "
-                          "shape instead.")
 
 
 class DisabledSafetyCheck:
@@ -60,27 +63,67 @@ class DisabledSafetyCheck:
         return f"DisabledSafetyCheck({self._name!r})"
 
 
-class SymbolicScope:
-    """A scope for symbolic dimensions (mirrors `jax.export.SymbolicScope`); refused until
-    jaxlite has shape polymorphism."""
+def symbolic_shape(shape_spec: str | None, *, constraints: Sequence[str] = (),
+                   scope: SymbolicScope | None = None,
+                   like: Sequence[int | None] | None = None) -> tuple:
+    """The shape that `shape_spec` spells, with symbolic dimensions (mirrors
+    `jax.export.symbolic_shape`): `"b"`, `"b, 4"`, `"(b, 2*b + 1)"`, and with `like` (a
+    concrete shape, None where unknown) `"b, ..."` and `"_, b"` take the known sizes."""
+    if constraints and scope is not None:
+        raise ValueError("Cannot specify both a `scope` and `constraints`")
+    scope = scope if scope is not None else SymbolicScope(constraints)
+    text = (shape_spec or "").strip()
+    if text.startswith("(") and text.endswith(")"):
+        text = text[1:-1]
+    pieces = [p.strip() for p in text.split(",")] if text.strip() else []
+    if pieces and pieces[-1] == "":
+        pieces.pop()  # "b," is a one-dimensional shape
+    if pieces and pieces[-1] == "...":
+        if like is None:
+            raise ValueError(f"syntax error in symbolic shape '{shape_spec}': '...' needs "
+                             "`like`, the shape whose remaining dimensions it stands for")
+        pieces = pieces[:-1] + ["_"] * (len(like) - len(pieces) + 1)
+    if like is not None and len(like) != len(pieces):
+        raise ValueError(f"syntax error in symbolic shape '{shape_spec}': it has "
+                         f"{len(pieces)} dimensions but like={tuple(like)} has {len(like)}")
+    dims = []
+    for i, piece in enumerate(pieces):
+        known = None if like is None else like[i]
+        dims.append(_dimension(shape_spec, i, piece, known, like, scope))
+    return tuple(dims)
 
-    def __init__(self, constraints_str: Any = ()) -> None:
-        raise NotImplementedError(_NO_SHAPE_POLYMORPHISM)
+
+def _dimension(spec: Any, i: int, piece: str, known: int | None, like: Any,
+               scope: SymbolicScope) -> Any:
+    if piece == "_":
+        if known is None:
+            raise ValueError(f"syntax error in symbolic shape '{spec}' in dimension {i}: "
+                             "'_' needs a known size in `like`")
+        return int(known)
+    dim = shape_poly.parse(piece, scope)
+    if known is not None and not shape_poly.is_symbolic_dim(dim) and dim != known:
+        raise ValueError(f"syntax error in symbolic shape '{spec}' in dimension {i}: "
+                         f"different size {dim} for known dimension; like={tuple(like)}")
+    return dim
 
 
-def symbolic_shape(shape_spec: str | None, *, constraints: Any = (), scope: Any = None,
-                   like: Any = None) -> tuple:
-    """Mirrors `jax.export.symbolic_shape`; raises NotImplementedError (see above)."""
-    raise NotImplementedError(_NO_SHAPE_POLYMORPHISM)
-
-
-def symbolic_args_specs(args: Any, shapes_specs: Any, constraints: Any = (),
-                        scope: Any = None) -> Any:
-    """Mirrors `jax.export.symbolic_args_specs`; raises NotImplementedError (see above)."""
-    raise NotImplementedError(_NO_SHAPE_POLYMORPHISM)
+def symbolic_args_specs(args: Any, shapes_specs: Any, constraints: Sequence[str] = (),
+                        scope: SymbolicScope | None = None) -> Any:
+    """`ShapeDtypeStruct`s like `args` with the shapes of `shapes_specs` (one
+    specification for all, or a pytree of them; mirrors `jax.export.symbolic_args_specs`)."""
+    if constraints and scope is not None:
+        raise ValueError("Cannot specify both a `scope` and `constraints`")
+    scope = scope if scope is not None else SymbolicScope(constraints)
+    leaves, tree = tree_flatten(args)
+    if isinstance(shapes_specs, (str, type(None))):
+        specs = [shapes_specs] * len(leaves)
+    else:
+        specs = tree_flatten(shapes_specs, is_leaf=lambda s: s is None)[0]
+    structs = [ShapeDtypeStruct(symbolic_shape(spec, scope=scope, like=np.shape(x)),
+                                x.dtype) for x, spec in zip(leaves, specs)]
+    return tree_unflatten(tree, structs)
 
 
 def is_symbolic_dim(p: Any) -> bool:
-    """Whether `p` is a symbolic dimension: never, in jaxlite (mirrors
-    `jax.export.is_symbolic_dim`)."""
-    return False
+    """Whether `p` is a symbolic dimension (mirrors `jax.export.is_symbolic_dim`)."""
+    return shape_poly.is_symbolic_dim(p)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from jaxlite.core import dtypes
+from jaxlite.core.shape_poly import canonical_dim, is_symbolic_dim, shape_size
 from jaxlite.core.sharding import unsharded
 
 _SHORT_DTYPE_NAMES = {
@@ -56,7 +57,7 @@ class ShapedArray(AbstractValue):
         # Users write ShapedArray(shape, jnp.float32) or pass a list shape: store what
         # every rule expects, a tuple and a numpy dtype (extended dtypes stay as given).
         if not isinstance(self.shape, tuple):
-            object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+            object.__setattr__(self, "shape", tuple(canonical_dim(d) for d in self.shape))
         if self.sharding is None:
             object.__setattr__(self, "sharding", unsharded(len(self.shape)))
         if not isinstance(self.dtype, np.dtype):
@@ -71,6 +72,8 @@ class ShapedArray(AbstractValue):
 
     @property
     def size(self) -> int:
+        if any(is_symbolic_dim(d) for d in self.shape):
+            return shape_size(self.shape)
         return int(np.prod(self.shape, dtype=np.int64))
 
     def update(self, shape: tuple[int, ...] | None = None, dtype: Any = None,

@@ -14,6 +14,7 @@ import numpy as np
 
 from jaxlite.core import dtypes
 from jaxlite.core.jaxpr import ClosedJaxpr
+from jaxlite.core.shape_poly import is_symbolic_dim
 from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.xla.ir import HloComputation, HloInstruction
 from jaxlite.xla.opcodes import Opcode
@@ -63,7 +64,13 @@ def select(ctx: LoweringContext, pred: HloInstruction, on_true: HloInstruction,
 
 def constant(ctx: LoweringContext, value: Any, dtype: Any,
              dims: Sequence[int] = ()) -> HloInstruction:
-    """The scalar `value` of `dtype`, broadcast to `dims` when they are given."""
+    """The scalar `value` of `dtype`, broadcast to `dims` when they are given. A symbolic
+    dimension (shape polymorphism) gives a constant whose literal is that expression: it
+    takes its value when the module is specialized to concrete sizes."""
+    if is_symbolic_dim(value):
+        literal = np.array(value, dtype=object)
+        scalar = emit(ctx, Opcode.CONSTANT, Shape(np.dtype(dtype), ()), literal=literal)
+        return broadcast(ctx, scalar, dims, ()) if len(dims) else scalar
     literal = np.asarray(value).astype(np.dtype(dtype))
     scalar = emit(ctx, Opcode.CONSTANT, Shape(literal.dtype, ()), literal=literal)
     return broadcast(ctx, scalar, dims, ()) if len(dims) else scalar

@@ -13,6 +13,7 @@ import numpy as np
 
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.primitive import Primitive
+from jaxlite.core.shape_poly import canonical_dim, shape_size
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.lax import _lowering_util as hlo
@@ -114,7 +115,7 @@ def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: S
     Mirrors `jax.lax.broadcast_in_dim`. `out_sharding` places the result; with one device
     every placement is that device's.
     """
-    shape = tuple(int(d) for d in shape)
+    shape = tuple(canonical_dim(d) for d in shape)
     broadcast_dimensions = tuple(int(d) for d in broadcast_dimensions)
     if np.shape(operand) == shape and broadcast_dimensions == tuple(range(len(shape))) \
             and not isinstance(operand, (int, float, complex, bool)):
@@ -305,7 +306,7 @@ def _reshape_abstract_eval(operand: ShapedArray, *, new_sizes: tuple[int, ...],
                            dimensions: tuple[int, ...] | None) -> ShapedArray:
     if any(d < 0 for d in new_sizes):
         raise TypeError(f"reshape new_sizes must all be positive, got {new_sizes}.")
-    if int(np.prod(new_sizes, dtype=np.int64)) != operand.size:
+    if shape_size(new_sizes) != operand.size:
         raise TypeError(f"reshape total size must be unchanged, got new_sizes {new_sizes} "
                         f"for shape {operand.shape}.")
     if dimensions is not None and sorted(dimensions) != list(range(operand.ndim)):
@@ -360,7 +361,7 @@ def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | 
             *, out_sharding: Any = None) -> Any:
     """Reshape `operand`, optionally transposing by `dimensions` first (`jax.lax.reshape`);
     see `broadcast_in_dim` for `out_sharding`."""
-    new_sizes = tuple(int(d) for d in new_sizes)
+    new_sizes = tuple(canonical_dim(d) for d in new_sizes)
     dims = None if dimensions is None else tuple(int(d) for d in dimensions)
     if dims == tuple(range(np.ndim(operand))):
         dims = None

@@ -1,7 +1,8 @@
 """`call_exported`: calling a program exported by `jaxlite.export` (mirrors JAX's primitive of
 that name).
 
-The equation carries the `Exported` (its in/out avals and its HLO module). Lowering brings
+The equation carries the `Exported` (its in/out avals and its HLO module); a
+shape-polymorphic one gives the module specialized to the operands' sizes. Lowering brings
 the exported module's computations into the module being built and calls its entry, so the
 exported program is compiled together with the code around it. Eagerly (a bare `bind`) the
 module runs on the HLO evaluator; `Exported.call` goes through `jit`, which compiles it.
@@ -30,6 +31,9 @@ call_exported_p = Primitive("call_exported", multiple_results=True)
 
 
 def _abstract_eval(*avals: ShapedArray, exported: Any) -> list[ShapedArray]:
+    if exported.uses_shape_polymorphism:
+        # Sizes that do not fit raise JAX's ValueError (shape_refinement.py).
+        return list(exported.out_avals_for([a.shape for a in avals]))
     expected = [(a.shape, a.dtype) for a in exported.in_avals]
     if [(a.shape, a.dtype) for a in avals] != expected:
         raise TypeError(f"call_exported of '{exported.fun_name}': the operands' types "
@@ -39,7 +43,8 @@ def _abstract_eval(*avals: ShapedArray, exported: Any) -> list[ShapedArray]:
 
 
 def _reference(*args: Any, exported: Any) -> list[np.ndarray]:
-    result = evaluate_module(exported.hlo_module(), [np.asarray(a) for a in args])
+    module = exported.hlo_module_for([np.shape(a) for a in args])
+    result = evaluate_module(module, [np.asarray(a) for a in args])
     return list(result) if len(exported.out_avals) != 1 else [result]
 
 
@@ -54,7 +59,7 @@ def _batch(axis_size: int, args: Sequence[Any], dims: Sequence[Any], **params: A
 def _lower(ctx: LoweringContext, *args: HloInstruction,
            exported: Any) -> list[HloInstruction]:
     name = hlo.computation_name(exported.fun_name)
-    entry = ctx.import_module(exported.hlo_module(), name)
+    entry = ctx.import_module(exported.hlo_module_for([a.shape.dims for a in args]), name)
     call = ctx.builder.add(Opcode.CALL, entry.root.shape, args, None, (entry,), name=name)
     if len(exported.out_avals) == 1:
         return [call]

@@ -16,6 +16,7 @@ import numpy as np
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.primitive import Primitive
+from jaxlite.core.shape_poly import is_symbolic_dim
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.ad import Zero, tangent_aval
 from jaxlite.interpreters.lowering import LoweringContext
@@ -322,7 +323,8 @@ def _cumulative_lower(reducer: Reducer, identity: Callable[[np.dtype], Any]) -> 
     cumulative_scan.py turns into blocks), in float32 for float16 and bfloat16."""
     def lower(ctx: LoweringContext, operand: HloInstruction, *, axis: int,
               reverse: bool) -> HloInstruction:
-        if operand.shape.dims[axis] <= 1 or operand.shape.size == 0:
+        length = operand.shape.dims[axis]
+        if (not is_symbolic_dim(length) and length <= 1) or operand.shape.size == 0:
             return operand
         dtype = operand.shape.dtype
         wide = hlo.widen_low_precision(dtype)

@@ -13,6 +13,7 @@ import numpy as np
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.primitive import Primitive
+from jaxlite.core.shape_poly import canonical_dim
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.lax import _lowering_util as hlo
@@ -248,10 +249,10 @@ def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int, *,
     nothing.
     """
     dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "broadcasted_iota")
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(canonical_dim(s) for s in shape)
     return iota_p.bind(dtype=dtype, shape=shape, dimension=int(dimension))
 
 
 def iota(dtype: Any, size: int) -> Any:
     """The vector 0, 1, ..., size - 1 of `dtype` (mirrors `jax.lax.iota`)."""
-    return broadcasted_iota(dtype, (int(size),), 0)
+    return broadcasted_iota(dtype, (canonical_dim(size),), 0)

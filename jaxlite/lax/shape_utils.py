@@ -16,6 +16,7 @@ import numpy as np
 
 from jaxlite.core import dtypes
 from jaxlite.core.avals import get_aval
+from jaxlite.core.shape_poly import canonical_dim
 from jaxlite.lax._control_flow_util import type_str
 from jaxlite.lax.arithmetic import full
 from jaxlite.lax.broadcast import broadcast, broadcast_in_dim, reshape
@@ -39,14 +40,14 @@ def broadcast_shapes(*shapes: Sequence[int]) -> Sequence[int]:
         raise ValueError("broadcast_shapes: at least one shape is needed (JAX fails with an "
                          "AssertionError here).")
     for shape in shapes:
-        if any(int(d) < 0 for d in shape):  # len() first: a bare int fails like JAX's
+        if any(d < 0 for d in shape):  # len() first: a bare int fails like JAX's
             raise TypeError("Only non-negative indices are allowed when broadcasting static "
                             f"shapes, but got shape {tuple(shape)}.")
     longest = max(shapes, key=len)
     rank = len(longest)
     if all(tuple(longest[rank - len(s):]) == tuple(s) for s in shapes):
         return longest  # only new leading dimensions: JAX hands the longest shape back
-    padded = [(1,) * (rank - len(s)) + tuple(int(d) for d in s) for s in shapes]
+    padded = [(1,) * (rank - len(s)) + tuple(canonical_dim(d) for d in s) for s in shapes]
     result = []
     for sizes in zip(*padded):
         wide = {d for d in sizes if d != 1}

@@ -15,6 +15,7 @@ import numpy as np
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.primitive import Primitive
+from jaxlite.core.shape_poly import canonical_dim
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.batching import batch_at_front, move_batch_axis
 from jaxlite.interpreters.lowering import LoweringContext
@@ -133,8 +134,8 @@ def slice(operand: Any, start_indices: Sequence[int], limit_indices: Sequence[in
 
     Mirrors `jax.lax.slice`: indices are nonnegative and within the operand's shape.
     """
-    starts = tuple(int(i) for i in start_indices)
-    limits = tuple(int(i) for i in limit_indices)
+    starts = tuple(canonical_dim(i) for i in start_indices)
+    limits = tuple(canonical_dim(i) for i in limit_indices)
     steps = None if strides is None else tuple(int(s) for s in strides)
     return slice_p.bind(operand, start_indices=starts, limit_indices=limits, strides=steps)
 

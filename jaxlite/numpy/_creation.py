@@ -16,6 +16,7 @@ import jaxlite.lax as lax
 from jaxlite.numpy._placement import accepts_placement
 from jaxlite.core import dtypes
 from jaxlite.core.avals import check_byte_order
+from jaxlite.core.shape_poly import is_symbolic_dim
 from jaxlite.core.trace import Tracer
 from jaxlite.errors import ConcretizationTypeError, warn_at_user
 from jaxlite.numpy._promotion import (broadcast_shapes, broadcast_to_shape, canonicalize_axis,
@@ -288,6 +289,10 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     The arguments must be concrete. Without `dtype`, the dtype is the promotion of the
     arguments (`arange(3)` is int32, `arange(3.)` float32, `arange(np.int8(3))` int8).
     """
+    if is_symbolic_dim(start) and stop is None and step is None:
+        # `arange(x.shape[0])` under shape polymorphism: an iota of symbolic length.
+        return lax.iota(dtypes.default_int_dtype() if dtype is None
+                        else user_dtype(dtype, "arange"), start)
     args = {"start": start, "stop": stop, "step": step}
     given = {k: _concrete_scalar(v, "jnp.arange", k) for k, v in args.items() if v is not None}
     check_arraylike("arange", *given.values())

@@ -27,6 +27,7 @@ import numpy as np
 
 import jaxlite.lax as lax
 from jaxlite.core import dtypes
+from jaxlite.core.shape_poly import is_symbolic_dim, slice_indices
 from jaxlite.core.trace import Tracer
 from jaxlite.errors import NonConcreteBooleanIndexError
 from jaxlite.numpy._creation import asarray
@@ -174,7 +175,7 @@ def _static_bound(value: Any, position: int, entry: slice) -> int | None:
     if isinstance(value, Tracer) and value.concrete_value() is None:
         raise IndexError(f"Slice entries must be static integers. Got {entry} at position "
                          f"{position}")
-    return operator.index(value)
+    return value if is_symbolic_dim(value) else operator.index(value)
 
 
 def slice_bounds(entry: slice, size: int, position: int = 0) -> tuple[int, int, int]:
@@ -183,8 +184,7 @@ def slice_bounds(entry: slice, size: int, position: int = 0) -> tuple[int, int, 
                          for v in (entry.start, entry.stop, entry.step))
     if step == 0:
         raise ValueError("slice step cannot be zero")
-    start, stop, step = slice(start, stop, step).indices(size)
-    return start, step, len(range(start, stop, step))
+    return slice_indices(start, stop, step, size)
 
 
 # ------------------------------------------------------------------ basic and dynamic

@@ -20,6 +20,8 @@ from jaxlite.config import config
 from jaxlite.core import dtypes
 from jaxlite.core.avals import check_byte_order, get_aval
 from jaxlite.core.operators import ArrayOperators
+from jaxlite.core.shape_poly import broadcast_shapes as _symbolic_broadcast_shapes
+from jaxlite.core.shape_poly import is_symbolic_dim
 from jaxlite.runtime.device import start_default_backend
 
 
@@ -137,10 +139,18 @@ def promote_dtypes_numeric(*args: Any) -> list[Any]:
     return [convert(x, dtype, weak) for x in args]
 
 
+def _numpy_broadcast_shapes(*shapes: tuple) -> tuple:
+    # numpy's own cannot hold symbolic dimensions (shape polymorphism).
+    try:
+        return np.broadcast_shapes(*shapes)
+    except TypeError:
+        return _symbolic_broadcast_shapes(*shapes)
+
+
 def broadcast_shapes(fun_name: str, *shapes: Sequence[int]) -> tuple[int, ...]:
     """numpy's broadcast of `shapes`; JAX's ValueError when they do not broadcast."""
     try:
-        return tuple(np.broadcast_shapes(*(tuple(s) for s in shapes)))
+        return tuple(_numpy_broadcast_shapes(*(tuple(s) for s in shapes)))
     except ValueError:
         listed = [tuple(s) for s in shapes]
         raise ValueError(f"Incompatible shapes for broadcasting: shapes={listed} (in "
@@ -165,7 +175,7 @@ def promote_shapes(fun_name: str, *args: Any) -> list[Any]:
     if len({len(s) for s in shapes if s}) > 1:
         _rank_promotion(fun_name, shapes)
     try:
-        shape = tuple(np.broadcast_shapes(*shapes))
+        shape = tuple(_numpy_broadcast_shapes(*shapes))
     except ValueError:
         # Elementwise operations raise what JAX's lax operations raise.
         listed = ", ".join(str(s) for s in shapes)
@@ -254,7 +264,10 @@ def canonicalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
 
 
 def concrete_int(value: Any, what: str) -> int:
-    """A Python int from a static argument (a shape entry, a count), else a clear error."""
+    """A Python int from a static argument (a shape entry, a count), else a clear error;
+    a symbolic dimension (shape polymorphism) stays as it is."""
+    if is_symbolic_dim(value):
+        return value
     try:
         return operator.index(value)
     except TypeError as error:

@@ -13,6 +13,7 @@ import numpy as np
 from jaxlite.transforms import api_util as _api_util
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
+from jaxlite.core.shape_poly import canonical_dim, shape_size
 from jaxlite.core.jaxpr import ClosedJaxpr
 from jaxlite.core.leaks import defined_at
 from jaxlite.interpreters.named_axes import extend_axis_env
@@ -29,7 +30,7 @@ class ShapeDtypeStruct:
     def __init__(self, shape: Sequence[int], dtype: Any, *, sharding: Any = None,
                  weak_type: bool = False, manual_axis_type: Any = None,
                  is_ref: bool = False) -> None:
-        self.shape = tuple(int(d) for d in shape)
+        self.shape = tuple(canonical_dim(d) for d in shape)
         # Kept as given, as JAX does (float64 stays float64 with x64 off); tracing
         # canonicalizes it when the struct stands for an argument.
         self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
@@ -42,7 +43,7 @@ class ShapeDtypeStruct:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return shape_size(self.shape)
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""

@@ -62,7 +62,10 @@ class Shape:
     def __post_init__(self) -> None:
         if self.tuple_shapes is None:
             object.__setattr__(self, "dtype", np.dtype(self.dtype))
-            object.__setattr__(self, "dims", tuple(int(d) for d in self.dims))
+            # A symbolic dimension (`core.shape_poly.DimExpr`, in the modules of
+            # `jaxlite.export` with shape polymorphism) stays as it is.
+            object.__setattr__(self, "dims", tuple(
+                d if getattr(d, "is_symbolic_dim", False) else int(d) for d in self.dims))
             if self.layout is None:
                 object.__setattr__(self, "layout", tuple(range(len(self.dims) - 1, -1, -1)))
             elif sorted(self.layout) != list(range(len(self.dims))):

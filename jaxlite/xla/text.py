@@ -321,6 +321,8 @@ def _jsonable(value: Any) -> Any:
 
 def format_literal(array: np.ndarray) -> str:
     """A constant's literal as XLA writes it: `1.5`, `{1, 2}`, `{ { 1, 2 }, { 3, 4 } }`."""
+    if array.dtype == object:  # a symbolic dimension used as a value (`jaxlite.export`)
+        return str(array[()])
     if array.ndim == 0:
         return _format_element(array[()], array.dtype, scalar=True)
 

@@ -16,9 +16,10 @@ header line ending in `{` and a line `}`.
 """
 from __future__ import annotations
 
+import contextvars
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,8 +68,35 @@ BARE_TOKEN = re.compile(r"[^\s,{}()\[\]\"=%/]+")
 _INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(?:(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?|inf|nan)")
 _OPENERS = "({["
+# A scalar literal that is a dimension expression names a variable (`2*b`, `floordiv(b, 2)`).
+_SYMBOLIC_SCALAR = re.compile(r"[-+*^ ()0-9,]*[A-Za-z_][A-Za-z0-9_+\-*^ (),]*")
+
+
+def _is_symbolic_scalar(text: str) -> bool:
+    if _FLOAT.fullmatch(text) or text in ("true", "false"):
+        return False
+    return bool(_SYMBOLIC_SCALAR.fullmatch(text)) and not re.match(r"[+-]?nan\b", text)
 # One `key=value` of a metadata block: a JSON-quoted string or a bare token.
 _METADATA_FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s}]+)')
+
+
+# How to read a dimension that is not an integer: the symbolic sizes (`b`, `2*b + 1`) of a
+# module exported with shape polymorphism (`jaxlite.export`). `parse_module(text,
+# read_dimension=...)` sets it for the duration of the parse; without one such a
+# dimension is an error.
+_DIMENSION_READER: contextvars.ContextVar[Callable[[str], Any] | None] = \
+    contextvars.ContextVar("hlo_dimension_reader", default=None)
+
+
+def _dimension(token: str) -> Any:
+    token = token.strip()
+    if _INT.fullmatch(token):
+        return int(token)
+    reader = _DIMENSION_READER.get()
+    if reader is None:
+        raise ValueError(f"symbolic dimension {token!r}: parse the module with a "
+                         "`read_dimension` function to read it")
+    return reader(token)
 
 
 # ----------------------------------------------------------------------------- scanning
@@ -134,7 +162,7 @@ def parse_shape(text: str, pos: int = 0) -> tuple[Shape, int]:
     dims_text = match.group(2).strip()
     if any(c in dims_text for c in "<=?"):
         raise ValueError(f"dynamic shape {match.group(0)} is not supported: {text}")
-    dims = tuple(int(d) for d in dims_text.split(",")) if dims_text else ()
+    dims = tuple(_dimension(d) for d in split_top_level(dims_text)) if dims_text else ()
     dtype = dtype_of_type_name(match.group(1))
     pos = match.end()
     layout = None
@@ -216,6 +244,10 @@ def parse_literal(text: str, shape: Shape) -> np.ndarray:
     if "..." in text:
         raise ValueError("the literal is elided ('{...}'): print the module with its large "
                          "constants")
+    if not shape.dims and _is_symbolic_scalar(text.strip()):
+        value = _dimension(text)  # a dimension used as a value: `s32[] constant(2*b)`
+        return np.array(value, dtype=object if getattr(value, "is_symbolic_dim", False)
+                        else shape.dtype)
     tokens, pos = _literal_tokens(text), 0
 
     def node() -> Any:
@@ -269,7 +301,7 @@ def parse_literal(text: str, shape: Shape) -> np.ndarray:
 def _parse_slice(text: str) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     starts, limits, strides = [], [], []
     for piece in split_top_level(text.strip()[1:-1]):
-        numbers = [int(v) for v in piece.strip()[1:-1].split(":")]
+        numbers = [_dimension(v) for v in piece.strip()[1:-1].split(":")]
         starts.append(numbers[0])
         limits.append(numbers[1])
         strides.append(numbers[2] if len(numbers) > 2 else 1)
@@ -302,13 +334,20 @@ class _Block:
     lines: list[tuple[int, str]]
 
 
-def parse_module(text: str) -> HloModule:
+def parse_module(text: str, read_dimension: Callable[[str], Any] | None = None) -> HloModule:
     """The module written in HLO `text` (ours or XLA's); see the module docstring.
 
+    `read_dimension` reads the dimensions (in shapes, slice bounds and scalar constants)
+    that are expressions rather than integers (shape polymorphism), into a symbolic size
+    or, to specialize the module, an int.
     Raises ValueError naming the line for unknown opcodes, operands used before their
     definition, unknown computations and malformed instructions.
     """
-    return _ModuleParser(text).module()
+    token = _DIMENSION_READER.set(read_dimension)
+    try:
+        return _ModuleParser(text).module()
+    finally:
+        _DIMENSION_READER.reset(token)
 
 
 class _ModuleParser:

@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from jaxlite.core import shape_poly
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.interpreters.lowering import lower_jaxpr
 from jaxlite.lax.call_exported import call_exported_p
@@ -31,7 +32,7 @@ from jaxlite.runtime import dispatch
 from jaxlite.runtime.device import default_backend
 from jaxlite.transforms import api_util as _api_util
 from jaxlite.transforms.autodiff import vjp as _vjp
-from jaxlite.transforms.export import serialization
+from jaxlite.transforms.export import serialization, shape_refinement
 from jaxlite.transforms.jit import PjitFunction, jit
 from jaxlite.transforms.tracing import ShapeDtypeStruct
 from jaxlite.tree_util import PyTreeDef, tree_flatten, tree_unflatten
@@ -84,11 +85,48 @@ class Exported:
 
     @functools.cached_property
     def _module(self) -> HloModule:
+        if self.uses_shape_polymorphism:
+            return shape_refinement.symbolic_module(
+                self.hlo_text, shape_refinement.scope_of(self.in_avals))
         return parse_module(self.hlo_text)
 
+    @property
+    def uses_shape_polymorphism(self) -> bool:
+        """Whether some input has a symbolic dimension (`jax.export.symbolic_shape`)."""
+        return shape_refinement.scope_of(self.in_avals) is not None
+
     def hlo_module(self) -> HloModule:
-        """The program as jaxlite's HLO module (parsed once)."""
+        """The program as jaxlite's HLO module (parsed once; with symbolic sizes if the
+        Exported is shape-polymorphic)."""
         return self._module
+
+    def dimension_values(self, shapes: Sequence[tuple[int, ...]]) -> dict[str, int]:
+        """The dimension variables' values for arguments of `shapes` (JAX's ValueErrors for
+        shapes that do not fit the exported ones)."""
+        if not self.uses_shape_polymorphism:
+            return {}
+        return shape_refinement.dimension_values(self.in_avals, shapes)
+
+    def out_avals_for(self, shapes: Sequence[tuple[int, ...]]) -> tuple[ShapedArray, ...]:
+        """The output avals of a call with arguments of `shapes` (concrete sizes)."""
+        env = self.dimension_values(shapes)
+        return tuple(a.update(shape=tuple(shape_poly.evaluate(d, env) for d in a.shape))
+                     for a in self.out_avals)
+
+    def hlo_module_for(self, shapes: Sequence[tuple[int, ...]]) -> HloModule:
+        """The program specialized to arguments of `shapes` (the module itself when the
+        Exported has no symbolic dimensions; one specialization per size, kept)."""
+        env = self.dimension_values(shapes)
+        if not env:
+            return self._module
+        key = tuple(sorted(env.items()))
+        if key not in self._specializations:
+            self._specializations[key] = shape_refinement.specialize(self.hlo_text, env)
+        return self._specializations[key]
+
+    @functools.cached_property
+    def _specializations(self) -> dict[tuple, HloModule]:
+        return {}
 
     def mlir_module(self) -> str:
         """The program as StableHLO text (mirrors `Exported.mlir_module`)."""
@@ -133,8 +171,10 @@ class Exported:
                 f"the function '{self.fun_name}' was exported, but they differ: called "
                 f"with {tree}, exported with {self.in_tree}.")
         self._check_platform()
-        for i, (leaf, aval) in enumerate(zip(leaves, self.in_avals)):
-            _check_argument(i, get_aval(leaf), aval)
+        got = [get_aval(leaf) for leaf in leaves]
+        for i, (aval, want) in enumerate(zip(got, self.in_avals)):
+            _check_argument(i, aval, want, self.uses_shape_polymorphism)
+        self.dimension_values([a.shape for a in got])
         return tree_unflatten(self.out_tree, self._flat_call(*leaves))
 
     def _check_platform(self) -> None:
@@ -157,18 +197,20 @@ class Exported:
             return differentiable(*xs), xs
 
         def backward(primals: tuple, cotangents: list) -> tuple:
+            out_avals = self.out_avals_for([np.shape(x) for x in primals])
             cts = [np.zeros(a.shape, a.dtype) if c is None else c
-                   for c, a in zip(cotangents, self.out_avals)]
+                   for c, a in zip(cotangents, out_avals)]
             return tuple(self.vjp()._flat_call(*primals, *cts))
         differentiable.defvjp(forward, backward)
         return differentiable
 
 
-def _check_argument(i: int, got: ShapedArray, want: ShapedArray) -> None:
+def _check_argument(i: int, got: ShapedArray, want: ShapedArray, polymorphic: bool) -> None:
     if got.dtype != want.dtype:
         raise ValueError(f"Dtype mismatch for args[{i}]: expected {want.dtype} and called "
                          f"with {got.dtype}")
-    if got.shape != want.shape:
+    # (`dimension_values` checks the shapes of a polymorphic Exported)
+    if not polymorphic and got.shape != want.shape:
         raise ValueError(f"Shape mismatch for args[{i}]: expected {want.shape} and called "
                          f"with {got.shape}")
 
@@ -196,6 +238,7 @@ def _export_traced(fun_jit: PjitFunction, args: tuple, kwargs: dict,
                    platforms: tuple[str, ...], disabled: tuple) -> Exported:
     traced, _ = fun_jit._trace(args, kwargs, abstract=True)
     name = _api_util.function_name(fun_jit._fun)
+    _check_one_scope(name, traced.jaxpr.in_avals)
     if traced.consts:
         raise ValueError(f"export: {name} closes over values traced by an outer "
                          "transformation; an exported function may depend only on its "
@@ -206,6 +249,23 @@ def _export_traced(fun_jit: PjitFunction, args: tuple, kwargs: dict,
                     tuple(traced.jaxpr.out_avals), platforms, print_module(lowered.module),
                     disabled_safety_checks=disabled,
                     _get_vjp=functools.partial(_export_vjp, fun_jit))
+
+
+def _check_one_scope(name: str, avals: Sequence[ShapedArray]) -> None:
+    """JAX's error for symbolic dimensions of several `symbolic_shape` calls."""
+    first: tuple[int, Any] | None = None
+    for i, aval in enumerate(avals):
+        for d in aval.shape:
+            if not shape_poly.is_symbolic_dim(d):
+                continue
+            if first is None:
+                first = (i, d)
+            elif d.scope is not first[1].scope:
+                raise ValueError(
+                    f"Invalid mixing of symbolic scopes when exporting {name}. Expected "
+                    f"current (from args[{first[0]}]) scope of '{first[1]}' and found for "
+                    f"'{d}' (args[{i}]) another scope: make all the symbolic shapes with "
+                    "one `symbolic_shape` call, or pass the same `scope=` to each.")
 
 
 def _export_vjp(fun_jit: PjitFunction, primal: Exported) -> Exported:

@@ -1,0 +1,601 @@
+"""Symbolic dimensions: sizes known only as expressions of named variables (mirrors JAX's
+`jax._src.export.shape_poly`).
+
+A `DimExpr` is a polynomial with integer coefficients over *atoms*: a dimension variable
+(`b`), or an opaque `floordiv(e, d)` / `mod(e, d)` that no simplification could remove.
+It stands in a shape where an int would, so the shape rules of lax and jnp run on it
+unchanged: `+ - * // %` with ints and other expressions give expressions (or ints when the
+result is constant), and comparisons answer when the answer holds for every value of the
+variables (each is at least 1, and within the bounds of its scope's constraints), else raise
+JAX's `InconclusiveDimensionOperation`. `==` compares the normal forms, as JAX does.
+
+`evaluate(d, env)` gives the int of a dimension once the variables have values; `parse`
+reads the text that `str` writes (and `symbolic_shape`'s specifications).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from jaxlite.errors import InconclusiveDimensionOperation
+
+__all__ = ["DimExpr", "SymbolicScope", "evaluate", "is_symbolic_dim", "parse",
+           "dimension_variables", "InconclusiveDimensionOperation", "canonical_dim",
+           "shape_size", "has_symbolic_dims", "broadcast_shapes",
+           "slice_indices", "linear_in"]
+
+_HELP = ("\nThis error arises for comparison operations with shapes that are non-constant, "
+         "and the result of the operation cannot be represented as a boolean value for all "
+         "values of the symbolic dimensions involved.")
+
+# An atom: ("var", name) or ("floordiv" | "mod", numerator, denominator), the operands
+# ints or DimExprs. A monomial: a sorted tuple of (atom, power). A polynomial: a sorted
+# tuple of (monomial, coefficient), zero coefficients dropped; the empty monomial is 1.
+Atom = tuple
+Monomial = tuple
+_ONE: Monomial = ()
+
+
+class SymbolicScope:
+    """The variables of one family of symbolic shapes and the constraints between them
+    (mirrors `jax.export.SymbolicScope`): `"a >= 4"`, `"a <= b"`, `"c == 2*a"`.
+
+    Inequalities bound the values comparisons consider; an equality whose left side is a
+    variable replaces that variable by its right side in every shape of the scope."""
+
+    _ids = itertools.count()
+
+    def __init__(self, constraints_str: Sequence[str] = ()) -> None:
+        if isinstance(constraints_str, str):
+            raise ValueError("The symbolic constraints should be a sequence of strings. Got "
+                             f"{constraints_str!r}")
+        self._id = next(SymbolicScope._ids)
+        self.constraints_str = tuple(constraints_str)
+        self.substitutions: dict[str, Any] = {}
+        self.nonnegative: list[Any] = []  # expressions known to be >= 0
+        for text in self.constraints_str:
+            self._add_constraint(text)
+
+    def _add_constraint(self, text: str) -> None:
+        match = re.fullmatch(r"(.+?)\s*(>=|<=|==)\s*(.+)", text.strip())
+        if match is None:
+            raise ValueError(f"Invalid symbolic constraint '{text}': expected 'e1 >= e2', "
+                             "'e1 <= e2' or 'e1 == e2'.")
+        left, op, right = (match.group(1), match.group(2), match.group(3))
+        lhs, rhs = parse(left, self), parse(right, self)
+        if op == "==":
+            if not (isinstance(lhs, DimExpr) and lhs._variable_name() is not None):
+                raise ValueError(f"Invalid equality constraint '{text}': its left side "
+                                 "must be a dimension variable.")
+            self.substitutions[lhs._variable_name()] = rhs
+        else:
+            self.nonnegative.append(lhs - rhs if op == ">=" else rhs - lhs)
+
+    def __repr__(self) -> str:
+        return f"SymbolicScope({list(self.constraints_str)})"
+
+
+_DEFAULT_SCOPE = SymbolicScope()
+
+
+def _normalize(terms: Iterable[tuple[Monomial, int]]) -> tuple:
+    collected: dict[Monomial, int] = {}
+    for mono, coeff in terms:
+        collected[mono] = collected.get(mono, 0) + coeff
+    # JAX's order: higher degree first, then larger atoms, the constant last (`b + 2*a`).
+    return tuple(sorted(((m, c) for m, c in collected.items() if c != 0),
+                        key=lambda mc: _monomial_key(mc[0]), reverse=True))
+
+
+def _monomial_key(mono: Monomial) -> tuple:
+    degree = sum(power for _, power in mono)
+    return (degree, [(_atom_key(atom), power) for atom, power in mono])
+
+
+def _atom_key(atom: Atom) -> tuple:
+    return (0, atom[1]) if atom[0] == "var" else (1, atom[0], str(atom[1]), str(atom[2]))
+
+
+def _make(terms: Iterable[tuple[Monomial, int]], scope: SymbolicScope) -> "int | DimExpr":
+    poly = _normalize(terms)
+    if not poly:
+        return 0
+    if len(poly) == 1 and poly[0][0] == _ONE:
+        return poly[0][1]
+    return DimExpr(poly, scope)
+
+
+def _terms(value: Any) -> tuple:
+    if isinstance(value, DimExpr):
+        return value._poly
+    return ((_ONE, int(value)),) if int(value) != 0 else ()
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+class DimExpr:
+    """A symbolic dimension size (mirrors JAX's `_DimExpr`): see the module docstring."""
+
+    __slots__ = ("_poly", "_scope", "_hash")
+    is_symbolic_dim = True  # how `jaxlite.xla` (which cannot import core) recognizes one
+    __array_ufunc__ = None  # numpy scalars defer to the reflected operators
+
+    def __init__(self, poly: tuple, scope: SymbolicScope) -> None:
+        self._poly = poly
+        self._scope = scope
+        self._hash = hash(poly)
+
+    @staticmethod
+    def variable(name: str, scope: SymbolicScope | None = None) -> "DimExpr":
+        """The expression of the dimension variable `name`."""
+        return DimExpr((((((("var", name), 1),), 1),)), scope or _DEFAULT_SCOPE)
+
+    @property
+    def scope(self) -> SymbolicScope:
+        return self._scope
+
+    def _variable_name(self) -> str | None:
+        if len(self._poly) == 1 and self._poly[0][1] == 1:
+            mono = self._poly[0][0]
+            if len(mono) == 1 and mono[0][1] == 1 and mono[0][0][0] == "var":
+                return mono[0][0][1]
+        return None
+
+    # ------------------------------------------------------------------ arithmetic
+    def _other(self, other: Any) -> Any:
+        if isinstance(other, DimExpr):
+            if other._scope is not self._scope:
+                raise ValueError(
+                    "Invalid mixing of symbolic scopes: the dimensions "
+                    f"'{self}' and '{other}' were made by different `symbolic_shape` calls "
+                    "(pass the same `scope=` to both).")
+            return other
+        if _is_int(other):
+            return int(other)
+        return NotImplemented
+
+    def __add__(self, other: Any) -> Any:
+        other = self._other(other)
+        if other is NotImplemented:
+            return other
+        return _make(self._poly + _terms(other), self._scope)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> Any:
+        return _make(((m, -c) for m, c in self._poly), self._scope)
+
+    def __sub__(self, other: Any) -> Any:
+        other = self._other(other)
+        return other if other is NotImplemented else self + (-other)
+
+    def __rsub__(self, other: Any) -> Any:
+        other = self._other(other)
+        return other if other is NotImplemented else (-self) + other
+
+    def __mul__(self, other: Any) -> Any:
+        other = self._other(other)
+        if other is NotImplemented:
+            return other
+        products = []
+        for (m1, c1), (m2, c2) in itertools.product(self._poly, _terms(other)):
+            products.append((_multiply_monomials(m1, m2), c1 * c2))
+        return _make(products, self._scope)
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other: Any) -> Any:
+        other = self._other(other)
+        return other if other is NotImplemented else _divmod(self, other, self._scope)[0]
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        other = self._other(other)
+        return other if other is NotImplemented else _divmod(other, self, self._scope)[0]
+
+    def __mod__(self, other: Any) -> Any:
+        other = self._other(other)
+        return other if other is NotImplemented else _divmod(self, other, self._scope)[1]
+
+    def __rmod__(self, other: Any) -> Any:
+        other = self._other(other)
+        return other if other is NotImplemented else _divmod(other, self, self._scope)[1]
+
+    def __divmod__(self, other: Any) -> Any:
+        other = self._other(other)
+        return other if other is NotImplemented else _divmod(self, other, self._scope)
+
+    # ------------------------------------------------------------------ comparisons
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, DimExpr) and other._scope is not self._scope:
+            return False
+        if not (isinstance(other, DimExpr) or _is_int(other)):
+            return NotImplemented
+        return _terms(self - other) == ()
+
+    def __ne__(self, other: Any) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __ge__(self, other: Any) -> bool:
+        return _nonnegative(self - other, f"'{self}' >= '{other}'")
+
+    def __gt__(self, other: Any) -> bool:
+        return _nonnegative(self - other - 1, f"'{self}' > '{other}'")
+
+    def __le__(self, other: Any) -> bool:
+        return _nonnegative(other - self, f"'{self}' <= '{other}'")
+
+    def __lt__(self, other: Any) -> bool:
+        return _nonnegative(other - self - 1, f"'{self}' < '{other}'")
+
+    def __bool__(self) -> bool:
+        return True  # a dimension is never 0: every variable is at least 1
+
+    def __int__(self) -> int:
+        raise InconclusiveDimensionOperation(
+            f"Symbolic dimension '{self}' used in a context that requires a constant"
+            + _HELP)
+
+    # ------------------------------------------------------------------ text
+    def __str__(self) -> str:
+        pieces = []
+        for mono, coeff in self._poly:
+            body = "*".join(_atom_text(atom) + (f"^{p}" if p > 1 else "")
+                            for atom, p in mono)
+            magnitude = abs(coeff)
+            if not body:
+                text = str(magnitude)
+            else:
+                text = body if magnitude == 1 else f"{magnitude}*{body}"
+            sign = "-" if coeff < 0 else "+"
+            pieces.append(f"- {text}" if not pieces and sign == "-" else
+                          text if not pieces else f"{sign} {text}")
+        return " ".join(pieces)
+
+    __repr__ = __str__
+
+    def bounds(self) -> tuple[float, float]:
+        """The least and the greatest value the expression can take (±inf if unbounded)."""
+        return _bounds(self)
+
+    def variables(self) -> set[str]:
+        """The names of the dimension variables the expression uses."""
+        names: set[str] = set()
+        for mono, _ in self._poly:
+            for atom, _ in mono:
+                if atom[0] == "var":
+                    names.add(atom[1])
+                else:
+                    names |= dimension_variables(atom[1:])
+        return names
+
+
+def _multiply_monomials(m1: Monomial, m2: Monomial) -> Monomial:
+    powers: dict[Atom, int] = dict(m1)
+    for atom, p in m2:
+        powers[atom] = powers.get(atom, 0) + p
+    return tuple(sorted(powers.items(), key=lambda ap: _atom_key(ap[0])))
+
+
+def _atom_text(atom: Atom) -> str:
+    return atom[1] if atom[0] == "var" else f"{atom[0]}({atom[1]}, {atom[2]})"
+
+
+def _divmod(num: Any, den: Any, scope: SymbolicScope) -> tuple[Any, Any]:
+    """Quotient and remainder, exact when the numerator is a multiple of the denominator
+    (or both are constants), else opaque atoms."""
+    if _is_int(num) and _is_int(den):
+        return divmod(num, den)
+    if _is_int(num) and num == 0:
+        return 0, 0
+    if _is_int(den):
+        if den == 0:
+            raise InconclusiveDimensionOperation(f"Division by zero: '{num}' // 0")
+        if all(c % den == 0 for _, c in _terms(num)):
+            return _make(((m, c // den) for m, c in _terms(num)), scope), 0
+    else:
+        ratio = _constant_ratio(num, den)
+        if ratio is not None:
+            return ratio, 0
+    quotient = _make((((((("floordiv", num, den), 1),), 1),)), scope)
+    remainder = _make((((((("mod", num, den), 1),), 1),)), scope)
+    return quotient, remainder
+
+
+def _constant_ratio(num: Any, den: "DimExpr") -> int | None:
+    """The int k with num == k * den, if there is one."""
+    num_terms, den_terms = _terms(num), den._poly
+    if len(num_terms) != len(den_terms):
+        return None
+    if not num_terms:
+        return 0
+    k, remainder = divmod(num_terms[0][1], den_terms[0][1])
+    if remainder == 0 and _terms(num - den * k) == ():
+        return k
+    return None
+
+
+# ---------------------------------------------------------------------- decisions
+
+def _bounds(value: Any) -> tuple[float, float]:
+    if not isinstance(value, DimExpr):
+        return value, value
+    low, high = 0.0, 0.0
+    for mono, coeff in value._poly:
+        m_low, m_high = 1.0, 1.0
+        for atom, power in mono:
+            a_low, a_high = _atom_bounds(atom, value._scope)
+            m_low, m_high = _interval_product(m_low, m_high, a_low ** power,
+                                              a_high ** power)
+        t_low, t_high = sorted((coeff * m_low, coeff * m_high))
+        low, high = low + t_low, high + t_high
+    return low, high
+
+
+def _atom_bounds(atom: Atom, scope: SymbolicScope) -> tuple[float, float]:
+    if atom[0] == "var":
+        var = DimExpr.variable(atom[1], scope)
+        low, high = 1.0, math.inf
+        # Constraints of the form var - c >= 0 or c - var >= 0 bound the variable.
+        for expr in scope.nonnegative:
+            rest = expr - var
+            if _is_int(rest):
+                low = max(low, -rest)
+            rest = expr + var
+            if _is_int(rest):
+                high = min(high, rest)
+        return low, high
+    num_low, num_high = _bounds(atom[1])
+    den_low, den_high = _bounds(atom[2])
+    if atom[0] == "mod":
+        return 0.0, (den_high - 1 if den_low > 0 else math.inf)
+    if den_low > 0:
+        candidates = [n / d for n in (num_low, num_high) for d in (den_low, den_high)
+                      if not (math.isinf(n) and math.isinf(d))]
+        return math.floor(min(candidates)), (math.floor(max(candidates))
+                                             if candidates else math.inf)
+    return -math.inf, math.inf
+
+
+def _interval_product(a: float, b: float, c: float, d: float) -> tuple[float, float]:
+    products = [x * y for x in (a, b) for y in (c, d) if not (x == 0 and math.isinf(y))
+                and not (y == 0 and math.isinf(x))] or [0.0]
+    return min(products), max(products)
+
+
+def _nonnegative(value: Any, comparison: str) -> bool:
+    """Whether `value >= 0` for every value of the variables; raises when that depends."""
+    if _is_int(value):
+        return value >= 0
+    if not isinstance(value, DimExpr):
+        raise TypeError(f"Cannot compare a symbolic dimension with {value!r}")
+    low, high = _bounds(value)
+    if low >= 0:
+        return True
+    if high < 0:
+        return False
+    for known in value._scope.nonnegative:  # value = known + c with c >= 0
+        rest = value - known
+        if _is_int(rest) and rest >= 0:
+            return True
+    raise InconclusiveDimensionOperation(
+        f"Symbolic dimension comparison {comparison} is inconclusive." + _HELP)
+
+
+# ---------------------------------------------------------------------- helpers
+
+def is_symbolic_dim(value: Any) -> bool:
+    """Whether `value` is a symbolic dimension (mirrors `jax.export.is_symbolic_dim`)."""
+    return isinstance(value, DimExpr)
+
+
+def is_constant_dim(value: Any) -> bool:
+    """Whether `value` is a concrete dimension size (an int)."""
+    return not isinstance(value, DimExpr)
+
+
+def canonical_dim(value: Any) -> Any:
+    """A dimension as shapes hold it: a DimExpr as it is, anything else as an int."""
+    return value if isinstance(value, DimExpr) else int(value)
+
+
+def shape_size(shape: Iterable[Any]) -> Any:
+    """The number of elements of a shape (a DimExpr when the shape is symbolic)."""
+    size: Any = 1
+    for d in shape:
+        size = size * d if isinstance(d, DimExpr) else d * size
+    return size
+
+
+def has_symbolic_dims(shape: Iterable[Any]) -> bool:
+    """Whether any dimension of `shape` is symbolic."""
+    return any(isinstance(d, DimExpr) for d in shape)
+
+
+def broadcast_shapes(*shapes: Sequence[Any]) -> tuple:
+    """numpy's broadcast of shapes that may hold symbolic dimensions: sizes of a dimension
+    must be equal or 1 (ValueError otherwise, as numpy's)."""
+    rank = max((len(s) for s in shapes), default=0)
+    result = []
+    for sizes in zip(*[(1,) * (rank - len(s)) + tuple(s) for s in shapes]):
+        wide = []
+        for d in sizes:
+            if not (d == 1 or any(d == w for w in wide)):
+                wide.append(d)
+        if len(wide) > 1:
+            raise ValueError(f"shape mismatch: objects cannot be broadcast to a single shape: "
+                             f"{list(shapes)}")
+        result.append(wide[0] if wide else 1)
+    return tuple(result)
+
+
+def slice_indices(start: Any, stop: Any, step: Any, size: Any) -> tuple[Any, Any, Any]:
+    """(start, step, count) of `slice(start, stop, step)` over an axis of `size` (Python's
+    `slice.indices` for sizes and bounds that may be symbolic; a comparison it needs that
+    depends on the variables raises InconclusiveDimensionOperation)."""
+    if not any(isinstance(v, DimExpr) for v in (start, stop, step, size)):
+        start, stop, step = slice(start, stop, step).indices(size)
+        return start, step, len(range(start, stop, step))
+    step = 1 if step is None else step
+    low, high = (0, size) if step > 0 else (-1, size - 1)
+
+    def clamp(bound: Any, default: Any) -> Any:
+        if bound is None:
+            return default
+        if _is_int(bound) and bound < 0:
+            bound = bound + size
+        bound = low if bound < low else bound  # a symbolic bound is compared decidably
+        return high if bound > high else bound
+
+    start = clamp(start, low if step > 0 else high)
+    stop = clamp(stop, high if step > 0 else low)
+    distance = stop - start if step > 0 else start - stop
+    if not distance >= 0:
+        return start, step, 0
+    return start, step, (distance + abs(step) - 1) // abs(step)
+
+
+def linear_in(dim: Any, name: str) -> tuple[int, Any] | None:
+    """(k, rest) with `dim == k*name + rest` and `rest` free of `name`; None when `name`
+    appears otherwise (in a product, a power, a floordiv or mod)."""
+    if not isinstance(dim, DimExpr):
+        return None
+    lone = ((("var", name), 1),)
+    k = 0
+    for mono, coeff in dim._poly:
+        if mono == lone:
+            k = coeff
+        elif name in dimension_variables(_monomial_expressions(mono, dim._scope)):
+            return None
+    if k == 0:
+        return None
+    return k, dim - DimExpr.variable(name, dim._scope) * k
+
+
+def _monomial_expressions(mono: Monomial, scope: SymbolicScope) -> list[Any]:
+    return [_make((((((atom, 1),), 1),)), scope) for atom, _ in mono]
+
+
+def dimension_variables(dims: Iterable[Any]) -> set[str]:
+    """The names of the variables of the symbolic dimensions among `dims`."""
+    names: set[str] = set()
+    for d in dims:
+        if isinstance(d, DimExpr):
+            names |= d.variables()
+    return names
+
+
+def evaluate(dim: Any, env: Mapping[str, int]) -> int:
+    """The int value of a dimension when each variable `name` is `env[name]`."""
+    if not isinstance(dim, DimExpr):
+        return int(dim)
+    total = 0
+    for mono, coeff in dim._poly:
+        term = coeff
+        for atom, power in mono:
+            term *= _atom_value(atom, env) ** power
+        total += term
+    return total
+
+
+def _atom_value(atom: Atom, env: Mapping[str, int]) -> int:
+    if atom[0] == "var":
+        if atom[1] not in env:
+            raise KeyError(f"no value for the dimension variable '{atom[1]}'")
+        return int(env[atom[1]])
+    num, den = evaluate(atom[1], env), evaluate(atom[2], env)
+    return num // den if atom[0] == "floordiv" else num % den
+
+
+# ---------------------------------------------------------------------- parsing
+
+_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(\.\.\.)|(.))")
+
+
+def parse(text: str, scope: SymbolicScope | None = None) -> Any:
+    """The dimension `text` spells (`b`, `2*b + 1`, `b^2`, `floordiv(b, 2)`, `mod(b, 2)`);
+    the inverse of `str`."""
+    reader = _Reader(text, scope or _DEFAULT_SCOPE)
+    value = reader.sum()
+    if reader.peek() is not None:
+        raise ValueError(f"syntax error in symbolic dimension '{text}': unexpected "
+                         f"'{reader.peek()}'")
+    return value
+
+
+class _Reader:
+    """A recursive-descent reader of one dimension expression."""
+
+    def __init__(self, text: str, scope: SymbolicScope) -> None:
+        self.text = text
+        self.scope = scope
+        self.tokens = [m.group(0).strip() for m in _TOKEN.finditer(text)
+                       if m.group(0).strip()]
+        self.pos = 0
+
+    def peek(self) -> str | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def take(self, expected: str | None = None) -> str:
+        token = self.peek()
+        if token is None or (expected is not None and token != expected):
+            raise ValueError(f"syntax error in symbolic dimension '{self.text}': expected "
+                             f"{expected or 'a term'}, found {token or 'the end'}")
+        self.pos += 1
+        return token
+
+    def sum(self) -> Any:
+        value = self.product()
+        while self.peek() in ("+", "-"):
+            value = value + self.product() if self.take() == "+" else value - self.product()
+        return value
+
+    def product(self) -> Any:
+        value = self.power()
+        while self.peek() == "*":
+            self.take()
+            value = value * self.power()
+        return value
+
+    def power(self) -> Any:
+        value = self.atom()
+        if self.peek() == "^":
+            self.take()
+            exponent = int(self.take())
+            result = 1
+            for _ in range(exponent):
+                result = result * value
+            return result
+        return value
+
+    def atom(self) -> Any:
+        token = self.take()
+        if token == "-":
+            return -self.power()
+        if token == "(":
+            value = self.sum()
+            self.take(")")
+            return value
+        if token.isdigit():
+            return int(token)
+        if token in ("floordiv", "mod") and self.peek() == "(":
+            self.take("(")
+            num = self.sum()
+            self.take(",")
+            den = self.sum()
+            self.take(")")
+            return num // den if token == "floordiv" else num % den
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", token):
+            replaced = self.scope.substitutions.get(token)
+            return replaced if replaced is not None else DimExpr.variable(token, self.scope)
+        raise ValueError(f"syntax error in symbolic dimension '{self.text}': unexpected "
+                         f"'{token}'")
