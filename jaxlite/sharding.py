@@ -10,7 +10,10 @@ import functools
 from typing import Any, Callable
 
 from jaxlite.backends.base import Device
+from jaxlite.core.sharding import AbstractDevice
+from jaxlite.core.sharding_rules import types_suspended
 from jaxlite.runtime.device import device_put
+from jaxlite.tree_util import tree_map
 from jaxlite.runtime.sharding import (AbstractMesh, AxisType, Mesh, NamedSharding,
                                       PartitionSpec, Sharding, SingleDeviceSharding,
                                       get_abstract_mesh, get_mesh, make_mesh, set_mesh,
@@ -20,15 +23,6 @@ __all__ = ["AbstractDevice", "AbstractMesh", "AxisType", "ManualAxisType", "Mesh
            "NamedSharding", "PartitionSpec", "Sharding", "SingleDeviceSharding", "auto_axes",
            "explicit_axes", "get_abstract_mesh", "get_mesh", "make_mesh",
            "make_single_device_sharding", "reshard", "set_mesh", "use_abstract_mesh"]
-
-
-@dataclasses.dataclass(frozen=True)
-class AbstractDevice:
-    """A kind of device without a device (mirrors `jax.sharding.AbstractDevice`)."""
-
-    device_kind: str
-    num_cores: int | None
-    platform: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,32 +40,86 @@ def make_single_device_sharding(device: Device, *, memory_kind: str | None = Non
     return SingleDeviceSharding(device, memory_kind=memory_kind)
 
 
+def _resolved(target: Any) -> Any:
+    """A sharding given as a PartitionSpec means one over the context mesh (JAX's
+    ValueError without one)."""
+    if not isinstance(target, PartitionSpec):
+        return target
+    mesh = get_mesh()
+    if mesh.empty:
+        raise ValueError("Using PartitionSpec when you are not under a mesh context is not "
+                         "allowed. Please pass a NamedSharding instance or enter into a mesh "
+                         f"context via `jax.set_mesh`. Got {target}")
+    return NamedSharding(mesh, target)
+
+
 def reshard(xs: Any, out_shardings: Any) -> Any:
     """Give arrays new shardings (mirrors `jax.sharding.reshard`): each device gets its
-    block of the new layout."""
-    return device_put(xs, out_shardings)
+    block of the new layout; under `jit`, a traced value's type takes the new sharding
+    (a sharding constraint)."""
+    targets = tree_map(_resolved, out_shardings,
+                       is_leaf=lambda s: isinstance(s, (PartitionSpec, Sharding)))
+    return device_put(xs, targets)
 
 
-def _axes_decorator(f: Callable | None, place: Any) -> Callable:
-    def decorate(fun: Callable) -> Callable:
-        @functools.wraps(fun)
-        def wrapped(*args: Any, **kwargs: Any) -> Any:
-            out = fun(*args, **kwargs)
-            return out if place is None else device_put(out, place)
-        return wrapped
-    return decorate if f is None else decorate(f)
+def _with_axis_types(mesh: Mesh, axes: Any, kind: AxisType) -> Mesh:
+    """`mesh` with the axes `axes` (default: all) of type `kind`."""
+    names = set(mesh.axis_names if axes is None else
+                (axes,) if isinstance(axes, str) else axes)
+    types = tuple(kind if n in names else t for n, t in zip(mesh.axis_names, mesh.axis_types))
+    return Mesh(mesh.devices, mesh.axis_names, types)
+
+
+def _current_mesh(what: str) -> Mesh:
+    mesh = get_mesh()
+    if mesh.empty:
+        raise ValueError(f"{what} requires a mesh context: use `jax.set_mesh(mesh)`.")
+    return mesh
 
 
 def auto_axes(f: Callable | None = None, /, *, axes: Any = None,
               out_sharding: Any = None) -> Callable:
-    """Run `f` with mesh axes in Auto mode and place its results with `out_sharding`
-    (mirrors `jax.sharding.auto_axes`); values are computed whole, so only the results'
-    placement changes."""
-    return _axes_decorator(f, out_sharding)
+    """Run `f` with the context mesh's axes `axes` (default: all) in Auto mode, where
+    no sharding rule refuses a program, and reshard its results to `out_sharding`
+    (mirrors `jax.sharding.auto_axes`)."""
+    def decorate(fun: Callable) -> Callable:
+        @functools.wraps(fun)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            mesh = _current_mesh("auto_axes")
+            with set_mesh(_with_axis_types(mesh, axes, AxisType.Auto)), types_suspended():
+                out = fun(*args, **kwargs)
+            return out if out_sharding is None else reshard(out, out_sharding)
+        return wrapped
+    return decorate if f is None else decorate(f)
 
 
 def explicit_axes(f: Callable | None = None, /, *, axes: Any = None,
                   in_sharding: Any = None) -> Callable:
-    """Run `f` with mesh axes in Explicit mode (mirrors `jax.sharding.explicit_axes`);
-    jaxlite's types carry no sharding, so `in_sharding` is not checked."""
-    return _axes_decorator(f, None)
+    """Run `f` with the context mesh's axes `axes` (default: all) in Explicit mode, its
+    arguments resharded to `in_sharding` so that their types carry it; the results go
+    back to the Auto mesh with the splits they have (mirrors
+    `jax.sharding.explicit_axes`)."""
+    def decorate(fun: Callable) -> Callable:
+        @functools.wraps(fun)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            mesh = _current_mesh("explicit_axes")
+            explicit = _with_axis_types(mesh, axes, AxisType.Explicit)
+            with set_mesh(explicit):
+                if in_sharding is not None:
+                    args = reshard(args, tree_map(lambda s: NamedSharding(explicit, s),
+                                                  in_sharding, is_leaf=_is_spec))
+                out = fun(*args, **kwargs)
+            return tree_map(lambda y: _back_to(mesh, y), out)
+        return wrapped
+    return decorate if f is None else decorate(f)
+
+
+def _is_spec(value: Any) -> bool:
+    return isinstance(value, PartitionSpec)
+
+
+def _back_to(mesh: Mesh, value: Any) -> Any:
+    spec = [e for e in value.aval.sharding.spec]
+    while spec and spec[-1] is None:
+        spec.pop()
+    return device_put(value, NamedSharding(mesh, PartitionSpec(*spec)))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import contextvars
+import dataclasses
 import enum
 import functools
 import math
@@ -91,15 +92,36 @@ def _axis_types(axis_types: Any, count: int, default: AxisType) -> tuple[AxisTyp
     return tuple(axis_types)
 
 
+@dataclasses.dataclass(frozen=True)
+class AbstractDevice:
+    """A kind of device without a device (mirrors `jax.sharding.AbstractDevice`)."""
+
+    device_kind: str
+    num_cores: int | None
+    platform: str
+
+
 class AbstractMesh:
     """A mesh's axis names, sizes and types without devices (mirrors
-    `jax.sharding.AbstractMesh`)."""
+    `jax.sharding.AbstractMesh`); `abstract_device` names the kind of devices when the
+    mesh was made from a mesh of devices (`Mesh.abstract_mesh`)."""
 
     def __init__(self, axis_sizes: tuple[int, ...], axis_names: tuple[str, ...],
                  axis_types: Any = None, *, abstract_device: Any = None) -> None:
         self.axis_sizes = tuple(axis_sizes)
         self.axis_names = tuple(axis_names)
         self.axis_types = _axis_types(axis_types, len(self.axis_names), AxisType.Auto)
+        self.abstract_device = abstract_device
+
+    @property
+    def explicit_axes(self) -> tuple[str, ...]:
+        return tuple(n for n, t in zip(self.axis_names, self.axis_types)
+                     if t == AxisType.Explicit)
+
+    @property
+    def manual_axes(self) -> tuple[str, ...]:
+        return tuple(n for n, t in zip(self.axis_names, self.axis_types)
+                     if t == AxisType.Manual)
 
     @property
     def shape(self) -> collections.OrderedDict:
@@ -127,7 +149,11 @@ class AbstractMesh:
     def __repr__(self) -> str:
         if self.empty:
             return "AbstractMesh((), axis_types=())"
-        return f"AbstractMesh({_axes_text(self)})"
+        device = self.abstract_device
+        if device is None:
+            return f"AbstractMesh({_axes_text(self)})"
+        return (f"AbstractMesh({_axes_text(self)}, device_kind={device.device_kind}, "
+                f"num_cores={device.num_cores}, platform={device.platform})")
 
 
 def _axes_text(mesh: AbstractMesh) -> str:
@@ -325,3 +351,19 @@ def unsharded(ndim: int) -> NamedSharding:
     """The sharding of an aval outside any mesh: no mesh axes, nothing split (one object
     per rank, shared by every aval of that rank)."""
     return NamedSharding(AbstractMesh((), ()), PartitionSpec(*([None] * ndim)))
+
+
+def dims_text(shape: Sequence[Any], sharding: Any) -> str:
+    """An aval's dimensions as JAX prints them, each split one followed by its mesh axes:
+    `4@x,4` or `16@(x,y)`."""
+    spec = getattr(sharding, "spec", ())
+    texts = []
+    for d, size in enumerate(shape):
+        entry = spec[d] if d < len(spec) else None
+        if entry is None or entry is PartitionSpec.UNCONSTRAINED or entry == ():
+            texts.append(str(size))
+        elif isinstance(entry, tuple) and len(entry) > 1:
+            texts.append(f"{size}@({','.join(entry)})")
+        else:
+            texts.append(f"{size}@{entry[0] if isinstance(entry, tuple) else entry}")
+    return ",".join(texts)

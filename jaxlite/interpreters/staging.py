@@ -20,6 +20,7 @@ import numpy as np
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from jaxlite.core.leaks import where_created
+from jaxlite.core.sharding_rules import typed_results
 from jaxlite.core.source_info import SourceInfo, current_name_stack
 from jaxlite.core.trace import Trace, Tracer, current_trace, new_transformation, set_current_trace
 from jaxlite.core.trace_state import eager_constant_folding
@@ -116,6 +117,7 @@ class StagingTrace(Trace):
                 return primitive.bind(*args, **params)
         in_avals = [get_aval(a) for a in args]
         out_avals = primitive.abstract_eval(*in_avals, **params)
+        out_avals = typed_results(primitive, in_avals, out_avals, params)
         if not primitive.multiple_results:
             out_avals = [out_avals]
         if _folds_to_literal(primitive, args, out_avals):

@@ -18,6 +18,7 @@ from jaxlite.backends import processes
 from jaxlite.backends.registry import get_backend
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray
+from jaxlite.core.sharding_rules import aval_sharding
 from jaxlite.core.basearray import Array
 from jaxlite.runtime.dlpack_buffers import CPU_DEVICE, export_capsule
 from jaxlite.runtime.sharding import Sharding, SingleDeviceSharding
@@ -108,7 +109,11 @@ class ArrayImpl(Array):
     @property
     def aval(self) -> ShapedArray:
         if self._aval is None:
-            self._aval = ShapedArray(self._value.shape, self._value.dtype, self.weak_type)
+            # On a mesh, the type carries the sharding (JAX's sharding in types).
+            typed = None if self._sharding is None else aval_sharding(self._sharding,
+                                                                      self._value.ndim)
+            self._aval = ShapedArray(self._value.shape, self._value.dtype, self.weak_type,
+                                     sharding=typed)
         return self._aval
 
     @property

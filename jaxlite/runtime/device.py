@@ -24,6 +24,9 @@ from jaxlite.backends.base import Device
 from jaxlite.backends.registry import get_backend
 from jaxlite.core.avals import get_aval, is_array_like
 from jaxlite.core.basearray import Array
+from jaxlite.core.sharding import NamedSharding
+from jaxlite.core.trace import Tracer
+from jaxlite.lax.sharding_constraint import sharding_constraint_p
 from jaxlite import tree_util
 from jaxlite.runtime.sharding import (PartitionSpec, Sharding, SingleDeviceSharding,
                                       resolve)
@@ -124,9 +127,13 @@ def _put_leaf(x: Any, target: Any) -> Any:
         raise TypeError(f"device_put: {x!r} of type {type(x).__name__} is not a valid "
                         "array value.")
     if isinstance(x, Array) and type(x) is not ArrayImpl:
-        # A tracer, or an array of an extended dtype (typed PRNG keys): on one device its
-        # placement can only be checked.
-        _placement(target, x.ndim)
+        # A tracer, or an array of an extended dtype (typed PRNG keys): a traced value
+        # placed on a mesh is constrained there (jit then places its result so, and on
+        # Explicit axes its type changes); otherwise the placement can only be checked.
+        sharding = _placement(target, x.ndim)
+        if isinstance(x, Tracer) and isinstance(sharding, NamedSharding) and \
+                hasattr(sharding.mesh, "devices"):
+            return constrained(x, sharding)
         return x
     if type(x) is not ArrayImpl:
         start_default_backend()
@@ -137,6 +144,13 @@ def _put_leaf(x: Any, target: Any) -> Any:
         return x
     sharding.shard_shape(x.shape)  # a dimension that does not split evenly raises
     return x.with_sharding(sharding)
+
+
+def constrained(x: Any, sharding: NamedSharding) -> Any:
+    """A traced value constrained to `sharding` (a sharding constraint in the jaxpr)."""
+    return sharding_constraint_p.bind(x, sharding=sharding, layout=None,
+                                      context_mesh=sharding.mesh.abstract_mesh,
+                                      unconstrained_dims=frozenset())
 
 
 def _is_placement(value: Any) -> bool:

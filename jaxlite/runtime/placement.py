@@ -31,6 +31,8 @@ from typing import Any, Callable, Sequence
 
 from jaxlite.core.jaxpr import Literal
 from jaxlite.core.sharding import NamedSharding, PartitionSpec, Sharding
+from jaxlite.core.sharding_rules import (ELEMENTWISE_NAMES, explicit_operands, spec_of,
+                                         typed_results)
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.runtime.sharding import SingleDeviceSharding
 
@@ -38,14 +40,6 @@ __all__ = ["committed_shardings", "constraint_mesh", "on_device", "place_eager",
            "place_jit_outputs", "propagate"]
 
 Spec = tuple  # one entry per dimension: None, an axis name, or a tuple of names
-
-# Primitives outside `lax._declare.elementwise` whose result is elementwise in its operands
-# of the result's shape.
-_ELEMENTWISE_NAMES = frozenset({
-    "convert_element_type", "select_n", "integer_pow", "clamp", "copy", "copy_p",
-    "reduce_precision", "nextafter", "erf_inv", "igamma", "igammac", "lgamma", "digamma",
-    "random_gamma_grad", "bessel_i0e", "bessel_i1e", "is_finite", "not", "logistic",
-    "stop_gradient"})
 
 # Primitives whose result has the operand's shape and is split as the operand is.
 _SAME_LAYOUT_NAMES = frozenset({"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",
@@ -96,16 +90,16 @@ def _spec(sharding: Sharding | None, ndim: int) -> Spec | None:
     return tuple(sharding.spec) + (None,) * (ndim - len(sharding.spec))
 
 
-def _as_sharding(spec: Spec | None, mesh: Any) -> NamedSharding:
+def _as_sharding(spec: Spec | None, mesh: Any, typed: bool = False) -> NamedSharding:
     entries = [None if e is PartitionSpec.UNCONSTRAINED else e for e in spec or ()]
-    while entries and entries[-1] is None:
+    while entries and entries[-1] is None and not typed:
         entries.pop()  # JAX's result specs stop at the last split dimension
     return NamedSharding(mesh, PartitionSpec(*entries))
 
 
 def _place(results: Sequence[Any], args: Sequence[Any], what: str,
            out_specs: Callable[[list[Spec | None]], list[Spec | None]],
-           mesh: Any = None) -> list[Any]:
+           mesh: Any = None, typed: bool = False) -> list[Any]:
     """`results` placed by the rules of the module docstring; `out_specs` maps the
     arguments' specs to the results'. `mesh`: that of the computation's sharding
     constraints, which place results even when no argument is committed."""
@@ -121,7 +115,7 @@ def _place(results: Sequence[Any], args: Sequence[Any], what: str,
     mesh = named[0].mesh if named else mesh
     in_specs = [_spec(a._sharding, a.ndim) if type(a) is ArrayImpl else None for a in args]
     specs = out_specs(in_specs)
-    return [_with(r, _as_sharding(spec, mesh)) for r, spec in zip(results, specs)]
+    return [_with(r, _as_sharding(spec, mesh, typed)) for r, spec in zip(results, specs)]
 
 
 def _with(result: Any, sharding: Sharding) -> Any:
@@ -133,6 +127,16 @@ def _with(result: Any, sharding: Sharding) -> Any:
         except ValueError:  # a propagated split that does not divide: replicate
             sharding = NamedSharding(sharding.mesh, PartitionSpec())
     return result.with_sharding(sharding)
+
+
+def _typed(placed: list[Any], avals: Sequence[Any]) -> list[Any]:
+    """Placed results keep their types' shardings also where their blocks could not be
+    placed evenly (JAX's uneven shards; here the array is then replicated)."""
+    for result, aval in zip(placed, avals):
+        if type(result) is ArrayImpl and result.aval.sharding != aval.sharding and \
+                result.aval.shape == aval.shape:
+            result._aval = result.aval.update(sharding=aval.sharding)
+    return placed
 
 
 def on_device(results: Sequence[Any], device: Any) -> list[Any]:
@@ -147,14 +151,27 @@ def place_eager(primitive: Any, args: Sequence[Any], results: Any,
     outs = list(results) if many else [results]
     avals = [getattr(a, "aval", None) for a in args]
     out_avals = [getattr(o, "aval", None) for o in outs]
-    placed = _place(outs, args, primitive.name,
-                    lambda specs: _rule(primitive, params, avals, specs, out_avals))
+    if explicit_operands(avals):
+        # Sharding in types: the primitive's sharding rule decides (or refuses).
+        typed = typed_results(primitive, avals, out_avals if many else out_avals[0], params)
+        typed = typed if many else [typed]
+        placed = _typed(_place(outs, args, primitive.name,
+                               lambda specs: [spec_of(t) for t in typed], typed=True), typed)
+    else:
+        placed = _place(outs, args, primitive.name,
+                        lambda specs: _rule(primitive, params, avals, specs, out_avals))
     return placed if many else placed[0]
 
 
 def place_jit_outputs(jaxpr: Any, args: Sequence[Any], results: list[Any],
                       name: str) -> list[Any]:
     """The results of a jitted call of the closed `jaxpr` on `args`, placed."""
+    typed = [v.aval for v in jaxpr.jaxpr.outvars]
+    if explicit_operands(typed):
+        # Sharding in types: the results' types say.
+        return _typed(_place(results, args, f"jit({name})",
+                             lambda specs: [spec_of(t) for t in typed],
+                             constraint_mesh(jaxpr.jaxpr), typed=True), typed)
     return _place(results, args, f"jit({name})",
                   lambda specs: propagate(jaxpr.jaxpr, specs), constraint_mesh(jaxpr.jaxpr))
 
@@ -189,6 +206,8 @@ def constraint_mesh(jaxpr: Any) -> Any:
 def propagate(jaxpr: Any, in_specs: Sequence[Spec | None]) -> list[Spec | None]:
     """The spec of each output of `jaxpr` from its inputs' specs (None: replicated, or not
     on a mesh), one equation at a time."""
+    if explicit_operands([v.aval for v in jaxpr.outvars]):
+        return [spec_of(v.aval) for v in jaxpr.outvars]  # sharding in types
     env: dict[Any, Spec | None] = dict(zip(jaxpr.invars, in_specs))
 
     def read(atom: Any) -> Spec | None:
@@ -213,7 +232,7 @@ def _rule(primitive: Any, params: dict[str, Any], avals: Sequence[Any],
     if len(out_avals) != 1 or out_avals[0] is None or not any(specs):
         return [None] * len(out_avals)
     shape = tuple(out_avals[0].shape)
-    if getattr(primitive, "elementwise", False) or name in _ELEMENTWISE_NAMES:
+    if getattr(primitive, "elementwise", False) or name in ELEMENTWISE_NAMES:
         return [_merged([s for s, a in zip(specs, avals)
                          if s is not None and a is not None and tuple(a.shape) == shape])]
     rule = _SHAPE_RULES.get(name)

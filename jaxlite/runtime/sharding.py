@@ -19,7 +19,8 @@ import numpy as np
 
 from jaxlite.backends.base import Device
 from jaxlite.backends.registry import get_backend
-from jaxlite.core.sharding import (ABSTRACT_MESH_OVERRIDE, CURRENT_MESH, AbstractMesh,
+from jaxlite.core.sharding import (ABSTRACT_MESH_OVERRIDE, CURRENT_MESH, AbstractDevice,
+                                   AbstractMesh,
                                    AxisType, NamedSharding, PartitionSpec, Sharding,
                                    _axes_text, _axis_types)
 
@@ -47,7 +48,13 @@ class Mesh(AbstractMesh):
 
     @property
     def abstract_mesh(self) -> AbstractMesh:
-        return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types)
+        if getattr(self, "_abstract", None) is None:
+            first = next(iter(self.devices.flat), None)
+            device = None if first is None else AbstractDevice(
+                first.device_kind, None, first.platform)
+            self._abstract = AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types,
+                                          abstract_device=device)
+        return self._abstract
 
     @property
     def is_multi_process(self) -> bool:

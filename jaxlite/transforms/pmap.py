@@ -112,9 +112,8 @@ def _per_device_program(fun: Callable[..., Any], name: Any, in_axes: Any, out_ax
 
 def _placed_on(devices: tuple, name: Any, out: Any, out_axes: Any) -> Any:
     """pmap's results on its devices, as JAX's: split along each output's mapped axis
-    over a one-axis mesh named after the pmap's axis (replicated for out_axes None)."""
-    if len(devices) == 1:
-        return out
+    over a one-axis mesh named after the pmap's axis (replicated for out_axes None), also
+    on one device."""
     mesh = Mesh(np.array(devices, dtype=object), (name,))
     leaves, tree = tree_flatten(out)
     dests = _axes_per_leaf(out_axes, out, "out_axes")
