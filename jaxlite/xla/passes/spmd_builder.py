@@ -39,6 +39,9 @@ class PValue:
     shape: Shape  # the global shape
     ids: np.ndarray | None = None
     parts: tuple["PValue", ...] = ()
+    # The whole value, when every partition cut its block from it locally: other
+    # layouts are then cut from it too, without collectives (constants, iotas, ...).
+    whole: "PValue | None" = None
 
     @property
     def is_tuple(self) -> bool:
@@ -90,6 +93,7 @@ class SpmdBuilder:
         self.b = ComputationBuilder(name, state.names)
         self.n = state.num_partitions
         self._cache: dict[tuple, HloInstruction] = {}
+        self.reshards: dict[tuple, PValue] = {}
         self.metadata = None
 
     # ---- plain instructions

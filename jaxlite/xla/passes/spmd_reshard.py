@@ -37,9 +37,19 @@ def reshard(b: SpmdBuilder, value: PValue, target) -> PValue:
             return value
         hlo = b.add(_O.TUPLE, [p.hlo for p in parts])
         return PValue(hlo, value.shape, None, tuple(parts))
-    src, dst = value.ids, target
+    src, dst = value.ids, np.asarray(target)
     if grids.same_tiles(src, dst):
         return value
+    key = ("reshard", id(value.hlo), dst.shape, dst.tobytes())
+    if key not in b.reshards:  # a value each of several users needs in one layout
+        b.reshards[key] = _reshard_array(b, value, dst)
+    return b.reshards[key]
+
+
+def _reshard_array(b: SpmdBuilder, value: PValue, dst: np.ndarray) -> PValue:
+    if value.whole is not None:
+        return reshard(b, value.whole, dst)
+    src = value.ids
     shape = value.shape.dims
     swapped = _all_to_all(b, value, dst)
     if swapped is not None:
@@ -89,8 +99,9 @@ def _slice_locally(b: SpmdBuilder, value: PValue, dst: np.ndarray) -> PValue:
     (which contains it, along every dimension)."""
     src, shape, x = value.ids, value.shape.dims, value.hlo
     goal = grids.tile_shape(dst, shape)
+    whole = value if src.shape[:-1] == (1,) * len(shape) else None
     if goal == x.shape.dims:
-        return PValue(x, value.shape, dst)  # the cut is the same; only copies differ
+        return PValue(x, value.shape, dst, whole=whole)  # only copies differ
     padded = [g * dst.shape[d] if src.shape[d] == 1 else x.shape.dims[d]
               for d, g in enumerate(goal)]
     x = b.pad_to(x, padded)
@@ -102,7 +113,7 @@ def _slice_locally(b: SpmdBuilder, value: PValue, dst: np.ndarray) -> PValue:
         inner = grids.offsets(dst, shape, d)
         outer = grids.offsets(src, shape, d) if src.shape[d] > 1 else [0] * b.n
         starts.append(b.table_lookup([i - o for i, o in zip(inner, outer)]))
-    return PValue(b.dynamic_slice(x, starts, goal), value.shape, dst)
+    return PValue(b.dynamic_slice(x, starts, goal), value.shape, dst, whole=whole)
 
 
 def _all_to_all(b: SpmdBuilder, value: PValue, dst: np.ndarray) -> PValue | None:
