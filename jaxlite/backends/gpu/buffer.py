@@ -57,10 +57,14 @@ class GpuBuffer(Buffer):
     device : the device it lives on.
     launcher : moves the array to the host and knows the readiness of `event`.
     event : the launcher's marker for the end of the program that wrote it (None: ready).
+    owns_memory : False when the array may share memory with another buffer or a
+        program's constant (a result that is an argument, or a view of one): donating
+        such a buffer gives the program a copy to write.
     """
 
     def __init__(self, array: Any, dtype: np.dtype, device: GpuDevice, launcher: Any,
-                 event: Any = None) -> None:
+                 event: Any = None, owns_memory: bool = True) -> None:
+        self.owns_memory = owns_memory
         self._array = array
         self._dtype = np.dtype(dtype)
         self._shape = tuple(int(d) for d in array.shape)

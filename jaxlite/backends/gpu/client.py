@@ -57,7 +57,8 @@ class GpuClient(Client):
             raise ValueError(f"compile: donated parameters {bad} of {module.name} are out of "
                              f"range; the entry has {num_params} parameters.")
         optimized = optimize(module, options)
-        program = Program(optimized, self.launcher)
+        program = Program(optimized, self.launcher,
+                          frozenset(options.donated_parameters))
         return GpuExecutable(self, self._devices[0], module, optimized, options, program)
 
 

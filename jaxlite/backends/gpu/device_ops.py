@@ -9,10 +9,7 @@ kernels read and write them.
   types `xp` stores natively (CuPy has no bfloat16) come here.
 - `copy`, `transpose`, `reshape`: a move through the logical order (`to_logical`,
   `to_memory`); `bitcast` keeps the memory as it is.
-- `dynamic_slice`, `dynamic_update_slice`: the start indices are read on the host (a few
-  scalars: one small copy and a stream synchronization), clamped as XLA clamps them, and
-  the slice taken or written with `xp` indexing; an update writes into a copy (buffers
-  are never written after they are made).
+(Dynamic slices and updates, gathers and scatters are kernels: `update_kernels`.)
 """
 from __future__ import annotations
 
@@ -25,8 +22,7 @@ from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
 
-__all__ = ["LAYOUT_OPCODES", "dot", "dot_supported", "dynamic_slice",
-           "dynamic_update_slice", "layout_op", "to_logical", "to_memory"]
+__all__ = ["LAYOUT_OPCODES", "dot", "dot_supported", "layout_op", "to_logical", "to_memory"]
 
 LAYOUT_OPCODES = (Opcode.BITCAST, Opcode.COPY, Opcode.TRANSPOSE, Opcode.RESHAPE)
 
@@ -93,26 +89,3 @@ def dot(xp: Any, inst: HloInstruction, lhs_flat: Any, rhs_flat: Any) -> Any:
     b = xp.transpose(rhs, rb + rc + rf).reshape(size(rhs, rb), size(rhs, rc), size(rhs, rf))
     product = xp.matmul(a.astype(acc), b.astype(acc)).reshape(inst.shape.dims)
     return to_memory(xp, product.astype(inst.shape.dtype), inst.shape)
-
-
-def _window(starts: list[int], dims: tuple[int, ...], sizes: tuple[int, ...]) -> tuple:
-    """The slices of a dynamic window, each start clamped into [0, dim - size] as XLA
-    does."""
-    return tuple(slice(min(max(int(s), 0), d - n), min(max(int(s), 0), d - n) + n)
-                 for s, d, n in zip(starts, dims, sizes))
-
-
-def dynamic_slice(xp: Any, inst: HloInstruction, flat: Any, starts: list[int]) -> Any:
-    """XLA's dynamic-slice of a flat operand at (host) `starts`."""
-    source = inst.operands[0].shape
-    window = _window(starts, source.dims, tuple(inst.attr("sizes")))
-    return to_memory(xp, to_logical(xp, flat, source)[window], inst.shape)
-
-
-def dynamic_update_slice(xp: Any, inst: HloInstruction, flat: Any, update: Any,
-                         starts: list[int]) -> Any:
-    """XLA's dynamic-update-slice of a flat operand by a flat update at (host) `starts`."""
-    source, patch = inst.operands[0].shape, inst.operands[1].shape
-    result = xp.array(to_logical(xp, flat, source), order="C")
-    result[_window(starts, source.dims, patch.dims)] = to_logical(xp, update, patch)
-    return to_memory(xp, result, inst.shape)

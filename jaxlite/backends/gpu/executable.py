@@ -4,9 +4,9 @@ launcher (mirrors `PjRtLoadedExecutable` on XLA's GPU client).
 `execute` enqueues the whole program on the launcher's stream and returns buffers that
 are ready when the launcher's event recorded after the program is reached; it waits on
 the device only where the program reads a value back (a loop's predicate, a host
-fallback). Results may share memory with the arguments (buffers are never written after
-they are made); donated arguments are deleted after the call, and no result is written
-into them yet.
+fallback). Results may share memory with the arguments. Arguments are never written,
+but donated ones: their memory may take a result or an in-place update (see
+`ownership`), and they are deleted after the call.
 """
 from __future__ import annotations
 
@@ -17,10 +17,12 @@ from jaxlite.backends.base import (Buffer, Client, CompileOptions, Executable, M
                                    check_arguments, entry_result_shapes, unknown_stage)
 from jaxlite.backends.gpu.buffer import GpuBuffer, GpuDevice
 from jaxlite.backends.gpu.device_ops import to_logical, to_memory
+from jaxlite.backends.gpu.ownership import fresh
 from jaxlite.backends.gpu.program import Program
 from jaxlite.backends.gpu.render import render_many
 from jaxlite.xla.buffer_assignment import assign_buffers
-from jaxlite.xla.ir import HloModule
+from jaxlite.xla.ir import HloInstruction, HloModule
+from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.text import print_module
 
 __all__ = ["GpuExecutable"]
@@ -51,6 +53,11 @@ class GpuExecutable(Executable):
         self._launcher = program.launcher
         self._result_shapes = entry_result_shapes(optimized)
         self._tuple_result = optimized.entry.root.shape.is_tuple
+        root = optimized.entry.root
+        results = root.operands if self._tuple_result and root.opcode is Opcode.TUPLE \
+            else (root,) * len(self._result_shapes)
+        # results in memory of their own (not an argument's, a constant's or a loop's)
+        self._fresh_results = [fresh(r) or _donated_update(r, options) for r in results]
 
     @property
     def client(self) -> Client:
@@ -65,17 +72,30 @@ class GpuExecutable(Executable):
         params = self._optimized.entry.parameters
         with launcher.scope():
             args = [to_memory(xp, self._on_device(b), p.shape) for b, p in zip(buffers, params)]
+            args = self._writable_donations(buffers, args)
             result = self.program.run(self._optimized.entry, args)
             values = list(result) if self._tuple_result else [result]
             # (ascontiguousarray makes scalars 1-d: the reshape restores their rank)
             arrays = [xp.ascontiguousarray(to_logical(xp, v, s)).reshape(s.dims)
                       for v, s in zip(values, self._result_shapes)]
             event = launcher.record()
-        outs = [GpuBuffer(a, s.dtype, self._device, launcher, event)
-                for a, s in zip(arrays, self._result_shapes)]
+        outs = [GpuBuffer(a, s.dtype, self._device, launcher, event, owns)
+                for a, s, owns in zip(arrays, self._result_shapes, self._fresh_results)]
         for i in self.options.donated_parameters:
             buffers[i].delete()
         return outs
+
+    def _writable_donations(self, buffers: Sequence[Buffer], args: list) -> list:
+        """`args` with a copy of each donated array the program may not write: one also
+        passed in another position, or one whose memory its buffer does not own (a
+        buffer of another client was copied here by `_on_device`: that copy is ours)."""
+        for i in self.options.donated_parameters:
+            shared = any(buffers[i] is b for j, b in enumerate(buffers) if j != i)
+            ours = isinstance(buffers[i], GpuBuffer) and \
+                buffers[i].device.client is self._client
+            if shared or (ours and not buffers[i].owns_memory):
+                args[i] = self._launcher.xp.copy(args[i])
+        return args
 
     def _on_device(self, buffer: Buffer) -> object:
         """A buffer's device array; buffers of other clients are copied here."""
@@ -117,3 +137,10 @@ class GpuExecutable(Executable):
 
     def __repr__(self) -> str:
         return f"<GpuExecutable {self._optimized.name} on {self._device!r}>"
+
+
+def _donated_update(result: HloInstruction, options: CompileOptions) -> bool:
+    """Whether `result` is an update of a donated parameter (its memory, given up)."""
+    return result.opcode in (Opcode.DYNAMIC_UPDATE_SLICE, Opcode.SCATTER) and \
+        result.operands[0].opcode is Opcode.PARAMETER and \
+        result.operands[0].attr("number") in options.donated_parameters

@@ -2,9 +2,9 @@
 operands, one instruction at a time (correct first; each costs a round trip through host
 memory and a synchronization of the stream).
 
-Which instructions come here, and why, is `host_reason`'s answer: fusions no builder
-handles yet (a dot's epilogue, a gather inside a fusion, ...), sorts, gathers, scatters,
-dynamic slices and updates, convolutions, custom calls (linear algebra, FFT, host
+Which instructions come here, and why, `Program.plan` says (`text("kernels")`): fusions
+no builder handles, scatters of several operands, sorts too long for a block's shared
+memory with a comparator CuPy cannot run, custom calls (linear algebra, FFT, host
 callbacks), rng, non-float dots and every other opcode without a kernel or an `xp` rule.
 """
 from __future__ import annotations
@@ -13,22 +13,14 @@ from typing import Any, Callable
 
 import numpy as np
 
+from jaxlite.backends.gpu.update_kernels import alone
 from jaxlite.xla.evaluator import evaluate_computation
 from jaxlite.xla.evaluator_arrays import from_memory_order, to_memory_order
-from jaxlite.xla.ir import ComputationBuilder, HloComputation, HloInstruction, NameUniquer
+from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
 
 __all__ = ["HostInstruction"]
-
-
-def _alone(inst: HloInstruction) -> HloComputation:
-    """A computation holding `inst` alone, its operands made parameters."""
-    builder = ComputationBuilder(f"host_{inst.name}", NameUniquer())
-    params = [builder.parameter(o.shape) for o in inst.operands]
-    root = builder.add(inst.opcode, inst.shape, params, dict(inst.attrs), inst.called,
-                       name=inst.name)
-    return builder.build(root)
 
 
 class HostInstruction:
@@ -44,7 +36,7 @@ class HostInstruction:
     def __init__(self, inst: HloInstruction, to_host: Callable[[Any, np.dtype], np.ndarray],
                  to_device: Callable[[np.ndarray], Any]) -> None:
         self.inst = inst
-        self._computation = inst.called[0] if inst.opcode is Opcode.FUSION else _alone(inst)
+        self._computation = inst.called[0] if inst.opcode is Opcode.FUSION else alone(inst)
         self._to_host = to_host
         self._to_device = to_device
 

@@ -187,8 +187,18 @@ class _Thread:
                 array, i = self.memory.element(s.buffer, self.eval(s.index))
                 array[i] = _binary("add", array[i], self._typed(self.eval(s.value),
                                                                 s.buffer.dtype))
+            elif kind is ir.AtomicUpdate:
+                self.atomic_update(s)
             else:
                 raise TypeError(f"not a statement: {s!r}")
+
+    def atomic_update(self, s: ir.AtomicUpdate) -> None:
+        """Threads run one at a time here, so the read-compute-write cannot be torn."""
+        array, i = self.memory.element(s.buffer, self.eval(s.index))
+        self.declare(s.old, array[i])
+        for event in self.run(s.body):
+            raise KernelError(f"{type(event).__name__} inside an atomic update")
+        array[i] = self._typed(self.eval(s.new), s.buffer.dtype)
 
     def loop(self, s: ir.For) -> Generator:
         counter, stop, step = self.eval(s.start), self.eval(s.stop), self.eval(s.step)

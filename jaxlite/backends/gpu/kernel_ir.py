@@ -14,7 +14,7 @@ Expressions are trees of frozen dataclasses, each with a `dtype` (a numpy type n
 Statements: Let (declares a variable), Assign, Store, VectorLoad / VectorStore (a run of
 consecutive elements moved as one 4-, 8- or 16-byte access), For, If, Barrier (every
 thread of the block waits), Shuffle (a value read from another lane of the warp) and
-AtomicAdd. Semantics are C's, with these choices made for every backend alike:
+AtomicAdd / AtomicUpdate. Semantics are C's, with these choices made for every backend alike:
 
 - `max` and `min` of floats propagate NaN (HLO's maximum and minimum);
 - integer `div` and `rem` truncate toward zero (C's); the builders guard division by zero;
@@ -37,7 +37,7 @@ import numpy as np
 from jaxlite.core import dtypes
 
 __all__ = [
-    "AtomicAdd", "Assign", "Barrier", "Binary", "Buffer", "Builtin", "Cast", "Const",
+    "AtomicAdd", "AtomicUpdate", "Assign", "Barrier", "Binary", "Buffer", "Builtin", "Cast", "Const",
     "Expr", "For", "If", "Kernel", "Let", "Load", "Select", "Shuffle", "Stmt", "Store",
     "Unary", "Var", "VectorLoad", "VectorStore", "BINARY_OPS", "COMPARISONS", "UNARY_OPS",
     "WARP_SIZES", "dtype_of", "index_const", "rename_buffers",
@@ -277,8 +277,29 @@ class AtomicAdd:
     value: Expr
 
 
+@dataclass(frozen=True)
+class AtomicUpdate:
+    """buffer[index] = new, indivisibly, where `old` names the element's value before the
+    update and `body` (no barriers or shuffles) computes what `new` reads. Rendered as a
+    compare-and-swap loop on the element's bits (2-, 4- or 8-byte elements): for
+    combiners a GPU has no atomic instruction for (multiply, a scatter's arbitrary
+    computation, an overwrite)."""
+    buffer: Buffer
+    index: Expr
+    old: Var
+    body: tuple["Stmt", ...]
+    new: Expr
+
+    def __post_init__(self) -> None:
+        if dtype_of(self.buffer.dtype).itemsize not in (2, 4, 8):
+            raise ValueError(f"an atomic update of {self.buffer.dtype}: compare-and-swap "
+                             "takes 2-, 4- or 8-byte elements")
+        if self.old.dtype != self.buffer.dtype or self.new.dtype != self.buffer.dtype:
+            raise TypeError("an atomic update's old and new values have the buffer's type")
+
+
 Stmt = Union[Let, Assign, Store, VectorLoad, VectorStore, For, If, Barrier, Shuffle,
-             AtomicAdd]
+             AtomicAdd, AtomicUpdate]
 
 
 # ------------------------------------------------------------------------------- kernels

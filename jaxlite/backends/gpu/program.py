@@ -21,7 +21,7 @@ control flow calls:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -32,6 +32,8 @@ from jaxlite.backends.gpu.build import UnsupportedFusion, build_fusion
 from jaxlite.backends.gpu.dot_epilogue import split_dot_fusion
 from jaxlite.backends.gpu.fusion_kernels import FusionKernels
 from jaxlite.backends.gpu.host_fallback import HostInstruction
+from jaxlite.backends.gpu.ownership import donated_output, loop_owned, overwritable
+from jaxlite.backends.gpu.update_kernels import as_fusion, build_dynamic_update, build_scatter
 from jaxlite.xla.evaluator_arrays import to_memory_order
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
 from jaxlite.xla.opcodes import Opcode
@@ -62,15 +64,20 @@ class Program:
     launcher : a launcher (see `launchers`): build options, `prepare_all`, `launch`, `xp`.
     """
 
-    def __init__(self, module: HloModule, launcher: Any) -> None:
+    def __init__(self, module: HloModule, launcher: Any,
+                 donated: frozenset[int] = frozenset()) -> None:
         self.module = module
         self.launcher = launcher
         self.xp = launcher.xp
+        self.donated = frozenset(donated)
         self.kernels: list[FusionKernels] = []
         self._steps: dict[int, list[Step]] = {}
         # per computation, per step: the values that step uses last (freed after it, so
         # that device memory holds only live values, as buffer assignment would)
         self._last_uses: dict[int, list[tuple[int, ...]]] = {}
+        self._loop_owned: dict[int, frozenset[int]] = {}  # while body -> owned elements
+        self._overwritable: frozenset[int] = frozenset()  # of the computation prepared
+        self._comp: HloComputation = module.entry
         self._prepared: list[Any] = []  # the launcher's handles, one per `kernels` entry
         self._prepare(module.entry)
         # every kernel of the program compiled at once (one NVRTC run, not one per fusion)
@@ -80,6 +87,10 @@ class Program:
     def _prepare(self, comp: HloComputation) -> None:
         if id(comp) in self._steps:
             return
+        donated = self.donated if comp is self.module.entry else frozenset()
+        self._comp = comp
+        self._overwritable = overwritable(comp, self._loop_owned.get(id(comp), frozenset()),
+                                          donated)
         self._steps[id(comp)] = [self._step(inst) for inst in comp.instructions]
         self._last_uses[id(comp)] = _last_uses(comp)
         for inst in comp.instructions:
@@ -93,22 +104,23 @@ class Program:
             return Step(inst, "none", self._structural(inst))
         if op is _O.FUSION:
             return self._fusion(inst)
+        if op in (_O.GATHER, _O.DYNAMIC_SLICE):  # a loop kernel, as if fused alone
+            return replace(self._fusion(as_fusion(inst)), inst=inst)
+        if op is _O.DYNAMIC_UPDATE_SLICE:
+            return self._update(inst, build_dynamic_update)
+        if op is _O.SCATTER:
+            return self._update(inst, build_scatter)
         if op in device_ops.LAYOUT_OPCODES and not inst.shape.is_tuple and (
                 inst.shape.dtype == inst.operands[0].shape.dtype):
             return Step(inst, "xp", lambda ops: device_ops.layout_op(self.xp, inst, ops[0]))
-        if op is _O.DYNAMIC_SLICE:
-            return Step(inst, "xp", lambda ops: device_ops.dynamic_slice(
-                self.xp, inst, ops[0], self._indices(inst, ops[1:])))
-        if op is _O.DYNAMIC_UPDATE_SLICE:
-            return Step(inst, "xp", lambda ops: device_ops.dynamic_update_slice(
-                self.xp, inst, ops[0], ops[1], self._indices(inst, ops[2:])))
         if op is _O.DOT:
             if device_ops.dot_supported(inst, self.launcher.storage_dtype):
                 return Step(inst, "xp", lambda ops: device_ops.dot(self.xp, inst, *ops))
             return self._host(inst, "a dot of integers, complex numbers or types the "
                                     "array module does not store")
         if op is _O.WHILE:
-            return Step(inst, "control", lambda ops: self._while(inst, ops[0]))
+            owned = self._loop_owned[id(inst.called[1])] = loop_owned(inst)
+            return Step(inst, "control", lambda ops: self._while(inst, ops[0], owned))
         if op is _O.CONDITIONAL:
             return Step(inst, "control", lambda ops: self._conditional(inst, ops))
         if op is _O.CALL:
@@ -116,10 +128,12 @@ class Program:
         return self._host(inst, f"no gpu kernel or array-module rule for {op.text} yet")
 
     def _fusion(self, inst: HloInstruction) -> Step:
-        """The kernels of a fusion; a dot then its epilogue's kernels for an output
-        fusion (`dot_epilogue`); the host when neither builds."""
+        """The kernels of a fusion (written into a donated argument where
+        `ownership.donated_output` allows); a dot then its epilogue's kernels for an
+        output fusion (`dot_epilogue`); the host when neither builds."""
         try:
-            launch = self._kernels(inst)
+            launch = self._kernels(inst, donated_output(inst, self._comp, self.donated)
+                                   if self._comp is self.module.entry else None)
             return Step(inst, "kernel", lambda ops: launch(ops))
         except UnsupportedFusion as error:
             why = str(error)
@@ -141,14 +155,31 @@ class Program:
             return product if epilogue is None else epilogue(ops + [product])
         return Step(inst, "xp+kernel", run)
 
-    def _kernels(self, fusion: HloInstruction) -> Callable[[list[Any]], Any]:
+    def _kernels(self, fusion: HloInstruction, into: int | None = None,
+                 build: Callable = build_fusion) -> Callable[[list[Any]], Any]:
         """Build the kernels of `fusion` (prepared with the program's others); a function
-        launching them on the fusion's operands. Raises `UnsupportedFusion` when no
-        builder handles it."""
-        kernels = build_fusion(fusion, self.launcher.build_options)
+        launching them on the fusion's operands, the result written into operand `into`
+        when it is given. Raises `UnsupportedFusion` when no builder handles it."""
+        kernels = build(fusion, self.launcher.build_options)
+        if into is not None and not (len(kernels.kernels) == 1 and
+                                     kernels.kernels[0].notes[0].startswith("loop")):
+            into = None  # only a loop kernel reads each element before writing it
         index = len(self.kernels)
         self.kernels.append(kernels)
-        return lambda ops: self._launch(fusion, kernels, self._prepared[index], ops)
+        return lambda ops: self._launch(fusion, kernels, self._prepared[index], ops, into)
+
+    def _update(self, inst: HloInstruction, build: Callable) -> Step:
+        """An update kernel (`update_kernels`): it writes into its first operand, which
+        is copied first unless `ownership` says nothing else reads it."""
+        try:
+            launch = self._kernels(inst, build=build)
+        except UnsupportedFusion as error:
+            return self._host(inst, str(error))
+        in_place = id(inst.operands[0]) in self._overwritable
+
+        def run(ops: list[Any]) -> Any:
+            return launch(ops if in_place else [self.xp.copy(ops[0])] + ops[1:])
+        return Step(inst, "kernel", run, "" if in_place else "after a copy of its operand")
 
     def _host(self, inst: HloInstruction, why: str) -> Step:
         runner = HostInstruction(inst, self.launcher.to_host, self.launcher.to_device)
@@ -189,26 +220,26 @@ class Program:
         return env[id(comp.root)]
 
     def _launch(self, inst: HloInstruction, kernels: FusionKernels, prepared: Any,
-                operands: list[Any]) -> Any:
+                operands: list[Any], into: int | None = None) -> Any:
         memory = {b.name: x for (b, _), x in zip(kernels.inputs, operands)}
+        if into is not None:  # (its single output: see `ownership.donated_output`)
+            memory[kernels.outputs[0][0].name] = operands[into]
         for buffer, shape in kernels.outputs:
-            memory[buffer.name] = self.launcher.empty(shape.size, shape.dtype)
+            if buffer.name not in memory:  # update kernels write their operand, `in0`
+                memory[buffer.name] = self.launcher.empty(shape.size, shape.dtype)
         for buffer in kernels.scratch:
             memory[buffer.name] = self.launcher.empty(buffer.size, ir.dtype_of(buffer.dtype))
         self.launcher.launch(prepared, memory)
         outs = [memory[b.name] for b, _ in kernels.outputs]
         return tuple(outs) if inst.shape.is_tuple else outs[0]
 
-    def _indices(self, inst: HloInstruction, values: list[Any]) -> list[int]:
-        """Scalar index operands of `inst`, read on the host."""
-        operands = inst.operands[-len(values):]
-        return [int(self._predicate(v, o.shape.dtype)) for v, o in zip(values, operands)]
-
     def _predicate(self, value: Any, dtype: Any) -> Any:
         return self.launcher.to_host(value, dtype).reshape(-1)[0]
 
-    def _while(self, inst: HloInstruction, state: Any) -> Any:
+    def _while(self, inst: HloInstruction, state: Any, owned: frozenset[int]) -> Any:
         condition, body = inst.called
+        if owned:  # the loop's own copies of the elements its body updates in place
+            state = tuple(self.xp.copy(v) if k in owned else v for k, v in enumerate(state))
         while bool(self._predicate(self.run(condition, [state]), np.bool_)):
             state = self.run(body, [state])
         return state

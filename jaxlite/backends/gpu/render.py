@@ -29,6 +29,7 @@ C_TYPES = {
     "bfloat16": "jl_bf16", "float32": "float", "float64": "double",
 }
 _VECTOR_TYPES = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short"}
+_CAS_TYPES = {2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 _BUILTINS = {"thread": "((int)threadIdx.x)", "block": "((int)blockIdx.x)",
              "block_dim": "((int)blockDim.x)", "grid_dim": "((int)gridDim.x)"}
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=",
@@ -169,10 +170,34 @@ class _Renderer:
                              f"{macro}({e(s.value)}, {int(s.offset)});")
         elif isinstance(s, ir.AtomicAdd):
             self.emit(depth, f"atomicAdd(&{s.buffer.name}[{e(s.index)}], {e(s.value)});")
+        elif isinstance(s, ir.AtomicUpdate):
+            self.atomic_update(s, depth)
         elif isinstance(s, (ir.VectorLoad, ir.VectorStore)):
             self.vector_access(s, depth)
         else:
             raise TypeError(f"not a statement: {s!r}")
+
+    def atomic_update(self, s: ir.AtomicUpdate, depth: int) -> None:
+        """A compare-and-swap loop on the element's bits: retry until no other thread
+        changed the element between our read and our swap."""
+        ctype = C_TYPES[s.buffer.dtype]
+        bits = _CAS_TYPES[ir.dtype_of(s.buffer.dtype).itemsize]
+        self.fresh += 1
+        address, seen, want = (f"jl_addr{self.fresh}", f"jl_seen{self.fresh}",
+                               f"jl_want{self.fresh}")
+        self.emit(depth, f"{{ {bits}* {address} = reinterpret_cast<{bits}*>("
+                         f"&{s.buffer.name}[{self.expr(s.index)}]);")
+        self.emit(depth + 1, f"{bits} {seen} = *{address}, {want};")
+        self.emit(depth + 1, "do {")
+        self.emit(depth + 2, f"{want} = {seen};")
+        self.emit(depth + 2, f"const {ctype} {_name(s.old.name)} = "
+                             f"*reinterpret_cast<const {ctype}*>(&{want});")
+        self.block(s.body, depth + 2)
+        self.emit(depth + 2, f"const {ctype} jl_new{self.fresh} = {self.expr(s.new)};")
+        self.emit(depth + 2, f"{seen} = atomicCAS({address}, {want}, "
+                             f"*reinterpret_cast<const {bits}*>(&jl_new{self.fresh}));")
+        self.emit(depth + 1, f"}} while ({seen} != {want});")
+        self.emit(depth, "}")
 
     def loop(self, s: ir.For, depth: int) -> None:
         # stop and step are evaluated once, as the IR defines (and the interpreter runs) it
@@ -282,7 +307,7 @@ def _stored_buffers(body: tuple) -> set[str]:
     """Names of the buffers `body` writes (the others are `const` parameters)."""
     names: set[str] = set()
     for s in body:
-        if isinstance(s, (ir.Store, ir.VectorStore, ir.AtomicAdd)):
+        if isinstance(s, (ir.Store, ir.VectorStore, ir.AtomicAdd, ir.AtomicUpdate)):
             names.add(s.buffer.name)
         elif isinstance(s, ir.For):
             names |= _stored_buffers(s.body)
