@@ -251,7 +251,9 @@ def test_public_names():
     assert type(capsule).__name__ == "PyCapsule"
 
 
-def test_instantiate_stage_and_state(rms_library):
+@pytest.fixture(scope="module")
+def counter(rms_library):
+    """count(base): the example's stateful "counter" handler (instantiate, then execute)."""
     lib = ctypes.cdll.LoadLibrary(str(rms_library))
     lib.CounterTypeId.restype = lib.CounterTypeInfo.restype = ctypes.c_void_p
     jax.ffi.register_ffi_type("counter", {"type_id": jax.ffi.pycapsule(lib.CounterTypeId()),
@@ -262,12 +264,43 @@ def test_instantiate_stage_and_state(rms_library):
 
     def count(base):
         return jax.ffi.ffi_call("counter", jax.ShapeDtypeStruct((), np.int32))(base=base)
+    return count
+
+
+def test_instantiate_stage_and_state(counter):
+    count = counter
     # Instantiated once per call site, its state kept between calls (JAX gives the same).
     counted = jax.jit(lambda: count(10))
     assert [int(counted()) for _ in range(3)] == [10, 11, 12]
     assert [int(count(20)) for _ in range(3)] == [20, 21, 22]
+    # A new function each time is a new executable: JAX gives 30 each time.
     assert [int(jax.jit(lambda: count(30), backend="interpreter")()) for _ in range(2)] == \
-        [30, 31]
+        [30, 30]
+
+
+@pytest.mark.parametrize("backend", ["cpu", "interpreter"])
+def test_state_is_per_call_site_of_each_compiled_function(counter, backend):
+    # The counts JAX 0.10.2 gives for these calls: XLA keeps a handler's state per call
+    # site of each executable, so equal programs of two jitted functions count apart, one
+    # function lowered for new shapes starts afresh, and eager calls keep their own.
+    count = counter
+    jit = lambda f: jax.jit(f, backend=backend)  # noqa: E731
+    first, second = jit(lambda: count(10)), jit(lambda: count(10))
+    assert [int(first()) for _ in range(3)] == [10, 11, 12]
+    assert [int(second()) for _ in range(3)] == [10, 11, 12]
+    assert [int(first()) for _ in range(2)] == [13, 14]
+    both = jit(lambda: (count(10), count(10)))
+    assert [tuple(int(v) for v in both()) for _ in range(2)] == [(10, 10), (11, 11)]
+    shifted = jit(lambda x: count(10) + x)
+    assert [int(shifted(np.float32(0))) for _ in range(2)] == [10, 11]
+    assert [int(shifted(np.int32(0))) for _ in range(2)] == [10, 11]
+    assert [int(shifted(np.float32(0))) for _ in range(2)] == [12, 13]
+    looped = jit(lambda: jax.lax.fori_loop(0, 3, lambda i, c: c + count(100), 0))
+    assert [int(looped()) for _ in range(2)] == [303, 312]
+    eager_base = {"cpu": 40, "interpreter": 50}[backend]  # eager state outlives the test
+    assert [int(count(eager_base)) for _ in range(2)] == [eager_base, eager_base + 1]
+    assert int(jit(lambda: count(eager_base))()) == eager_base
+    assert int(count(eager_base)) == eager_base + 2
 
 
 def test_ffi_lowering_of_a_library_primitive(rms_library):

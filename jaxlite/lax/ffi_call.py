@@ -13,7 +13,8 @@ dimensions, as XLA tells it for a buffer of another layout.
 - eager: the handler is called on the numpy arguments through a frame built in Python
   (`xla.ffi.frames`);
 - lowering: a custom-call to the target name whose `backend_config` is the attribute
-  text and whose shape is the tuple of results; the interpreter backend calls the handler
+  text and whose shape is the tuple of results, numbered as a call site (the handler's
+  state is per site of each lowering, as JAX's is per site of each executable); the interpreter backend calls the handler
   the same way, the cpu backend calls it from generated code (`codegen/ffi_thunk.py`);
 - vmap: as `vmap_method` says, with JAX's rules ("sequential" and "sequential_unrolled":
   one call per element through a scan; "expand_dims": one call, unbatched arguments get
@@ -24,6 +25,7 @@ dimensions, as XLA tells it for a buffer of another layout.
 """
 from __future__ import annotations
 
+import itertools
 from typing import Any, Sequence
 
 import numpy as np
@@ -45,6 +47,9 @@ VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_a
                 "legacy_vectorized", None)
 
 ffi_call_p = Primitive("ffi_call", multiple_results=True)
+# Numbers each lowered FFI custom-call: a handler's state belongs to one call site of one
+# lowering (frames.SITE_ATTRIBUTE), as in JAX it belongs to one site of one executable.
+_CALL_SITES = itertools.count()
 
 
 def _abstract_eval(*avals: ShapedArray, result_avals: tuple[ShapedArray, ...],
@@ -108,6 +113,7 @@ def lower_ffi_custom_call(ctx: LoweringContext, operands: Sequence[HloInstructio
         attrs[frames.ALIASES_ATTRIBUTE] = tuple(tuple(pair) for pair in input_output_aliases)
     if any(layouts):
         attrs[frames.LAYOUTS_ATTRIBUTE] = tuple(tuple(l) for l in layouts)
+    attrs[frames.SITE_ATTRIBUTE] = next(_CALL_SITES)
     call = ctx.builder.add(Opcode.CUSTOM_CALL, shape, tuple(operands), attrs)
     return [hlo.get_tuple_element(ctx, call, i) for i in range(len(ctx.avals_out))]
 

@@ -9,7 +9,11 @@ the results, `pointers` an array of pointers to them, and `frame` the `XLA_FFI_C
 whose `args.args` and `rets.rets` point into `pointers`.
 
 Eager calls keep one template per signature (target, shapes, attributes), as JAX keeps
-one compiled computation per eager signature; compiled call sites have their own.
+one compiled computation per eager signature; compiled call sites have their own. A
+compiled call site is one custom-call of one lowering: the lowering numbers each FFI
+custom-call (`SITE_ATTRIBUTE`), so two jitted functions that call a handler alike, or one
+function lowered again for new shapes, have separate states, as JAX's separate executables
+do; calling the same executable again keeps its state.
 
 Stages, as XLA's CPU runtime runs typed handlers: `instantiate` once per call site,
 before its first call, with the attributes and no buffers; then `execute` on every call
@@ -34,7 +38,7 @@ from jaxlite.xla.ffi import api_table, c_api, registry
 from jaxlite.xla.ffi.attributes import AttributeBlock
 from jaxlite.xla.ir import HloInstruction
 
-__all__ = ["ALIASES_ATTRIBUTE", "LAYOUTS_ATTRIBUTE", "logical_dims", "CALL_STAGES", "FrameTemplate", "call_target", "handler_error",
+__all__ = ["ALIASES_ATTRIBUTE", "LAYOUTS_ATTRIBUTE", "SITE_ATTRIBUTE", "logical_dims", "CALL_STAGES", "FrameTemplate", "call_target", "handler_error",
            "install_evaluator_target"]
 
 _HANDLER = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
@@ -47,6 +51,9 @@ ALIASES_ATTRIBUTE = "ffi_aliases"
 # its buffer's axes when not row-major (`()` when row-major): the operand is the array
 # laid out in that order, and the handler is told the logical dimensions.
 LAYOUTS_ATTRIBUTE = "ffi_layouts"
+# The custom-call attribute numbering FFI call sites (unique in the process): the handler's
+# state belongs to one site, as XLA's belongs to one custom-call of one executable.
+SITE_ATTRIBUTE = "ffi_site"
 
 
 def logical_dims(physical: Sequence[int], layout: Sequence[int]) -> tuple[int, ...]:
@@ -139,8 +146,9 @@ _EAGER_LOCK = threading.Lock()
 
 def _eager_site(target: registry.FfiTarget, operands: Sequence[tuple[tuple[int, ...], Any]],
                 results: Sequence[tuple[tuple[int, ...], Any]],
-                attributes: str) -> tuple[FrameTemplate, threading.Lock]:
-    key = (target.name, tuple(target.slots), tuple(operands), tuple(results), attributes)
+                attributes: str, site: Any) -> tuple[FrameTemplate, threading.Lock]:
+    key = (target.name, tuple(target.slots), tuple(operands), tuple(results), attributes,
+           site)
     with _EAGER_LOCK:
         site = _EAGER_SITES.get(key)
         if site is not None:
@@ -158,11 +166,13 @@ def _eager_site(target: registry.FfiTarget, operands: Sequence[tuple[tuple[int, 
 def call_target(name: str, operands: Sequence[np.ndarray],
                 results: Sequence[tuple[tuple[int, ...], Any]], attributes: str,
                 aliases: Sequence[tuple[int, int]] = (),
-                layouts: Sequence[Sequence[int]] = ()) -> list:
+                layouts: Sequence[Sequence[int]] = (), site: Any = None) -> list:
     """Call FFI target `name` on numpy `operands`; fresh result arrays of the `results`
     (shape, dtype) pairs. An (input, output) pair of `aliases` starts the output as a copy
     of the input, as the shared buffer XLA gives such a pair. `layouts` (per argument then
-    result, see `LAYOUTS_ATTRIBUTE`) says which buffers are stored in another axis order."""
+    result, see `LAYOUTS_ATTRIBUTE`) says which buffers are stored in another axis order.
+    `site` names a compiled call site (`SITE_ATTRIBUTE`), None an eager call: each has its
+    own state."""
     target = registry.lookup(name)
     if target.api_version != 1:
         raise NotImplementedError(f"FFI target {name!r}: jaxlite calls typed FFI handlers "
@@ -176,7 +186,7 @@ def call_target(name: str, operands: Sequence[np.ndarray],
                  for a, l in zip(arrays, layouts)]
     returned = [(logical_dims(s, l), np.dtype(d))
                 for (s, d), l in zip(results, layouts[len(arrays):])]
-    template, lock = _eager_site(target, signature, returned, attributes)
+    template, lock = _eager_site(target, signature, returned, attributes, site)
     with lock:  # the template's buffers are rewritten per call
         template.run(target, [a.ctypes.data if a.size else 0 for a in [*arrays, *outs]])
     return outs
@@ -188,7 +198,8 @@ def _evaluate(inst: HloInstruction, *operands: np.ndarray) -> tuple:
     return tuple(call_target(inst.attr("target"), operands, shapes,
                              inst.attr("backend_config") or "",
                              inst.attrs.get(ALIASES_ATTRIBUTE, ()),
-                             inst.attrs.get(LAYOUTS_ATTRIBUTE, ())))
+                             inst.attrs.get(LAYOUTS_ATTRIBUTE, ()),
+                             inst.attrs.get(SITE_ATTRIBUTE)))
 
 
 def install_evaluator_target(name: str) -> None:

@@ -80,6 +80,12 @@ def _as_leaves(sharding: HloSharding, shape: Shape) -> tuple:
     return (sharding,) * count
 
 
+def _fits(sharding: HloSharding | None, shape: Shape) -> bool:
+    """Whether `sharding` can lay out an array of `shape` (tiles for each dimension)."""
+    return sharding is None or not sharding.is_tiled or \
+        len(sharding.tiles_per_dim) == len(shape.dims)
+
+
 class _Propagation:
     """What is known so far: a sharding (or None) per array value, a tuple of them per tuple
     value; `fixed` values are seeds."""
@@ -148,11 +154,12 @@ class _Propagation:
                     proposal = _as_leaves(proposal, inst.shape)
                 leaves = list(current)
                 for i, (leaf, shape) in enumerate(zip(proposal, leaf_shapes(inst.shape))):
-                    new = better(leaves[i], leaf, len(shape.dims), self.n)
+                    new = better(leaves[i], leaf, len(shape.dims), self.n) \
+                        if _fits(leaf, shape) else None
                     if new is not None:
                         leaves[i], changed = new, True
                 self.value[id(inst)] = tuple(leaves)
-            elif not isinstance(proposal, tuple):
+            elif not isinstance(proposal, tuple) and _fits(proposal, inst.shape):
                 new = better(current, proposal, len(inst.shape.dims), self.n)
                 if new is not None:
                     self.value[id(inst)], changed = new, True

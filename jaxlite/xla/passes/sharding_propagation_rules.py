@@ -84,9 +84,9 @@ def _sliced_dims(inst: HloInstruction) -> list[int]:
 def _elementwise_forward(inst, view):
     rank = _rank(inst)
     same_rank = [view.of(o) for o in inst.operands if _rank(o) == rank]
-    manual = [s for s in same_rank if s is not None and (s.is_manual or s.is_maximal)]
-    if manual:
-        return manual[0]
+    maximal = [s for s in same_rank if s is not None and s.is_maximal]
+    if maximal:  # a value pinned to one device stays there
+        return maximal[0]
     return _most_specific(same_rank, rank, view.n)
 
 
@@ -203,8 +203,17 @@ FORWARD = {
 }
 
 
+def _is_manual(sharding) -> bool:
+    return isinstance(sharding, HloSharding) and sharding.is_manual
+
+
 def forward(inst: HloInstruction, view: View):
     """A sharding for `inst` from its operands' (a tuple of leaves for a tuple result)."""
+    if any(_is_manual(view.of(o)) for o in inst.operands):
+        # Inside a shard_map body every value is the program's own business (XLA).
+        manual = HloSharding.manual()
+        return tuple(manual for _ in inst.shape.tuple_shapes) if inst.shape.is_tuple \
+            else manual
     if inst.opcode.is_elementwise or inst.opcode is Opcode.BITCAST_CONVERT:
         return _elementwise_forward(inst, view)
     rule = FORWARD.get(inst.opcode)
@@ -328,6 +337,8 @@ def backward(user: HloInstruction, k: int, view: View):
     """A sharding for operand `k` of `user` from the user's sharding."""
     if view.of(user) is None:
         return None
+    if _is_manual(view.of(user)):
+        return HloSharding.manual()
     if user.opcode.is_elementwise or user.opcode is Opcode.BITCAST_CONVERT:
         return _elementwise_backward(user, k, view)
     rule = BACKWARD.get(user.opcode)

@@ -17,10 +17,10 @@ process, that on each call
 4. when a handler returns an error, calls back into Python (only then) to record it; the
    executable raises it as `JaxRuntimeError` when the call returns.
 
-State differs from XLA in one way: XLA keeps it per compiled executable, jaxlite per
-thunk, and executables whose custom-calls have the same signature (target, attributes,
-shapes) share one thunk, so two jitted functions calling a stateful handler alike share its
-state.
+State is per thunk, and a thunk per call site: the symbol is a digest of the custom-call's
+attributes, which include the site number the lowering gives each FFI call
+(`frames.SITE_ATTRIBUTE`), so two jitted functions calling a stateful handler alike have
+separate states, as JAX's separate executables do.
 
 The stack copies make concurrent calls safe. `instantiate`, when registered, runs once per
 call site as the thunk is made (XLA runs it when it compiles). The site's template lives as
