@@ -254,11 +254,13 @@ cond {
 """
 
 
-def test_a_while_its_body_and_condition_share_one_sharding():
+def propagate_loop(computations: str, init: str):
+    """The module of a loop over (counter, x) from x = a parameter laid out as `init`,
+    after propagation, and its while instruction."""
     text = f"""HloModule m
-{WHILE}
+{computations}
 ENTRY main {{
-  p = f32[8,4] parameter(0), sharding={ROWS}
+  p = f32[8,4] parameter(0), sharding={init}
   zero = s32[] constant(0)
   init = (s32[], f32[8,4]) tuple(zero, p)
   w = (s32[], f32[8,4]) while(init), condition=cond, body=body
@@ -266,9 +268,13 @@ ENTRY main {{
 }}
 """
     module = propagate_shardings(parse_module(text), 4)
+    return module, next(i for i in module.entry.instructions if i.opcode is Opcode.WHILE)
+
+
+def test_a_while_its_body_and_condition_share_one_sharding():
+    module, w = propagate_loop(WHILE, ROWS)
     loop = "{" + f"{REPLICATED}, {ROWS}" + "}"
     comps = {c.name: c for c in module.computations}
-    w = next(i for i in module.entry.instructions if i.opcode is Opcode.WHILE)
     assert w.attr("sharding").text() == loop
     assert comps["body"].parameters[0].attr("sharding").text() == loop
     assert comps["body"].root.attr("sharding").text() == loop
@@ -280,18 +286,7 @@ def test_a_layout_found_inside_a_loop_body_reaches_the_loop():
     constrained = WHILE.replace(
         "y = f32[8,4] sine(x)", "s = f32[8,4] sine(x)\n  y = f32[8,4] custom-call(s), "
         f'custom_call_target="Sharding", sharding={COLS}')
-    text = f"""HloModule m
-{constrained}
-ENTRY main {{
-  p = f32[8,4] parameter(0), sharding={REPLICATED}
-  zero = s32[] constant(0)
-  init = (s32[], f32[8,4]) tuple(zero, p)
-  w = (s32[], f32[8,4]) while(init), condition=cond, body=body
-  ROOT r = f32[8,4] get-tuple-element(w), index=1
-}}
-"""
-    module = propagate_shardings(parse_module(text), 4)
-    w = next(i for i in module.entry.instructions if i.opcode is Opcode.WHILE)
+    module, w = propagate_loop(constrained, REPLICATED)
     assert w.attr("sharding").text() == "{" + f"{REPLICATED}, {COLS}" + "}"
     assert module.entry.root.attr("sharding").text() == COLS
 
