@@ -46,7 +46,7 @@ def _resolved(target: Any) -> Any:
     if not isinstance(target, PartitionSpec):
         return target
     mesh = get_mesh()
-    if mesh.empty:
+    if not mesh.devices.size:
         raise ValueError("Using PartitionSpec when you are not under a mesh context is not "
                          "allowed. Please pass a NamedSharding instance or enter into a mesh "
                          f"context via `jax.set_mesh`. Got {target}")
@@ -72,7 +72,7 @@ def _with_axis_types(mesh: Mesh, axes: Any, kind: AxisType) -> Mesh:
 
 def _current_mesh(what: str) -> Mesh:
     mesh = get_mesh()
-    if mesh.empty:
+    if not mesh.devices.size:
         raise ValueError(f"{what} requires a mesh context: use `jax.set_mesh(mesh)`.")
     return mesh
 

@@ -33,6 +33,7 @@ from jaxlite.core.jaxpr import Literal
 from jaxlite.core.sharding import NamedSharding, PartitionSpec, Sharding
 from jaxlite.core.sharding_rules import (ELEMENTWISE_NAMES, explicit_operands, spec_of,
                                          typed_results)
+from jaxlite.core.sharding_rules_shape import size_groups
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.runtime.sharding import SingleDeviceSharding
 
@@ -347,25 +348,13 @@ def _reshaped(spec: Spec, old: tuple, new: tuple) -> Spec | None:
     """A spec carried through a reshape: dimensions are matched in runs of equal size;
     a run keeps the split of its major dimension on its first dimension of size > 1."""
     out: list[Any] = [None] * len(new)
-    i = j = 0
     try:
-        while i < len(old) and j < len(new):
-            olds, news, size_old, size_new = [i], [j], old[i], new[j]
-            while size_old != size_new:
-                if size_old < size_new:
-                    i += 1
-                    olds.append(i)
-                    size_old *= old[i]
-                else:
-                    j += 1
-                    news.append(j)
-                    size_new *= new[j]
-            major = next((k for k in olds if old[k] != 1), None)
-            target = next((k for k in news if new[k] != 1), None)
-            if major is not None and target is not None:
-                out[target] = spec[major]
-            i, j = i + 1, j + 1
+        groups = size_groups(old, new)
     except IndexError:  # (sizes with zeros)
         return None
+    for olds, news in groups:
+        major = next((k for k in olds if old[k] != 1), None)
+        target = next((k for k in news if new[k] != 1), None)
+        if major is not None and target is not None:
+            out[target] = spec[major]
     return tuple(out)
-

@@ -1,5 +1,5 @@
-"""Runs the multi-device cases (placement_cases.py, shard_map_cases.py) on 1, 2, 4 and 8
-CPU devices.
+"""Runs the multi-device cases (placement_cases.py, shard_map_cases.py,
+sharding_types_cases.py) on 1, 2, 4 and 8 CPU devices.
 
 The device count is fixed when the backend starts, so each count gets a pytest of its own
 in a fresh interpreter with JAXLITE_NUM_CPU_DEVICES set; its report is shown on failure.
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
-CASES = ["placement_cases.py", "shard_map_cases.py"]
+CASES = ["placement_cases.py", "shard_map_cases.py", "sharding_types_cases.py"]
 
 
 @pytest.mark.parametrize("count", [1, 2, 4, 8])

@@ -13,7 +13,9 @@ import numpy as np
 
 from jaxlite.xla.text import parse_module
 
-__all__ = ["REDUCERS", "group_layouts", "group_of", "groups_text", "program", "reference_reduce"]
+__all__ = ["REDUCERS", "group_layouts", "group_of", "groups_text", "permute_pattern", "program",
+           "reference_reduce", "all_gather_program", "reduce_scatter_program", "FLAT",
+           "permute_program"]
 
 # name -> (HLO opcode of the reducer, element type, numpy function)
 REDUCERS = {
@@ -57,9 +59,45 @@ def group_layouts(n: int) -> list[tuple[tuple[int, ...], ...]]:
     return [everyone, pairs, strided, halves, alone]
 
 
+PERMUTE_PATTERNS = ("ring", "swap", "partial")
+
+
+def permute_pattern(name: str, n: int) -> list[tuple[int, int]]:
+    """collective-permute's (source, target) pairs over n devices: a ring, neighbours
+    swapping, or a few devices sending (so that others receive nothing)."""
+    return {"ring": [(i, (i + 1) % n) for i in range(n)],
+            "swap": [(i, i ^ 1) for i in range(n)],
+            "partial": [(0, n - 1)] + ([(n - 1, 1)] if n > 2 else [])}[name]
+
+
 def group_of(groups, device: int) -> tuple[int, ...]:
     return next(g for g in groups if device in g)
 
 
 def reference_reduce(name: str, arrays) -> np.ndarray:
     return reduce(REDUCERS[name][2], arrays)
+
+
+# Groups of global device ids (jit's programs: one replica, a partition per device).
+FLAT = "channel_id=1, replica_groups={groups}, use_global_device_ids=true"
+
+
+def all_gather_program(groups, dim: int, element: str = "f32"):
+    """An all-gather of an `element[3,2]` along `dim` in `groups`."""
+    size = len(groups[0])
+    out = (3 * size, 2) if dim == 0 else (3, 2 * size)
+    return program(f"all-gather(%x), {FLAT.format(groups=groups_text(groups))}, "
+                   f"dimensions={{{dim}}}", f"{element}[3,2]", f"{element}[{out[0]},{out[1]}]")
+
+
+def reduce_scatter_program(groups, reducer: str, block: int):
+    """A reduce-scatter along dimension 1 of an f32[2, block * group size] in `groups`."""
+    return program(f"reduce-scatter(%x), {FLAT.format(groups=groups_text(groups))}, "
+                   f"dimensions={{1}}, to_apply=%{reducer}_fn",
+                   f"f32[2,{block * len(groups[0])}]", f"f32[2,{block}]", reducer)
+
+
+def permute_program(pairs, shape: str):
+    """A collective-permute of an operand of `shape` (text) along (source, target) `pairs`."""
+    return program(f"collective-permute(%x), channel_id=1, "
+                   f"source_target_pairs={groups_text(pairs)}", shape, shape)

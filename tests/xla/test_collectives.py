@@ -12,13 +12,14 @@ from jaxlite.xla.evaluator_spmd import evaluate_spmd
 from jaxlite.xla.text import parse_module
 from jaxlite.xla.verifier import verify_module
 
-from tests.xla.collective_programs import (group_layouts, REDUCERS, group_of, groups_text,
-                                           program, reference_reduce)
+from tests.xla.collective_programs import (FLAT, PERMUTE_PATTERNS, REDUCERS, all_gather_program,
+                                           group_layouts, group_of, groups_text, permute_pattern,
+                                           permute_program, program, reduce_scatter_program,
+                                           reference_reduce)
 
 DEVICE_COUNTS = (2, 4, 8)
 LAYOUTS = [(n, g) for n in DEVICE_COUNTS for g in group_layouts(n)]
 LAYOUT_IDS = [f"{n}dev-{groups_text(g)}" for n, g in LAYOUTS]
-FLAT = "channel_id=1, replica_groups={groups}, use_global_device_ids=true"
 
 
 def _inputs(n: int, dims, element: str = "f32", seed: int = 0) -> list[np.ndarray]:
@@ -52,10 +53,7 @@ def test_all_reduce(n, groups, reducer):
 @pytest.mark.parametrize("dim", [0, 1])
 @pytest.mark.parametrize("n,groups", LAYOUTS, ids=LAYOUT_IDS)
 def test_all_gather_concatenates_the_group_in_group_order(n, groups, dim):
-    size = len(groups[0])
-    out = (3 * size, 2) if dim == 0 else (3, 2 * size)
-    module = program(f"all-gather(%x), {FLAT.format(groups=groups_text(groups))}, "
-                     f"dimensions={{{dim}}}", "f32[3,2]", f"f32[{out[0]},{out[1]}]")
+    module = all_gather_program(groups, dim)
     xs = _inputs(n, (3, 2))
     outs = _run(module, xs)
     for d in range(n):
@@ -67,9 +65,7 @@ def test_all_gather_concatenates_the_group_in_group_order(n, groups, dim):
 @pytest.mark.parametrize("n,groups", LAYOUTS, ids=LAYOUT_IDS)
 def test_reduce_scatter_gives_each_member_its_block_of_the_reduction(n, groups, reducer):
     size = len(groups[0])
-    module = program(f"reduce-scatter(%x), {FLAT.format(groups=groups_text(groups))}, "
-                     f"dimensions={{1}}, to_apply=%{reducer}_fn",
-                     f"f32[2,{8 * size}]", "f32[2,8]", reducer)
+    module = reduce_scatter_program(groups, reducer, 8)
     xs = _inputs(n, (2, 8 * size))
     outs = _run(module, xs)
     for d in range(n):
@@ -115,13 +111,10 @@ ENTRY %main (x: f32[2], y: f32[2]) -> (f32[2], f32[2]) {
 
 
 @pytest.mark.parametrize("n", DEVICE_COUNTS)
-@pytest.mark.parametrize("pattern", ["ring", "swap", "partial"])
+@pytest.mark.parametrize("pattern", PERMUTE_PATTERNS)
 def test_collective_permute_and_zeros_where_nobody_sends(n, pattern):
-    pairs = {"ring": [(i, (i + 1) % n) for i in range(n)],
-             "swap": [(i, i ^ 1) for i in range(n)],
-             "partial": [(0, n - 1)] + ([(n - 1, 1)] if n > 2 else [])}[pattern]
-    module = program(f"collective-permute(%x), channel_id=1, "
-                     f"source_target_pairs={groups_text(pairs)}", "s32[2]", "s32[2]")
+    pairs = permute_pattern(pattern, n)
+    module = permute_program(pairs, "s32[2]")
     xs = [np.array([d, 100 * d + 7], np.int32) for d in range(n)]
     outs = _run(module, xs)
     received = {t: s for s, t in pairs}

@@ -5,7 +5,9 @@ compiled code (mirrors PJRT's CPU client and XLA's CpuCompiler).
 per-user folder; see `disk_cache.cache_folder`): a hit skips the HLO passes and LLVM. Otherwise it
 optimizes the module (the shared pipeline), looks for its object code in the process's
 memory cache, and only on a miss generates LLVM IR and runs LLVM; the program is then stored
-in the persistent cache. `stats` counts what happened (optimizations, llvm_compiles,
+in the persistent cache. A module with `num_partitions = N > 1` (an SPMD program) is compiled
+once, its kernels for `jaxlite_cpu_threads // N` threads, into an executable that runs it
+once per partition (`spmd_executable`). `stats` counts what happened (optimizations, llvm_compiles,
 memory_hits, disk_hits), for tests and reports.
 """
 from __future__ import annotations
@@ -25,6 +27,7 @@ from jaxlite.backends.cpu.codegen.module import ENTRY, ModuleInfo, emit_module, 
 from jaxlite.backends.cpu.dumps import write_program_dumps
 from jaxlite.backends.cpu.executable import CpuExecutable
 from jaxlite.backends.cpu.native import compile_objects, install_runtime, load_objects
+from jaxlite.backends.cpu.spmd_executable import SpmdCpuExecutable, partition_threads
 from jaxlite.config import config
 from jaxlite.config import start_cpu_devices as config_start_cpu_devices
 from jaxlite.xla.compile_progress import phase
@@ -92,8 +95,12 @@ class CpuClient(Client):
         # Results may be returned in donated parameters' memory (`jit` deletes a donated
         # Array and hands the executable memory nobody else reads).
         donated = tuple(sorted(set(options.donated_parameters)))
-        # The most threads a kernel with scratch memory (a GEMM) may use in this executable.
-        threads = config.read("jaxlite_cpu_threads")
+        # The most threads a kernel with scratch memory (a GEMM) may use in this executable;
+        # an SPMD program's partitions run at once, and share them.
+        partitions = module.num_partitions
+        threads = partition_threads(config.read("jaxlite_cpu_threads"), partitions)
+        # (A key part only where it is not 1: the keys of other programs stay as they were.)
+        spmd_key = (("partitions", partitions),) if partitions > 1 else ()
         folder = disk_cache.cache_folder() if not _dumping(options) else None
         entry_key = None
         lowered_text = print_module(module) if folder is not None else ""
@@ -101,7 +108,8 @@ class CpuClient(Client):
         # a program is never found again, so it is not stored.
         if folder is not None and _HOST_CALLBACK not in lowered_text:
             entry_key = compile_cache.cache_key(lowered_text,
-                                                ("lowered", donated, threads, options.verify),
+                                                ("lowered", donated, threads, options.verify,
+                                                 *spmd_key),
                                                 keep_name=True)
             hit = self._cached_program(folder, entry_key, module.name)
             if hit is not None:
@@ -115,7 +123,7 @@ class CpuClient(Client):
         install_custom_calls(optimized)  # their symbols must exist before linking
         # Metadata does not change the code: the same program traced from other lines shares it.
         key = compile_cache.cache_key(print_module(optimized, metadata=False),
-                                      (donated, threads))
+                                      (donated, threads, *spmd_key))
         ir_texts, info, payload = None, None, OBJECT_CACHE.get(key)
         if payload is not None:
             self.stats["memory_hits"] += 1
@@ -153,8 +161,9 @@ class CpuClient(Client):
         if not compile_cache.linked_key_matches(key_address, key):
             raise RuntimeError(f"compile: the object code linked for {module.name} was "
                                "compiled for another program; please report this.")
-        return CpuExecutable(self, self._devices[0], module, optimized, options, info, native,
-                             ir_texts, threads)
+        kind = SpmdCpuExecutable if optimized.num_partitions > 1 else CpuExecutable
+        return kind(self, self._devices[0], module, optimized, options, info, native,
+                    ir_texts, threads)
 
     def _cached_program(self, folder: str, key: bytes, name: str
                         ) -> tuple[HloModule, ModuleInfo, bytes, list[bytes]] | None:

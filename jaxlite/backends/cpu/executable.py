@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import math
 import threading
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
@@ -37,7 +38,7 @@ from jaxlite.xla.ir import HloModule
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.text import print_module
 
-__all__ = ["CpuExecutable", "STAGES"]
+__all__ = ["CpuExecutable", "PreparedRun", "STAGES"]
 
 STAGES = ("hlo", "optimized_hlo", "llvm", "asm")
 _ARENA_ALIGNMENT = 64
@@ -54,6 +55,23 @@ def set_profiler(run: Callable[["CpuExecutable", Sequence[np.ndarray], bool],
     """Send every run of an executable (not an instrumented one) to `run`; None: stop."""
     global _profiler
     _profiler = run
+
+
+@dataclass
+class PreparedRun:
+    """One run's frame (at `address`), arena, arguments and result arrays (`prepared_run`):
+    what must stay alive until the run has ended."""
+
+    frame: ctypes.Array
+    address: int
+    arena: np.ndarray | None
+    arguments: list[np.ndarray]
+    results: list[np.ndarray]
+
+    @property
+    def extra(self) -> int:
+        """The address of the run's `extra` area."""
+        return self.frame[5] or 0
 
 
 class CpuExecutable(HostExecutable):
@@ -211,17 +229,7 @@ class CpuExecutable(HostExecutable):
             return _profiler(self, arrays, checked)
         if not checked:
             arrays = self._checked(arrays)
-        fresh = [np.empty(dims, dtype) for dims, dtype in self._fresh]
-        results = [fresh[k] if kind == "new" else arrays[k] for kind, k in self._leaves]
-        if self._reshaped:
-            results = [r if r.shape == dims else r.reshape(dims)
-                       for r, dims in zip(results, self._dims)]
-        if self._by_object:  # the arrays' objects, whose data pointers jl_invoke reads
-            words = list(map(id, arrays))
-            words += map(id, results)
-        else:
-            words = [a.ctypes.data for a in arrays]
-            words += [r.ctypes.data for r in results]
+        results, words = self._results_and_words(arrays)
         threads = _THREADS()
         # Ctrl-C stops the loops and large kernels of a run from the main thread.
         interruptible = self._polls and interrupt.enter()
@@ -242,6 +250,33 @@ class CpuExecutable(HostExecutable):
         if interruptible:
             interrupt.leave()  # KeyboardInterrupt, the partial results dropped
         return results  # `arrays` and `results` lived until here: the code used their memory
+
+    def _results_and_words(self, arrays: Sequence[np.ndarray]
+                           ) -> tuple[list[np.ndarray], list[int]]:
+        """The result arrays of a run on `arrays` (checked), and the words of its frame."""
+        fresh = [np.empty(dims, dtype) for dims, dtype in self._fresh]
+        results = [fresh[k] if kind == "new" else arrays[k] for kind, k in self._leaves]
+        if self._reshaped:
+            results = [r if r.shape == dims else r.reshape(dims)
+                       for r, dims in zip(results, self._dims)]
+        if self._by_object:  # the arrays' objects, whose data pointers jl_invoke reads
+            words = list(map(id, arrays))
+            words += map(id, results)
+        else:
+            words = [a.ctypes.data for a in arrays]
+            words += [r.ctypes.data for r in results]
+        return results, words
+
+    def prepared_run(self, arrays: Sequence[np.ndarray], threads: int) -> PreparedRun:
+        """A run on `arrays` with a frame and arena of its own, ready to be invoked (from
+        any thread) with `runtime.invoker()`; what SPMD executables run once per
+        partition."""
+        arrays = self._checked(arrays)
+        results, words = self._results_and_words(arrays)
+        frame, address, arena = self._new_frame()
+        frame[6] = threads
+        frame[self._words] = words
+        return PreparedRun(frame, address, arena, list(arrays), results)
 
     def execute(self, buffers: Sequence[Buffer]) -> list[Buffer]:
         try:

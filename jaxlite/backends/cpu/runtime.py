@@ -15,6 +15,14 @@ argument costs a fraction of one with six converted arguments, and reading an ar
 pointer from its object in native code costs nothing, where `ndarray.ctypes.data` costs
 about a microsecond.
 
+`jl_spmd_barrier(rendezvous)` is where the partitions of an SPMD program (each running the
+program in a thread of its own, `spmd_executable`) wait for each other at a collective: the
+last to arrive releases the others. A waiter yields its core while it waits (eight
+partitions may share two cores), and gives up after the rendezvous's timeout: it then sets
+the rendezvous's abort word, and every later barrier of that run returns at once, so the
+partitions of a program that diverged (one waits where another never comes) end instead of
+hanging. See `RENDEZVOUS_WORDS` for the rendezvous's layout.
+
 `install()` compiles the runtime once per process and makes its symbols, and the C library
 functions generated code calls, known to LLVM's JIT linker by address, so that modules (and
 object files loaded from the compilation cache) resolve them.
@@ -32,11 +40,17 @@ import numpy as np
 from jaxlite.backends.cpu import interrupt
 
 __all__ = ["install", "invoker", "invoke_frame", "RUNTIME_IR", "MAX_THREADS", "FRAME_HEADER",
-           "ARRAY_DATA_OFFSET", "FLUSHES_SUBNORMALS"]
+           "ARRAY_DATA_OFFSET", "FLUSHES_SUBNORMALS", "RENDEZVOUS_WORDS"]
 
 MAX_THREADS = 64
 # The words of an invoke frame before its array objects (see `invoke_frame`).
 FRAME_HEADER = 9
+
+# The words (int64) at the start of an SPMD run's rendezvous: partitions arrived at the
+# current barrier, barriers completed, partitions taking part, abort (nonzero after a
+# timeout), the timeout in seconds. Then (`codegen/collectives.py`) each partition's last
+# collective site and the operand addresses each partition publishes.
+RENDEZVOUS_WORDS = ("arrived", "generation", "partitions", "abort", "timeout")
 
 # XLA's CPU runtime computes with subnormal floats flushed to zero, inputs and results
 # alike (x86's MXCSR FTZ and DAZ bits, AArch64's FPCR FZ), and JAX's numbers are those:
@@ -211,6 +225,64 @@ run:
 {_FLUSH_OFF}
   ret void
 }}
+
+declare i32 @sched_yield()
+declare i64 @time(ptr)
+
+define void @jl_spmd_barrier(ptr %rv) {{
+entry:
+  %gen.p = getelementptr inbounds i64, ptr %rv, i64 1
+  %count.p = getelementptr inbounds i64, ptr %rv, i64 2
+  %abort.p = getelementptr inbounds i64, ptr %rv, i64 3
+  %timeout.p = getelementptr inbounds i64, ptr %rv, i64 4
+  %abort0 = load atomic i64, ptr %abort.p seq_cst, align 8
+  %aborted0 = icmp ne i64 %abort0, 0
+  br i1 %aborted0, label %done, label %arrive
+arrive:
+  ; The generation is read before arriving: it cannot move on until this partition has.
+  %gen = load atomic i64, ptr %gen.p seq_cst, align 8
+  %count = load i64, ptr %count.p, align 8
+  %before = atomicrmw add ptr %rv, i64 1 seq_cst
+  %arrived = add i64 %before, 1
+  %last = icmp eq i64 %arrived, %count
+  br i1 %last, label %release, label %wait
+release:
+  store atomic i64 0, ptr %rv seq_cst, align 8
+  %gen.next = add i64 %gen, 1
+  store atomic i64 %gen.next, ptr %gen.p seq_cst, align 8
+  br label %done
+wait:
+  %started = call i64 @time(ptr null)
+  %timeout = load i64, ptr %timeout.p, align 8
+  br label %spin
+spin:
+  %i = phi i64 [0, %wait], [%i.next, %yield]
+  %now.gen = load atomic i64, ptr %gen.p seq_cst, align 8
+  %moved = icmp ne i64 %now.gen, %gen
+  br i1 %moved, label %done, label %check
+check:
+  %abort = load atomic i64, ptr %abort.p seq_cst, align 8
+  %aborted = icmp ne i64 %abort, 0
+  br i1 %aborted, label %done, label %clock
+clock:
+  %i.next = add i64 %i, 1
+  %tick = and i64 %i.next, 1023
+  %look = icmp eq i64 %tick, 0
+  br i1 %look, label %late, label %yield
+late:
+  %now = call i64 @time(ptr null)
+  %waited = sub i64 %now, %started
+  %over = icmp sgt i64 %waited, %timeout
+  br i1 %over, label %give.up, label %yield
+give.up:
+  store atomic i64 1, ptr %abort.p seq_cst, align 8
+  br label %done
+yield:
+  %ignored = call i32 @sched_yield()
+  br label %spin
+done:
+  ret void
+}}
 """
 
 _LOCK = threading.Lock()
@@ -218,7 +290,7 @@ _LOCK = threading.Lock()
 # C library functions that generated code may call, resolved by address (the JIT linker's
 # own search of the process would find most of them; this makes it certain).
 _LIBC = ("pthread_create", "pthread_join", "memcpy", "memmove", "memset", "malloc", "free",
-         "sigaction", "pthread_self")
+         "sigaction", "pthread_self", "sched_yield", "time")
 
 
 _INSTALLED: list[llvm.ExecutionEngine] = []
@@ -236,7 +308,8 @@ def install(compile_object: Callable[[str], bytes],
         for name in _LIBC:
             llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
         engine = link(compile_object(RUNTIME_IR + interrupt.IR))
-        llvm.add_symbol("jl_parallel_for", engine.get_function_address("jl_parallel_for"))
+        for name in ("jl_parallel_for", "jl_spmd_barrier"):
+            llvm.add_symbol(name, engine.get_function_address(name))
         # Ctrl-C in compiled while loops (see `interrupt`): the flag loops poll, the check.
         flag = engine.get_global_value_address("jl_interrupt_flag")
         llvm.add_symbol("jl_interrupt_flag", flag)

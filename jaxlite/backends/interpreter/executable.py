@@ -1,4 +1,5 @@
-"""The interpreter's executable: the optimized module, run by the HLO evaluator."""
+"""The interpreter's executable: the optimized module, run by the HLO evaluator (an SPMD
+module, once per partition, by the SPMD evaluator: `execute_partitions`)."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -11,6 +12,7 @@ from jaxlite.backends.base import (Buffer, Client, CompileOptions, Executable, M
 from jaxlite.backends.interpreter.buffer import InterpreterBuffer, InterpreterDevice
 from jaxlite.xla.buffer_assignment import assign_buffers
 from jaxlite.xla.evaluator import evaluate_module
+from jaxlite.xla.evaluator_spmd import evaluate_spmd
 from jaxlite.xla.ir import HloModule
 from jaxlite.xla.text import print_module
 
@@ -63,6 +65,24 @@ class InterpreterExecutable(Executable):
         for i in self.options.donated_parameters:
             buffers[i].delete()
         return outs
+
+    def execute_partitions(self, args: Sequence[Sequence[np.ndarray]]
+                           ) -> list[list[np.ndarray]]:
+        """Run an SPMD program (`num_partitions = N`) once per partition, partition p on
+        `args[p]`, with `evaluate_spmd` (the role of XLA's `ExecuteSharded`); returns each
+        partition's results. The reference the cpu backend's SPMD executables are checked
+        against."""
+        count = self._optimized.num_partitions
+        if len(args) != count:
+            raise ValueError(f"execute_partitions: {self._optimized.name} runs on {count} "
+                             f"partitions, got arguments for {len(args)}.")
+        for arrays in args:
+            check_arguments(self, arrays)
+        with np.errstate(all="ignore"):
+            results = evaluate_spmd(self._optimized, [[np.asarray(a) for a in arrays]
+                                                      for arrays in args], count)
+        return [[self._checked(i, value) for i, value in enumerate(
+            list(result) if self._tuple_result else [result])] for result in results]
 
     def _checked(self, index: int, value: object) -> np.ndarray:
         """The evaluator's result `index` as an array of the module's declared type."""

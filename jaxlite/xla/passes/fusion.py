@@ -54,10 +54,12 @@ from jaxlite.xla.passes.rewriting import callees_first, module_names
 
 __all__ = ["FusionOptions", "fuse", "fusions_of"]
 
-# Computations called with scalars (combiners, comparators) or already fused are not fused.
+# Computations called with scalars (combiners, comparators; collectives' reducers too: the
+# cpu backend applies them elementwise) or already fused are not fused.
 _NOT_FUSED_CALLERS = frozenset({
     Opcode.REDUCE, Opcode.REDUCE_WINDOW, Opcode.SCATTER, Opcode.SORT,
-    Opcode.SELECT_AND_SCATTER, Opcode.FUSION, Opcode.CUSTOM_CALL})
+    Opcode.SELECT_AND_SCATTER, Opcode.FUSION, Opcode.CUSTOM_CALL, Opcode.ALL_REDUCE,
+    Opcode.REDUCE_SCATTER})
 
 
 @dataclass(frozen=True)

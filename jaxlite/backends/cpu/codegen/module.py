@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from jaxlite.backends.cpu import interrupt
+from jaxlite.backends.cpu.codegen.collectives import (PARTITION_HEADER_BYTES, SpmdLayout,
+                                                      emit_collective, spmd_layout)
 from jaxlite.backends.cpu.codegen.control_flow import (control_computations, emit_control_flow,
                                                        extra_bytes)
 from jaxlite.backends.cpu.codegen.input_kernel import emit_input_fusion
@@ -53,8 +55,11 @@ class ModuleInfo:
     plan : the entry computation (tuple-rooted) and its buffer assignment.
     constants : the arrays of the constant table, in memory order, by position.
     arena_bytes : the size of the temporary arena.
-    extra_bytes : the size of the region while loops keep their bodies' results in.
+    extra_bytes : the size of the region while loops keep their bodies' results in (and
+        an SPMD module's partition header, see `collectives`).
     sites : what each site of a profiled module times (`ProfileSite`); () when not profiled.
+    spmd : where an SPMD module's code finds its run's rendezvous; None for a module run on
+        one partition.
     """
 
     plan: ComputationPlan
@@ -62,6 +67,7 @@ class ModuleInfo:
     arena_bytes: int
     extra_bytes: int
     sites: tuple[ProfileSite, ...] = ()
+    spmd: SpmdLayout | None = None
 
 
 def as_fusion(inst: HloInstruction) -> HloInstruction:
@@ -76,8 +82,8 @@ def as_fusion(inst: HloInstruction) -> HloInstruction:
 
 
 class _ModuleBuilder:
-    def __init__(self, threads: int = 1, scratch_region: int = 0, profile: bool = False
-                 ) -> None:
+    def __init__(self, threads: int = 1, scratch_region: int = 0, profile: bool = False,
+                 spmd: SpmdLayout | None = None) -> None:
         self.ctx = KernelContext()
         self._kernels: dict[str, str] = {}
         self.kernel_texts: list[str] = []
@@ -89,10 +95,13 @@ class _ModuleBuilder:
         # External functions the kernels call, each declared once (an ordered set).
         self.declarations: dict[str, None] = {}
         self.program = ProgramEmitter(self.kernel_name, self.task_name, self.constant_index,
-                                      self.make_calls, self.control_flow, threads, profile)
+                                      self.make_calls, self.control_flow, threads, profile,
+                                      self.collective)
         self._counter = 0
         self.programs: dict[int, tuple[str, ComputationPlan]] = {}
-        self._extra = scratch_region
+        self.spmd = spmd
+        self._extra = scratch_region if spmd is None else \
+            spmd.header_offset + PARTITION_HEADER_BYTES
 
     def kernel_name(self, kernel: Kernel) -> str:
         if kernel.text not in self._kernels:
@@ -189,6 +198,9 @@ class _ModuleBuilder:
 
     def control_flow(self, state, inst: HloInstruction) -> None:  # type: ignore[no-untyped-def]
         emit_control_flow(self, state, inst)
+
+    def collective(self, state, inst: HloInstruction) -> None:  # type: ignore[no-untyped-def]
+        emit_collective(self, state, inst)
 
     def extra_offset(self, size: int) -> int:
         """A region of `size` bytes of the `extra` area, for one while loop."""
@@ -325,8 +337,12 @@ def module_info(module: HloModule, donated: tuple[int, ...] = (),
                 threads: int = 1) -> ModuleInfo:
     """The runtime's view of `module`, computed without emitting code (what a cached
     object file needs besides itself)."""
-    builder = _ModuleBuilder(threads, scratch_region(module, threads))
-    return _info(builder, module, entry_plan(module, donated, threads))
+    return _info(_builder(module, threads), module, entry_plan(module, donated, threads))
+
+
+def _builder(module: HloModule, threads: int, profile: bool = False) -> _ModuleBuilder:
+    scratch = scratch_region(module, threads)
+    return _ModuleBuilder(threads, scratch, profile, spmd_layout(module, scratch))
 
 
 def _info(builder: _ModuleBuilder, module: HloModule, plan: ComputationPlan) -> ModuleInfo:
@@ -337,7 +353,7 @@ def _info(builder: _ModuleBuilder, module: HloModule, plan: ComputationPlan) -> 
             if inst.opcode is _O.CONSTANT:
                 builder.constant_index(inst)
     return ModuleInfo(plan, tuple(builder.constants), plan.assignment.temp_size_in_bytes,
-                      builder._extra + extra_bytes(module))
+                      builder._extra + extra_bytes(module), spmd=builder.spmd)
 
 
 def emit_module(module: HloModule, donated: tuple[int, ...] = (), threads: int = 1,
@@ -346,7 +362,7 @@ def emit_module(module: HloModule, donated: tuple[int, ...] = (), threads: int =
     module's text first, then the modules it links (GEMMs). `threads`: the most threads a
     kernel with scratch memory may run on. `profile`: time each kernel call (the
     instrumented programs of a trace capture; `ModuleInfo.sites` names what is timed)."""
-    builder = _ModuleBuilder(threads, scratch_region(module, threads), profile)
+    builder = _builder(module, threads, profile)
     plan = entry_plan(module, donated, threads)
     info = _info(builder, module, plan)
     # The entry runs once per call: a straight line of kernel calls, each followed by an

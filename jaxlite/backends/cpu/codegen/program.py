@@ -35,7 +35,7 @@ from jaxlite.backends.cpu.codegen.kernel import Kernel
 from jaxlite.backends.cpu.codegen.llvm_text import FunctionBuilder
 from jaxlite.xla.buffer_assignment import BufferAssignment, BufferSlice, assign_buffers
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
-from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.opcodes import Kind, Opcode
 from jaxlite.xla.passes.layout_assignment import moves_no_data
 from jaxlite.xla.shape import Shape
 
@@ -161,7 +161,9 @@ class ProgramEmitter:
                                                                                  str],
                  constant_index: Callable[[HloInstruction], int], make_calls: CallMaker,
                  control_flow: Callable[["ProgramState", HloInstruction], None],
-                 scratch_threads: int = 1, profile: bool = False) -> None:
+                 scratch_threads: int = 1, profile: bool = False,
+                 collective: Callable[["ProgramState", HloInstruction], None] | None = None
+                 ) -> None:
         self.profile = profile
         self.sites: list[ProfileSite] = []  # by site number, when profiling
         self.kernel_name = kernel_name
@@ -170,6 +172,7 @@ class ProgramEmitter:
         self.make_calls = make_calls
         self.scratch_threads = scratch_threads
         self.control_flow = control_flow
+        self.collective = collective
         self.functions: list[str] = []
         self._names: dict[int, str] = {}
 
@@ -247,6 +250,9 @@ class ProgramState:
             mark = self.profile_begin(inst, inst.opcode.text)
             self.emitter.control_flow(self, inst)
             self.profile_end(mark)
+            return
+        if inst.opcode.kind is Kind.COLLECTIVE and self.emitter.collective is not None:
+            self.emitter.collective(self, inst)  # among partitions: `collectives`
             return
         if inst.shape.is_tuple and inst.opcode not in (_O.FUSION, _O.SCATTER, _O.REDUCE_WINDOW,
                                                         _O.REDUCE, _O.SORT, _O.CUSTOM_CALL):

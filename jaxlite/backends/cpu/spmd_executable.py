@@ -1,0 +1,119 @@
+"""The cpu backend's executable of an SPMD program: one compiled module run once per
+partition, each partition in a thread of its own (mirrors PJRT's CPU client running a
+program compiled with `num_partitions` on that many local devices).
+
+`execute_partitions(args)` takes each partition's arguments (`args[p]`, partition p's
+blocks) and returns each partition's results. Every partition gets its own frame, arena
+and `extra` area (`CpuExecutable.prepared_run`); the partitions share the run's rendezvous,
+a table of words whose address, with the partition's number, is written into the
+partition's header (`codegen/collectives.py`). Then partition 0 runs on the calling thread
+and the others on threads of their own, all in native code (a foreign call releases the
+GIL): the collectives meet in `jl_spmd_barrier` and read each other's buffers directly, so
+no Python runs between the start and the end of a run. Kernels inside a partition use
+`jaxlite_cpu_threads // N` threads (at least one).
+
+A run whose partitions diverged (one waits at a collective another never reaches) ends
+after `collective_timeout` seconds with a RuntimeError saying where each partition was.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Sequence
+
+import numpy as np
+
+from jaxlite.backends.base import Buffer
+from jaxlite.backends.cpu import runtime
+from jaxlite.backends.cpu.codegen.custom_call import raise_pending_error
+from jaxlite.backends.cpu.executable import CpuExecutable
+from jaxlite.config import config
+
+__all__ = ["SpmdCpuExecutable", "partition_threads"]
+
+_WORD = runtime.RENDEZVOUS_WORDS.index
+
+
+def partition_threads(threads: int, num_partitions: int) -> int:
+    """The threads each partition's kernels may use when `threads` serve them all."""
+    return max(1, threads // num_partitions)
+
+
+class SpmdCpuExecutable(CpuExecutable):
+    """A module compiled with `num_partitions > 1`, run by `execute_partitions`.
+
+    Takes `CpuExecutable`'s parameters; `threads` is what each partition's kernels were
+    compiled for (`partition_threads`).
+    """
+
+    # Seconds a partition waits at a collective for the others before the run is ended.
+    collective_timeout = 60
+
+    @property
+    def num_partitions(self) -> int:
+        return self._optimized.num_partitions
+
+    def execute_partitions(self, args: Sequence[Sequence[np.ndarray]]
+                           ) -> list[list[np.ndarray]]:
+        """Run the program once per partition, partition p on `args[p]`; returns each
+        partition's results (the role of XLA's `ExecuteSharded` for jit over a mesh)."""
+        count = self.num_partitions
+        if len(args) != count:
+            raise ValueError(f"execute_partitions: {self._optimized.name} runs on {count} "
+                             f"partitions, got arguments for {len(args)}.")
+        spmd = self._info.spmd
+        assert spmd is not None and spmd.num_partitions == count
+        rendezvous = np.zeros(spmd.rendezvous_words, np.int64)
+        rendezvous[_WORD("partitions")] = count
+        rendezvous[_WORD("timeout")] = self.collective_timeout
+        rendezvous[spmd.site_word(0):spmd.site_word(count)] = -1  # no collective reached yet
+        threads = partition_threads(config.read("jaxlite_cpu_threads"), count)
+        runs = [self.prepared_run(arrays, threads) for arrays in args]
+        for p, run in enumerate(runs):
+            header = run.extra + spmd.header_offset
+            ctypes.c_int64.from_address(header).value = rendezvous.ctypes.data
+            ctypes.c_int64.from_address(header + 8).value = p
+        invoke = runtime.invoker()
+        others = [threading.Thread(target=invoke, args=(run.address,), daemon=True,
+                                   name=f"jaxlite-partition-{p}")
+                  for p, run in enumerate(runs) if p]
+        for thread in others:
+            thread.start()
+        invoke(runs[0].address)
+        for thread in others:
+            thread.join()
+        raise_pending_error()  # what a custom-call target raised inside the run
+        if rendezvous[_WORD("abort")]:
+            raise RuntimeError(self._divergence(rendezvous))
+        return [run.results for run in runs]
+
+    def _divergence(self, rendezvous: np.ndarray) -> str:
+        spmd = self._info.spmd
+        assert spmd is not None
+        where = []
+        for p in range(spmd.num_partitions):
+            site = int(rendezvous[spmd.site_word(p)])
+            where.append(f"partition {p} at %{spmd.sites[site]}" if 0 <= site < len(
+                spmd.sites) else f"partition {p} before its first collective")
+        return (f"execute_partitions: the partitions of {self._optimized.name} diverged: a "
+                f"collective waited {self.collective_timeout} s for partitions that never "
+                f"reached it (last collectives reached: {', '.join(where)}). Every partition "
+                "must run the same collectives in the same order (a loop or branch whose "
+                "condition differs between partitions cannot hold one).")
+
+    def execute_arrays(self, arrays: Sequence[np.ndarray],
+                       checked: bool = False) -> list[np.ndarray]:
+        raise NotImplementedError(self._one_partition())
+
+    def execute(self, buffers: Sequence[Buffer]) -> list[Buffer]:
+        raise NotImplementedError(self._one_partition())
+
+    def run_raw(self, params: Sequence[int], outs: Sequence[int], arena: int | None) -> None:
+        raise NotImplementedError(self._one_partition())
+
+    def _one_partition(self) -> str:
+        return (f"{self._optimized.name} is an SPMD program of {self.num_partitions} "
+                "partitions: run it with execute_partitions (each partition's arguments).")
+
+    def __repr__(self) -> str:
+        return f"<SpmdCpuExecutable {self._optimized.name} x{self.num_partitions}>"

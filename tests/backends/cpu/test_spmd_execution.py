@@ -1,0 +1,474 @@
+"""SPMD programs (`num_partitions = N`) on the cpu backend: compiled once, run once per
+partition in threads of their own, collectives computed in native code between them.
+
+Checked against JAX's numbers for XLA's own per-device programs, and against
+`evaluate_spmd` (the interpreter's `execute_partitions`) for each collective on 2, 4 and 8
+partitions, several group layouts and dtypes, collectives inside loops and branches, and a
+hand-written data-parallel training step.
+"""
+from __future__ import annotations
+
+import ctypes
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jaxlite.backends.base import CompileOptions
+from jaxlite.backends.cpu import spmd_executable
+from jaxlite.backends.cpu.spmd_executable import SpmdCpuExecutable
+from jaxlite.core import dtypes
+from jaxlite.xla import collectives, evaluator_spmd
+from jaxlite.xla.evaluator_spmd import evaluate_spmd
+from jaxlite.xla.ir import HloModule
+from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.text import parse_module
+
+from cpu_testing import cpu_client, interpreter
+from tests.xla.collective_programs import (FLAT, PERMUTE_PATTERNS, REDUCERS, all_gather_program,
+                                           group_layouts, groups_text, permute_pattern,
+                                           permute_program, program, reduce_scatter_program)
+
+FIXTURES = Path(__file__).parents[2] / "xla" / "fixtures" / "collectives"
+PROGRAMS = ["collectives_one_axis", "collectives_two_axes", "collectives_loop",
+            "collectives_pmap"]
+COUNTS = (2, 4, 8)
+LAYOUTS = [(n, g) for n in COUNTS for g in group_layouts(n)]
+LAYOUT_IDS = [f"{n}p-{groups_text(g)}" for n, g in LAYOUTS]
+
+
+def combiner(name: str, opcode: str, element: str = "f32") -> str:
+    """The HLO text of a scalar reducer `%name` (for `to_apply`)."""
+    return (f"%{name} (a: {element}[], b: {element}[]) -> {element}[] {{\n"
+            f"  %a = {element}[] parameter(0)\n  %b = {element}[] parameter(1)\n"
+            f"  ROOT %r = {element}[] {opcode}(%a, %b)\n}}\n")
+
+
+def spmd(module: HloModule, count: int) -> HloModule:
+    return HloModule(module.name, module.entry, num_partitions=count)
+
+
+def compile_cpu(module: HloModule) -> SpmdCpuExecutable:
+    executable = cpu_client().compile(module, CompileOptions())
+    assert isinstance(executable, SpmdCpuExecutable)
+    return executable
+
+
+def reference(module: HloModule, args) -> list[list[np.ndarray]]:
+    """Each partition's results by the SPMD evaluator (as leaves)."""
+    out = evaluate_spmd(module, args, module.num_partitions)
+    return [list(r) if isinstance(r, tuple) else [r] for r in out]
+
+
+def check(module: HloModule, args, exact: bool = True) -> list[list[np.ndarray]]:
+    """Run `module` on the cpu backend and compare every partition's results with the
+    evaluator's (bit for bit unless `exact` is False)."""
+    got = compile_cpu(module).execute_partitions(args)
+    want = reference(module, args)
+    assert len(got) == len(want) == module.num_partitions
+    for p, (ours, theirs) in enumerate(zip(got, want)):
+        assert len(ours) == len(theirs)
+        for k, (a, b) in enumerate(zip(ours, theirs)):
+            assert a.dtype == b.dtype and a.shape == b.shape, (p, k, a.dtype, b.dtype)
+            if exact:
+                np.testing.assert_array_equal(a, b, err_msg=f"partition {p}, result {k}")
+            else:
+                np.testing.assert_allclose(a, b, rtol=2e-5, atol=1e-5,
+                                           err_msg=f"partition {p}, result {k}")
+    return got
+
+
+def values(count: int, dims, dtype, seed: int = 0) -> list[list[np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    out = []
+    for _ in range(count):
+        if dtype == np.bool_:
+            x = rng.random(dims) < 0.5
+        elif dtype.kind in "iu":
+            x = rng.integers(0 if dtype.kind == "u" else -3, 4, dims).astype(dtype)
+        elif dtype.kind == "c":
+            x = (rng.standard_normal(dims) + 1j * rng.standard_normal(dims)).astype(dtype)
+        else:
+            x = (rng.standard_normal(dims) * 3).astype(dtype)
+        out.append([x])
+    return out
+
+
+# ------------------------------------------------------------ XLA's programs, JAX's numbers
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_xla_per_device_programs_give_jax_numbers(name):
+    module = parse_module((FIXTURES / f"{name}.hlo").read_text())
+    assert module.num_partitions == 4
+    data = np.load(FIXTURES / f"{name}.npz")
+    outputs = sorted({key.split("_")[0] for key in data.files if key.startswith("out")})
+    got = compile_cpu(module).execute_partitions([[data[f"arg0_dev{p}"]] for p in range(4)])
+    for p in range(4):
+        assert len(got[p]) == len(outputs)
+        for value, out in zip(got[p], outputs):
+            np.testing.assert_array_equal(value, data[f"{out}_dev{p}"],
+                                          err_msg=f"{name}, partition {p}, {out}")
+
+
+# ---------------------------------------------------------------- each collective alone
+@pytest.mark.parametrize("reducer", sorted(REDUCERS))
+@pytest.mark.parametrize("n,groups", LAYOUTS, ids=LAYOUT_IDS)
+def test_all_reduce(n, groups, reducer):
+    element = REDUCERS[reducer][1]
+    module = program(f"all-reduce(%x), {FLAT.format(groups=groups_text(groups))}, "
+                     f"to_apply=%{reducer}_fn", f"{element}[5,3]", f"{element}[5,3]", reducer)
+    dtype = module.entry.parameters[0].shape.dtype
+    check(spmd(module, n), values(n, (5, 3), dtype))
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16", "f64", "c64", "c128", "s8", "u32", "s64"])
+def test_all_reduce_sums_every_dtype_as_the_evaluator(dtype):
+    module = parse_module(f"""HloModule m, num_partitions=4
+{combiner("sum", "add", dtype)}
+ENTRY %main (x: {dtype}[37,3]) -> {dtype}[37,3] {{
+  %x = {dtype}[37,3] parameter(0)
+  ROOT %s = {dtype}[37,3] all-reduce(%x), {FLAT.format(groups="{{0,1,2,3}}")}, to_apply=%sum
+}}
+""")
+    check(module, values(4, (37, 3), module.entry.parameters[0].shape.dtype))
+
+
+def test_tuple_all_reduce_in_groups_of_different_sizes_with_a_combiner_of_several_ops():
+    module = parse_module(f"""HloModule m, num_partitions=4
+%mean (a: f32[], b: f32[]) -> f32[] {{
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  %half = f32[] constant(0.5)
+  %s = f32[] add(%a, %b)
+  ROOT %r = f32[] multiply(%s, %half)
+}}
+ENTRY %main (x: f32[6], y: f32[2,2]) -> (f32[6], f32[2,2]) {{
+  %x = f32[6] parameter(0)
+  %y = f32[2,2] parameter(1)
+  ROOT %t = (f32[6], f32[2,2]) all-reduce(%x, %y), {FLAT.format(groups="{{0,2,3},{1}}")}, to_apply=%mean
+}}
+""")
+    args = [[np.arange(6, dtype=np.float32) * (p + 1), np.full((2, 2), p, np.float32)]
+            for p in range(4)]
+    got = check(module, args)
+    np.testing.assert_array_equal(got[1][0], args[1][0])  # alone in its group
+    np.testing.assert_array_equal(got[3][1], np.full((2, 2), 2.0, np.float32))  # ((0+2)/2+3)/2
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("n,groups", LAYOUTS, ids=LAYOUT_IDS)
+def test_all_gather(n, groups, dim):
+    module = all_gather_program(groups, dim, "bf16")
+    check(spmd(module, n), values(n, (3, 2), dtypes.bfloat16))
+
+
+@pytest.mark.parametrize("reducer", ["add", "max"])
+@pytest.mark.parametrize("n,groups", LAYOUTS, ids=LAYOUT_IDS)
+def test_reduce_scatter(n, groups, reducer):
+    module = reduce_scatter_program(groups, reducer, 3)
+    check(spmd(module, n), values(n, (2, 3 * len(groups[0])), np.float32))
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("n,groups", LAYOUTS, ids=LAYOUT_IDS)
+def test_all_to_all_array_form(n, groups, dim):
+    size = len(groups[0])
+    dims = (2 * size, 3) if dim == 0 else (3, 2 * size)
+    text = f"f32[{dims[0]},{dims[1]}]"
+    module = program(f"all-to-all(%x), channel_id=1, replica_groups={groups_text(groups)}, "
+                     f"dimensions={{{dim}}}", text, text)
+    check(spmd(module, n), values(n, dims, np.float32))
+
+
+@pytest.mark.parametrize("n", COUNTS)
+def test_all_to_all_tuple_form(n):
+    params = ", ".join(f"x{i}: s16[3]" for i in range(n))
+    lines = "\n".join(f"  %x{i} = s16[3] parameter({i})" for i in range(n))
+    shapes = ", ".join(["s16[3]"] * n)
+    order = ",".join(str(i) for i in reversed(range(n)))
+    module = parse_module(f"""HloModule m, num_partitions={n}
+ENTRY %main ({params}) -> ({shapes}) {{
+{lines}
+  ROOT %a = ({shapes}) all-to-all({", ".join(f"%x{i}" for i in range(n))}), channel_id=1, replica_groups={{{{{order}}}}}
+}}
+""")
+    args = [[np.arange(3, dtype=np.int16) + 10 * p + 100 * i for i in range(n)]
+            for p in range(n)]
+    check(module, args)
+
+
+@pytest.mark.parametrize("n", COUNTS)
+@pytest.mark.parametrize("pattern", PERMUTE_PATTERNS)
+def test_collective_permute_and_zeros_where_nobody_sends(n, pattern):
+    pairs = permute_pattern(pattern, n)
+    module = permute_program(pairs, "c64[2,2]")
+    got = check(spmd(module, n), values(n, (2, 2), np.complex64))
+    senders = {t for _, t in pairs}
+    assert all(not got[p][0].any() for p in range(n) if p not in senders)
+
+
+def test_partition_id_and_replica_id():
+    module = parse_module("""HloModule m, num_partitions=8
+ENTRY %main () -> (u32[], u32[]) {
+  %p = u32[] partition-id()
+  %r = u32[] replica-id()
+  ROOT %t = (u32[], u32[]) tuple(%p, %r)
+}
+""")
+    got = check(module, [[] for _ in range(8)])
+    assert [(int(p), int(r)) for p, r in got] == [(p, 0) for p in range(8)]
+
+
+# --------------------------------------------------------------------- control flow
+LOOP = """HloModule loop, num_partitions={n}
+""" + combiner("add", "add").replace("{", "{{").replace("}", "}}") + """
+%cond (s: (s32[], f32[8], f32[8])) -> pred[] {{
+  %s = (s32[], f32[8], f32[8]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %limit = s32[] constant(6)
+  ROOT %lt = pred[] compare(%i, %limit), direction=LT
+}}
+%body (s: (s32[], f32[8], f32[8])) -> (s32[], f32[8], f32[8]) {{
+  %s = (s32[], f32[8], f32[8]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %x = f32[8] get-tuple-element(%s), index=1
+  %acc = f32[8] get-tuple-element(%s), index=2
+  %one = s32[] constant(1)
+  %next = s32[] add(%i, %one)
+  %shifted = f32[8] collective-permute(%x), channel_id=1, source_target_pairs={pairs}
+  %total = f32[8] all-reduce(%shifted), channel_id=2, replica_groups={{}}, to_apply=%add
+  %half = f32[] constant(0.5)
+  %halves = f32[8] broadcast(%half), dimensions={{}}
+  %scaled = f32[8] multiply(%shifted, %halves)
+  %acc2 = f32[8] add(%acc, %total)
+  ROOT %t = (s32[], f32[8], f32[8]) tuple(%next, %scaled, %acc2)
+}}
+ENTRY %main (x: f32[8]) -> (f32[8], f32[8]) {{
+  %x = f32[8] parameter(0)
+  %zero = s32[] constant(0)
+  %zero.f = f32[] constant(0)
+  %zeros = f32[8] broadcast(%zero.f), dimensions={{}}
+  %init = (s32[], f32[8], f32[8]) tuple(%zero, %x, %zeros)
+  %w = (s32[], f32[8], f32[8]) while(%init), condition=%cond, body=%body
+  %a = f32[8] get-tuple-element(%w), index=1
+  %b = f32[8] get-tuple-element(%w), index=2
+  ROOT %out = (f32[8], f32[8]) tuple(%a, %b)
+}}
+"""
+
+
+@pytest.mark.parametrize("n", COUNTS)
+def test_collectives_inside_a_while_loop_meet_each_iteration(n):
+    pairs = groups_text([(i, (i + 1) % n) for i in range(n)])
+    module = parse_module(LOOP.format(n=n, pairs=pairs))
+    args = [[np.arange(8, dtype=np.float32) * 2 ** p] for p in range(n)]
+    got = check(module, args)
+    # Each iteration adds the sum over partitions (which rotation does not change) and
+    # halves: sum_k total * 2^-k.
+    total = sum(a[0] for a in args)
+    np.testing.assert_allclose(got[0][1], total * sum(0.5 ** k for k in range(6)))
+
+
+def test_collectives_inside_a_conditional_taken_alike_everywhere():
+    module = parse_module("""HloModule m, num_partitions=4
+""" + combiner("max", "maximum") + """
+%high (x: f32[4]) -> f32[4] {
+  %x = f32[4] parameter(0)
+  ROOT %m = f32[4] all-reduce(%x), channel_id=1, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, to_apply=%max
+}
+%low (x: f32[1]) -> f32[4] {
+  %x = f32[1] parameter(0)
+  ROOT %g = f32[4] all-gather(%x), channel_id=2, replica_groups={{0,1,2,3}}, use_global_device_ids=true, dimensions={0}
+}
+ENTRY %main (x: f32[4], flag: pred[]) -> f32[4] {
+  %x = f32[4] parameter(0)
+  %flag = pred[] parameter(1)
+  %s = f32[1] slice(%x), slice={[1:2]}
+  ROOT %c = f32[4] conditional(%flag, %x, %s), true_computation=%high, false_computation=%low
+}
+""")
+    for flag in (True, False):
+        got = check(module, [[np.arange(4, dtype=np.float32) * (p - 1.5), np.array(flag)]
+                             for p in range(4)])
+        expected = [-1.5, -0.5, 0.5, 1.5] if not flag else [0, -0.5, -1, -1.5]
+        np.testing.assert_array_equal(got[0][0], np.array(expected, np.float32))
+
+
+def test_partitions_that_diverge_end_with_a_diagnosis_instead_of_hanging(monkeypatch):
+    # Only partition 0 takes the branch with the all-reduce: it waits for the others.
+    module = parse_module("""HloModule m, num_partitions=2
+""" + combiner("add", "add") + """
+%meet (x: f32[2]) -> f32[2] {
+  %x = f32[2] parameter(0)
+  ROOT %lonely = f32[2] all-reduce(%x), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=%add
+}
+%skip (x: f32[2]) -> f32[2] {
+  ROOT %x = f32[2] parameter(0)
+}
+ENTRY %main (x: f32[2]) -> f32[2] {
+  %x = f32[2] parameter(0)
+  %p = u32[] partition-id()
+  %zero = u32[] constant(0)
+  %first = pred[] compare(%p, %zero), direction=EQ
+  ROOT %c = f32[2] conditional(%first, %x, %x), true_computation=%meet, false_computation=%skip
+}
+""")
+    executable = compile_cpu(module)
+    monkeypatch.setattr(executable, "collective_timeout", 1)
+    with pytest.raises(RuntimeError) as info:
+        executable.execute_partitions([[np.ones(2, np.float32)]] * 2)
+    message = str(info.value)
+    assert "diverged" in message and "partition 0 at %lonely" in message
+    assert "partition 1 before its first collective" in message
+
+
+# ------------------------------------------------------------ a data-parallel train step
+def train_step(n: int, batch: int, features: int, hidden: int) -> HloModule:
+    """One SGD step of a linear layer with a squared loss, the batch split over n
+    partitions: each computes its gradient, an all-reduce sums them (and the loss)."""
+    b = batch // n
+    everyone = "{{" + ",".join(map(str, range(n))) + "}}"
+    return parse_module(f"""HloModule train_step, num_partitions={n}
+{combiner("add", "add")}
+ENTRY %main (w: f32[{features},{hidden}], x: f32[{b},{features}], y: f32[{b},{hidden}]) -> (f32[{features},{hidden}], f32[]) {{
+  %w = f32[{features},{hidden}] parameter(0)
+  %x = f32[{b},{features}] parameter(1)
+  %y = f32[{b},{hidden}] parameter(2)
+  %z = f32[{b},{hidden}] dot(%x, %w), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+  %t = f32[{b},{hidden}] tanh(%z)
+  %err = f32[{b},{hidden}] subtract(%t, %y)
+  %sq = f32[{b},{hidden}] multiply(%err, %err)
+  %zero = f32[] constant(0)
+  %local_loss = f32[] reduce(%sq, %zero), dimensions={{0,1}}, to_apply=%add
+  %one = f32[] constant(1)
+  %ones = f32[{b},{hidden}] broadcast(%one), dimensions={{}}
+  %t2 = f32[{b},{hidden}] multiply(%t, %t)
+  %dt = f32[{b},{hidden}] subtract(%ones, %t2)
+  %dz = f32[{b},{hidden}] multiply(%err, %dt)
+  %local_grad = f32[{features},{hidden}] dot(%x, %dz), lhs_contracting_dims={{0}}, rhs_contracting_dims={{0}}
+  %grad = f32[{features},{hidden}] all-reduce(%local_grad), channel_id=1, replica_groups={everyone}, use_global_device_ids=true, to_apply=%add
+  %loss = f32[] all-reduce(%local_loss), channel_id=2, replica_groups={everyone}, use_global_device_ids=true, to_apply=%add
+  %rate = f32[] constant({0.1 / batch})
+  %rates = f32[{features},{hidden}] broadcast(%rate), dimensions={{}}
+  %step = f32[{features},{hidden}] multiply(%grad, %rates)
+  %w2 = f32[{features},{hidden}] subtract(%w, %step)
+  ROOT %out = (f32[{features},{hidden}], f32[]) tuple(%w2, %loss)
+}}
+""")
+
+
+def train_arguments(n: int, batch: int, features: int, hidden: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    w = (rng.standard_normal((features, hidden)) / np.sqrt(features)).astype(np.float32)
+    x = rng.standard_normal((batch, features)).astype(np.float32)
+    y = rng.standard_normal((batch, hidden)).astype(np.float32)
+    b = batch // n
+    return [[w, x[p * b:(p + 1) * b], y[p * b:(p + 1) * b]] for p in range(n)]
+
+
+@pytest.mark.parametrize("n", COUNTS)
+def test_data_parallel_train_step_matches_the_evaluator_and_one_partition(n):
+    module = train_step(n, 64, 24, 16)
+    args = train_arguments(n, 64, 24, 16)
+    got = check(module, args, exact=False)
+    for p in range(1, n):  # every partition holds the same new weights and loss
+        np.testing.assert_array_equal(got[p][0], got[0][0])
+        np.testing.assert_array_equal(got[p][1], got[0][1])
+    whole = cpu_client().compile(train_step(1, 64, 24, 16), CompileOptions())
+    w, loss = whole.execute_arrays(train_arguments(1, 64, 24, 16)[0])
+    np.testing.assert_allclose(got[0][0], w, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[0][1], loss, rtol=1e-5)
+
+
+def test_the_train_step_keeps_its_collectives_and_fuses_around_them():
+    optimized = compile_cpu(train_step(2, 64, 24, 16)).hlo_module()
+    opcodes = [i.opcode for i in optimized.entry.instructions]
+    assert opcodes.count(Opcode.ALL_REDUCE) == 2
+    assert Opcode.FUSION in opcodes
+    for inst in optimized.entry.instructions:
+        if inst.opcode is Opcode.ALL_REDUCE:  # its reducer is left unfused, scalar
+            assert all(i.opcode is not Opcode.FUSION for i in inst.called[0].instructions)
+
+
+# ---------------------------------------------------------------- no Python at all
+def test_no_python_runs_at_a_collective(monkeypatch):
+    module = parse_module(LOOP.format(n=4, pairs=groups_text([(i, (i + 1) % 4)
+                                                             for i in range(4)])))
+    executable = compile_cpu(module)
+
+    def python_path(*args, **kwargs):
+        raise AssertionError("a collective ran through Python")
+    for name in ("device_groups", "permute_pairs"):
+        monkeypatch.setattr(collectives, name, python_path)
+    monkeypatch.setattr(evaluator_spmd._Rendezvous, "exchange", python_path)
+    # Every Python function any thread calls while the partitions run: a collective that
+    # called back into Python (a ctypes callback) would show up as a call in the thread
+    # that runs the partition.
+    events: list[tuple[str, str, str, str]] = []
+
+    def profile(frame, event, arg):
+        code = frame.f_code
+        events.append((threading.current_thread().name, event, code.co_name,
+                       code.co_filename))
+    threading.setprofile(profile)
+    sys.setprofile(profile)
+    try:
+        got = executable.execute_partitions([[np.arange(8, dtype=np.float32) * p]
+                                             for p in range(4)])
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)
+    partitions = {t for t, _, _, _ in events if t.startswith("jaxlite-partition-")}
+    assert len(partitions) == 3  # partition 0 runs on the calling thread
+    for thread, event, name, filename in events:
+        if thread in partitions and event == "call":  # only the thread's own start and end
+            assert filename == threading.__file__, (thread, name, filename)
+    # The calling thread runs partition 0 between starting the others and joining them.
+    mine = [(e, n) for t, e, n, _ in events if t == threading.current_thread().name]
+    last_start = max(k for k, (e, n) in enumerate(mine) if (e, n) == ("return", "start"))
+    first_join = min(k for k, (e, n) in enumerate(mine) if (e, n) == ("call", "join")
+                     and k > last_start)
+    assert [e for e, _ in mine[last_start + 1:first_join]].count("call") == 0, \
+        mine[last_start:first_join + 1]
+    assert got[3][1].any()
+
+
+def test_partition_threads_share_the_cores(monkeypatch):
+    assert spmd_executable.partition_threads(8, 2) == 4
+    assert spmd_executable.partition_threads(2, 8) == 1
+    monkeypatch.setattr(spmd_executable, "partition_threads", lambda threads, n: 1)
+    module = spmd(program("all-reduce(%x), channel_id=1, replica_groups={{0,1}}, "
+                          "use_global_device_ids=true, to_apply=%add_fn", "f32[3]", "f32[3]",
+                          "add"), 2)
+    check(module, values(2, (3,), np.float32))
+
+
+# -------------------------------------------------------------------- the interpreter
+def test_the_interpreter_runs_partitions_with_the_spmd_evaluator():
+    module = parse_module((FIXTURES / "collectives_one_axis.hlo").read_text())
+    data = np.load(FIXTURES / "collectives_one_axis.npz")
+    args = [[data[f"arg0_dev{p}"]] for p in range(4)]
+    executable = interpreter().compile(module, CompileOptions())
+    got = executable.execute_partitions(args)
+    ours = compile_cpu(module).execute_partitions(args)
+    for p in range(4):
+        for a, b in zip(got[p], ours[p]):
+            np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError) as info:
+        executable.execute_partitions(args[:3])
+    assert "runs on 4 partitions, got arguments for 3" in str(info.value)
+
+
+def test_errors_name_the_partitions():
+    module = spmd(program("all-reduce(%x), channel_id=1, replica_groups={{0,1}}, "
+                          "use_global_device_ids=true, to_apply=%add_fn", "f32[3]", "f32[3]",
+                          "add"), 2)
+    executable = compile_cpu(module)
+    with pytest.raises(ValueError) as info:
+        executable.execute_partitions([[np.zeros(3, np.float32)]])
+    assert "runs on 2 partitions, got arguments for 1" in str(info.value)
+    with pytest.raises(NotImplementedError) as info:
+        executable.execute_arrays([np.zeros(3, np.float32)])
+    assert "run it with execute_partitions" in str(info.value)

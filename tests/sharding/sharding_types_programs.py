@@ -1,0 +1,103 @@
+"""Programs on arrays split over a 2x2 mesh of Explicit axes ("sharding in types"), written
+once for JAX and for jaxlite: `run_all(jax)` gives, per program, the result's type, spec
+and value, or the error's type and message. record_sharding_types.py records JAX 0.10.2's
+answers (forced host devices); sharding_types_cases.py checks jaxlite's against them."""
+import numpy as np
+
+
+def programs(jax):
+    """name -> a function of the arrays dict `a` (see `arrays`)."""
+    jnp = jax.numpy
+    P = jax.sharding.PartitionSpec
+    reshard = jax.sharding.reshard
+    return {
+        "typeof x": lambda a: a["x"],
+        "tanh(x) @ x.T": lambda a: jnp.tanh(a["x"]) @ a["x"].T,
+        "jit tanh(x) @ x.T": lambda a: jax.jit(lambda v: jnp.tanh(v) @ v.T)(a["x"]),
+        "x + xr": lambda a: a["x"] + a["xr"],
+        "xr + xc": lambda a: a["xr"] + a["xc"],
+        "xr + xy": lambda a: a["xr"] + a["xy"],
+        "x + unplaced": lambda a: a["x"] + jnp.ones((4, 4)),
+        "x * 2": lambda a: a["x"] * 2,
+        "x @ x": lambda a: a["x"] @ a["x"],
+        "xr @ xc": lambda a: a["xr"] @ a["xc"],
+        "xr @ xr": lambda a: a["xr"] @ a["xr"],
+        "xc @ xr": lambda a: a["xc"] @ a["xr"],
+        "xr @ xy.T": lambda a: a["xr"] @ a["xy"].T,
+        "xc @ unplaced": lambda a: a["xc"] @ jnp.ones((4, 4)),
+        "batched matmul": lambda a: jnp.einsum("bij,bjk->bik", a["b3"], a["b3n"]),
+        "batch dims split differently": lambda a: jnp.einsum("bij,bjk->bik", a["b3"],
+                                                             a["b3y"]),
+        "sum": lambda a: jnp.sum(a["x"]),
+        "sum axis 0": lambda a: jnp.sum(a["x"], axis=0),
+        "mean axis 0": lambda a: jnp.mean(a["x"], axis=0),
+        "max axis 1": lambda a: jnp.max(a["x"], axis=1),
+        "argmax axis 1": lambda a: jnp.argmax(a["x"], axis=1),
+        "std axis 0 of xr": lambda a: jnp.std(a["xr"], axis=0),
+        "softmax of xr": lambda a: jax.nn.softmax(a["xr"], axis=-1),
+        "transpose": lambda a: a["x"].T,
+        "transpose 3d": lambda a: jnp.transpose(a["b3"], (2, 0, 1)),
+        "reshape merge": lambda a: a["x"].reshape(16),
+        "reshape split 0": lambda a: a["x"].reshape(2, 2, 4),
+        "reshape split 1": lambda a: a["x"].reshape(4, 2, 2),
+        "reshape refused": lambda a: a["x"].reshape(8, 2),
+        "reshape refused xr": lambda a: a["xr"].reshape(2, 8),
+        "broadcast_to": lambda a: jnp.broadcast_to(a["xr"], (3, 4, 4)),
+        "expand_dims": lambda a: a["xr"][None],
+        "stack": lambda a: jnp.stack([a["xr"], a["xr"]]),
+        "concatenate 0": lambda a: jnp.concatenate([a["xr"], a["xr"]], 0),
+        "concatenate 1": lambda a: jnp.concatenate([a["xr"], a["xr"]], 1),
+        "concatenate mixed": lambda a: jnp.concatenate([a["xr"], a["xc"]], 0),
+        "x[0]": lambda a: a["x"][0],
+        "x[1:3]": lambda a: a["x"][1:3],
+        "xr[:, 0]": lambda a: a["xr"][:, 0],
+        "xr[:, :2]": lambda a: a["xr"][:, :2],
+        "xc[1]": lambda a: a["xc"][1],
+        "x[array]": lambda a: a["x"][jnp.array([0, 2])],
+        "where": lambda a: jnp.where(a["x"] > 3, a["x"], 0.0),
+        "astype": lambda a: a["x"].astype(jnp.int32),
+        "cumsum over a split axis": lambda a: jnp.cumsum(a["x"], axis=0),
+        "sort over a split axis": lambda a: jnp.sort(a["x"], axis=0),
+        "squeeze": lambda a: a["col"].squeeze(),
+        "pad": lambda a: jnp.pad(a["xr"], 1),
+        "lax.slice of a split axis": lambda a: jax.lax.slice(a["x"], (1, 0), (3, 4)),
+        "vmap": lambda a: jax.vmap(lambda r: r * 2)(a["xr"]),
+        "jit typeof": lambda a: jax.jit(lambda v: v.sum(0) * 2)(a["xr"]),
+        "reshard": lambda a: reshard(a["x"], jax.sharding.NamedSharding(a["mesh"],
+                                                                        P(None, "x"))),
+        "reshard a bare spec outside a mesh": lambda a: reshard(a["x"], P("y", "x")),
+        "jit reshard": lambda a: jax.jit(lambda v: reshard(
+            v, jax.sharding.NamedSharding(a["mesh"], P("y", None))) * 2)(a["x"]),
+        "device_put in jit": lambda a: jax.jit(lambda v: jax.device_put(
+            v, jax.sharding.NamedSharding(a["mesh"], P(None, "y"))) * 2)(a["xr"]),
+    }
+
+
+def arrays(jax):
+    """The mesh and the split arrays the programs use."""
+    mesh = jax.make_mesh((2, 2), ("x", "y"))
+    P = jax.sharding.PartitionSpec
+
+    def put(value, spec):
+        return jax.device_put(value, jax.sharding.NamedSharding(mesh, spec))
+    square = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+    cube = np.arange(32.0, dtype=np.float32).reshape(2, 4, 4) / 8
+    return {"mesh": mesh, "x": put(square, P("x", "y")), "xr": put(square, P("x", None)),
+            "xc": put(square, P(None, "x")), "xy": put(square, P("y", None)),
+            "b3": put(cube, P("x", None, "y")), "b3n": put(cube, P("x", None, None)),
+            "b3y": put(cube, P("y")), "col": put(square[:, :1], P("x", None))}
+
+
+def run_all(jax):
+    """name -> the answer of each program (see the module docstring)."""
+    a = arrays(jax)
+    answers = {}
+    for name, program in programs(jax).items():
+        try:
+            y = program(a)
+        except Exception as error:  # the answer is the error
+            answers[name] = {"error": type(error).__name__, "message": str(error)}
+            continue
+        answers[name] = {"type": str(jax.typeof(y)), "spec": repr(y.sharding.spec),
+                         "value": np.asarray(y).tolist()}
+    return answers
