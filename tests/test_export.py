@@ -94,8 +94,8 @@ def test_round_trip_keeps_every_field_and_large_constants():
     exp = export.export(f)(*args)
     blob = exp.serialize()
     assert isinstance(blob, bytearray) and bytes(blob[:8]) == b"JLEXPORT"
-    assert struct.unpack("<I", bytes(blob[8:12]))[0] == 1
-    json.loads(bytes(blob[12:]).decode())  # a JSON object, no pickle
+    assert struct.unpack("<I", bytes(blob[8:12]))[0] == 2  # 2: symbolic shapes
+    assert json.loads(bytes(blob[12:]).decode())["symbolic_constraints"] == []  # no pickle
     back = export.deserialize(blob)
     for name in ("fun_name", "in_tree", "out_tree", "platforms", "hlo_text",
                  "calling_convention_version"):

@@ -263,6 +263,11 @@ class DimExpr:
 
     __repr__ = __str__
 
+    def terms(self) -> tuple:
+        """The polynomial as ((atom, power), ...), coefficient) pairs; an atom is
+        ("var", name) or ("floordiv" | "mod", numerator, denominator)."""
+        return self._poly
+
     def bounds(self) -> tuple[float, float]:
         """The least and the greatest value the expression can take (±inf if unbounded)."""
         return _bounds(self)

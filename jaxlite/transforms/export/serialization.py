@@ -5,9 +5,15 @@ one UTF-8 JSON object:
 
     fun_name, platforms, calling_convention_version : as on the Exported
     in_tree, out_tree : pytree structures (below)
-    in_avals, out_avals : [shape list, dtype name, weak_type] per leaf
-    hlo : the program in jaxlite's HLO text (metadata included)
+    in_avals, out_avals : [shape list, dtype name, weak_type] per leaf; a symbolic
+        dimension is its expression as a string (`"b"`, `"2*b + 1"`)
+    symbolic_constraints : the constraints of the symbolic dimensions' scope (`"b >= 2"`)
+    hlo : the program in jaxlite's HLO text (metadata included); with symbolic dimensions,
+        its sizes are those expressions (`f32[b,4]`), evaluated when it is called
     vjp : the same object for the VJP's Exported, or null (`serialize(vjp_order=...)`)
+
+Versions: 1 had no symbolic dimensions (no `symbolic_constraints`); 2 adds them. Both are
+read.
 
 A pytree structure is JSON: `"*"` for a leaf, `null` for None, `{"tuple": [...]}`,
 `{"list": [...]}`, `{"dict": [[key, child], ...]}` (str or int keys, in the dict's sorted
@@ -23,7 +29,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from jaxlite.core import shape_poly
 from jaxlite.core.avals import ShapedArray
+from jaxlite.core.shape_poly import SymbolicScope
 from jaxlite.pytree.treedef import default_registry
 from jaxlite.tree_util import PyTreeDef, tree_flatten
 
@@ -31,7 +39,7 @@ __all__ = ["FORMAT_VERSION", "MAGIC", "dumps", "loads", "register_namedtuple_ser
            "register_pytree_node_serialization"]
 
 MAGIC = b"JLEXPORT"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 # serialized name -> (node type, aux to JSON, JSON to aux); node type -> serialized name.
 _BY_NAME: dict[str, tuple[type, Callable[[Any], Any], Callable[[Any], Any]]] = {}
@@ -134,12 +142,22 @@ def _tree_from_json(node: Any) -> PyTreeDef:
 # --------------------------------------------------------------------------- avals, bytes
 
 def _aval_to_json(aval: ShapedArray) -> list:
-    return [list(aval.shape), np.dtype(aval.dtype).name, bool(aval.weak_type)]
+    shape = [str(d) if shape_poly.is_symbolic_dim(d) else int(d) for d in aval.shape]
+    return [shape, np.dtype(aval.dtype).name, bool(aval.weak_type)]
 
 
-def _aval_from_json(item: list) -> ShapedArray:
+def _aval_from_json(item: list, scope: SymbolicScope) -> ShapedArray:
     shape, dtype, weak = item
-    return ShapedArray(tuple(shape), np.dtype(dtype), weak_type=weak)
+    dims = tuple(shape_poly.parse(d, scope) if isinstance(d, str) else d for d in shape)
+    return ShapedArray(dims, np.dtype(dtype), weak_type=weak)
+
+
+def _scope_of(avals: Any) -> SymbolicScope | None:
+    for aval in avals:
+        for d in aval.shape:
+            if shape_poly.is_symbolic_dim(d):
+                return d.scope
+    return None
 
 
 def to_json(fields: dict[str, Any]) -> dict[str, Any]:
@@ -149,6 +167,8 @@ def to_json(fields: dict[str, Any]) -> dict[str, Any]:
     out["out_tree"] = _tree_to_json(fields["out_tree"])
     out["in_avals"] = [_aval_to_json(a) for a in fields["in_avals"]]
     out["out_avals"] = [_aval_to_json(a) for a in fields["out_avals"]]
+    scope = _scope_of(fields["in_avals"])
+    out["symbolic_constraints"] = list(scope.constraints_str) if scope is not None else []
     return out
 
 
@@ -157,8 +177,10 @@ def from_json(data: dict[str, Any]) -> dict[str, Any]:
     out = dict(data)
     out["in_tree"] = _tree_from_json(data["in_tree"])
     out["out_tree"] = _tree_from_json(data["out_tree"])
-    out["in_avals"] = tuple(_aval_from_json(a) for a in data["in_avals"])
-    out["out_avals"] = tuple(_aval_from_json(a) for a in data["out_avals"])
+    # One scope for the dimensions of one Exported, as `symbolic_shape` made them.
+    scope = SymbolicScope(out.pop("symbolic_constraints", ()))
+    out["in_avals"] = tuple(_aval_from_json(a, scope) for a in data["in_avals"])
+    out["out_avals"] = tuple(_aval_from_json(a, scope) for a in data["out_avals"])
     out["platforms"] = tuple(data["platforms"])
     return out
 

@@ -4,13 +4,14 @@ StableHLO in MLIR's text form (mirrors what `jax.jit(f).lower(x).as_text()` prin
 `print_module(module)` gives the text; `RULES` maps each HLO opcode to the rule that prints
 it, `OPCODES_OF_OP_NAME` each op name back to its opcodes (see `printer.py` for the
 structure, `ops.py` and `ops_regions.py` for the ops, `lapack.py` for the linear-algebra
-custom calls, `collectives.py` for all_reduce and the other collectives, and `types.py` for the spelling of types and attributes).
+custom calls, `collectives.py` for all_reduce and the other collectives, `dynamic.py` for modules with
+symbolic sizes, and `types.py` for the spelling of types and attributes).
 """
 from __future__ import annotations
 
 from jaxlite.xla.ir import HloModule
 from jaxlite.xla.opcodes import Opcode
-from jaxlite.xla.stablehlo import collectives, ops, ops_regions
+from jaxlite.xla.stablehlo import collectives, dynamic, ops, ops_regions
 from jaxlite.xla.stablehlo.printer import ModuleWriter
 
 __all__ = ["OPCODES_OF_OP_NAME", "RULES", "print_module"]
@@ -39,5 +40,8 @@ OPCODES_OF_OP_NAME: dict[str, tuple[Opcode, ...]] = _opcodes_of_op_names()
 def print_module(module: HloModule) -> str:
     """`module` as StableHLO text: `module @name`, `func.func public @main`, then a private
     function per computation that a `call` calls. Raises NotImplementedError naming the
-    opcode for an instruction it cannot print."""
+    opcode for an instruction it cannot print. A module with symbolic sizes (shape
+    polymorphism) prints with dynamic dimensions, as JAX prints it (`dynamic.py`)."""
+    if dynamic.is_polymorphic(module):
+        return dynamic.PolymorphicModuleWriter(RULES).module(module)
     return ModuleWriter(RULES).module(module)

@@ -223,8 +223,9 @@ class ModuleWriter:
         return self._symbols[id(comp)]
 
     def module(self, module: HloModule) -> str:
-        lines = [f"module {_symbol(module.name)} attributes {{mhlo.num_partitions = 1 : i32, "
-                 "mhlo.num_replicas = 1 : i32} {"]
+        attributes = {"mhlo.num_partitions": "1 : i32", "mhlo.num_replicas": "1 : i32",
+                      **self.module_attributes(module)}
+        lines = [f"module {_symbol(module.name)} attributes {{{_dictionary(attributes)}}} {{"]
         lines += self.function(module.entry, "@main", "public")
         while self._pending:
             comp, name = self._pending.pop(0)
@@ -232,9 +233,18 @@ class ModuleWriter:
         lines.append("}")
         return "\n".join(lines) + "\n"
 
+    def module_attributes(self, module: HloModule) -> dict[str, str]:
+        """Attributes of the module beyond the partition and replica counts (none here)."""
+        return {}
+
+    def prologue(self, writer: FunctionWriter, params: Sequence[Leaves]) -> None:
+        """Lines that `@main` begins with, before its computation (none here)."""
+
     def function(self, comp: HloComputation, symbol: str, visibility: str) -> list[str]:
         writer = FunctionWriter(self)
         params = [writer.block_arguments(T.leaf_shapes(p.shape)) for p in comp.parameters]
+        if symbol == "@main":
+            self.prologue(writer, params)
         results = writer.computation(comp, params)
         inputs = ", ".join(f"{n}: {writer.types[n]}" for leaves in params for n in leaves)
         result_types = [writer.types[r] for r in results]

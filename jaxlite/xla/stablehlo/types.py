@@ -52,10 +52,12 @@ def dtype_of_element_type(name: str) -> np.dtype:
 
 
 def tensor_type(shape: Shape) -> str:
-    """`tensor<3x4xf32>` for an array shape (tuples have no tensor type: flatten them)."""
+    """`tensor<3x4xf32>` for an array shape (tuples have no tensor type: flatten them); a
+    symbolic dimension (shape polymorphism) is dynamic, `tensor<?x4xf32>`."""
     if shape.is_tuple:
         raise TypeError(f"a tuple shape {shape} has no tensor type; flatten it first")
-    dims = "".join(f"{d}x" for d in shape.dims)
+    dims = "".join("?x" if getattr(d, "is_symbolic_dim", False) else f"{d}x"
+                   for d in shape.dims)
     return f"tensor<{dims}{element_type(shape.dtype)}>"
 
 
