@@ -44,7 +44,10 @@ logger = logging.getLogger("jaxlite.spmd")
 def spmd_mesh(closed: ClosedJaxpr, leaves: Sequence[Any]) -> Any:
     """The mesh a jit call on `leaves` is partitioned over, or None (one device, a mesh
     spanning processes, or no placed argument or constraint)."""
-    named = [s for s in map(_placement, leaves) if isinstance(s, NamedSharding)]
+    placed = [s for s in map(_placement, leaves) if s is not None]
+    named = [s for s in placed if isinstance(s, NamedSharding)]
+    if len(named) != len(placed):
+        return None  # also on single devices: placement's rules check (and raise) as JAX
     mesh = named[0].mesh if named else constraint_mesh(closed.jaxpr)
     if mesh is None or mesh.size == 1 or not hasattr(mesh, "devices"):
         return None
