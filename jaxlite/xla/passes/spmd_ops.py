@@ -89,32 +89,43 @@ def _replicated(b: SpmdBuilder, rank: int) -> np.ndarray:
 def _reshape_source_grid(src: tuple[int, ...], dst: tuple[int, ...],
                          target: np.ndarray) -> np.ndarray | None:
     """The operand grid that makes the reshape local, or None."""
+    groups = _reshape_groups(src, dst)
+    if groups is None or any(target.shape[k] > 1 and dst[k] == 1 for k in range(len(dst))):
+        return None
     axes: list[list[int]] = [[] for _ in src]
-    i = j = 0
-    while i < len(src) or j < len(dst):
-        # The next group: the shortest runs of dimensions with equal products.
-        gi, gj = [i], [j]
-        a = src[i] if i < len(src) else 1
-        c = dst[j] if j < len(dst) else 1
+    for gi, gj in groups:
+        cut = [k for k in gj if target.shape[k] > 1]
+        if not cut:
+            continue
+        tiles = target.shape[gj[0]]
+        if cut != [gj[0]] or src[gi[0]] % tiles or dst[gj[0]] % tiles:
+            return None  # only the major dimension of a group may be cut, evenly
+        axes[gi[0]] = [gj[0]]
+    return grids.regrid(target, axes)
+
+
+def _reshape_groups(src: tuple[int, ...], dst: tuple[int, ...]) -> list | None:
+    """The dimensions (of size > 1) of `src` and `dst` in runs of equal products: the
+    groups a reshape keeps together, major first."""
+    left = [d for d in range(len(src)) if src[d] != 1]
+    right = [d for d in range(len(dst)) if dst[d] != 1]
+    if 0 in src or 0 in dst:
+        return None
+    groups = []
+    while left and right:
+        gi, gj = [left.pop(0)], [right.pop(0)]
+        a, c = src[gi[0]], dst[gj[0]]
         while a != c:
-            if a < c and gi[-1] + 1 < len(src):
-                gi.append(gi[-1] + 1)
+            if a < c and left:
+                gi.append(left.pop(0))
                 a *= src[gi[-1]]
-            elif c < a and gj[-1] + 1 < len(dst):
-                gj.append(gj[-1] + 1)
+            elif c < a and right:
+                gj.append(right.pop(0))
                 c *= dst[gj[-1]]
             else:
                 return None
-        for k in gj[1:]:
-            if k < len(dst) and target.shape[k] > 1:
-                return None  # only the major dimension of a group may be cut
-        if gj[0] < len(dst) and target.shape[gj[0]] > 1:
-            tiles = target.shape[gj[0]]
-            if gi[0] >= len(src) or src[gi[0]] % tiles or dst[gj[0]] % tiles:
-                return None
-            axes[gi[0]] = [gj[0]]
-        i, j = gi[-1] + 1, gj[-1] + 1
-    return grids.regrid(target, axes)
+        groups.append((gi, gj))
+    return groups if not left and not right else None
 
 
 def _whole_along(changed: list[int], target: np.ndarray) -> np.ndarray:
