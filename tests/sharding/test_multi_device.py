@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
-CASES = ["placement_cases.py", "shard_map_cases.py", "sharding_types_cases.py", "spmd_cases.py"]
+CASES = ["placement_cases.py", "shard_map_cases.py", "sharding_types_cases.py", "spmd_cases.py",
+         "spmd_xla_cases.py"]
 
 
 @pytest.mark.parametrize("count", [1, 2, 4, 8])
