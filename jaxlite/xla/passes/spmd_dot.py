@@ -12,8 +12,9 @@ as XLA weighs its options:
 - from the lhs's sharding, and from the rhs's (cuts of the contracting dimensions kept:
   the Megatron layout, where x @ W2 with W2 cut by rows is one all-reduce).
 
-Each plan is built on a scratch builder and costed by the collectives it needs (then the
-bytes they move, the result's resharding included); the cheapest is built for real.
+Each plan is built on a scratch builder and costed by the collectives it needs (the
+result's resharding included); between plans with as many, the one from the result's
+sharding wins, then the one moving fewer bytes. The cheapest is built for real.
 """
 from __future__ import annotations
 
@@ -146,5 +147,7 @@ def partition_dot(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
     dims = _Dims.of(inst)
     plans = _plans(dims, target, lhs, rhs)
     costs = [_cost(b, inst, plan, dims, lhs, rhs, target) for plan in plans]
-    best = min(range(len(plans)), key=lambda i: (costs[i], i))
+    # Fewest collectives first; between equals, keep the result's layout (as XLA does,
+    # it resharded operands rather than the product), then the fewest bytes.
+    best = min(range(len(plans)), key=lambda i: (costs[i][0], i > 0, costs[i][1], i))
     return _build(b, inst, plans[best], dims, lhs, rhs)

@@ -269,9 +269,13 @@ def tuple_value(b: SpmdBuilder, hlo: HloInstruction, shape: Shape, targets) -> P
 
 def fallback(b: SpmdBuilder, inst: HloInstruction, target, ops: list[PValue]) -> PValue:
     """Any operation: its operands made whole, the operation computed whole on every
-    partition (correct for every opcode; the partitioner slices the result)."""
+    partition (correct for every opcode; the partitioner slices the result). The
+    program's own collectives (inside shard_map) keep their groups, with a new channel."""
     whole = [replicate(b, v) if not v.is_tuple else _replicate_tuple(b, v) for v in ops]
-    hlo = b.add(inst.opcode, [v.hlo for v in whole], _attrs(inst), _stripped(b, inst),
+    attrs = _attrs(inst)
+    if attrs.get("channel_id") is not None:
+        attrs["channel_id"] = next(b.state.channels)
+    hlo = b.add(inst.opcode, [v.hlo for v in whole], attrs, _stripped(b, inst),
                 shape=inst.shape)
     if inst.shape.is_tuple:
         return tuple_value(b, hlo, inst.shape, _replicated_targets(b, inst.shape))
@@ -289,6 +293,7 @@ def _replicate_tuple(b: SpmdBuilder, value: PValue) -> PValue:
 
 
 HANDLERS: dict[Opcode, Handler] = {
+    _O.COPY: elementwise,
     _O.BROADCAST: broadcast, _O.TRANSPOSE: transpose, _O.RESHAPE: reshape,
     _O.SLICE: slice_, _O.PAD: pad, _O.REVERSE: reverse, _O.CONCATENATE: concatenate,
     _O.DYNAMIC_SLICE: dynamic_slice, _O.DYNAMIC_UPDATE_SLICE: dynamic_update_slice,

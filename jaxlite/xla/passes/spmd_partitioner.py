@@ -40,6 +40,9 @@ __all__ = ["partition_module"]
 _O = Opcode
 # Custom calls that only annotate their operand's layout: the reshard is the whole job.
 _ANNOTATIONS = {"Sharding"}
+# The edges of a manually partitioned region (shard_map): inside it, values have their
+# per-partition shapes already and the program's own collectives combine them.
+_MANUAL_EDGES = {"SPMDFullToShardShape", "SPMDShardToFullShape"}
 
 
 def partition_module(module: HloModule, num_partitions: int) -> HloModule:
@@ -122,6 +125,8 @@ class _Partitioner:
             return ops[0].parts[int(inst.attr("index"))]
         if op is _O.CUSTOM_CALL and inst.attr("target") in _ANNOTATIONS:
             return ops[0]
+        if op is _O.CUSTOM_CALL and inst.attr("target") in _MANUAL_EDGES:
+            return _manual_edge(inst, target, ops[0])
         if op is _O.WHILE:
             return self.while_loop(b, inst, target, ops[0])
         if op in (_O.CONDITIONAL, _O.CALL):
@@ -157,6 +162,22 @@ class _Partitioner:
         hlo = b.add(inst.opcode, [v.hlo for v in operands], _plain_attrs(inst),
                     computations, shape=local_shape(inst.shape, target))
         return _wrap(b, hlo, inst.shape, target)
+
+
+def _manual_edge(inst: HloInstruction, target: Any, operand: PValue) -> PValue:
+    """Into a manual region, each partition's block is the value the region sees; out of
+    it, the region's values are the blocks of a value laid out by the call's sharding."""
+    if inst.attr("target") == "SPMDFullToShardShape":
+        ids = grids.grid(None, inst.shape.rank, len(operand.ids.reshape(-1)))
+        block, hlo_shape = inst.shape.dims, operand.hlo.shape.dims
+    else:
+        ids, hlo_shape = np.asarray(target), operand.hlo.shape.dims
+        block = grids.tile_shape(ids, inst.shape.dims)
+    if tuple(block) != tuple(hlo_shape):
+        raise NotImplementedError(
+            f"%{inst.name}: {inst.attr('target')} of a {hlo_shape} block into a "
+            f"{inst.shape} value laid out as {target}: the blocks do not match")
+    return PValue(operand.hlo, inst.shape, ids)
 
 
 def _plain_attrs(inst: HloInstruction) -> dict:
