@@ -137,6 +137,8 @@ class Elemental:
         moved = _moved_index(inst, index)
         if moved is not None:
             return self.value(inst.operands[0], moved)
+        if op is _O.BITCAST_CONVERT:
+            return self._bitcast(inst, index)
         if op is _O.IOTA:
             return ir.Cast(index[inst.attr("iota_dimension")], compute_dtype(dtype))
         if op is _O.PAD:
@@ -194,7 +196,24 @@ class Elemental:
                 "exp", ir.Unary("neg", args[0]))))
         if op is _O.SIGN:
             return _sign(args[0])
+        if op in _SHIFTS:
+            return _shift(_SHIFTS[op], args[0], args[1])
         raise UnsupportedFusion(f"the gpu kernel builders do not compute {op.text} yet")
+
+    def _bitcast(self, inst: HloInstruction, index: tuple) -> ir.Expr:
+        """bitcast-convert of equal widths; 16-bit floats are rounded to their type
+        first (they are computed as float32) and widened after."""
+        source = inst.operands[0].shape.dtype.name
+        target = inst.shape.dtype.name
+        if np.dtype(ir.dtype_of(source)).itemsize != np.dtype(ir.dtype_of(target)).itemsize:
+            raise UnsupportedFusion(f"bitcast-convert %{inst.name} of {source} to {target}"
+                                    " changes the element width")
+        x = self.value(inst.operands[0], index)
+        if x.dtype != source:
+            x = ir.Cast(x, source)
+        bits = ir.Bitcast(x, target)
+        typed = compute_dtype(target)
+        return bits if typed == target else ir.Cast(bits, typed)
 
     def _pad(self, inst: HloInstruction, index: tuple) -> ir.Expr:
         operand, padding = inst.operands[0], inst.attr("padding")
@@ -305,6 +324,32 @@ def _divide(op: Opcode, a: ir.Expr, b: ir.Expr) -> ir.Expr:
         all_ones = -1 if a.dtype.startswith("int") else int(np.iinfo(a.dtype).max)
         return ir.Select(zero, ir.Const(all_ones, a.dtype), result)
     return ir.Select(zero, a, result)  # INT_MIN % -1 is INT_MIN % 1 = 0
+
+
+_SHIFTS = {_O.SHIFT_LEFT: "left", _O.SHIFT_RIGHT_ARITHMETIC: "arithmetic",
+           _O.SHIFT_RIGHT_LOGICAL: "logical"}
+
+
+def _shift(kind: str, a: ir.Expr, b: ir.Expr) -> ir.Expr:
+    """HLO's shifts: a count outside [0, bits) shifts every bit out (0, or the sign's
+    fill for an arithmetic right shift), where C leaves it undefined."""
+    bits = ir.dtype_of(a.dtype).itemsize * 8
+    unsigned = "uint" + a.dtype.removeprefix("u").removeprefix("int")
+    count = b if b.dtype == unsigned else ir.Cast(b, unsigned)
+    inside = ir.Binary("lt", count, ir.Const(bits, unsigned))
+    if kind == "left":
+        shifted, out = ir.Binary("shl", a, b), ir.Const(0, a.dtype)
+    elif kind == "arithmetic":
+        shifted = ir.Binary("shr", a, b)
+        out = ir.Const(0, a.dtype)
+        if a.dtype.startswith("int"):
+            out = ir.Select(ir.Binary("lt", a, out), ir.Const(-1, a.dtype), out)
+    else:
+        raw = a if a.dtype == unsigned else ir.Cast(a, unsigned)
+        shifted = ir.Binary("shr", raw, count)
+        shifted = shifted if a.dtype == unsigned else ir.Cast(shifted, a.dtype)
+        out = ir.Const(0, a.dtype)
+    return ir.Select(inside, shifted, out)
 
 
 def _sign(x: ir.Expr) -> ir.Expr:

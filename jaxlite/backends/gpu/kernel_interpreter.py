@@ -156,6 +156,8 @@ class _Thread:
             return _unary(e.op, self.eval(e.x))
         if kind is ir.Builtin:
             return self.builtins[e.name]
+        if kind is ir.Bitcast:
+            return np.asarray(self.eval(e.x)).view(_dtype(e.dtype))[()]
         raise TypeError(f"not an expression: {e!r}")
 
     # ------------------------------------------------------------------- statements

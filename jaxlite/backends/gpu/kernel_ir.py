@@ -9,7 +9,8 @@ data baked into the source), and runs `body`, a tuple of statements, in every th
 Expressions are trees of frozen dataclasses, each with a `dtype` (a numpy type name:
 "float32", "bfloat16", "int32", "bool", ...):
 
-    Const, Var, Builtin (thread / block index and sizes), Unary, Binary, Select, Cast, Load
+    Const, Var, Builtin (thread / block index and sizes), Unary, Binary, Select, Cast,
+    Bitcast, Load
 
 Statements: Let (declares a variable), Assign, Store, VectorLoad / VectorStore (a run of
 consecutive elements moved as one 4-, 8- or 16-byte access), For, If, Barrier (every
@@ -37,7 +38,7 @@ import numpy as np
 from jaxlite.core import dtypes
 
 __all__ = [
-    "AtomicAdd", "AtomicUpdate", "Assign", "Barrier", "Binary", "Buffer", "Builtin", "Cast", "Const",
+    "AtomicAdd", "AtomicUpdate", "Assign", "Barrier", "Bitcast", "Binary", "Buffer", "Builtin", "Cast", "Const",
     "Expr", "For", "If", "Kernel", "Let", "Load", "Select", "Shuffle", "Stmt", "Store",
     "Unary", "Var", "VectorLoad", "VectorStore", "BINARY_OPS", "COMPARISONS", "UNARY_OPS",
     "WARP_SIZES", "dtype_of", "index_const", "rename_buffers",
@@ -148,6 +149,17 @@ class Cast:
 
 
 @dataclass(frozen=True)
+class Bitcast:
+    """The bits of `x` read as another type of the same width (HLO's bitcast-convert)."""
+    x: "Expr"
+    dtype: str
+
+    def __post_init__(self) -> None:
+        if dtype_of(self.x.dtype).itemsize != dtype_of(self.dtype).itemsize:
+            raise TypeError(f"bitcast of {self.x.dtype} to {self.dtype}: widths differ")
+
+
+@dataclass(frozen=True)
 class Buffer:
     """An array in `space`: a kernel's pointer parameter ("global"), a per-block array
     ("shared", `size` elements) or read-only data baked into the source ("constant")."""
@@ -173,7 +185,7 @@ class Load:
         return self.buffer.dtype
 
 
-Expr = Union[Const, Var, Builtin, Unary, Binary, Select, Cast, Load]
+Expr = Union[Const, Var, Builtin, Unary, Binary, Select, Cast, Bitcast, Load]
 
 
 def index_const(value: int) -> Const:

@@ -33,6 +33,7 @@ from jaxlite.backends.gpu.dot_epilogue import split_dot_fusion
 from jaxlite.backends.gpu.fusion_kernels import FusionKernels
 from jaxlite.backends.gpu.host_fallback import HostInstruction
 from jaxlite.backends.gpu.ownership import donated_output, loop_owned, overwritable
+from jaxlite.backends.gpu.sort_kernels import build_sort, xp_sort_rule
 from jaxlite.backends.gpu.update_kernels import as_fusion, build_dynamic_update, build_scatter
 from jaxlite.xla.evaluator_arrays import to_memory_order
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
@@ -110,6 +111,8 @@ class Program:
             return self._update(inst, build_dynamic_update)
         if op is _O.SCATTER:
             return self._update(inst, build_scatter)
+        if op is _O.SORT:
+            return self._sort(inst)
         if op in device_ops.LAYOUT_OPCODES and not inst.shape.is_tuple and (
                 inst.shape.dtype == inst.operands[0].shape.dtype):
             return Step(inst, "xp", lambda ops: device_ops.layout_op(self.xp, inst, ops[0]))
@@ -180,6 +183,20 @@ class Program:
         def run(ops: list[Any]) -> Any:
             return launch(ops if in_place else [self.xp.copy(ops[0])] + ops[1:])
         return Step(inst, "kernel", run, "" if in_place else "after a copy of its operand")
+
+    def _sort(self, inst: HloInstruction) -> Step:
+        """A bitonic-sort kernel where a row fits in shared memory; CuPy's sort for a
+        plain order of longer rows; else the host (`sort_kernels`)."""
+        try:
+            launch = self._kernels(inst, build=build_sort)
+            return Step(inst, "kernel", lambda ops: launch(ops))
+        except UnsupportedFusion as error:
+            why = str(error)
+        rule = xp_sort_rule(inst)
+        if rule is None or any(self.launcher.storage_dtype(o.shape.dtype) != o.shape.dtype
+                               for o in inst.operands):
+            return self._host(inst, f"{why}, and its comparator is not a plain order")
+        return Step(inst, "xp", lambda ops: rule(self.xp, ops))
 
     def _host(self, inst: HloInstruction, why: str) -> Step:
         runner = HostInstruction(inst, self.launcher.to_host, self.launcher.to_device)

@@ -246,6 +246,8 @@ class _Renderer:
                     f"{self.expr(x.on_false)})")
         if isinstance(x, ir.Cast):
             return self.cast(x)
+        if isinstance(x, ir.Bitcast):
+            return f"jl_bitcast<{C_TYPES[x.dtype]}>({self.expr(x.x)})"
         if isinstance(x, ir.Unary):
             return self.unary(x)
         if isinstance(x, ir.Binary):

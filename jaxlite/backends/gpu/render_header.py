@@ -50,4 +50,10 @@ template <> __device__ __forceinline__ double jl_min<double>(double a, double b)
   return (a != a || b != b) ? a + b : fmin(a, b);
 }
 template <typename T> __device__ __forceinline__ T jl_abs(T a) { return a < 0 ? -a : a; }
+/* HLO's bitcast-convert: the same bits read as another type of the same width. */
+template <typename To, typename From> __device__ __forceinline__ To jl_bitcast(From x) {
+  To y;
+  memcpy(&y, &x, sizeof(To));
+  return y;
+}
 """

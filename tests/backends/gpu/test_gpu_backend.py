@@ -120,15 +120,15 @@ def test_scan_loop_reads_its_predicate_on_the_host(backend):
 
 
 def test_cond_and_what_falls_back_to_the_host(backend):
-    def fn(x, flag):
+    def fn(x, flag, n):
         y = jax.lax.cond(flag, lambda v: jnp.sort(v, axis=-1), lambda v: -v, x)
-        return y, jnp.arange(12, dtype=jnp.int32).reshape(3, 4) @ \
-            jnp.ones((4, 2), jnp.int32)
-    x = _random((3, 5))
-    check(backend, fn, x, True)
-    check(backend, fn, x, False)
-    plan = _executable(backend, fn, x, True).text("kernels")
-    assert "host      %" in plan and "sort" in plan, plan
+        return y, n @ jnp.ones((4, 2), jnp.int32)
+    x, n = _random((3, 5)), np.arange(12, dtype=np.int32).reshape(3, 4)
+    check(backend, fn, x, True, n)
+    check(backend, fn, x, False, n)
+    plan = _executable(backend, fn, x, True, n).text("kernels")
+    assert "kernel    %sort" in plan, plan
+    assert "host      %" in plan and "a dot of integers" in plan, plan
 
 
 def test_buffers_and_execute(backend):
