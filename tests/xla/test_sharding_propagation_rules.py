@@ -363,3 +363,36 @@ def test_partition_counts(n):
   ROOT t = f32[4,8] transpose(d), dimensions={{1,0}}""", n=n)
     assert got["d"] == f"{{devices=[{n},1]<=[{n}]}}"
     assert got["t"] == f"{{devices=[1,{n}]<=[{n}]}}"
+
+
+def test_the_inputs_of_a_variadic_reduce_are_laid_out_alike():
+    got = propagate(f"""
+  p = f32[16,8] parameter(0), sharding={ROWS}
+  i = s32[16,8] iota(), iota_dimension=0
+  z = f32[] constant(0)
+  y = s32[] constant(0)
+  r = (f32[8], s32[8]) reduce(p, i, z, y), dimensions={{0}}, to_apply=argmax
+  ROOT g = s32[8] get-tuple-element(r), index=1""", computations="""
+argmax {
+  a = f32[] parameter(0)
+  b = s32[] parameter(1)
+  c = f32[] parameter(2)
+  d = s32[] parameter(3)
+  gt = pred[] compare(a, c), direction=GT
+  v = f32[] select(gt, a, c)
+  w = s32[] select(gt, b, d)
+  ROOT t = (f32[], s32[]) tuple(v, w)
+}
+""")
+    assert got["i"] == ROWS
+    assert got["r"] == "{" + f"{REPLICATED}, {REPLICATED}" + "}"
+
+
+def test_results_cut_unevenly_leave_the_program_replicated():
+    got = propagate("""
+  p = f32[6,5] parameter(0), sharding={replicated}
+  c = f32[6,5] custom-call(p), custom_call_target="Sharding", sharding={devices=[4,1]<=[4]}
+  e = f32[6,5] exponential(c)
+  ROOT n = f32[6,5] negate(e)""")
+    assert got["e"] == "{devices=[4,1]<=[4]}"  # inside the program, uneven tiles are fine
+    assert got["n"] == REPLICATED

@@ -86,6 +86,12 @@ def _fits(sharding: HloSharding | None, shape: Shape) -> bool:
         len(sharding.tiles_per_dim) == len(shape.dims)
 
 
+def _even(sharding: HloSharding | None, shape: Shape) -> bool:
+    """Whether every tile of `sharding` holds the same number of elements of `shape`."""
+    return sharding is None or not sharding.is_tiled or all(
+        d % t == 0 for d, t in zip(shape.dims, sharding.tiles_per_dim))
+
+
 class _Propagation:
     """What is known so far: a sharding (or None) per array value, a tuple of them per tuple
     value; `fixed` values are seeds."""
@@ -251,10 +257,14 @@ class _Propagation:
         return rewrite_module(self.module, annotate)
 
     def _final(self, inst: HloInstruction) -> HloSharding:
-        value = self.of(inst)
-        if inst.shape.is_tuple:
-            return HloSharding.tuple_of([leaf or HloSharding.replicate() for leaf in value])
-        return value or HloSharding.replicate()
+        leaves = self._leaves(inst)
+        if inst is self.module.entry.root and id(inst) not in self.fixed:
+            # The program's results go back to the caller as arrays in blocks: XLA only
+            # lets a propagated layout out when it cuts them evenly.
+            leaves = [leaf if _even(leaf, shape) else None
+                      for leaf, shape in zip(leaves, leaf_shapes(inst.shape))]
+        leaves = [leaf or HloSharding.replicate() for leaf in leaves]
+        return HloSharding.tuple_of(leaves) if inst.shape.is_tuple else leaves[0]
 
 
 def _control_flow_computations(entry: HloComputation):

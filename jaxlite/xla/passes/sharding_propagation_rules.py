@@ -116,10 +116,12 @@ def _broadcast_forward(inst, view):
 
 
 def _reduce_forward(inst, view):
-    operand = inst.operands[0]
+    inputs = inst.operands[:len(inst.operands) // 2]
+    rank = _rank(inputs[0])
     reduced = set(inst.attr("dimensions"))
-    kept = [d for d in range(_rank(operand)) if d not in reduced]
-    result = _mapped(view.of(operand), _rank(operand), view.n, kept)
+    kept = [d for d in range(rank) if d not in reduced]
+    result = _mapped(_most_specific([view.of(o) for o in inputs], rank, view.n), rank,
+                     view.n, kept)
     if inst.shape.is_tuple:  # a variadic reduce: every result laid out alike
         return None if result is None else tuple(
             result for _ in inst.shape.tuple_shapes)
@@ -259,7 +261,10 @@ def _reduce_backward(user, k, view):
         sharding = sharding[k]
     reduced = set(user.attr("dimensions"))
     kept = [d for d in range(_rank(operand)) if d not in reduced]
-    return _mapped(sharding, len(kept), view.n, _inverse(kept, _rank(operand)))
+    from_result = _mapped(sharding, len(kept), view.n, _inverse(kept, _rank(operand)))
+    # The inputs of a variadic reduce (argmax's values and indices) are laid out alike.
+    siblings = [view.of(o) for o in user.operands[:count] if o is not operand]
+    return _most_specific([from_result] + siblings, _rank(operand), view.n)
 
 
 def _transpose_backward(user, k, view):
@@ -307,7 +312,10 @@ def _scatter_backward(user, k, view):
 
 def _sort_backward(user, k, view):
     sharding = view.of(user)
-    return sharding[k] if isinstance(sharding, tuple) else sharding
+    if not isinstance(sharding, tuple):
+        return sharding
+    siblings = [view.of(o) for o in user.operands if o is not user.operands[k]]
+    return _most_specific([sharding[k]] + siblings, _rank(user.operands[k]), view.n)
 
 
 BACKWARD = {
