@@ -1,10 +1,11 @@
-"""Output fusions (a dot and the elementwise work on its result) split in two for the gpu
-backend: the dot through the array module (`device_ops.dot`: cuBLAS / hipBLAS via CuPy),
-then its epilogue as a loop fusion whose kernel reads the product as one more operand.
+"""Output fusions (a dot or a convolution and the elementwise work on its result) split in
+two for the gpu backend: the dot through the array module (`device_ops.dot`: cuBLAS /
+hipBLAS via CuPy) or the convolution as im2col and a GEMM (`convolution`), then its
+epilogue as a loop fusion whose kernel reads the product as one more operand.
 
 `split_dot_fusion(fusion)` returns the dot and the epilogue's fusion instruction, or None
-when the fusion is not of that form (the dot must read two of the fusion's parameters
-directly and be the fused computation's only dot).
+when the fusion is not of that form (the dot or convolution must read two of the
+fusion's parameters directly and be the fused computation's only one).
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ class DotSplit:
 def split_dot_fusion(fusion: HloInstruction) -> DotSplit | None:
     """The dot and the epilogue of an output fusion, or None (see the module docstring)."""
     body = fusion.called[0]
-    dots = [i for i in body.instructions if i.opcode is Opcode.DOT]
+    dots = [i for i in body.instructions if i.opcode in (Opcode.DOT, Opcode.CONVOLUTION)]
     if len(dots) != 1 or fusion.shape.is_tuple:
         return None
     dot = dots[0]

@@ -29,6 +29,7 @@ import numpy as np
 from jaxlite.backends.gpu import device_ops
 from jaxlite.backends.gpu import kernel_ir as ir
 from jaxlite.backends.gpu.build import UnsupportedFusion, build_fusion
+from jaxlite.backends.gpu.convolution import ConvolutionPlan
 from jaxlite.backends.gpu.dot_epilogue import split_dot_fusion
 from jaxlite.backends.gpu.fusion_kernels import FusionKernels
 from jaxlite.backends.gpu.host_fallback import HostInstruction
@@ -113,14 +114,21 @@ class Program:
             return self._update(inst, build_scatter)
         if op is _O.SORT:
             return self._sort(inst)
+        if op is _O.CONVOLUTION:
+            try:
+                convolve = self._product(inst)
+            except UnsupportedFusion as error:
+                return self._host(inst, str(error))
+            return Step(inst, "xp+kernel", lambda ops: convolve(ops[0], ops[1]))
         if op in device_ops.LAYOUT_OPCODES and not inst.shape.is_tuple and (
                 inst.shape.dtype == inst.operands[0].shape.dtype):
             return Step(inst, "xp", lambda ops: device_ops.layout_op(self.xp, inst, ops[0]))
         if op is _O.DOT:
-            if device_ops.dot_supported(inst, self.launcher.storage_dtype):
-                return Step(inst, "xp", lambda ops: device_ops.dot(self.xp, inst, *ops))
-            return self._host(inst, "a dot of integers, complex numbers or types the "
-                                    "array module does not store")
+            try:
+                multiply = self._product(inst)
+            except UnsupportedFusion as error:
+                return self._host(inst, str(error))
+            return Step(inst, "xp", lambda ops: multiply(ops[0], ops[1]))
         if op is _O.WHILE:
             owned = self._loop_owned[id(inst.called[1])] = loop_owned(inst)
             return Step(inst, "control", lambda ops: self._while(inst, ops[0], owned))
@@ -141,22 +149,35 @@ class Program:
         except UnsupportedFusion as error:
             why = str(error)
         split = split_dot_fusion(inst)
-        if split is None or not device_ops.dot_supported(split.dot,
-                                                          self.launcher.storage_dtype):
+        if split is None:
             return self._host(inst, why)
-        if split.epilogue is None:
-            epilogue = None
-        else:
-            try:
-                epilogue = self._kernels(split.epilogue)
-            except UnsupportedFusion as error:
-                return self._host(inst, f"{why}; its epilogue: {error}")
+        try:
+            product = self._product(split.dot)
+            epilogue = None if split.epilogue is None else self._kernels(split.epilogue)
+        except UnsupportedFusion as error:
+            return self._host(inst, f"{why}; split at its {split.dot.opcode.text}: {error}")
         lhs, rhs = split.operands
 
         def run(ops: list[Any]) -> Any:
-            product = device_ops.dot(self.xp, split.dot, ops[lhs], ops[rhs])
-            return product if epilogue is None else epilogue(ops + [product])
+            value = product(ops[lhs], ops[rhs])
+            return value if epilogue is None else epilogue(ops + [value])
         return Step(inst, "xp+kernel", run)
+
+    def _product(self, inst: HloInstruction) -> Callable[[Any, Any], Any]:
+        """`(lhs, rhs) -> result` of a dot (`xp`) or a convolution (an im2col kernel and
+        a GEMM); `UnsupportedFusion` for types the array module does not take."""
+        storage = self.launcher.storage_dtype
+        if inst.opcode is _O.DOT:
+            if not device_ops.dot_supported(inst, storage):
+                raise UnsupportedFusion("a dot of integers, complex numbers or types the "
+                                        "array module does not store")
+            return lambda lhs, rhs: device_ops.dot(self.xp, inst, lhs, rhs)
+        if any(storage(s.dtype) != s.dtype for s in (inst.shape, inst.operands[1].shape)):
+            raise UnsupportedFusion(f"convolution %{inst.name} of types the array module "
+                                    "does not store")
+        plan = ConvolutionPlan(inst, self.launcher.build_options)
+        im2col = self._kernels(inst, build=lambda _, options: plan.kernels)
+        return lambda lhs, rhs: plan.run(self.xp, im2col, lhs, rhs)
 
     def _kernels(self, fusion: HloInstruction, into: int | None = None,
                  build: Callable = build_fusion) -> Callable[[list[Any]], Any]:
