@@ -73,11 +73,14 @@ def pmap(fun: Callable[..., Any], axis_name: Any = None, *, in_axes: Any = 0,
         key = (static_values, tuple(axes_key[0]), axes_key[1], len(args), mesh)
         if key not in compiled:
             body = functools.partial(_per_device_program, fun, name, dyn_in_axes, out_axes,
-                                     static_values)
+                                     static_values, mesh)
             functools.update_wrapper(body, fun)
             donate = tuple(dyn_at.index(n % len(args)) for n in donated
                            if args and n % len(args) in dyn_at)
-            compiled[key] = jit(body, donate_argnums=donate, device=mesh[0])
+            # Over several devices the mapped axes are constrained to the devices, so that
+            # jit partitions the program: each device computes its own member.
+            compiled[key] = jit(body, donate_argnums=donate,
+                                device=mesh[0] if len(mesh) == 1 else None)
         return compiled[key], mesh, dyn_args, kwargs
 
     @functools.wraps(fun)
@@ -93,21 +96,44 @@ def pmap(fun: Callable[..., Any], axis_name: Any = None, *, in_axes: Any = 0,
 
 
 def _per_device_program(fun: Callable[..., Any], name: Any, in_axes: Any, out_axes: Any,
-                        static_values: tuple, *dyn_args: Any,
+                        static_values: tuple, devices: tuple, *dyn_args: Any,
                         **kwargs: Any) -> Any:
     """What the devices run together: `fun` vmapped over the named axis, its outputs moved
-    to `out_axes` (None: the first device's value)."""
+    to `out_axes` (None: the first device's value). Over several devices each mapped axis
+    is constrained to lie along them (the SPMD partitioner then gives each device its
+    member, and the collectives become the devices' own)."""
     def with_statics(*args: Any, **kw: Any) -> Any:
         full = list(args)
         for i, static in static_values:
             full.insert(i, static.value)
         return fun(*full, **kw)
+    if len(devices) > 1:
+        dyn_args, kwargs = _along_devices((tuple(dyn_args), kwargs),
+                                          _axes_per_leaf(in_axes, tuple(dyn_args), "in_axes"),
+                                          devices, name)
     out = vmap(with_statics, in_axes=in_axes, out_axes=0, axis_name=name)(*dyn_args, **kwargs)
     leaves, tree = tree_flatten(out)
     dests = _axes_per_leaf(out_axes, out, "out_axes")
     moved = [index_in_dim(x, 0, 0, keepdims=False) if d is None
              else moveaxis(x, 0, d % np.ndim(x)) for x, d in zip(leaves, dests)]
+    if len(devices) > 1:
+        moved = _along_devices(moved, dests, devices, name)
     return tree_unflatten(tree, moved)
+
+
+def _along_devices(tree: Any, axes: list, devices: tuple, name: Any) -> Any:
+    """Each array leaf of `tree` constrained to be split along its mapped axis (`axes`,
+    one per leaf; kwargs' leaves map over axis 0) over a one-axis mesh of `devices`."""
+    mesh = Mesh(np.array(devices, dtype=object), (name,))
+    leaves, treedef = tree_flatten(tree)
+    axes = list(axes) + [0] * (len(leaves) - len(axes))
+    out = []
+    for leaf, axis in zip(leaves, axes):
+        if axis is not None and np.ndim(leaf) > 0:
+            spec = P(*[None] * (axis % np.ndim(leaf)), name)
+            leaf = device_put(leaf, NamedSharding(mesh, spec))
+        out.append(leaf)
+    return tree_unflatten(treedef, out)
 
 
 def _placed_on(devices: tuple, name: Any, out: Any, out_axes: Any) -> Any:

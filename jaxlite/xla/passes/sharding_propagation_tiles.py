@@ -55,7 +55,7 @@ def replicate_dims(grid: np.ndarray, dims: Sequence[int]) -> np.ndarray:
     """The grid with `dims` no longer split: their tiles join the replication, after the
     dimensions that stay split and before the old replication (XLA's order)."""
     rank = grid.ndim - 1
-    dims = sorted(d for d in dims if grid.shape[d] > 1)
+    dims = sorted({d for d in dims if grid.shape[d] > 1})
     if not dims:
         return grid
     kept = [d for d in range(rank) if d not in dims]
