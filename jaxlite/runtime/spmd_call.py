@@ -13,12 +13,15 @@ blocks (partition p is the mesh's p-th device, row-major). The results are assem
 the blocks into Arrays placed on the mesh, each device keeping its own block.
 
 Programs the partitioner cannot split raise NotImplementedError there, and the call then runs
-on the global values as before (`runtime.placement`), with the same numbers.
+on the global values as before (`runtime.placement`), with the same numbers; any other
+failure of the passes does the same after a RuntimeWarning (a compiler bug must not cost the
+user a wrong answer or a crash).
 """
 from __future__ import annotations
 
 import importlib
 import logging
+import warnings
 import weakref
 from typing import Any, Sequence
 
@@ -237,5 +240,12 @@ def spmd_call(closed: ClosedJaxpr, name: str, client: Client, mesh: Any,
         except NotImplementedError as error:
             logger.info("jit(%s) runs on global values: the SPMD partitioner declined it "
                         "(%s)", name, error)
+            calls[key] = None
+        except Exception as error:  # noqa: BLE001  (a compiler bug: say so, stay correct)
+            warnings.warn(f"jaxlite's SPMD partitioner failed on jit({name}) "
+                          f"({type(error).__name__}: {error}); this call computes on "
+                          "global values instead (same numbers, no per-device split). "
+                          "Please report it with the program.", RuntimeWarning,
+                          stacklevel=2)
             calls[key] = None
     return calls[key]

@@ -20,6 +20,9 @@ from jaxlite.runtime import spmd_call
 from jaxlite.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 COUNT = jax.device_count()
+# The partitioner's failures are warnings to users (the call falls back to global values);
+# here they fail the test.
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 XLA_COUNTS = json.loads((Path(__file__).parents[1] / "xla" / "fixtures" / "spmd" /
                          "counts.json").read_text())
 KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
