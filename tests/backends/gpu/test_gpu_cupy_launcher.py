@@ -102,3 +102,27 @@ def test_scalar_arguments_keep_their_rank(client):
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     _run(client, lambda v, flag: jax.lax.cond(flag, lambda u: u * 2, lambda u: -u, v), x,
          np.bool_(False))
+
+
+def test_updates_sorts_and_a_convolution_through_the_launcher(client):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((6, 5)).astype(np.float32)
+    i = np.array([4, 1, 4], np.int32)
+    u = rng.standard_normal((3, 5)).astype(np.float32)
+    _run(client, lambda x, i, u: (x.at[i].add(u), x.at[i].max(u), jnp.take(x, i, axis=0)),
+         x, i, u)
+    _run(client, lambda x: (jnp.sort(x, -1), jax.lax.top_k(x, 2)), x)
+    long_rows = rng.standard_normal((2, 5000)).astype(np.float32)
+    sorted_on_xp = _run(client, lambda x: jnp.sort(x, -1), long_rows)
+    assert "xp        %sort" in sorted_on_xp.text("kernels")
+    image = rng.standard_normal((1, 4, 4, 2)).astype(np.float32)
+    kernel = rng.standard_normal((3, 3, 2, 3)).astype(np.float32)
+    conv = _run(client, lambda a, b: jax.lax.conv_general_dilated(
+        a, b, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")), image, kernel)
+    assert "xp+kernel %convolution" in conv.text("kernels")
+    # bfloat16 (stored as uint16 on CuPy) is converted around a float32 convolution
+    as_bf16 = _run(client, lambda a, b: jax.lax.conv_general_dilated(
+        a, b, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")),
+        image.astype(jnp.bfloat16), kernel.astype(jnp.bfloat16))
+    plan = as_bf16.text("kernels")
+    assert "xp+kernel %convolution" in plan and "host" not in plan, plan
