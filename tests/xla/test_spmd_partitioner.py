@@ -114,7 +114,7 @@ def test_broadcast_transpose_reshape_local_when_tiles_map():
     assert sum(counts.values()) == 0, text
 
 
-def test_reshape_that_splits_a_cut_minor_dimension_goes_through_the_whole_value():
+def test_reshape_merging_a_cut_minor_dimension_moves_the_cut_first():
     body = (f"  %p = f32[4,6] parameter(0), sharding={{devices=[1,2]<=[2]}}\n"
             f"  ROOT %r = f32[24] reshape(%p), sharding={{devices=[2]<=[2]}}")
     text, counts = _partition(_entry("p: f32[4,6]", body, 2), 2)
@@ -286,17 +286,57 @@ def test_conditional_branches_partitioned():
         check_partitioned(module, 4, args=args)
 
 
-def test_fallback_sort_computes_whole_then_slices():
-    comparator = """%less (x: f32[], y: f32[]) -> pred[] {
+SORT_LESS = """%less (x: f32[], y: f32[]) -> pred[] {
   %x = f32[] parameter(0)
   %y = f32[] parameter(1)
   ROOT %lt = pred[] compare(%x, %y), direction=LT
 }
 """
+
+
+@pytest.mark.parametrize("dims,cut", [("{1}", 0), ("{0}", 1)])
+def test_sort_local_along_an_uncut_dimension(dims, cut):
     body = (f"  %p = f32[8,6] parameter(0), sharding={T4}\n"
-            f"  ROOT %s = f32[8,6] sort(%p), dimensions={{0}}, to_apply=%less, sharding={T4}")
-    text, counts = _partition(_entry("p: f32[8,6]", body, 4, comparator), 4)
-    assert counts["all-gather"] == 1 and "sort(" in text
+            f"  ROOT %s = f32[8,6] sort(%p), dimensions={dims}, to_apply=%less, sharding={T4}")
+    text, counts = _partition(_entry("p: f32[8,6]", body, 4, SORT_LESS), 4)
+    assert counts["all-gather"] == cut, text
+
+
+@pytest.mark.parametrize("window,result,cut", [
+    ("size=1x2 stride=1x2", "f32[8,3]", 0),     # pooling along the uncut columns
+    ("size=2x1 pad=0_1x0_0", "f32[8,6]", 1),    # the window spans cut rows
+])
+def test_reduce_window_local_when_the_window_spans_no_cut_dimension(window, result, cut):
+    body = (f"  %p = f32[8,6] parameter(0), sharding={T4}\n  %m = f32[] constant(-inf)\n"
+            f"  ROOT %r = {result} reduce-window(%p, %m), window={{{window}}}, "
+            f"to_apply=%max, sharding={T4}")
+    text, counts = _partition(_entry("p: f32[8,6]", body, 4, ADD), 4)
+    assert counts["all-gather"] == cut, text
+
+
+@pytest.mark.parametrize("lhs,rhs,out", [
+    ("{devices=[4,1,1,1]<=[4]}", REP, "{devices=[4,1,1,1]<=[4]}"),       # batch
+    (REP, "{devices=[4,1,1,1]<=[4]}", "{devices=[1,4,1,1]<=[4]}"),       # output features
+    ("{devices=[2,1,1,1,2]<=[4] last_tile_dim_replicate}",
+     "{devices=[2,1,1,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}",
+     "{devices=[2,2,1,1]<=[4]}"),                                         # both
+])
+def test_convolution_cut_by_batch_and_output_features(lhs, rhs, out):
+    body = (f"  %a = f32[4,3,6,6] parameter(0), sharding={lhs}\n"
+            f"  %k = f32[8,3,3,3] parameter(1), sharding={rhs}\n"
+            f"  ROOT %c = f32[4,8,6,6] convolution(%a, %k), window={{size=3x3 pad=1_1x1_1}}, "
+            f"dim_labels=bf01_oi01->bf01, sharding={out}")
+    text, counts = _partition(_entry("a: f32[4,3,6,6], k: f32[8,3,3,3]", body, 4), 4)
+    assert sum(counts.values()) == 0, text
+
+
+def test_fallback_gather_computes_whole_then_slices():
+    body = (f"  %p = f32[8,6] parameter(0), sharding={T4}\n"
+            f"  %i = s32[3,1] constant({{{{5}}, {{0}}, {{7}}}})\n"
+            f"  ROOT %g = f32[3,6] gather(%p, %i), offset_dims={{1}}, collapsed_slice_dims={{0}}, "
+            f"start_index_map={{0}}, index_vector_dim=1, slice_sizes={{1,6}}, sharding={C4}")
+    text, counts = _partition(_entry("p: f32[8,6]", body, 4), 4)
+    assert counts["all-gather"] == 1 and "gather(" in text
 
 
 def test_sharding_custom_call_is_a_reshard(monkeypatch):
@@ -397,7 +437,9 @@ GOLDEN = {"matmul_rows": {}, "matmul_columns": {}, "matmul_2d": {},
           "mlp_2d_train_step": {"all-reduce": 4}, "softmax_sharded_axis": {"all-reduce": 2},
           "layernorm_features": {"all-reduce": 2}, "uneven_rows": {"all-reduce": 2, "all-gather": 1},
           "loop_body": {"all-reduce": 1}, "reshape_transpose": {"all-reduce": 1},
-          "slice_concat": {"all-gather": 1}, "argmax_gather": {"all-gather": 2}}
+          "slice_concat": {"all-gather": 1}, "argmax_gather": {"all-gather": 2},
+          "fsdp_train_step": {"all-reduce": 2, "all-gather": 4, "all-to-all": 3},
+          "conv_sort_pool": {}}
 # Where XLA does better in one kind: jnp.roll's concatenation of two slices along the cut
 # dimension is a rotation to XLA, one collective-permute of the edge rows (a halo
 # exchange); we gather the dimension whole.

@@ -30,7 +30,7 @@ from jaxlite.xla.passes.spmd_builder import ModuleState, PValue, SpmdBuilder
 from jaxlite.xla.passes.spmd_reshard import reshard
 from jaxlite.xla.shape import Shape
 
-__all__ = ["partition_dot"]
+__all__ = ["partition_convolution", "partition_dot"]
 
 _O = Opcode
 
@@ -151,3 +151,30 @@ def partition_dot(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
     # it resharded operands rather than the product), then the fewest bytes.
     best = min(range(len(plans)), key=lambda i: (costs[i][0], i > 0, costs[i][1], i))
     return _build(b, inst, plans[best], dims, lhs, rhs)
+
+
+def partition_convolution(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
+                          lhs: PValue, rhs: PValue) -> PValue | None:
+    """A convolution cut along the batch (through the lhs) and the output features
+    (through the kernel), spatial and input-feature dimensions whole; None for grouped
+    convolutions (the caller computes those whole)."""
+    if int(inst.attr("feature_group_count", 1)) != 1 or int(
+            inst.attr("batch_group_count", 1)) != 1:
+        return None
+    labels = str(inst.attr("dim_labels"))
+    operands, out = labels.split("->")
+    lhs_labels, rhs_labels = operands.split("_")
+    batch, feature = out.index("b"), out.index("f")
+    lhs_axes: list[list[int]] = [[] for _ in lhs_labels]
+    lhs_axes[lhs_labels.index("b")] = [batch]
+    rhs_axes: list[list[int]] = [[] for _ in rhs_labels]
+    rhs_axes[rhs_labels.index("o")] = [feature]
+    out_axes: list[list[int]] = [[] for _ in out]
+    out_axes[batch], out_axes[feature] = [batch], [feature]
+    lhs = reshard(b, lhs, grids.regrid(target, lhs_axes))
+    rhs = reshard(b, rhs, grids.regrid(target, rhs_axes))
+    result_ids = grids.regrid(target, out_axes)
+    tile = grids.tile_shape(result_ids, inst.shape.dims)
+    attrs = {k: v for k, v in inst.attrs.items() if k != "sharding"}
+    hlo = b.add(_O.CONVOLUTION, (lhs.hlo, rhs.hlo), attrs, shape=Shape(inst.shape.dtype, tile))
+    return PValue(hlo, inst.shape, result_ids)

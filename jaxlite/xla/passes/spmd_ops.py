@@ -247,11 +247,41 @@ def _reduce_variadic(b: SpmdBuilder, inst: HloInstruction, ops: list[PValue]) ->
     inits = [replicate(b, v) for v in ops[half:]]
     kept = [d for d in range(ops[0].shape.rank) if d not in reduced]
     result_ids = grids.regrid(ids, [[d] for d in kept])
-    tile = grids.tile_shape(result_ids, inst.shape.tuple_shapes[0].dims)
-    shape = Shape.tuple([Shape(s.dtype, tile) for s in inst.shape.tuple_shapes])
-    hlo = b.add(inst.opcode, [v.hlo for v in arrays + inits], _attrs(inst),
-                _stripped(b, inst), shape=shape)
-    return tuple_value(b, hlo, inst.shape, [result_ids] * len(inst.shape.tuple_shapes))
+    return _local_maybe_tuple(b, inst, [v.hlo for v in arrays + inits], result_ids)
+
+
+def sort(b: SpmdBuilder, inst: HloInstruction, target, ops: list[PValue]) -> PValue:
+    """Each block sorted locally, with the sorted dimension whole."""
+    first = target[0] if inst.shape.is_tuple else target
+    ids = _whole_along([int(inst.attr("dimension"))], first)
+    operands = [reshard(b, v, ids).hlo for v in ops]
+    return _local_maybe_tuple(b, inst, operands, ids)
+
+
+def reduce_window(b: SpmdBuilder, inst: HloInstruction, target,
+                  ops: list[PValue]) -> PValue:
+    """Locally, with the dimensions the window spans (or strides, pads, dilates) whole."""
+    window = inst.attr("window")
+    first = target[0] if inst.shape.is_tuple else target
+    spanned = [d for d in range(len(window.size))
+               if (window.size[d], window.stride[d], window.pad_low[d], window.pad_high[d],
+                   window.base_dilation[d], window.window_dilation[d]) != (1, 1, 0, 0, 1, 1)]
+    ids = _whole_along(spanned, first)
+    half = len(ops) // 2
+    operands = [reshard(b, v, ids).hlo for v in ops[:half]]
+    operands += [replicate(b, v).hlo for v in ops[half:]]
+    return _local_maybe_tuple(b, inst, operands, ids)
+
+
+def _local_maybe_tuple(b: SpmdBuilder, inst: HloInstruction, operands: list[HloInstruction],
+                       ids: np.ndarray) -> PValue:
+    """`inst` on blocks, for array results and tuples of equally shaped arrays alike."""
+    if not inst.shape.is_tuple:
+        return _local(b, inst, operands, ids)
+    shapes = [Shape(s.dtype, grids.tile_shape(ids, s.dims)) for s in inst.shape.tuple_shapes]
+    hlo = b.add(inst.opcode, operands, _attrs(inst), _stripped(b, inst),
+                shape=Shape.tuple(shapes))
+    return tuple_value(b, hlo, inst.shape, [ids] * len(shapes))
 
 
 def tuple_value(b: SpmdBuilder, hlo: HloInstruction, shape: Shape, targets) -> PValue:
@@ -297,5 +327,5 @@ HANDLERS: dict[Opcode, Handler] = {
     _O.BROADCAST: broadcast, _O.TRANSPOSE: transpose, _O.RESHAPE: reshape,
     _O.SLICE: slice_, _O.PAD: pad, _O.REVERSE: reverse, _O.CONCATENATE: concatenate,
     _O.DYNAMIC_SLICE: dynamic_slice, _O.DYNAMIC_UPDATE_SLICE: dynamic_update_slice,
-    _O.IOTA: iota, _O.REDUCE: reduce,
+    _O.IOTA: iota, _O.REDUCE: reduce, _O.SORT: sort, _O.REDUCE_WINDOW: reduce_window,
 }

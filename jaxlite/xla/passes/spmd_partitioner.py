@@ -30,7 +30,7 @@ from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule, NameUnique
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes import spmd_shardings as grids
 from jaxlite.xla.passes.spmd_builder import ModuleState, PValue, SpmdBuilder
-from jaxlite.xla.passes.spmd_dot import partition_dot
+from jaxlite.xla.passes.spmd_dot import partition_convolution, partition_dot
 from jaxlite.xla.passes.spmd_ops import HANDLERS, elementwise, fallback, tuple_value
 from jaxlite.xla.passes.spmd_reshard import replicate, reshard
 from jaxlite.xla.shape import Shape
@@ -114,6 +114,9 @@ class _Partitioner:
             return HANDLERS[op](b, inst, target, ops)
         if op is _O.DOT:
             return partition_dot(b, inst, target, ops[0], ops[1])
+        if op is _O.CONVOLUTION:
+            value = partition_convolution(b, inst, target, ops[0], ops[1])
+            return value if value is not None else fallback(b, inst, target, ops)
         if op is _O.CONSTANT:
             hlo = b.add(_O.CONSTANT, attrs={"literal": inst.attr("literal")}, shape=inst.shape)
             return _wrap(b, hlo, inst.shape, self.target(None, inst.shape))
