@@ -15,7 +15,9 @@ argument costs a fraction of one with six converted arguments, and reading an ar
 pointer from its object in native code costs nothing, where `ndarray.ctypes.data` costs
 about a microsecond.
 
-`jl_spmd_barrier(rendezvous)` is where the partitions of an SPMD program (each running the
+`jl_invoke_all(frames, count)` runs `count` frames at once, each on a thread of its own (the
+caller's thread takes the first): the partitions of an SPMD program, with no Python between
+start and end. `jl_spmd_barrier(rendezvous)` is where the partitions of an SPMD program (each running the
 program in a thread of its own, `spmd_executable`) wait for each other at a collective: the
 last to arrive releases the others. A waiter yields its core while it waits (eight
 partitions may share two cores), and gives up after the rendezvous's timeout: it then sets
@@ -39,7 +41,7 @@ import numpy as np
 
 from jaxlite.backends.cpu import interrupt
 
-__all__ = ["install", "invoker", "invoke_frame", "RUNTIME_IR", "MAX_THREADS", "FRAME_HEADER",
+__all__ = ["install", "invoker", "invoke_all", "invoke_frame", "RUNTIME_IR", "MAX_THREADS", "FRAME_HEADER",
            "ARRAY_DATA_OFFSET", "FLUSHES_SUBNORMALS", "RENDEZVOUS_WORDS"]
 
 MAX_THREADS = 64
@@ -229,6 +231,29 @@ run:
 declare i32 @sched_yield()
 declare i64 @time(ptr)
 
+define internal void @jl_invoke_task(ptr %frames, i64 %lo, i64 %hi, i64 %worker) {{
+entry:
+  br label %head
+head:
+  %k = phi i64 [%lo, %entry], [%k.next, %body]
+  %more = icmp ult i64 %k, %hi
+  br i1 %more, label %body, label %done
+body:
+  %frame.p = getelementptr inbounds ptr, ptr %frames, i64 %k
+  %frame = load ptr, ptr %frame.p, align 8
+  call void @jl_invoke(ptr %frame)
+  %k.next = add i64 %k, 1
+  br label %head
+done:
+  ret void
+}}
+
+define void @jl_invoke_all(ptr %frames, i64 %count) {{
+entry:
+  call void @jl_parallel_for(ptr @jl_invoke_task, ptr %frames, i64 %count, i64 1, i64 %count)
+  ret void
+}}
+
 define void @jl_spmd_barrier(ptr %rv) {{
 entry:
   %gen.p = getelementptr inbounds i64, ptr %rv, i64 1
@@ -320,6 +345,16 @@ def install(compile_object: Callable[[str], bytes],
         for name in ("jl_invoke", "jl_invoke_interruptible"):
             _INVOKER.append(ctypes.CFUNCTYPE(None, ctypes.c_void_p)(
                 engine.get_function_address(name)))
+        _INVOKER.append(ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(
+            engine.get_function_address("jl_invoke_all")))
+
+
+def invoke_all(frames: int, count: int) -> None:
+    """Run the `count` frames whose addresses the table at `frames` holds at once, each on
+    a thread of its own (`jl_invoke_all`; at most `MAX_THREADS`)."""
+    if not 0 < count <= MAX_THREADS:
+        raise ValueError(f"invoke_all: {count} frames; at most {MAX_THREADS} run at once")
+    _INVOKER[2](frames, count)
 
 
 def invoker(interruptible: bool = False) -> Callable[[int], None]:

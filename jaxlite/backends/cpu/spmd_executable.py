@@ -6,9 +6,9 @@ program compiled with `num_partitions` on that many local devices).
 blocks) and returns each partition's results. Every partition gets its own frame, arena
 and `extra` area (`CpuExecutable.prepared_run`); the partitions share the run's rendezvous,
 a table of words whose address, with the partition's number, is written into the
-partition's header (`codegen/collectives.py`). Then partition 0 runs on the calling thread
-and the others on threads of their own, all in native code (a foreign call releases the
-GIL): the collectives meet in `jl_spmd_barrier` and read each other's buffers directly, so
+partition's header (`codegen/collectives.py`). Then one foreign call (`runtime.invoke_all`,
+which releases the GIL) runs partition 0 on the calling thread and each other partition on
+a thread it starts (at most `runtime.MAX_THREADS` partitions): the collectives meet in `jl_spmd_barrier` and read each other's buffers directly, so
 no Python runs between the start and the end of a run. Kernels inside a partition use
 `jaxlite_cpu_threads // N` threads (at least one).
 
@@ -18,7 +18,6 @@ after `collective_timeout` seconds with a RuntimeError saying where each partiti
 from __future__ import annotations
 
 import ctypes
-import threading
 from typing import Sequence
 
 import numpy as np
@@ -73,15 +72,8 @@ class SpmdCpuExecutable(CpuExecutable):
             header = run.extra + spmd.header_offset
             ctypes.c_int64.from_address(header).value = rendezvous.ctypes.data
             ctypes.c_int64.from_address(header + 8).value = p
-        invoke = runtime.invoker()
-        others = [threading.Thread(target=invoke, args=(run.address,), daemon=True,
-                                   name=f"jaxlite-partition-{p}")
-                  for p, run in enumerate(runs) if p]
-        for thread in others:
-            thread.start()
-        invoke(runs[0].address)
-        for thread in others:
-            thread.join()
+        frames = (ctypes.c_void_p * count)(*[run.address for run in runs])
+        runtime.invoke_all(ctypes.addressof(frames), count)
         raise_pending_error()  # what a custom-call target raised inside the run
         if rendezvous[_WORD("abort")]:
             raise RuntimeError(self._divergence(rendezvous))

@@ -18,7 +18,9 @@ import pytest
 
 from jaxlite.backends.base import CompileOptions
 from jaxlite.backends.cpu import spmd_executable
+from jaxlite.backends.cpu.client import CpuClient
 from jaxlite.backends.cpu.spmd_executable import SpmdCpuExecutable
+from jaxlite.config import config
 from jaxlite.core import dtypes
 from jaxlite.xla import collectives, evaluator_spmd
 from jaxlite.xla.evaluator_spmd import evaluate_spmd
@@ -324,6 +326,43 @@ ENTRY %main (x: f32[2]) -> f32[2] {
     assert "partition 1 before its first collective" in message
 
 
+def test_a_loop_whose_trip_count_differs_between_partitions_is_reported(monkeypatch):
+    # Partition p runs p + 2 iterations, each with an all-reduce whose result the loop
+    # carries: partition 1 waits at its third for partition 0, which has finished.
+    module = parse_module("""HloModule m, num_partitions=2
+""" + combiner("add", "add") + """
+%cond (s: (u32[], f32[2])) -> pred[] {
+  %s = (u32[], f32[2]) parameter(0)
+  %i = u32[] get-tuple-element(%s), index=0
+  %p = u32[] partition-id()
+  %two = u32[] constant(2)
+  %limit = u32[] add(%p, %two)
+  ROOT %lt = pred[] compare(%i, %limit), direction=LT
+}
+%body (s: (u32[], f32[2])) -> (u32[], f32[2]) {
+  %s = (u32[], f32[2]) parameter(0)
+  %i = u32[] get-tuple-element(%s), index=0
+  %x = f32[2] get-tuple-element(%s), index=1
+  %one = u32[] constant(1)
+  %next = u32[] add(%i, %one)
+  %sum = f32[2] all-reduce(%x), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=%add
+  ROOT %t = (u32[], f32[2]) tuple(%next, %sum)
+}
+ENTRY %main (x: f32[2]) -> f32[2] {
+  %x = f32[2] parameter(0)
+  %zero = u32[] constant(0)
+  %init = (u32[], f32[2]) tuple(%zero, %x)
+  %w = (u32[], f32[2]) while(%init), condition=%cond, body=%body
+  ROOT %out = f32[2] get-tuple-element(%w), index=1
+}
+""")
+    executable = compile_cpu(module)
+    monkeypatch.setattr(executable, "collective_timeout", 1)
+    with pytest.raises(RuntimeError) as info:
+        executable.execute_partitions([[np.ones(2, np.float32)]] * 2)
+    assert "partition 0 at %sum, partition 1 at %sum" in str(info.value)
+
+
 # ------------------------------------------------------------ a data-parallel train step
 def train_step(n: int, batch: int, features: int, hidden: int) -> HloModule:
     """One SGD step of a linear layer with a squared loss, the batch split over n
@@ -393,25 +432,33 @@ def test_the_train_step_keeps_its_collectives_and_fuses_around_them():
 
 
 # ---------------------------------------------------------------- no Python at all
+# What an SPMD program's code may call: the runtime, LLVM's intrinsics, the C library.
+RUNTIME_CALLS = ("jl_spmd_barrier", "jl_parallel_for", "jl_interrupt_here", "llvm.", "malloc",
+                 "free")
+
+
 def test_no_python_runs_at_a_collective(monkeypatch):
     module = parse_module(LOOP.format(n=4, pairs=groups_text([(i, (i + 1) % 4)
                                                              for i in range(4)])))
     executable = compile_cpu(module)
+    # The code calls nothing outside the runtime (no trampoline into Python)...
+    declared = [line.split("@", 1)[1].split("(", 1)[0]
+                for line in executable.text("llvm").splitlines() if line.startswith("declare")]
+    assert "jl_spmd_barrier" in declared
+    assert all(name.startswith(RUNTIME_CALLS) for name in declared), declared
 
     def python_path(*args, **kwargs):
         raise AssertionError("a collective ran through Python")
     for name in ("device_groups", "permute_pairs"):
         monkeypatch.setattr(collectives, name, python_path)
     monkeypatch.setattr(evaluator_spmd._Rendezvous, "exchange", python_path)
-    # Every Python function any thread calls while the partitions run: a collective that
-    # called back into Python (a ctypes callback) would show up as a call in the thread
-    # that runs the partition.
-    events: list[tuple[str, str, str, str]] = []
+    # ...and the whole run is one foreign call in which no Python function runs: a callback
+    # on the calling thread (partition 0's) would show as a call inside `invoke_all`.
+    events: list[tuple[str, str, str]] = []
 
     def profile(frame, event, arg):
-        code = frame.f_code
-        events.append((threading.current_thread().name, event, code.co_name,
-                       code.co_filename))
+        if event in ("call", "return"):
+            events.append((threading.current_thread().name, event, frame.f_code.co_name))
     threading.setprofile(profile)
     sys.setprofile(profile)
     try:
@@ -420,18 +467,10 @@ def test_no_python_runs_at_a_collective(monkeypatch):
     finally:
         sys.setprofile(None)
         threading.setprofile(None)
-    partitions = {t for t, _, _, _ in events if t.startswith("jaxlite-partition-")}
-    assert len(partitions) == 3  # partition 0 runs on the calling thread
-    for thread, event, name, filename in events:
-        if thread in partitions and event == "call":  # only the thread's own start and end
-            assert filename == threading.__file__, (thread, name, filename)
-    # The calling thread runs partition 0 between starting the others and joining them.
-    mine = [(e, n) for t, e, n, _ in events if t == threading.current_thread().name]
-    last_start = max(k for k, (e, n) in enumerate(mine) if (e, n) == ("return", "start"))
-    first_join = min(k for k, (e, n) in enumerate(mine) if (e, n) == ("call", "join")
-                     and k > last_start)
-    assert [e for e, _ in mine[last_start + 1:first_join]].count("call") == 0, \
-        mine[last_start:first_join + 1]
+    assert {t for t, _, _ in events} == {threading.current_thread().name}
+    calls = [(e, n) for _, e, n in events]
+    start = calls.index(("call", "invoke_all"))
+    assert calls[start + 1] == ("return", "invoke_all"), calls[start:start + 5]
     assert got[3][1].any()
 
 
@@ -443,6 +482,38 @@ def test_partition_threads_share_the_cores(monkeypatch):
                           "use_global_device_ids=true, to_apply=%add_fn", "f32[3]", "f32[3]",
                           "add"), 2)
     check(module, values(2, (3,), np.float32))
+
+
+def test_compile_caches_keep_each_partition_count_apart():
+    def summed(n: int) -> HloModule:
+        return spmd(program("all-reduce(%x), channel_id=1, replica_groups={}, "
+                            "to_apply=%add_fn", "f32[5]", "f32[5]", "add"), n)
+    for n in (2, 4):
+        args = values(n, (5,), np.float32, seed=n)
+        got = compile_cpu(summed(n)).execute_partitions(args)
+        np.testing.assert_array_equal(got[n - 1][0], sum(a[0] for a in args))
+    # A fresh client (a new process, as far as the caches go) finds the program on disk.
+    client = CpuClient()
+    executable = client.compile(summed(4), CompileOptions())
+    assert client.stats["disk_hits"] == 1 and client.stats["llvm_compiles"] == 0
+    assert isinstance(executable, SpmdCpuExecutable) and executable.num_partitions == 4
+    args = values(4, (5,), np.float32, seed=9)
+    got = executable.execute_partitions(args)
+    np.testing.assert_array_equal(got[0][0], sum(a[0] for a in args))
+
+
+def test_a_large_all_reduce_splits_over_each_partitions_threads():
+    n, size = 2, 1 << 22  # large enough for `jl_parallel_for` (program.PARALLEL_WORK)
+    with config.override("jaxlite_cpu_threads", 4):
+        executable = compile_cpu(spmd(program(
+            "all-reduce(%x), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, "
+            "to_apply=%max_fn", f"f32[{size}]", f"f32[{size}]", "max"), n))
+        assert executable.threads == 2
+        assert "jl_parallel_for(ptr @kernel" in executable.text("llvm")
+        args = values(n, (size,), np.float32)
+        got = executable.execute_partitions(args)
+    for p in range(n):
+        np.testing.assert_array_equal(got[p][0], np.maximum(args[0][0], args[1][0]))
 
 
 # -------------------------------------------------------------------- the interpreter

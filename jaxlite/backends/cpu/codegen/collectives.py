@@ -43,7 +43,7 @@ from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
 from jaxlite.xla.opcodes import Kind, Opcode
 from jaxlite.xla.shape import Shape
 
-__all__ = ["SpmdLayout", "spmd_layout", "emit_collective", "HEADER_WORDS",
+__all__ = ["SpmdLayout", "spmd_layout", "emit_collective", "poll_abort", "HEADER_WORDS",
            "PARTITION_HEADER_BYTES", "collective_sites"]
 
 _O = Opcode
@@ -99,6 +99,18 @@ def spmd_layout(module: HloModule, extra_start: int) -> SpmdLayout | None:
     offset = -(-extra_start // _ALIGNMENT) * _ALIGNMENT
     return SpmdLayout(module.num_partitions, max(1, slots), offset,
                       tuple(inst.name for inst in sites))
+
+
+def poll_abort(spmd: SpmdLayout, fb: Any, stop: str, go: str) -> None:
+    """Branch to `stop` when the run was abandoned (a partition timed out at a barrier),
+    else to `go`: while loops test it at each iteration, so that partitions whose programs
+    diverged leave their loops (their collectives return at once, computing nothing)."""
+    header = fb.op(f"getelementptr inbounds i8, ptr %extra, i64 {spmd.header_offset}",
+                   "spmd")
+    rendezvous = fb.op(f"load ptr, ptr {header}, align 8", "rv")
+    word = fb.op(f"getelementptr inbounds i64, ptr {rendezvous}, i64 {_ABORT}", "abort")
+    abort = fb.op(f"load atomic i64, ptr {word} seq_cst, align 8", "abort")
+    fb.cond_br(fb.op(f"icmp ne i64 {abort}, 0", "abort"), stop, go)
 
 
 # --------------------------------------------------------------------------- emission
@@ -175,10 +187,8 @@ class _Site:
             where = self.word(fb.op(f"add i64 {self.device}, {HEADER_WORDS}", "site"))
             fb.do(f"store i64 {site}, ptr {where}, align 8")
         fb.do(f"call void @jl_spmd_barrier(ptr {self.rendezvous})")
-        abort = fb.op(f"load atomic i64, ptr {self.word(str(_ABORT))} seq_cst, align 8",
-                      "abort")
         stop, go = fb.label("diverged"), fb.label("met")
-        fb.cond_br(fb.op(f"icmp ne i64 {abort}, 0", "abort"), stop, go)
+        poll_abort(self.spmd, fb, stop, go)
         fb.start(stop)
         fb.ret_void()
         fb.start(go)

@@ -217,6 +217,10 @@ def _while(builder: Any, state: Any, inst: HloInstruction) -> None:
     # Ctrl-C leaves the loop (and the run, whose results are then dropped): `interrupt`.
     interrupt.poll_head(fb, done, test)
     fb.start(test)
+    if getattr(builder, "spmd", None) is not None:  # an SPMD run whose partitions diverged
+        checked = fb.label("while.met")
+        builder.poll_spmd_abort(fb, done, checked)
+        fb.start(checked)
     _invoke(state, cond_name, state_ptrs, [flag], scratch)
     value = fb.op(f"load i8, ptr {flag}, align 1", "c")
     go = fb.op(f"icmp ne i8 {value}, 0", "c")

@@ -16,7 +16,8 @@ import numpy as np
 
 from jaxlite.backends.cpu import interrupt
 from jaxlite.backends.cpu.codegen.collectives import (PARTITION_HEADER_BYTES, SpmdLayout,
-                                                      emit_collective, spmd_layout)
+                                                      emit_collective, poll_abort,
+                                                      spmd_layout)
 from jaxlite.backends.cpu.codegen.control_flow import (control_computations, emit_control_flow,
                                                        extra_bytes)
 from jaxlite.backends.cpu.codegen.input_kernel import emit_input_fusion
@@ -201,6 +202,9 @@ class _ModuleBuilder:
 
     def collective(self, state, inst: HloInstruction) -> None:  # type: ignore[no-untyped-def]
         emit_collective(self, state, inst)
+
+    def poll_spmd_abort(self, fb, stop: str, go: str) -> None:  # type: ignore[no-untyped-def]
+        poll_abort(self.spmd, fb, stop, go)
 
     def extra_offset(self, size: int) -> int:
         """A region of `size` bytes of the `extra` area, for one while loop."""
