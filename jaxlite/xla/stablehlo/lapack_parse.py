@@ -21,7 +21,7 @@ from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
 from jaxlite.xla.stablehlo.builder import FunctionBuilder, tuple_shape
 
-_TARGET = re.compile(r"lapack_([sdcz])([a-z]+)_ffi")
+_TARGET = re.compile(r"lapack_([sdcz])([a-z0-9]+)_ffi")
 Values = list[HloInstruction]
 
 
@@ -100,9 +100,83 @@ def _orgqr(fb: FunctionBuilder, operands: Values, types: Sequence[Shape],
     return _kernel(fb, "householder_product", operands, types)
 
 
+def _flag(config: dict, key: str) -> bool:
+    """A boolean attribute (`left = true`) or a LAPACK character ('V' / 'N')."""
+    value = config[key]
+    return value if isinstance(value, bool) else chr(int(value)) in ("V", "L")
+
+
+def _gehrd(fb: FunctionBuilder, operands: Values, types: Sequence[Shape],
+           config: dict) -> Values:
+    if int(config.get("low", 1)) != 1 or int(config.get("high", types[0].dims[-1])) != \
+            types[0].dims[-1]:
+        raise NotImplementedError("from_stablehlo: gehrd of a part of the matrix")
+    return _kernel(fb, "hessenberg", operands, types[:2]) + [_zeros(fb, types[2])]
+
+
+def _sytrd(fb: FunctionBuilder, operands: Values, types: Sequence[Shape],
+           config: dict) -> Values:
+    return _kernel(fb, "tridiagonal", operands, types[:4],
+                   lower=_char(config, "uplo") == "L") + [_zeros(fb, types[4])]
+
+
+def _eigenvalues(fb: FunctionBuilder, w: HloInstruction, types: Sequence[Shape]) -> Values:
+    """geev's and gees's eigenvalues from complex `w`: w itself, or (wr, wi) when `types`
+    has two (real) shapes."""
+    if len(types) == 1:
+        return [w]
+    return [fb.add(Opcode.REAL, types[0], [w]), fb.add(Opcode.IMAG, types[1], [w])]
+
+
+def _gees(fb: FunctionBuilder, operands: Values, types: Sequence[Shape],
+          config: dict) -> Values:
+    """Schur form, vectors, then eigenvalues (from our eig kernel: LAPACK computes both
+    by the same QR iteration, so in the same order), sdim and info (zero)."""
+    if _char(config, "sort") != "N":
+        raise NotImplementedError("from_stablehlo: gees with sorted eigenvalues")
+    vectors = _flag(config, "mode")
+    count = len(types) - 4  # one complex or two real eigenvalue arrays
+    outs = _kernel(fb, "schur", operands, types[:2] if vectors else types[:1],
+                   compute_schur_vectors=vectors)
+    if not vectors:
+        outs.append(_zeros(fb, types[1]))
+    complex_values = types[2].with_dtype(np.result_type(types[2].dtype, np.complex64))
+    (w,) = _kernel(fb, "eig", operands, [complex_values], compute_left_eigenvectors=False,
+                   compute_right_eigenvectors=False)
+    return outs + _eigenvalues(fb, w, types[2:2 + count]) + [
+        _zeros(fb, types[-2]), _zeros(fb, types[-1])]
+
+
+def _geev(fb: FunctionBuilder, operands: Values, types: Sequence[Shape],
+          config: dict) -> Values:
+    *values, vl, vr, info = types
+    left, right = _flag(config, "compute_left"), _flag(config, "compute_right")
+    complex_values = values[0].with_dtype(vl.dtype)
+    shapes = [complex_values] + ([vl] if left else []) + ([vr] if right else [])
+    w, *vectors = _kernel(fb, "eig", operands, shapes, compute_left_eigenvectors=left,
+                          compute_right_eigenvectors=right)
+    left_out = vectors.pop(0) if left else _zeros(fb, vl)
+    right_out = vectors.pop(0) if right else _zeros(fb, vr)
+    return _eigenvalues(fb, w, values) + [left_out, right_out, _zeros(fb, info)]
+
+
+def _geqp3(fb: FunctionBuilder, operands: Values, types: Sequence[Shape],
+           config: dict) -> Values:
+    # JAX passes jpvt = 0 (every column free), which is what our kernel does.
+    return _kernel(fb, "geqp3", operands[:1], types)
+
+
+def _ormqr(fb: FunctionBuilder, operands: Values, types: Sequence[Shape],
+           config: dict) -> Values:
+    return _kernel(fb, "ormqr", operands, types, left=_flag(config, "left"),
+                   transpose=_flag(config, "transpose"))
+
+
 ROUTINES: dict[str, Callable[..., Values]] = {
     "potrf": _potrf, "trsm": _trsm, "getrf": _getrf, "syevd": _syevd, "heevd": _syevd,
     "gesdd": _gesdd, "geqrf": _geqrf, "orgqr": _orgqr, "ungqr": _orgqr,
+    "gehrd": _gehrd, "sytrd": _sytrd, "hetrd": _sytrd, "gees": _gees, "geev": _geev,
+    "geqp3": _geqp3, "ormqr": _ormqr, "unmqr": _ormqr,
 }
 
 

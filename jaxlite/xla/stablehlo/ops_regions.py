@@ -20,7 +20,7 @@ from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.stablehlo import types as T
 from jaxlite.xla.stablehlo.ffi_calls import ffi_custom_call, is_ffi_call
-from jaxlite.xla.stablehlo.lapack import lapack_rule
+from jaxlite.xla.stablehlo.lapack_reductions import lapack_rule
 from jaxlite.xla.stablehlo.ops import Rule, single_values, window_fields
 from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
 

@@ -1,0 +1,120 @@
+"""jaxlite's own kernel custom calls printed as StableHLO that real XLA runs: the LAPACK
+reductions as XLA's `lapack_*_ffi` calls, the other kernels as the standard ops JAX
+emits for the same function. For each program: the text names no `jaxlite_*` target;
+jaxlib runs it (in a subprocess of JAX's virtual environment) with jaxlite's numbers; and
+`from_stablehlo` reads it back into a program that jaxlite runs with the same numbers.
+
+Skips the XLA half when no python with jax is found (see stablehlo_xla.py).
+"""
+import numpy as np
+import pytest
+
+import jaxlite as jax
+import jaxlite.numpy as jnp
+from jaxlite import lax
+from jaxlite.export import from_stablehlo
+from stablehlo_xla import add_lowered_case, run_cases, unpack_like
+
+_rng = np.random.default_rng(7)
+SQUARE = _rng.normal(size=(6, 6)).astype(np.float32)
+SYMMETRIC = (SQUARE + SQUARE.T).astype(np.float32)
+TALL = _rng.normal(size=(7, 5)).astype(np.float32)
+C_SQUARE = (SQUARE + 1j * _rng.normal(size=(6, 6))).astype(np.complex64)
+C_HERMITIAN = (C_SQUARE + C_SQUARE.conj().T).astype(np.complex64)
+
+
+def _phase_fixed(v):
+    """Unit columns are unique up to a phase: the one whose largest component is real and
+    positive (LAPACK makes it real, of either sign)."""
+    largest = jnp.take_along_axis(v, jnp.argmax(jnp.abs(v), axis=0)[None], axis=0)
+    return v * (jnp.conj(largest) / jnp.abs(largest))
+
+
+def _eig_parts(a):
+    w, vl, vr = lax.linalg.eig(a, compute_left_eigenvectors=True)
+    return w, _phase_fixed(vl), _phase_fixed(vr), vr @ jnp.diag(w) @ jnp.linalg.inv(vr)
+
+
+def _schur_parts(a):
+    t, z = lax.linalg.schur(a)
+    return t, z, z @ t @ jnp.swapaxes(z, -1, -2).conj()
+
+
+def _ormqr(a, c):
+    packed, taus = lax.linalg.geqrf(a)
+    return (lax.linalg.ormqr(packed, taus, c, left=True, transpose=False),
+            lax.linalg.ormqr(packed, taus, c.T, left=False, transpose=True))
+
+
+# name -> (function, arguments, tolerance)
+PROGRAMS = {
+    "hessenberg": (lax.linalg.hessenberg, (SQUARE,), 1e-5),
+    "hessenberg_batched": (lax.linalg.hessenberg, (np.stack([SQUARE, SQUARE.T]),), 1e-5),
+    "hessenberg_complex": (lax.linalg.hessenberg, (C_SQUARE,), 1e-5),
+    "tridiagonal_lower": (lambda a: lax.linalg.tridiagonal(a, lower=True), (SYMMETRIC,), 1e-5),
+    "tridiagonal_upper": (lambda a: lax.linalg.tridiagonal(a, lower=False), (SYMMETRIC,),
+                          1e-5),
+    "tridiagonal_complex": (lax.linalg.tridiagonal, (C_HERMITIAN,), 1e-5),
+    "schur": (_schur_parts, (SQUARE,), 1e-4),
+    "schur_complex": (_schur_parts, (C_SQUARE,), 1e-4),
+    "schur_no_vectors": (lambda a: lax.linalg.schur(a, compute_schur_vectors=False),
+                         (SQUARE,), 1e-4),
+    "eig": (_eig_parts, (SQUARE,), 1e-4),
+    "eig_complex": (_eig_parts, (C_SQUARE,), 1e-4),
+    "eigvals": (jnp.linalg.eigvals, (SQUARE,), 1e-4),
+    "qr_pivoting": (lambda a: jax.scipy.linalg.qr(a, pivoting=True), (TALL,), 1e-4),
+    "geqp3": (lax.linalg.geqp3, (TALL,), 1e-5),
+    "ormqr": (_ormqr, (TALL, _rng.normal(size=(7, 3)).astype(np.float32)), 1e-5),
+}
+
+
+@pytest.fixture(scope="module")
+def lowered():
+    """Each program's StableHLO text and jaxlite's results."""
+    out = {}
+    for name, (fn, args, _) in PROGRAMS.items():
+        jitted = jax.jit(fn)
+        out[name] = (jitted.lower(*args), [np.asarray(v) for v in
+                                           jax.tree_util.tree_leaves(jitted(*args))])
+    return out
+
+
+@pytest.fixture(scope="module")
+def xla_results(lowered, tmp_path_factory):
+    cases = {}
+    for name, (fn, args, _) in PROGRAMS.items():
+        add_lowered_case(cases, name, lowered[name][0], jax.tree_util.tree_leaves(args))
+    return run_cases(cases, tmp_path_factory.mktemp("kernels"))
+
+
+def _close(theirs, mine, tolerance, what):
+    theirs = unpack_like(np.asarray(theirs), mine)
+    assert theirs.shape == mine.shape and theirs.dtype == mine.dtype, (what, theirs, mine)
+    np.testing.assert_allclose(theirs, mine, rtol=tolerance, atol=tolerance, err_msg=what)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_no_jaxlite_targets_are_printed(name, lowered):
+    text = lowered[name][0].as_text(dialect="stablehlo")
+    assert "jaxlite_" not in text
+    assert "lapack_" in text
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_runs_in_xla_with_our_numbers(name, lowered, xla_results):
+    assert f"{name}/error" not in xla_results, xla_results.get(f"{name}/error")
+    mine = lowered[name][1]
+    assert f"{name}/out{len(mine)}" not in xla_results
+    for i, value in enumerate(mine):
+        _close(xla_results[f"{name}/out{i}"], value, PROGRAMS[name][2], f"{name} output {i}")
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_reads_back_with_the_same_numbers(name, lowered):
+    fn, args, tolerance = PROGRAMS[name]
+    text = lowered[name][0].as_text(dialect="stablehlo")
+    exported = from_stablehlo(text)
+    inputs = list(lowered[name][0]._lowered.const_args) + jax.tree_util.tree_leaves(args)
+    again = jax.tree_util.tree_leaves(exported.call(*inputs))
+    for i, (theirs, value) in enumerate(zip(again, lowered[name][1])):
+        _close(np.asarray(theirs), value, tolerance, f"{name} output {i}")
