@@ -72,7 +72,7 @@ def symbolic_shape(shape_spec: str | None, *, constraints: Sequence[str] = (),
     if constraints and scope is not None:
         raise ValueError("Cannot specify both a `scope` and `constraints`")
     scope = scope if scope is not None else SymbolicScope(constraints)
-    text = (shape_spec or "").strip()
+    text = "..." if shape_spec is None else shape_spec.strip()  # None: all of `like`
     if text.startswith("(") and text.endswith(")"):
         text = text[1:-1]
     pieces = [p.strip() for p in text.split(",")] if text.strip() else []
@@ -80,8 +80,9 @@ def symbolic_shape(shape_spec: str | None, *, constraints: Sequence[str] = (),
         pieces.pop()  # "b," is a one-dimensional shape
     if pieces and pieces[-1] == "...":
         if like is None:
-            raise ValueError(f"syntax error in symbolic shape '{shape_spec}': '...' needs "
-                             "`like`, the shape whose remaining dimensions it stands for")
+            raise ValueError(f"syntax error in symbolic shape {shape_spec!r} in dimension "
+                             f"{len(pieces) - 1}: spec contains ... but no 'like' shape was "
+                             "given (the shape whose remaining dimensions it stands for).")
         pieces = pieces[:-1] + ["_"] * (len(like) - len(pieces) + 1)
     if like is not None and len(like) != len(pieces):
         raise ValueError(f"syntax error in symbolic shape '{shape_spec}': it has "

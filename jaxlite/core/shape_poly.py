@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -38,6 +38,10 @@ _HELP = ("\nThis error arises for comparison operations with shapes that are non
 Atom = tuple
 Monomial = tuple
 _ONE: Monomial = ()
+
+# How a dimension becomes a number in a traced computation (`b / 2`, `x * b`): filled by
+# `jaxlite.lax.dimension_value`, which core cannot import.
+AS_VALUE: list[Callable[[Any], Any]] = []
 
 
 class SymbolicScope:
@@ -161,10 +165,10 @@ class DimExpr:
         return NotImplemented
 
     def __add__(self, other: Any) -> Any:
-        other = self._other(other)
-        if other is NotImplemented:
-            return other
-        return _make(self._poly + _terms(other), self._scope)
+        value = self._other(other)
+        if value is NotImplemented:
+            return _value_operation(self, other, lambda a, b: a + b)
+        return _make(self._poly + _terms(value), self._scope)
 
     __radd__ = __add__
 
@@ -172,19 +176,21 @@ class DimExpr:
         return _make(((m, -c) for m, c in self._poly), self._scope)
 
     def __sub__(self, other: Any) -> Any:
-        other = self._other(other)
-        return other if other is NotImplemented else self + (-other)
+        value = self._other(other)
+        return _value_operation(self, other, lambda a, b: a - b) \
+            if value is NotImplemented else self + (-value)
 
     def __rsub__(self, other: Any) -> Any:
-        other = self._other(other)
-        return other if other is NotImplemented else (-self) + other
+        value = self._other(other)
+        return _value_operation(self, other, lambda a, b: b - a) \
+            if value is NotImplemented else (-self) + value
 
     def __mul__(self, other: Any) -> Any:
-        other = self._other(other)
-        if other is NotImplemented:
-            return other
+        value = self._other(other)
+        if value is NotImplemented:
+            return _value_operation(self, other, lambda a, b: a * b)
         products = []
-        for (m1, c1), (m2, c2) in itertools.product(self._poly, _terms(other)):
+        for (m1, c1), (m2, c2) in itertools.product(self._poly, _terms(value)):
             products.append((_multiply_monomials(m1, m2), c1 * c2))
         return _make(products, self._scope)
 
@@ -205,6 +211,12 @@ class DimExpr:
     def __rmod__(self, other: Any) -> Any:
         other = self._other(other)
         return other if other is NotImplemented else _divmod(other, self, self._scope)[1]
+
+    def __truediv__(self, other: Any) -> Any:
+        return _as_value(self) / other
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return other / _as_value(self)
 
     def __divmod__(self, other: Any) -> Any:
         other = self._other(other)
@@ -284,6 +296,21 @@ class DimExpr:
         return names
 
 
+def _as_value(dim: DimExpr) -> Any:
+    if not AS_VALUE:
+        raise TypeError(f"The symbolic dimension '{dim}' cannot be used as a value here.")
+    return AS_VALUE[0](dim)
+
+
+def _value_operation(dim: DimExpr, other: Any, op: Callable[[Any, Any], Any]) -> Any:
+    """`op(dim, other)` for an operand that is not a dimension (a float, an array): on the
+    dimension as a traced number, as JAX does; NotImplemented for other kinds of objects."""
+    if isinstance(other, (float, complex, np.ndarray, np.generic)) or \
+            hasattr(other, "aval"):
+        return op(_as_value(dim), other)
+    return NotImplemented
+
+
 def _multiply_monomials(m1: Monomial, m2: Monomial) -> Monomial:
     powers: dict[Atom, int] = dict(m1)
     for atom, p in m2:
@@ -300,8 +327,10 @@ def _divmod(num: Any, den: Any, scope: SymbolicScope) -> tuple[Any, Any]:
     (or both are constants), else opaque atoms."""
     if _is_int(num) and _is_int(den):
         return divmod(num, den)
-    if _is_int(num) and num == 0:
-        return 0, 0
+    if isinstance(den, DimExpr) and _decided(lambda: num >= 0 and den > num):
+        return 0, num  # a number below the size
+    if _is_int(num) and isinstance(den, DimExpr) and _decided(lambda: num < 0 <= den + num):
+        return -1, den + num  # an index from the end: `-1 % b` is `b - 1`
     if _is_int(den):
         if den == 0:
             raise InconclusiveDimensionOperation(f"Division by zero: '{num}' // 0")
@@ -314,6 +343,14 @@ def _divmod(num: Any, den: Any, scope: SymbolicScope) -> tuple[Any, Any]:
     quotient = _make((((((("floordiv", num, den), 1),), 1),)), scope)
     remainder = _make((((((("mod", num, den), 1),), 1),)), scope)
     return quotient, remainder
+
+
+def _decided(question: Callable[[], bool]) -> bool:
+    """The answer to a comparison of sizes, False when it depends on the variables."""
+    try:
+        return bool(question())
+    except InconclusiveDimensionOperation:
+        return False
 
 
 def _constant_ratio(num: Any, den: "DimExpr") -> int | None:
@@ -365,10 +402,13 @@ def _atom_bounds(atom: Atom, scope: SymbolicScope) -> tuple[float, float]:
         return 0.0, (den_high - 1 if den_low > 0 else math.inf)
     if den_low > 0:
         candidates = [n / d for n in (num_low, num_high) for d in (den_low, den_high)
-                      if not (math.isinf(n) and math.isinf(d))]
-        return math.floor(min(candidates)), (math.floor(max(candidates))
-                                             if candidates else math.inf)
+                      if not (math.isinf(n) and math.isinf(d))] or [-math.inf, math.inf]
+        return _floor(min(candidates)), _floor(max(candidates))
     return -math.inf, math.inf
+
+
+def _floor(value: float) -> float:
+    return value if math.isinf(value) else math.floor(value)
 
 
 def _interval_product(a: float, b: float, c: float, d: float) -> tuple[float, float]:
@@ -392,8 +432,32 @@ def _nonnegative(value: Any, comparison: str) -> bool:
         rest = value - known
         if _is_int(rest) and rest >= 0:
             return True
+    lower, upper = _without_floordiv(value)
+    if _bounds(lower)[0] >= 0:
+        return True
+    if _bounds(upper)[1] < 0:
+        return False
     raise InconclusiveDimensionOperation(
         f"Symbolic dimension comparison {comparison} is inconclusive." + _HELP)
+
+
+def _without_floordiv(value: DimExpr) -> tuple[Any, Any]:
+    """A lower and an upper bound of `value` with each term `c*floordiv(n, k)` (c a
+    multiple of k) replaced by what `n - k + 1 <= k*floordiv(n, k) <= n` allows."""
+    lower: Any = 0
+    upper: Any = 0
+    for mono, coeff in value._poly:
+        term = _make(((mono, coeff),), value._scope)
+        atom = mono[0][0] if len(mono) == 1 and mono[0][1] == 1 else None
+        if atom is None or atom[0] != "floordiv" or not _is_int(atom[2]) or \
+                atom[2] <= 0 or coeff % atom[2]:
+            lower, upper = lower + term, upper + term
+            continue
+        multiple, num = coeff // atom[2], atom[1]
+        least, most = num - atom[2] + 1, num  # the range of k*floordiv(n, k)
+        lower = lower + multiple * (least if multiple > 0 else most)
+        upper = upper + multiple * (most if multiple > 0 else least)
+    return lower, upper
 
 
 # ---------------------------------------------------------------------- helpers

@@ -17,12 +17,14 @@ import numpy as np
 
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
+from jaxlite.core.shape_poly import canonical_dim, is_symbolic_dim
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.transpose import is_undefined
 from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax._declare import COMPLEX, FLOATING, INEXACT, INTEGER, NUMERIC, elementwise
 from jaxlite.lax.broadcast import broadcast_in_dim
 from jaxlite.lax.convert import _convert_element_type, convert_element_type
+from jaxlite.lax.dimension_value import dimension_as_value
 from jaxlite.xla.complex_division import complex_divide
 from jaxlite.xla.complex_special_values import complex_sign
 from jaxlite.xla.opcodes import Opcode
@@ -97,11 +99,15 @@ def elementwise_operands(name: str, *args: Any) -> list[Any]:
 def typed_operands(name: str, *args: Any) -> list[Any]:
     """The operands with Python scalars given a dtype as `elementwise_operands` does, but
     left unbroadcast (for primitives such as `clamp` that take 0-d operands as they are)."""
-    array_dtypes = {_operand_dtype(get_aval(a).dtype) for a in args if not _is_python_scalar(a)}
+    array_dtypes = {_operand_dtype(get_aval(a).dtype) for a in args
+                    if not (_is_python_scalar(a) or is_symbolic_dim(a))}
     target = next(iter(array_dtypes)) if len(array_dtypes) == 1 else None
     operands = []
     for a in args:
-        if _is_python_scalar(a):
+        if is_symbolic_dim(a):  # a size under shape polymorphism, as a Python int
+            a = dimension_as_value(a)
+            a = _convert_element_type(a, target, weak_type=True) if target is not None else a
+        elif _is_python_scalar(a):
             if target is not None and _scalar_fits(a, target):
                 _check_int_range(name, a, target)
                 dtype = target
@@ -158,7 +164,9 @@ def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, *,
     Without `dtype`, the dtype (and weak type) is that of `fill_value`; with one device,
     `sharding` places nothing.
     """
-    shape = tuple(int(d) for d in np.reshape(shape, -1))  # JAX also accepts a bare int
+    # JAX also accepts a bare int; symbolic sizes (shape polymorphism) stay.
+    shape = tuple(canonical_dim(d) for d in (shape if isinstance(shape, (tuple, list))
+                                             else np.reshape(shape, -1)))
     if np.ndim(fill_value) != 0:
         raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape "
                         f"{np.shape(fill_value)}.")
@@ -182,7 +190,7 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None,
     aval = get_aval(x)
     out_dtype = aval.dtype if dtype is None else dtypes.canonicalize_dtype(dtype)
     weak = aval.weak_type and dtype is None
-    out_shape = aval.shape if shape is None else tuple(int(d) for d in shape)
+    out_shape = aval.shape if shape is None else tuple(canonical_dim(d) for d in shape)
     if dtypes.is_extended(out_dtype):  # typed keys: the dtype fills its physical data
         return out_dtype.full(out_shape, fill_value)
     if np.ndim(fill_value) != 0:

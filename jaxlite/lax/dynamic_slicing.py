@@ -32,6 +32,7 @@ from jaxlite.lax.arithmetic import add, full
 from jaxlite.lax.broadcast import broadcast_in_dim, reshape
 from jaxlite.lax.comparisons import lt
 from jaxlite.lax.convert import convert_element_type
+from jaxlite.lax.dimension_value import size_in_dtype
 from jaxlite.lax.gather_scatter import gather, gather_p
 from jaxlite.lax.scatter import scatter_p
 from jaxlite.lax.selection import select
@@ -295,7 +296,7 @@ def _wrapped_typed_start(start: Any, size: int, wrap: bool) -> Any:
     if isinstance(start, np.integer):
         return start + size if start < 0 else start
     dtype = get_aval(start).dtype
-    return select(lt(start, np.zeros((), dtype)), add(start, np.asarray(size).astype(dtype)),
+    return select(lt(start, np.zeros((), dtype)), add(start, size_in_dtype(size, dtype)),
                   start)
 
 

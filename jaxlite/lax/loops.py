@@ -43,6 +43,7 @@ from jaxlite.lax.arithmetic import add
 from jaxlite.lax.broadcast import broadcast_in_dim
 from jaxlite.lax.comparisons import lt
 from jaxlite.lax.convert import _convert_element_type
+from jaxlite.lax.dimension_value import dimensions_as_values
 from jaxlite.lax.reductions import reduce_or
 from jaxlite.lax.scan import scan
 from jaxlite.lax.selection import select_n
@@ -342,6 +343,7 @@ def _static_int(value: Any) -> int | None:
 
 def _bound_types(lower: Any, upper: Any) -> tuple[Any, Any]:
     """Bring both bounds to one dtype (a weak bound takes the other's), as JAX does."""
+    lower, upper = dimensions_as_values((lower, upper))  # sizes under shape polymorphism
     lower_aval, upper_aval = get_aval(lower), get_aval(upper)
     if lower_aval.weak_type and not upper_aval.weak_type:
         lower = _convert_element_type(lower, upper_aval.dtype)

@@ -18,6 +18,7 @@ import opt_einsum
 import jaxlite.lax as lax
 from jaxlite.numpy._placement import accepts_placement
 from jaxlite.core import dtypes
+from jaxlite.core.shape_poly import is_symbolic_dim
 from jaxlite.numpy._linalg_basic import diagonal
 from jaxlite.numpy._promotion import (check_arraylike, convert, ensure_array, is_arraylike,
                                       user_dtype)
@@ -56,7 +57,9 @@ def _plan(fun_name: str, subscripts: Any, operands: Sequence[Any], optimize: Any
           ) -> tuple[list[str], str, list[Any], Any, Any]:
     parsed, arrays = _split_arguments(subscripts, operands)
     check_arraylike(fun_name, *arrays)
-    shapes = [tuple(np.shape(a)) for a in arrays]
+    # opt_einsum plans with ints: a symbolic size (shape polymorphism) counts as 8, as in
+    # JAX; the plan only orders the contractions.
+    shapes = [tuple(8 if is_symbolic_dim(d) else d for d in np.shape(a)) for a in arrays]
     option = _path_option(optimize, len(arrays))
     try:
         inputs, output, _ = opt_einsum.parser.parse_einsum_input(parsed, shapes=True)

@@ -270,7 +270,7 @@ def _dynamic(x: Any, entries: list[Entry], wrap: bool) -> tuple[Any, list[Entry]
         # As JAX: with several starts, each is first converted to the shape's index type, so
         # an int8 -1 counts from the end of a long axis and an int64 2**32 + 3 wraps to 3
         # (a single start keeps its own type: int8 -1 on 200 elements clamps to 0).
-        wide = any(d >= 2**31 for d in x.shape)
+        wide = any(not is_symbolic_dim(d) and d >= 2**31 for d in x.shape)
         index_dtype = dtypes.canonicalize_dtype(np.int64 if wide else np.int32)
         starts = [s if isinstance(s, int) else lax.convert_element_type(s, index_dtype)
                   for s in starts]
@@ -282,7 +282,7 @@ def _dynamic(x: Any, entries: list[Entry], wrap: bool) -> tuple[Any, list[Entry]
 def _index_dtype(entries: Sequence[Entry], shape: Sequence[int]) -> np.dtype:
     # From the shape alone, as JAX: an int64 index into a small array becomes int32 (its
     # high bits dropped, after negatives count from the end), so 2**63 - 1 reads index 0.
-    wide = any(d >= 2**31 for d in shape)
+    wide = any(not is_symbolic_dim(d) and d >= 2**31 for d in shape)
     return dtypes.canonicalize_dtype(np.int64 if wide else np.int32)
 
 

@@ -22,6 +22,7 @@ from jaxlite.core.avals import check_byte_order, get_aval
 from jaxlite.core.operators import ArrayOperators
 from jaxlite.core.shape_poly import broadcast_shapes as _symbolic_broadcast_shapes
 from jaxlite.core.shape_poly import is_symbolic_dim
+from jaxlite.lax.dimension_value import dimensions_as_values
 from jaxlite.runtime.device import start_default_backend
 
 
@@ -218,6 +219,7 @@ def check_python_ints(fun_name: str, *args: Any) -> None:
 
 def promote_args(fun_name: str, *args: Any) -> list[Any]:
     """Check, promote to a common dtype and broadcast to a common shape (`jnp` ufuncs)."""
+    args = tuple(dimensions_as_values(args))  # sizes under shape polymorphism
     check_arraylike(fun_name, *args)
     check_python_ints(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes(*args))
@@ -225,6 +227,7 @@ def promote_args(fun_name: str, *args: Any) -> list[Any]:
 
 def promote_args_inexact(fun_name: str, *args: Any) -> list[Any]:
     """`promote_args`, with integer and bool results computed in floating point."""
+    args = tuple(dimensions_as_values(args))  # sizes under shape polymorphism
     check_arraylike(fun_name, *args)
     check_python_ints(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
@@ -232,6 +235,7 @@ def promote_args_inexact(fun_name: str, *args: Any) -> list[Any]:
 
 def promote_args_numeric(fun_name: str, *args: Any) -> list[Any]:
     """`promote_args`, with bool results computed in the default integer type."""
+    args = tuple(dimensions_as_values(args))  # sizes under shape polymorphism
     check_arraylike(fun_name, *args)
     check_python_ints(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes_numeric(*args))

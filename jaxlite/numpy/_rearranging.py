@@ -15,6 +15,7 @@ import jaxlite.lax as lax
 from jaxlite.core import dtypes
 from jaxlite.core.trace import Tracer
 from jaxlite.errors import ConcretizationTypeError
+from jaxlite.lax.dimension_value import size_in_dtype
 from jaxlite.numpy._promotion import (canonicalize_axes, canonicalize_axis, canonicalize_shape,
                                       check_arraylike, concrete_int, ensure_array)
 from jaxlite.numpy._shape import flip, ravel, reshape, transpose
@@ -35,8 +36,8 @@ def _roll_axis(a: Any, shift: Any, axis: int) -> Any:
         tail = lax.slice_in_dim(a, 0, size - amount, 1, axis)
         return lax.concatenate([head, tail], axis)
     # A traced shift: the window of [a, a] that starts at (-shift) mod size.
-    start = lax.rem(lax.sub(np.asarray(size, shift.dtype), lax.rem(shift, np.asarray(
-        size, shift.dtype))), np.asarray(size, shift.dtype))
+    size_value = size_in_dtype(size, shift.dtype)
+    start = lax.rem(lax.sub(size_value, lax.rem(shift, size_value)), size_value)
     doubled = lax.concatenate([a, a], axis)
     return lax.dynamic_slice_in_dim(doubled, start, size, axis)
 

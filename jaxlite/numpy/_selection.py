@@ -19,6 +19,7 @@ import numpy as np
 import jaxlite.lax as lax
 from jaxlite.core import dtypes
 from jaxlite.errors import ConcretizationTypeError
+from jaxlite.lax.dimension_value import size_in_dtype
 from jaxlite.numpy._creation import asarray
 from jaxlite.numpy._indexing import getitem
 from jaxlite.numpy._promotion import (broadcast_to_shape, canonicalize_axis, check_arraylike,
@@ -65,7 +66,7 @@ def _from_end_in_dtype(indices: Any, size: int) -> Any:
     of 200 stays negative (-57) and reads as out of bounds."""
     if dtypes.is_unsigned(indices.dtype):
         return indices
-    size_value = np.asarray(size).astype(indices.dtype)
+    size_value = size_in_dtype(size, indices.dtype)
     return lax.select(lax.lt(indices, lax.full_like(indices, 0)),
                       lax.add(indices, size_value), indices)
 

@@ -236,9 +236,9 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None,
 
 def _export_traced(fun_jit: PjitFunction, args: tuple, kwargs: dict,
                    platforms: tuple[str, ...], disabled: tuple) -> Exported:
-    traced, _ = fun_jit._trace(args, kwargs, abstract=True)
     name = _api_util.function_name(fun_jit._fun)
-    _check_one_scope(name, traced.jaxpr.in_avals)
+    _check_one_scope(name, tree_flatten((args, kwargs))[0])
+    traced, _ = fun_jit._trace(args, kwargs, abstract=True)
     if traced.consts:
         raise ValueError(f"export: {name} closes over values traced by an outer "
                          "transformation; an exported function may depend only on its "
@@ -251,11 +251,11 @@ def _export_traced(fun_jit: PjitFunction, args: tuple, kwargs: dict,
                     _get_vjp=functools.partial(_export_vjp, fun_jit))
 
 
-def _check_one_scope(name: str, avals: Sequence[ShapedArray]) -> None:
+def _check_one_scope(name: str, leaves: Sequence[Any]) -> None:
     """JAX's error for symbolic dimensions of several `symbolic_shape` calls."""
     first: tuple[int, Any] | None = None
-    for i, aval in enumerate(avals):
-        for d in aval.shape:
+    for i, leaf in enumerate(leaves):
+        for d in getattr(leaf, "shape", ()):
             if not shape_poly.is_symbolic_dim(d):
                 continue
             if first is None:
