@@ -126,6 +126,15 @@ def test_dot_operands_from_the_result():
     assert got["y"] == "{devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}"
 
 
+def test_a_dot_operand_meets_the_other_operand_split_along_the_contraction():
+    got = propagate(f"""
+  p = f32[8,16] parameter(0), sharding={REPLICATED}
+  x = f32[8,16] sine(p)
+  w = f32[16,6] parameter(1), sharding={ROWS}
+  ROOT d = f32[8,6] dot(x, w), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}""")
+    assert got["x"] == COLS and got["d"] == REPLICATED
+
+
 def test_transpose_reshape_reverse_slice_pad():
     got = propagate(f"""
   p = f32[8,4] parameter(0), sharding={ROWS}

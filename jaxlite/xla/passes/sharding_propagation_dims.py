@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from jaxlite.xla.ir import HloInstruction
 
-__all__ = ["dot_dims", "conv_dims", "gather_maps", "scatter_maps"]
+__all__ = ["dot_dims", "conv_dims", "gather_maps", "scatter_maps", "partner_dims"]
 
 
 def dot_dims(dot: HloInstruction) -> tuple[list, list]:
@@ -23,6 +23,24 @@ def dot_dims(dot: HloInstruction) -> tuple[list, list]:
     lhs_map = lhs_batch + lhs_free + [None] * len(rhs_free)
     rhs_map = rhs_batch + [None] * len(lhs_free) + rhs_free
     return lhs_map, rhs_map
+
+
+def partner_dims(inst: HloInstruction, k: int) -> list:
+    """For each dimension of operand `k` of a dot or convolution, the other operand's
+    dimension it meets (batch with batch, contracted with contracted), or None."""
+    if inst.opcode.text == "dot":
+        mine = [list(inst.attr(f"{side}_{kind}", ())) for side in ("lhs", "rhs")
+                for kind in ("batch", "contracting")]
+        lhs, rhs = mine[:2], mine[2:]
+        pairs = list(zip(lhs[0] + lhs[1], rhs[0] + rhs[1]))
+    else:
+        operands, _ = str(inst.attr("dim_labels")).split("->")
+        lhs_labels, rhs_labels = operands.split("_")
+        pairs = [] if inst.attr("feature_group_count", 1) != 1 else [
+            (lhs_labels.index("f"), rhs_labels.index("i"))]
+    rank = len(inst.operands[k].shape.dims)
+    other = {pair[k]: pair[1 - k] for pair in pairs}
+    return [other.get(d) for d in range(rank)]
 
 
 def conv_dims(conv: HloInstruction) -> tuple[list, list]:

@@ -25,7 +25,8 @@ from jaxlite.xla.hlo_sharding import HloSharding
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.sharding_propagation_dims import (conv_dims, dot_dims,
-                                                          gather_maps, scatter_maps)
+                                                          gather_maps, partner_dims,
+                                                          scatter_maps)
 from jaxlite.xla.passes.sharding_propagation_tiles import (better, grid_of, map_dims,
                                                            replicate_dims, reshape_grid,
                                                            reverse_dims, sharding_of)
@@ -243,7 +244,13 @@ def _elementwise_backward(user, k, view):
 
 
 def _contraction_backward(user, k, view):
-    return _through(user, k, view, _contraction_maps(user)[k])
+    """An operand of a dot or convolution from its result, improved by the other operand's
+    layout of the dimensions the two share (an lhs whose contracted dimension meets an rhs
+    split along it is split alike: no resharding before the partial sums)."""
+    operand, other = user.operands[k], user.operands[1 - k]
+    from_result = _through(user, k, view, _contraction_maps(user)[k])
+    from_other = _mapped(view.of(other), _rank(other), view.n, partner_dims(user, k))
+    return _most_specific([from_result, from_other], _rank(operand), view.n)
 
 
 def _broadcast_backward(user, k, view):
