@@ -267,13 +267,16 @@ class CpuExecutable(HostExecutable):
             words += [r.ctypes.data for r in results]
         return results, words
 
-    def prepared_run(self, arrays: Sequence[np.ndarray], threads: int) -> PreparedRun:
-        """A run on `arrays` with a frame and arena of its own, ready to be invoked (from
-        any thread) with `runtime.invoker()`; what SPMD executables run once per
-        partition."""
+    def prepared_run(self, arrays: Sequence[np.ndarray], threads: int,
+                     frame: tuple[ctypes.Array, int, np.ndarray | None] | None = None
+                     ) -> PreparedRun:
+        """A run on `arrays` in `frame` (a frame, its address and its arena from
+        `_new_frame`, used by nothing else meanwhile; by default a new one), ready to be
+        invoked (from any thread) with `runtime.invoker()`; what SPMD executables run once
+        per partition."""
         arrays = self._checked(arrays)
         results, words = self._results_and_words(arrays)
-        frame, address, arena = self._new_frame()
+        frame, address, arena = frame or self._new_frame()
         frame[6] = threads
         frame[self._words] = words
         return PreparedRun(frame, address, arena, list(arrays), results)

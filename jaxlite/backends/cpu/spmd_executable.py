@@ -18,7 +18,8 @@ after `collective_timeout` seconds with a RuntimeError saying where each partiti
 from __future__ import annotations
 
 import ctypes
-from typing import Sequence
+import threading
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -48,6 +49,11 @@ class SpmdCpuExecutable(CpuExecutable):
     # Seconds a partition waits at a collective for the others before the run is ended.
     collective_timeout = 60
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._kept: list[tuple[ctypes.Array, int, np.ndarray | None]] = []
+        self._kept_lock = threading.Lock()
+
     @property
     def num_partitions(self) -> int:
         return self._optimized.num_partitions
@@ -67,13 +73,24 @@ class SpmdCpuExecutable(CpuExecutable):
         rendezvous[_WORD("timeout")] = self.collective_timeout
         rendezvous[spmd.site_word(0):spmd.site_word(count)] = -1  # no collective reached yet
         threads = partition_threads(config.read("jaxlite_cpu_threads"), count)
-        runs = [self.prepared_run(arrays, threads) for arrays in args]
-        for p, run in enumerate(runs):
-            header = run.extra + spmd.header_offset
-            ctypes.c_int64.from_address(header).value = rendezvous.ctypes.data
-            ctypes.c_int64.from_address(header + 8).value = p
-        frames = (ctypes.c_void_p * count)(*[run.address for run in runs])
-        runtime.invoke_all(ctypes.addressof(frames), count)
+        # Each partition's frame and arena are kept for the next run (their pages stay
+        # mapped); a run while another is under way gets fresh ones.
+        kept = self._kept_lock.acquire(False)
+        try:
+            if kept and not self._kept:
+                self._kept = [self._new_frame() for _ in range(count)]
+            frames = self._kept if kept else [self._new_frame() for _ in range(count)]
+            runs = [self.prepared_run(arrays, threads, frame)
+                    for arrays, frame in zip(args, frames)]
+            for p, run in enumerate(runs):
+                header = run.extra + spmd.header_offset
+                ctypes.c_int64.from_address(header).value = rendezvous.ctypes.data
+                ctypes.c_int64.from_address(header + 8).value = p
+            table = (ctypes.c_void_p * count)(*[run.address for run in runs])
+            runtime.invoke_all(ctypes.addressof(table), count)
+        finally:
+            if kept:
+                self._kept_lock.release()
         raise_pending_error()  # what a custom-call target raised inside the run
         if rendezvous[_WORD("abort")]:
             raise RuntimeError(self._divergence(rendezvous))

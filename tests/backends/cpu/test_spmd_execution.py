@@ -516,6 +516,47 @@ def test_a_large_all_reduce_splits_over_each_partitions_threads():
         np.testing.assert_array_equal(got[p][0], np.maximum(args[0][0], args[1][0]))
 
 
+def test_runs_from_several_threads_at_once_keep_to_their_own_partitions():
+    executable = compile_cpu(train_step(4, 64, 24, 16))
+    runs = [train_arguments(4, 64, 24, 16, seed=k) for k in range(3)]
+    alone = [executable.execute_partitions(args) for args in runs]
+    together: dict[int, list] = {}
+
+    def run(k: int) -> None:
+        for _ in range(5):
+            together[k] = executable.execute_partitions(runs[k])
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for k in range(3):
+        for p in range(4):
+            np.testing.assert_array_equal(together[k][p][0], alone[k][p][0])
+
+
+def test_collectives_of_a_program_on_one_partition():
+    """Without num_partitions, a collective's groups hold one partition: no rendezvous."""
+    module = parse_module("""HloModule m
+""" + combiner("add", "add") + """
+ENTRY %main (x: f32[2,3]) -> (f32[2,3], f32[2,3], f32[2,3], f32[2,3], u32[]) {
+  %x = f32[2,3] parameter(0)
+  %s = f32[2,3] all-reduce(%x), channel_id=1, replica_groups={{0}}, use_global_device_ids=true, to_apply=%add
+  %g = f32[2,3] all-gather(%x), channel_id=2, replica_groups={}, dimensions={1}
+  %a = f32[2,3] all-to-all(%x), channel_id=3, replica_groups={{0}}, dimensions={0}
+  %c = f32[2,3] collective-permute(%x), channel_id=4, source_target_pairs={{0,0}}
+  %p = u32[] partition-id()
+  ROOT %t = (f32[2,3], f32[2,3], f32[2,3], f32[2,3], u32[]) tuple(%s, %g, %a, %c, %p)
+}
+""")
+    executable = cpu_client().compile(module, CompileOptions())
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    got = executable.execute_arrays([x])
+    for value, want in zip(got, evaluate_spmd(module, [[x]], 1)[0]):
+        np.testing.assert_array_equal(value, want)
+    assert [int(got[4])] == [0] and np.array_equal(got[0], x)
+
+
 # -------------------------------------------------------------------- the interpreter
 def test_the_interpreter_runs_partitions_with_the_spmd_evaluator():
     module = parse_module((FIXTURES / "collectives_one_axis.hlo").read_text())
