@@ -5,12 +5,11 @@ backend's devices (as many as `jax_num_cpu_devices` / `JAXLITE_NUM_CPU_DEVICES` 
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 from typing import Any, Callable
 
 from jaxlite.backends.base import Device
-from jaxlite.core.sharding import AbstractDevice
+from jaxlite.core.sharding import AbstractDevice, ManualAxisType
 from jaxlite.core.sharding_rules import types_suspended
 from jaxlite.runtime.device import device_put
 from jaxlite.tree_util import tree_map
@@ -23,15 +22,6 @@ __all__ = ["AbstractDevice", "AbstractMesh", "AxisType", "ManualAxisType", "Mesh
            "NamedSharding", "PartitionSpec", "Sharding", "SingleDeviceSharding", "auto_axes",
            "explicit_axes", "get_abstract_mesh", "get_mesh", "make_mesh",
            "make_single_device_sharding", "reshard", "set_mesh", "use_abstract_mesh"]
-
-
-@dataclasses.dataclass(frozen=True)
-class ManualAxisType:
-    """How values vary over manual mesh axes (mirrors `jax.sharding.ManualAxisType`)."""
-
-    varying: frozenset = frozenset()
-    unreduced: frozenset = frozenset()
-    reduced: frozenset = frozenset()
 
 
 def make_single_device_sharding(device: Device, *, memory_kind: str | None = None

@@ -13,7 +13,8 @@ import numpy as np
 
 from jaxlite.core import dtypes
 from jaxlite.core.shape_poly import canonical_dim, is_symbolic_dim, shape_size
-from jaxlite.core.sharding import unsharded
+from jaxlite.core.sharding import NO_MANUAL_AXES, ManualAxisType, dims_text, unsharded
+from jaxlite.core.sharding_rules import checked_axes, varying_axes
 
 _SHORT_DTYPE_NAMES = {
     "bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
@@ -52,6 +53,9 @@ class ShapedArray(AbstractValue):
     dtype: np.dtype
     weak_type: bool = False
     sharding: Any = field(default=None, compare=False, repr=False, kw_only=True)
+    # Inside shard_map: the manual mesh axes the value varies over (`{V:x}` when printed).
+    manual_axis_type: Any = field(default=NO_MANUAL_AXES, compare=False, repr=False,
+                                  kw_only=True)
 
     def __post_init__(self) -> None:
         # Users write ShapedArray(shape, jnp.float32) or pass a list shape: store what
@@ -77,31 +81,36 @@ class ShapedArray(AbstractValue):
         return int(np.prod(self.shape, dtype=np.int64))
 
     def update(self, shape: tuple[int, ...] | None = None, dtype: Any = None,
-               weak_type: bool | None = None) -> "ShapedArray":
+               weak_type: bool | None = None, sharding: Any = None) -> "ShapedArray":
         if dtype is not None and not isinstance(dtype, dtypes.ExtendedDType):
             dtype = np.dtype(dtype)
+        if sharding is None and (shape is None or len(shape) == self.ndim):
+            sharding = self.sharding  # (a new rank starts unsharded)
         return ShapedArray(self.shape if shape is None else tuple(shape),
                            self.dtype if dtype is None else dtype,
-                           self.weak_type if weak_type is None else weak_type)
+                           self.weak_type if weak_type is None else weak_type,
+                           sharding=sharding)
 
     def to_tangent_aval(self) -> "ShapedArray":
         """The aval of this value's tangents: float0 for non-inexact dtypes (JAX's method)."""
         if dtypes.is_inexact(self.dtype):
             return self
-        return ShapedArray(self.shape, dtypes.float0, self.weak_type)
+        return ShapedArray(self.shape, dtypes.float0, self.weak_type, sharding=self.sharding)
 
     def strip_weak_type(self) -> "ShapedArray":
-        return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
+        return self if not self.weak_type else self.update(weak_type=False)
 
     def str_short(self) -> str:
-        dims = ",".join(str(d) for d in self.shape)
-        return f"{short_dtype_name(self.dtype)}[{dims}]"
+        dims = dims_text(self.shape, self.sharding)
+        return f"{short_dtype_name(self.dtype)}[{dims}]{self.manual_axis_type.text()}"
 
     def str_long(self) -> str:
-        """The type as JAX prints an aval: the full dtype name, `~` marking a weak type."""
-        dims = ",".join(str(d) for d in self.shape)
+        """The type as JAX prints an aval: the full dtype name, `~` marking a weak type,
+        split dimensions followed by their mesh axes (`4@x`)."""
         name = getattr(self.dtype, "name", str(self.dtype))
-        return f"{'~' if self.weak_type else ''}{name}[{dims}]"
+        dims = dims_text(self.shape, self.sharding)
+        varying = self.manual_axis_type.text()
+        return f"{'~' if self.weak_type else ''}{name}[{dims}]{varying}"
 
     def __str__(self) -> str:
         return self.str_long()
@@ -191,5 +200,11 @@ def min_dim(d1: int, d2: int) -> int:
 
 def typeof(x: Any) -> Any:
     """The abstract value of `x` (mirrors `jax.typeof`): its shape, dtype and weak type, as
-    a `ShapedArray` (typed keys give their key aval, refs their `AbstractRef`)."""
-    return get_aval(x)
+    a `ShapedArray` (typed keys give their key aval, refs their `AbstractRef`); inside a
+    shard_map body with check_vma, with the manual axes it varies over."""
+    aval = get_aval(x)
+    varying = varying_axes(x) if checked_axes() else frozenset()
+    if not varying or not isinstance(aval, ShapedArray):
+        return aval
+    return ShapedArray(aval.shape, aval.dtype, aval.weak_type, sharding=aval.sharding,
+                       manual_axis_type=ManualAxisType(varying))

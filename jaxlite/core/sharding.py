@@ -101,6 +101,29 @@ class AbstractDevice:
     platform: str
 
 
+@dataclasses.dataclass(frozen=True)
+class ManualAxisType:
+    """How a value inside `shard_map` relates to the manual mesh axes (mirrors
+    `jax.sharding.ManualAxisType`): the axes it varies over (its blocks differ from device
+    to device), and those over which it is an unreduced or reduced partial sum."""
+
+    varying: frozenset = frozenset()
+    unreduced: frozenset = frozenset()
+    reduced: frozenset = frozenset()
+
+    def text(self, order: Sequence[str] = ()) -> str:
+        """The suffix JAX prints after an aval's dimensions: `{V:x}`, `{V:(x,y)}`."""
+        if not self.varying:
+            return ""
+        names = sorted(self.varying, key=lambda n: (list(order).index(n)
+                                                    if n in order else len(order), str(n)))
+        shown = names[0] if len(names) == 1 else f"({','.join(map(str, names))})"
+        return f"{{V:{shown}}}"
+
+
+NO_MANUAL_AXES = ManualAxisType()
+
+
 class AbstractMesh:
     """A mesh's axis names, sizes and types without devices (mirrors
     `jax.sharding.AbstractMesh`); `abstract_device` names the kind of devices when the

@@ -28,7 +28,7 @@ from jaxlite.core.sharding import (ABSTRACT_MESH_OVERRIDE, CURRENT_MESH, Abstrac
 
 __all__ = ["ShardingTypeError", "RULES", "register", "typed_results", "aval_sharding",
            "spec_of", "types_suspended", "explicit_operands", "types_active",
-           "check_static_index", "context_mesh", "jit_key", "ELEMENTWISE_NAMES"]
+           "check_static_index", "vma_checked", "checked_axes", "varying_axes", "context_mesh", "jit_key", "ELEMENTWISE_NAMES"]
 
 Spec = tuple
 
@@ -77,6 +77,41 @@ def types_suspended() -> Iterator[None]:
         yield
     finally:
         _SUSPENDED.reset(token)
+
+
+# The manual axes of the shard_map bodies (with check_vma) being traced: values there
+# carry the axes they vary over in their types.
+_VMA_AXES: contextvars.ContextVar[frozenset] = contextvars.ContextVar("vma_axes",
+                                                                      default=frozenset())
+
+
+@contextlib.contextmanager
+def vma_checked(axes: Sequence[Any]) -> Iterator[None]:
+    """Values vary over the manual mesh axes `axes` in this block (a shard_map body with
+    check_vma): `varying_axes` reports them, and collectives make their results so."""
+    token = _VMA_AXES.set(_VMA_AXES.get() | frozenset(axes))
+    try:
+        yield
+    finally:
+        _VMA_AXES.reset(token)
+
+
+def checked_axes() -> frozenset:
+    """The manual axes whose variation is tracked here (see `vma_checked`)."""
+    return _VMA_AXES.get()
+
+
+def varying_axes(value: Any) -> frozenset:
+    """The tracked manual axes `value` varies over: those of the maps (shard_map's named
+    vmaps) that hold it batched."""
+    tracked = _VMA_AXES.get()
+    names = set()
+    while tracked and hasattr(value, "batch_dim") and hasattr(value, "value"):
+        name = getattr(getattr(value, "_trace", None), "axis_name", None)
+        if value.batch_dim is not None and name in tracked:
+            names.add(name)
+        value = value.value
+    return frozenset(names)
 
 
 def context_mesh() -> AbstractMesh | None:

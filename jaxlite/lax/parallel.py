@@ -20,6 +20,7 @@ import numpy as np
 
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray
+from jaxlite.core.sharding_rules import checked_axes, varying_axes
 from jaxlite.core.trace import Tracer
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.batching import move_batch_axis
@@ -36,7 +37,7 @@ from jaxlite.lax.dynamic_slicing import dynamic_index_in_dim, index_take
 from jaxlite.lax.math_functions import max as lax_max
 from jaxlite.lax.parallel_exchange import (all_gather, all_gather_p, all_to_all,  # noqa: F401
                                            all_to_all_p, axis_index, axis_index_p,
-                                           canonicalize_axis,
+                                           canonicalize_axis, make_varying,
                                            psum_scatter, ragged_all_to_all,
                                            ragged_all_to_all_p, reduce_scatter_p)
 from jaxlite.lax.reductions import reduce_max, reduce_min
@@ -352,9 +353,10 @@ _PCAST_TO = "{'reduced', 'varying', 'unreduced'}"
 
 
 def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
-    """Change how a value varies over named axes (mirrors `jax.lax.pcast`). Under vmap and
-    pmap every value may vary, so `to="varying"` returns `x`; the reduced and unreduced
-    states belong to shard_map's type system, which jaxlite does not track."""
+    """Change how a value varies over named axes (mirrors `jax.lax.pcast`). Inside a
+    shard_map body with check_vma, `to="varying"` makes an invariant value vary over the
+    axes (JAX's ValueError for one that varies already); under vmap and pmap every value may
+    vary, so it returns `x`. The reduced and unreduced states are not tracked."""
     if isinstance(axis_name, (set, frozenset)):
         raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name}")
     names = axis_names(axis_name)
@@ -363,6 +365,10 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
     if to not in ("reduced", "varying", "unreduced"):
         raise ValueError(f"Got unexpected `to` value. Allowed `to` values are: {_PCAST_TO}")
     check_axis_names(names, "pvary")
+    if to == "varying" and set(names) & checked_axes():
+        if set(names) & varying_axes(x):
+            raise ValueError("Unsupported pcast from=varying, to='varying'")
+        return make_varying(x, names)
     if to == "unreduced":
         raise ValueError("Unsupported pcast from=invarying, to='unreduced'")
     if to == "reduced":

@@ -17,6 +17,7 @@ import numpy as np
 
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
+from jaxlite.core.sharding_rules import checked_axes, varying_axes
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.batching import move_batch_axis
 from jaxlite.interpreters.named_axes import axis_size as bound_axis_size, check_axis_names
@@ -24,9 +25,11 @@ from jaxlite.lax._parallel_util import (axis_names, canonical_groups, declare_co
                                         group_size, other_names, own_axis, resolves_here,
                                         sizes_around_own, within_own_axis)
 from jaxlite.lax.arithmetic import mul
+from jaxlite.lax.comparisons import eq
 from jaxlite.lax.broadcast import (broadcast_in_dim, moveaxis, reduce_sum, reshape,
                                    transpose)
 from jaxlite.lax.dynamic_slicing import dynamic_slice_in_dim
+from jaxlite.lax.selection import select_n
 from jaxlite.lax.shape_ops import expand_dims, iota, squeeze
 from jaxlite.tree_util import tree_map
 
@@ -94,6 +97,18 @@ def axis_index(axis_name: Any) -> Any:
         index = axis_index_p.bind(axis_name=name) * stride + index
         stride *= bound_axis_size(name)
     return index
+
+
+def make_varying(x: Any, names: Sequence[Any]) -> Any:
+    """`x` made to vary over the tracked manual axes `names` (inside a shard_map body
+    with check_vma): the same values, held by each device of the axis as its own (a
+    select between `x` and itself on a per-device predicate), as JAX's types say after
+    `pcast(..., to="varying")` or `all_gather`."""
+    for name in [n for n in names if n in checked_axes() and n not in varying_axes(x)]:
+        index = axis_index_p.bind(axis_name=name)
+        mine = broadcast_in_dim(eq(index, index), np.shape(x), ())
+        x = select_n(mine, x, x)
+    return x
 
 
 # ------------------------------------------------------------------------ all_gather
@@ -168,7 +183,8 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
                tiled: bool = False, to: str = "varying") -> Any:
     """Every member's `x`, stacked along `axis` (or concatenated, with `tiled`), the same on
     every member (mirrors `jax.lax.all_gather`). `to="invarying"` gives the same values
-    (vmap tracks no varying-ness); `to="reduced"` is not implemented."""
+    (inside shard_map with check_vma, `to="varying"` makes the result vary over the
+    gathered axes, as JAX's types say); `to="reduced"` is not implemented."""
     if to not in ("varying", "invarying", "reduced"):
         raise ValueError("Got unexpected `to` value for `jax.lax.all_gather`. Allowed `to` "
                          f"values are: {_ALL_GATHER_TO}")
@@ -186,7 +202,10 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
         return all_gather_p.bind(
             leaf, all_gather_dimension=canonicalize_axis(axis, ndim if tiled else ndim + 1),
             axis_name=names, axis_index_groups=groups, axis_size=size, tiled=bool(tiled))
-    return tree_map(gather, x)
+    gathered = tree_map(gather, x)
+    if to == "varying":  # (JAX's types: each device's copy is its own)
+        return tree_map(lambda leaf: make_varying(leaf, names), gathered)
+    return gathered
 
 
 # ---------------------------------------------------------- psum_scatter (reduce_scatter)

@@ -35,6 +35,7 @@ import numpy as np
 
 from jaxlite.core.avals import get_aval
 from jaxlite.core.sharding import AbstractMesh, AxisType, NamedSharding, PartitionSpec
+from jaxlite.core.sharding_rules import types_suspended, vma_checked
 from jaxlite.core.trace import Tracer, current_trace
 from jaxlite.interpreters.batching import vmap_flat
 from jaxlite.lax.shape_ops import squeeze
@@ -80,10 +81,12 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = I
     Checked as in JAX: the mesh (type, non-empty, agreeing with the context mesh), the
     manual axes (a subset of the mesh's), the specs' types, axis names and pytree
     structure, their rank against the arguments and results, unreduced/reduced axes.
-    Not checked: `check_vma`'s replication types (JAX rejects, for instance, an
-    `axis_index` result under `out_specs=P()`; here the first device's value is returned,
-    as JAX returns it with `check_vma=False`), and whether `in_specs` agree with the
-    arguments' Explicit shardings (`Infer` takes an argument's NamedSharding's spec).
+    With `check_vma` (the default) values in `f` carry the manual axes they vary over
+    (`jax.typeof(x)` prints `{V:x}`; `pcast(..., to="varying")` and `all_gather` make
+    values vary), and a result that varies over a mesh axis its out_spec does not name
+    raises JAX's ValueError; `check_vma=False` returns the first device's value instead.
+    Not checked: whether `in_specs` agree with the arguments' Explicit shardings (`Infer`
+    takes an argument's NamedSharding's spec).
     """
     kwargs = dict(mesh=mesh, in_specs=in_specs, out_specs=out_specs, axis_names=axis_names,
                   check_vma=check_vma)
@@ -158,27 +161,78 @@ def _shard_map(f: Callable, *, mesh: Any, in_specs: Any, out_specs: Any, axis_na
             specs = [s for s, _ in per_leaf]
         dynamic = [s is not None for s in specs]
         _check_abstract_mesh_inputs(the_mesh, [x for x, d in zip(leaves, dynamic) if d])
-        blocked = [to_blocks(x, s, sizes, order) for x, s in zip(leaves, specs)
-                   if s is not None]
-        out_trees: list[Any] = []
-        out_leaf_specs: list[Any] = []
-
-        def flat(*dyn: Any) -> list[Any]:
-            given = iter(dyn)
-            full = [next(given) if d else x for x, d in zip(leaves, dynamic)]
-            result = f(*tree_unflatten(in_tree, full))
-            out_leaves, out_tree = tree_flatten(result)
-            out_trees.append(out_tree)
-            per_leaf_out = _per_leaf(out_specs, result, "out_specs")
-            _check_ranks(f, "out", per_leaf_out, result)
-            out_leaf_specs[:] = [s for s, _ in per_leaf_out]
-            return out_leaves
-        outs, stacked = _with_axes(flat, [b for b, _ in blocked], [m for _, m in blocked],
-                                   [(n, sizes[n]) for n in order])
-        outs = [_placed(from_blocks(_as_array(o), st, spec, sizes), the_mesh, spec)
-                for o, st, spec in zip(outs, stacked, out_leaf_specs)]
-        return tree_unflatten(out_trees[0], outs)
+        # The body sees per-device blocks over manual axes: no sharding rule applies there
+        # (as over JAX's Manual axes), and with check_vma values carry the axes they vary
+        # over.
+        with types_suspended(), vma_checked(order if check_vma else ()):
+            outs, out_tree, out_leaf_specs = _run_body(
+                f, leaves, in_tree, specs, dynamic, sizes, order, out_specs,
+                the_mesh if check_vma else None)
+        outs = [_placed(o, the_mesh, spec) for o, spec in zip(outs, out_leaf_specs)]
+        return tree_unflatten(out_tree, outs)
     return wrapped
+
+
+def _run_body(f: Callable, leaves: list, in_tree: Any, specs: list, dynamic: list,
+              sizes: dict, order: list, out_specs: Any, checked_mesh: Any
+              ) -> tuple[list, Any, list]:
+    """`f` on the arguments' blocks, each manual axis bound by a named map: its results
+    laid out globally as `out_specs` say (checked against what they vary over when
+    `checked_mesh` is given), their tree and their specs."""
+    blocked = [to_blocks(x, s, sizes, order) for x, s in zip(leaves, specs) if s is not None]
+    out_trees: list[Any] = []
+    out_leaf_specs: list[Any] = []
+
+    def flat(*dyn: Any) -> list[Any]:
+        given = iter(dyn)
+        full = [next(given) if d else x for x, d in zip(leaves, dynamic)]
+        result = f(*tree_unflatten(in_tree, full))
+        out_leaves, out_tree = tree_flatten(result)
+        out_trees.append(out_tree)
+        per_leaf_out = _per_leaf(out_specs, result, "out_specs")
+        _check_ranks(f, "out", per_leaf_out, result)
+        out_leaf_specs[:] = [s for s, _ in per_leaf_out]
+        return out_leaves
+    outs, stacked = _with_axes(flat, [b for b, _ in blocked], [m for _, m in blocked],
+                               [(n, sizes[n]) for n in order])
+    if checked_mesh is not None:
+        _check_replication(f, checked_mesh, out_leaf_specs, stacked)
+    outs = [from_blocks(_as_array(o), st, spec, sizes)
+            for o, st, spec in zip(outs, stacked, out_leaf_specs)]
+    return outs, out_trees[0], out_leaf_specs
+
+
+def _check_replication(f: Callable, mesh: AbstractMesh, specs: list, stacked: list) -> None:
+    """Each result varies only over mesh axes its out_spec names (JAX's check_vma
+    ValueError otherwise: an unnamed axis means a replicated result)."""
+    lines = []
+    for spec, varying in zip(specs, stacked):
+        named = set(_names(spec)) | set(spec.unreduced) | set(spec.reduced)
+        unmentioned = [n for n in mesh.axis_names if n not in named]
+        if not set(unmentioned) & set(varying):
+            continue
+        if len(unmentioned) == 1:
+            lines.append(f"* out_specs is {spec} which implies that the corresponding output "
+                         f"value is replicated across mesh axis '{unmentioned[0]}', but could "
+                         "not infer replication over any axes")
+            continue
+        in_order = lambda names: ",".join(n for n in mesh.axis_names if n in names)  # noqa
+        lines.append(f"* out_specs is {spec} which implies that the corresponding output "
+                     f"value is only varying across mesh axes {{{in_order(named)}}} and not "
+                     f"{{{in_order(set(unmentioned) & set(varying))}}}, but it was inferred "
+                     f"to be possibly varying over {{{in_order(varying)}}}")
+    if not lines:
+        return
+    if len(lines) == 1:
+        lines = [lines[0][2:]]
+    raise ValueError(
+        f"shard_map applied to the function '{_api_util.function_name(f)}' was given "
+        "out_specs which require replication which can't be statically inferred given the "
+        f"mesh:\n\nThe mesh given has shape {tuple(mesh.axis_sizes)} with corresponding axis "
+        f"names {mesh.axis_names}.\n\n" + "\n\n".join(lines) + "\n\nCheck if these output "
+        "values are meant to be replicated over those mesh axes. If not, consider revising "
+        "the corresponding out_specs entries. If so, consider disabling the check by passing "
+        "the check_vma=False argument to `jax.shard_map`.")
 
 
 def _as_array(value: Any) -> Any:

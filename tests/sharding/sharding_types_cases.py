@@ -1,5 +1,5 @@
-"""Sharding in types on a 2x2 mesh of Explicit axes: every program of
-sharding_types_programs.py gives JAX 0.10.2's result type, spec and value, or JAX's
+"""Sharding in types on a 2x2 mesh of Explicit axes, and shard_map's check_vma: every
+program of sharding_types_programs.py gives JAX 0.10.2's result type, spec and value, or JAX's
 error type and message (recorded by record_sharding_types.py). Needs 4 devices
 (test_multi_device.py runs this file with 1, 2, 4 and 8)."""
 import json
@@ -13,14 +13,14 @@ import jaxlite.numpy as jnp
 from jaxlite.core.sharding_rules import ShardingTypeError
 from jaxlite.sharding import NamedSharding, PartitionSpec as P
 
-from sharding_types_programs import arrays, programs
+from sharding_types_programs import arrays, programs, vma_programs
 
 pytestmark = pytest.mark.skipif(jax.device_count() < 4, reason="a 2x2 mesh needs 4 devices")
 
 RECORDED = json.loads((Path(__file__).parent / "data" / "sharding_types.json").read_text())
 # Programs whose result jit places: the partitioner may drop trailing None entries of the
 # spec, which name the same layout (checked by equivalence, the type exactly).
-JITTED = {"jit typeof", "jit reshard", "device_put in jit"}
+JITTED = {"jit typeof", "jit reshard", "device_put in jit", "vma: invarying all_gather"}
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,10 @@ def split_arrays():
 @pytest.mark.parametrize("name", sorted(RECORDED))
 def test_program_gives_jax_answer(name, split_arrays):
     expected = RECORDED[name]
-    program = programs(jax)[name]
+    program = {**programs(jax), **vma_programs(jax)}[name]
+    if "strings" in expected:
+        assert program(split_arrays) == expected["strings"]
+        return
     if "error" in expected:
         with pytest.raises(Exception) as caught:
             program(split_arrays)

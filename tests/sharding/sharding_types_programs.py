@@ -1,6 +1,6 @@
-"""Programs on arrays split over a 2x2 mesh of Explicit axes ("sharding in types"), written
-once for JAX and for jaxlite: `run_all(jax)` gives, per program, the result's type, spec
-and value, or the error's type and message. record_sharding_types.py records JAX 0.10.2's
+"""Programs on arrays split over a 2x2 mesh of Explicit axes ("sharding in types", and
+shard_map's varying manual axes), written once for JAX and for jaxlite: `run_all(jax)`
+gives, per program, the result's type, spec and value, or the error's type and message. record_sharding_types.py records JAX 0.10.2's
 answers (forced host devices); sharding_types_cases.py checks jaxlite's against them."""
 import numpy as np
 
@@ -73,6 +73,63 @@ def programs(jax):
     }
 
 
+def vma_programs(jax):
+    """shard_map with check_vma (JAX 0.10.2's default): name -> a function of `a`. Errors
+    are raised under jit, where JAX names the user's function (eager JAX names an
+    internal one)."""
+    jnp = jax.numpy
+    lax = jax.lax
+    P = jax.sharding.PartitionSpec
+
+    def smap(f, in_specs, out_specs, a, **kw):
+        return jax.shard_map(f, mesh=a["mesh"], in_specs=in_specs, out_specs=out_specs, **kw)
+
+    def types_inside(a):
+        seen = []
+
+        def body(b):
+            c = jnp.ones((2,))
+            for value in (b, lax.psum(b, "x"), c, lax.pcast(c, ("x", "y"), to="varying"),
+                          lax.all_gather(b, "y", axis=1, tiled=True),
+                          lax.all_gather(b, "y", axis=1, tiled=True, to="invarying"),
+                          lax.axis_index("x"), b + c):
+                seen.append(str(jax.typeof(value)))
+            return b
+        smap(body, P("x", "y"), P("x", "y"), a)(a["x"])
+        return seen
+
+    def gathered(b):
+        return lax.all_gather(b, "y", axis=1, tiled=True)
+
+    def gathered_invarying(b):
+        return lax.all_gather(b, "y", axis=1, tiled=True, to="invarying")
+
+    def identity(b):
+        return b
+    return {
+        "vma: types inside the body": types_inside,
+        "vma: all_gather to a spec replicated over x": lambda a: jax.jit(
+            smap(gathered, P("x", "y"), P(None, "y"), a))(a["x"]),
+        "vma: all_gather to a spec replicated over y": lambda a: jax.jit(
+            smap(gathered, P("x", "y"), P("x", None), a))(a["x"]),
+        "vma: invarying all_gather": lambda a: jax.jit(
+            smap(gathered_invarying, P("x", "y"), P("x", None), a))(a["x"]),
+        "vma: check_vma=False": lambda a: smap(gathered, P("x", "y"), P(None, "y"), a,
+                                               check_vma=False)(a["x"]),
+        "vma: a varying block to P()": lambda a: jax.jit(
+            smap(identity, P("x", "y"), P(), a))(a["x"]),
+        "vma: psum of an invariant value": lambda a: smap(
+            lambda b: lax.psum(jnp.ones(()), "x"), P("x", "y"), P(), a)(a["x"]),
+        "vma: psum over both axes": lambda a: smap(
+            lambda b: lax.psum(b, ("x", "y")), P("x", "y"), P(), a)(a["x"]),
+        "vma: pcast of a varying value": lambda a: smap(
+            lambda b: lax.pcast(b, "x", to="varying"), P("x", "y"), P("x", "y"), a)(a["x"]),
+        "vma: pcast of an invariant value": lambda a: smap(
+            lambda b: lax.pcast(jnp.ones((2, 2)), "x", to="varying"), P("x", "y"),
+            P("x", None), a)(a["x"]),
+    }
+
+
 def arrays(jax):
     """The mesh and the split arrays the programs use."""
     mesh = jax.make_mesh((2, 2), ("x", "y"))
@@ -92,12 +149,19 @@ def run_all(jax):
     """name -> the answer of each program (see the module docstring)."""
     a = arrays(jax)
     answers = {}
-    for name, program in programs(jax).items():
-        try:
-            y = program(a)
-        except Exception as error:  # the answer is the error
-            answers[name] = {"error": type(error).__name__, "message": str(error)}
-            continue
-        answers[name] = {"type": str(jax.typeof(y)), "spec": repr(y.sharding.spec),
-                         "value": np.asarray(y).tolist()}
+    for name, program in {**programs(jax), **vma_programs(jax)}.items():
+        answers[name] = answer(jax, program, a)
     return answers
+
+
+def answer(jax, program, a):
+    """What `program` gives: its result's type, spec and value, the strings it returns, or
+    its error."""
+    try:
+        y = program(a)
+    except Exception as error:  # the answer is the error
+        return {"error": type(error).__name__, "message": str(error)}
+    if isinstance(y, list):
+        return {"strings": y}
+    return {"type": str(jax.typeof(y)), "spec": repr(y.sharding.spec),
+            "value": np.asarray(y).tolist()}
