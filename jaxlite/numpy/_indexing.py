@@ -28,6 +28,7 @@ import numpy as np
 import jaxlite.lax as lax
 from jaxlite.core import dtypes
 from jaxlite.core.shape_poly import is_symbolic_dim, slice_indices
+from jaxlite.core.sharding_rules import check_static_index
 from jaxlite.core.trace import Tracer
 from jaxlite.errors import NonConcreteBooleanIndexError
 from jaxlite.numpy._creation import asarray
@@ -216,6 +217,7 @@ def _basic(x: Any, entries: Sequence[Entry]) -> Any:
         limits.append(high)
         strides.append(stride)
         axis += 1
+    check_static_index(x, starts, limits)
     out = x
     if starts != [0] * x.ndim or limits != list(x.shape) or strides != [1] * x.ndim:
         out = lax.slice(out, starts, limits, None if set(strides) <= {1} else strides)
