@@ -4,8 +4,9 @@ scatter, while, case / if, func.call, custom_call.
 
 HLO's `jaxlite_fft` custom call becomes StableHLO's `fft` op, the special-function kernels
 CHLO has become CHLO ops, the LAPACK-style kernels XLA has become its LAPACK calls
-(`lapack.py`), calls of registered FFI targets as JAX's typed FFI calls
-(`ffi_calls.py`); any other target prints as
+(`lapack.py`, `lapack_reductions.py`), the kernels JAX computes with standard ops become
+those ops (`kernel_expansions.py`), calls of registered FFI targets as JAX's typed FFI
+calls (`ffi_calls.py`); any other target prints as
 `stablehlo.custom_call @target`, with its backend_config string and side-effect flag, and
 jaxlite's other custom-call attributes as `mhlo.frontend_attributes` (strings).
 """
@@ -20,6 +21,7 @@ from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.stablehlo import types as T
 from jaxlite.xla.stablehlo.ffi_calls import ffi_custom_call, is_ffi_call
+from jaxlite.xla.stablehlo.kernel_expansions import kernel_expansion
 from jaxlite.xla.stablehlo.lapack_reductions import lapack_rule
 from jaxlite.xla.stablehlo.ops import Rule, single_values, window_fields
 from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
@@ -138,11 +140,12 @@ def _custom_call(w: FunctionWriter, inst: HloInstruction,
     if is_ffi_call(inst):
         return ffi_custom_call(w, inst, [v for leaves in operands for v in leaves],
                                _results(inst))
-    lapack = lapack_rule(target)
-    if lapack is not None:
-        values = lapack(w, inst, [value for leaves in operands for value in leaves])
-        if values is not None:
-            return values
+    for find_rule in (lapack_rule, kernel_expansion):
+        rule = find_rule(target)
+        if rule is not None:
+            values = rule(w, inst, [value for leaves in operands for value in leaves])
+            if values is not None:
+                return values
     props = {"call_target_name": T.string(target),
              "has_side_effect": T.boolean(inst.attr("custom_call_has_side_effect", True)),
              "api_version": "1 : i32"}
