@@ -25,7 +25,7 @@ from jaxlite.core import dtypes
 from jaxlite.xla import collectives, evaluator_spmd
 from jaxlite.xla.evaluator_spmd import evaluate_spmd
 from jaxlite.xla.ir import HloModule
-from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.opcodes import Kind, Opcode
 from jaxlite.xla.text import parse_module
 
 from cpu_testing import cpu_client, interpreter
@@ -429,6 +429,36 @@ def test_the_train_step_keeps_its_collectives_and_fuses_around_them():
     for inst in optimized.entry.instructions:
         if inst.opcode is Opcode.ALL_REDUCE:  # its reducer is left unfused, scalar
             assert all(i.opcode is not Opcode.FUSION for i in inst.called[0].instructions)
+
+
+def test_the_pipeline_neither_folds_nor_fuses_collectives():
+    # Constant operands, a partition-id in arithmetic, a collective feeding fusible work and
+    # two equal all-reduces: each partition still gets its own values.
+    module = parse_module("""HloModule m, num_partitions=4
+""" + combiner("add", "add") + """
+ENTRY %main (x: f32[4]) -> (f32[4], f32[4], f32[2], u32[]) {
+  %x = f32[4] parameter(0)
+  %c = f32[4] constant({1, 2, 3, 4})
+  %total = f32[4] all-reduce(%c), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, to_apply=%add
+  %again = f32[4] all-reduce(%c), channel_id=2, replica_groups={{0,1,2,3}}, use_global_device_ids=true, to_apply=%add
+  %sum = f32[4] add(%total, %again)
+  %g = f32[8] all-gather(%x), channel_id=3, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, dimensions={0}
+  %e = f32[8] exponential(%g)
+  %s = f32[2] slice(%e), slice={[3:5]}
+  %p = u32[] partition-id()
+  %ten = u32[] constant(10)
+  %q = u32[] multiply(%p, %ten)
+  %neg = f32[4] negate(%x)
+  ROOT %t = (f32[4], f32[4], f32[2], u32[]) tuple(%sum, %neg, %s, %q)
+}
+""")
+    got = check(module, values(4, (4,), np.float32), exact=False)
+    np.testing.assert_array_equal(got[2][0], np.array([8, 16, 24, 32], np.float32))
+    assert [int(r[3]) for r in got] == [0, 10, 20, 30]
+    optimized = compile_cpu(module).hlo_module()
+    kept = [i.opcode for i in optimized.entry.instructions if i.opcode.kind is Kind.COLLECTIVE]
+    assert kept.count(Opcode.ALL_GATHER) == 1 and Opcode.PARTITION_ID in kept
+    assert Opcode.ALL_REDUCE in kept
 
 
 # ---------------------------------------------------------------- no Python at all
