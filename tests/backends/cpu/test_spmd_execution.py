@@ -26,9 +26,11 @@ from jaxlite.xla import collectives, evaluator_spmd
 from jaxlite.xla.evaluator_spmd import evaluate_spmd
 from jaxlite.xla.ir import HloModule
 from jaxlite.xla.opcodes import Kind, Opcode
+from jaxlite.xla.passes.spmd_partitioner import partition_module
 from jaxlite.xla.text import parse_module
 
 from cpu_testing import cpu_client, interpreter
+from spmd_testing import block_of, random_arguments
 from tests.xla.collective_programs import (FLAT, PERMUTE_PATTERNS, REDUCERS, all_gather_program,
                                            group_layouts, groups_text, permute_pattern,
                                            permute_program, program, reduce_scatter_program)
@@ -361,6 +363,28 @@ ENTRY %main (x: f32[2]) -> f32[2] {
     with pytest.raises(RuntimeError) as info:
         executable.execute_partitions([[np.ones(2, np.float32)]] * 2)
     assert "partition 0 at %sum, partition 1 at %sum" in str(info.value)
+
+
+# ----------------------------------------- XLA's programs as jaxlite's partitioner cuts them
+SPMD_FIXTURES = Path(__file__).parents[2] / "xla" / "fixtures" / "spmd"
+PARTITIONED = sorted(p.name.split(".")[0] for p in SPMD_FIXTURES.glob("*.before.hlo"))
+
+
+@pytest.mark.parametrize("name", PARTITIONED)
+def test_partitioned_programs_run_as_the_evaluator_runs_them(name):
+    """The programs of tests/xla/fixtures/spmd, partitioned by `partition_module`: dots
+    with all-reduces and all-gathers, FSDP's all-to-alls, halos, loops."""
+    module = parse_module((SPMD_FIXTURES / f"{name}.before.hlo").read_text())
+    count = module.num_partitions
+    partitioned = partition_module(module, count)
+    args = random_arguments(module)
+    blocks = [[block_of(p.attr("sharding"), a, k) for p, a in zip(module.entry.parameters, args)]
+              for k in range(count)]
+    got = compile_cpu(partitioned).execute_partitions(blocks)
+    for k, (ours, theirs) in enumerate(zip(got, reference(partitioned, blocks))):
+        for a, b in zip(ours, theirs, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4, equal_nan=True,
+                                       err_msg=f"{name}, partition {k}")
 
 
 # ------------------------------------------------------------ a data-parallel train step
