@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from jaxlite.core import shape_poly
-from jaxlite.core.shape_poly import SymbolicScope
+from jaxlite.core.shape_poly_parse import SymbolicScope, parse
 from jaxlite.transforms.export.exported import (CALLING_CONVENTION_VERSION, Exported,
                                                 default_export_platform, deserialize, export)
 from jaxlite.transforms.export.from_stablehlo import from_stablehlo
@@ -101,7 +101,7 @@ def _dimension(spec: Any, i: int, piece: str, known: int | None, like: Any,
             raise ValueError(f"syntax error in symbolic shape '{spec}' in dimension {i}: "
                              "'_' needs a known size in `like`")
         return int(known)
-    dim = shape_poly.parse(piece, scope)
+    dim = parse(piece, scope)
     if known is not None and not shape_poly.is_symbolic_dim(dim) and dim != known:
         raise ValueError(f"syntax error in symbolic shape '{spec}' in dimension {i}: "
                          f"different size {dim} for known dimension; like={tuple(like)}")

@@ -9,23 +9,22 @@ result is constant), and comparisons answer when the answer holds for every valu
 variables (each is at least 1, and within the bounds of its scope's constraints), else raise
 JAX's `InconclusiveDimensionOperation`. `==` compares the normal forms, as JAX does.
 
-`evaluate(d, env)` gives the int of a dimension once the variables have values; `parse`
-reads the text that `str` writes (and `symbolic_shape`'s specifications).
+Reading dimensions (`parse`), constraints (`SymbolicScope`) and solving for the variables
+(`evaluate`, `linear_in`) are in `shape_poly_parse`.
 """
 from __future__ import annotations
 
 import itertools
 import math
-import re
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from jaxlite.errors import InconclusiveDimensionOperation
 
-__all__ = ["DimExpr", "SymbolicScope", "evaluate", "is_symbolic_dim", "parse",
-           "dimension_variables", "InconclusiveDimensionOperation", "canonical_dim",
-           "shape_size", "has_symbolic_dims", "broadcast_shapes",
+__all__ = ["DimExpr", "Scope", "is_symbolic_dim", "dimension_variables",
+           "InconclusiveDimensionOperation", "canonical_dim",
+           "shape_size", "broadcast_shapes",
            "slice_indices", "linear_in"]
 
 _HELP = ("\nThis error arises for comparison operations with shapes that are non-constant, "
@@ -44,46 +43,17 @@ _ONE: Monomial = ()
 AS_VALUE: list[Callable[[Any], Any]] = []
 
 
-class SymbolicScope:
-    """The variables of one family of symbolic shapes and the constraints between them
-    (mirrors `jax.export.SymbolicScope`): `"a >= 4"`, `"a <= b"`, `"c == 2*a"`.
+class Scope:
+    """What comparisons may assume about a family of dimension variables: expressions
+    known to be nonnegative, and variables that stand for other expressions. A
+    `Scope` (`shape_poly_parse`) fills them from constraint strings."""
 
-    Inequalities bound the values comparisons consider; an equality whose left side is a
-    variable replaces that variable by its right side in every shape of the scope."""
-
-    _ids = itertools.count()
-
-    def __init__(self, constraints_str: Sequence[str] = ()) -> None:
-        if isinstance(constraints_str, str):
-            raise ValueError("The symbolic constraints should be a sequence of strings. Got "
-                             f"{constraints_str!r}")
-        self._id = next(SymbolicScope._ids)
-        self.constraints_str = tuple(constraints_str)
+    def __init__(self) -> None:
         self.substitutions: dict[str, Any] = {}
-        self.nonnegative: list[Any] = []  # expressions known to be >= 0
-        for text in self.constraints_str:
-            self._add_constraint(text)
-
-    def _add_constraint(self, text: str) -> None:
-        match = re.fullmatch(r"(.+?)\s*(>=|<=|==)\s*(.+)", text.strip())
-        if match is None:
-            raise ValueError(f"Invalid symbolic constraint '{text}': expected 'e1 >= e2', "
-                             "'e1 <= e2' or 'e1 == e2'.")
-        left, op, right = (match.group(1), match.group(2), match.group(3))
-        lhs, rhs = parse(left, self), parse(right, self)
-        if op == "==":
-            if not (isinstance(lhs, DimExpr) and lhs._variable_name() is not None):
-                raise ValueError(f"Invalid equality constraint '{text}': its left side "
-                                 "must be a dimension variable.")
-            self.substitutions[lhs._variable_name()] = rhs
-        else:
-            self.nonnegative.append(lhs - rhs if op == ">=" else rhs - lhs)
-
-    def __repr__(self) -> str:
-        return f"SymbolicScope({list(self.constraints_str)})"
+        self.nonnegative: list[Any] = []
 
 
-_DEFAULT_SCOPE = SymbolicScope()
+_DEFAULT_SCOPE = Scope()
 
 
 def _normalize(terms: Iterable[tuple[Monomial, int]]) -> tuple:
@@ -104,7 +74,7 @@ def _atom_key(atom: Atom) -> tuple:
     return (0, atom[1]) if atom[0] == "var" else (1, atom[0], str(atom[1]), str(atom[2]))
 
 
-def _make(terms: Iterable[tuple[Monomial, int]], scope: SymbolicScope) -> "int | DimExpr":
+def _make(terms: Iterable[tuple[Monomial, int]], scope: Scope) -> "int | DimExpr":
     poly = _normalize(terms)
     if not poly:
         return 0
@@ -130,21 +100,22 @@ class DimExpr:
     is_symbolic_dim = True  # how `jaxlite.xla` (which cannot import core) recognizes one
     __array_ufunc__ = None  # numpy scalars defer to the reflected operators
 
-    def __init__(self, poly: tuple, scope: SymbolicScope) -> None:
+    def __init__(self, poly: tuple, scope: Scope) -> None:
         self._poly = poly
         self._scope = scope
         self._hash = hash(poly)
 
     @staticmethod
-    def variable(name: str, scope: SymbolicScope | None = None) -> "DimExpr":
+    def variable(name: str, scope: Scope | None = None) -> "DimExpr":
         """The expression of the dimension variable `name`."""
         return DimExpr((((((("var", name), 1),), 1),)), scope or _DEFAULT_SCOPE)
 
     @property
-    def scope(self) -> SymbolicScope:
+    def scope(self) -> Scope:
         return self._scope
 
-    def _variable_name(self) -> str | None:
+    def variable_name(self) -> str | None:
+        """The name of the variable if the expression is exactly one, else None."""
         if len(self._poly) == 1 and self._poly[0][1] == 1:
             mono = self._poly[0][0]
             if len(mono) == 1 and mono[0][1] == 1 and mono[0][0][0] == "var":
@@ -280,10 +251,6 @@ class DimExpr:
         ("var", name) or ("floordiv" | "mod", numerator, denominator)."""
         return self._poly
 
-    def bounds(self) -> tuple[float, float]:
-        """The least and the greatest value the expression can take (±inf if unbounded)."""
-        return _bounds(self)
-
     def variables(self) -> set[str]:
         """The names of the dimension variables the expression uses."""
         names: set[str] = set()
@@ -322,7 +289,7 @@ def _atom_text(atom: Atom) -> str:
     return atom[1] if atom[0] == "var" else f"{atom[0]}({atom[1]}, {atom[2]})"
 
 
-def _divmod(num: Any, den: Any, scope: SymbolicScope) -> tuple[Any, Any]:
+def _divmod(num: Any, den: Any, scope: Scope) -> tuple[Any, Any]:
     """Quotient and remainder, exact when the numerator is a multiple of the denominator
     (or both are constants), else opaque atoms."""
     if _is_int(num) and _is_int(den):
@@ -383,7 +350,7 @@ def _bounds(value: Any) -> tuple[float, float]:
     return low, high
 
 
-def _atom_bounds(atom: Atom, scope: SymbolicScope) -> tuple[float, float]:
+def _atom_bounds(atom: Atom, scope: Scope) -> tuple[float, float]:
     if atom[0] == "var":
         var = DimExpr.variable(atom[1], scope)
         low, high = 1.0, math.inf
@@ -467,11 +434,6 @@ def is_symbolic_dim(value: Any) -> bool:
     return isinstance(value, DimExpr)
 
 
-def is_constant_dim(value: Any) -> bool:
-    """Whether `value` is a concrete dimension size (an int)."""
-    return not isinstance(value, DimExpr)
-
-
 def canonical_dim(value: Any) -> Any:
     """A dimension as shapes hold it: a DimExpr as it is, anything else as an int."""
     return value if isinstance(value, DimExpr) else int(value)
@@ -483,11 +445,6 @@ def shape_size(shape: Iterable[Any]) -> Any:
     for d in shape:
         size = size * d if isinstance(d, DimExpr) else d * size
     return size
-
-
-def has_symbolic_dims(shape: Iterable[Any]) -> bool:
-    """Whether any dimension of `shape` is symbolic."""
-    return any(isinstance(d, DimExpr) for d in shape)
 
 
 def broadcast_shapes(*shapes: Sequence[Any]) -> tuple:
@@ -533,27 +490,6 @@ def slice_indices(start: Any, stop: Any, step: Any, size: Any) -> tuple[Any, Any
     return start, step, (distance + abs(step) - 1) // abs(step)
 
 
-def linear_in(dim: Any, name: str) -> tuple[int, Any] | None:
-    """(k, rest) with `dim == k*name + rest` and `rest` free of `name`; None when `name`
-    appears otherwise (in a product, a power, a floordiv or mod)."""
-    if not isinstance(dim, DimExpr):
-        return None
-    lone = ((("var", name), 1),)
-    k = 0
-    for mono, coeff in dim._poly:
-        if mono == lone:
-            k = coeff
-        elif name in dimension_variables(_monomial_expressions(mono, dim._scope)):
-            return None
-    if k == 0:
-        return None
-    return k, dim - DimExpr.variable(name, dim._scope) * k
-
-
-def _monomial_expressions(mono: Monomial, scope: SymbolicScope) -> list[Any]:
-    return [_make((((((atom, 1),), 1),)), scope) for atom, _ in mono]
-
-
 def dimension_variables(dims: Iterable[Any]) -> set[str]:
     """The names of the variables of the symbolic dimensions among `dims`."""
     names: set[str] = set()
@@ -561,110 +497,3 @@ def dimension_variables(dims: Iterable[Any]) -> set[str]:
         if isinstance(d, DimExpr):
             names |= d.variables()
     return names
-
-
-def evaluate(dim: Any, env: Mapping[str, int]) -> int:
-    """The int value of a dimension when each variable `name` is `env[name]`."""
-    if not isinstance(dim, DimExpr):
-        return int(dim)
-    total = 0
-    for mono, coeff in dim._poly:
-        term = coeff
-        for atom, power in mono:
-            term *= _atom_value(atom, env) ** power
-        total += term
-    return total
-
-
-def _atom_value(atom: Atom, env: Mapping[str, int]) -> int:
-    if atom[0] == "var":
-        if atom[1] not in env:
-            raise KeyError(f"no value for the dimension variable '{atom[1]}'")
-        return int(env[atom[1]])
-    num, den = evaluate(atom[1], env), evaluate(atom[2], env)
-    return num // den if atom[0] == "floordiv" else num % den
-
-
-# ---------------------------------------------------------------------- parsing
-
-_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(\.\.\.)|(.))")
-
-
-def parse(text: str, scope: SymbolicScope | None = None) -> Any:
-    """The dimension `text` spells (`b`, `2*b + 1`, `b^2`, `floordiv(b, 2)`, `mod(b, 2)`);
-    the inverse of `str`."""
-    reader = _Reader(text, scope or _DEFAULT_SCOPE)
-    value = reader.sum()
-    if reader.peek() is not None:
-        raise ValueError(f"syntax error in symbolic dimension '{text}': unexpected "
-                         f"'{reader.peek()}'")
-    return value
-
-
-class _Reader:
-    """A recursive-descent reader of one dimension expression."""
-
-    def __init__(self, text: str, scope: SymbolicScope) -> None:
-        self.text = text
-        self.scope = scope
-        self.tokens = [m.group(0).strip() for m in _TOKEN.finditer(text)
-                       if m.group(0).strip()]
-        self.pos = 0
-
-    def peek(self) -> str | None:
-        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
-
-    def take(self, expected: str | None = None) -> str:
-        token = self.peek()
-        if token is None or (expected is not None and token != expected):
-            raise ValueError(f"syntax error in symbolic dimension '{self.text}': expected "
-                             f"{expected or 'a term'}, found {token or 'the end'}")
-        self.pos += 1
-        return token
-
-    def sum(self) -> Any:
-        value = self.product()
-        while self.peek() in ("+", "-"):
-            value = value + self.product() if self.take() == "+" else value - self.product()
-        return value
-
-    def product(self) -> Any:
-        value = self.power()
-        while self.peek() == "*":
-            self.take()
-            value = value * self.power()
-        return value
-
-    def power(self) -> Any:
-        value = self.atom()
-        if self.peek() == "^":
-            self.take()
-            exponent = int(self.take())
-            result = 1
-            for _ in range(exponent):
-                result = result * value
-            return result
-        return value
-
-    def atom(self) -> Any:
-        token = self.take()
-        if token == "-":
-            return -self.power()
-        if token == "(":
-            value = self.sum()
-            self.take(")")
-            return value
-        if token.isdigit():
-            return int(token)
-        if token in ("floordiv", "mod") and self.peek() == "(":
-            self.take("(")
-            num = self.sum()
-            self.take(",")
-            den = self.sum()
-            self.take(")")
-            return num // den if token == "floordiv" else num % den
-        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", token):
-            replaced = self.scope.substitutions.get(token)
-            return replaced if replaced is not None else DimExpr.variable(token, self.scope)
-        raise ValueError(f"syntax error in symbolic dimension '{self.text}': unexpected "
-                         f"'{token}'")

@@ -25,6 +25,7 @@ import numpy as np
 
 from jaxlite.core import shape_poly
 from jaxlite.core.avals import ShapedArray, get_aval
+from jaxlite.core.shape_poly_parse import evaluate
 from jaxlite.interpreters.lowering import lower_jaxpr
 from jaxlite.lax.call_exported import call_exported_p
 from jaxlite.lax.custom_derivatives import custom_vjp
@@ -110,7 +111,7 @@ class Exported:
     def out_avals_for(self, shapes: Sequence[tuple[int, ...]]) -> tuple[ShapedArray, ...]:
         """The output avals of a call with arguments of `shapes` (concrete sizes)."""
         env = self.dimension_values(shapes)
-        return tuple(a.update(shape=tuple(shape_poly.evaluate(d, env) for d in a.shape))
+        return tuple(a.update(shape=tuple(evaluate(d, env) for d in a.shape))
                      for a in self.out_avals)
 
     def hlo_module_for(self, shapes: Sequence[tuple[int, ...]]) -> HloModule:

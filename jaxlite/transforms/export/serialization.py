@@ -31,7 +31,7 @@ import numpy as np
 
 from jaxlite.core import shape_poly
 from jaxlite.core.avals import ShapedArray
-from jaxlite.core.shape_poly import SymbolicScope
+from jaxlite.core.shape_poly_parse import SymbolicScope, parse
 from jaxlite.pytree.treedef import default_registry
 from jaxlite.tree_util import PyTreeDef, tree_flatten
 
@@ -148,7 +148,7 @@ def _aval_to_json(aval: ShapedArray) -> list:
 
 def _aval_from_json(item: list, scope: SymbolicScope) -> ShapedArray:
     shape, dtype, weak = item
-    dims = tuple(shape_poly.parse(d, scope) if isinstance(d, str) else d for d in shape)
+    dims = tuple(parse(d, scope) if isinstance(d, str) else d for d in shape)
     return ShapedArray(dims, np.dtype(dtype), weak_type=weak)
 
 

@@ -13,7 +13,8 @@ from typing import Any, Mapping, Sequence
 
 from jaxlite.core import shape_poly
 from jaxlite.core.avals import ShapedArray
-from jaxlite.core.shape_poly import DimExpr, SymbolicScope
+from jaxlite.core.shape_poly import DimExpr
+from jaxlite.core.shape_poly_parse import SymbolicScope, evaluate, linear_in, parse
 from jaxlite.xla.ir import HloModule
 from jaxlite.xla.text import parse_module
 
@@ -34,13 +35,13 @@ def scope_of(avals: Sequence[ShapedArray]) -> SymbolicScope | None:
 
 def symbolic_module(hlo_text: str, scope: SymbolicScope | None) -> HloModule:
     """The module of the text with its symbolic sizes as `DimExpr`s (for printing)."""
-    return parse_module(hlo_text, read_dimension=lambda text: shape_poly.parse(text, scope))
+    return parse_module(hlo_text, read_dimension=lambda text: parse(text, scope))
 
 
 def specialize(hlo_text: str, env: Mapping[str, int]) -> HloModule:
     """The module of the text with every symbolic size evaluated at `env`."""
-    return parse_module(hlo_text, read_dimension=lambda text: shape_poly.evaluate(
-        shape_poly.parse(text), env))
+    return parse_module(hlo_text, read_dimension=lambda text: evaluate(
+        parse(text), env))
 
 
 def dimension_values(in_avals: Sequence[ShapedArray], shapes: Sequence[tuple[int, ...]]
@@ -65,7 +66,7 @@ def dimension_values(in_avals: Sequence[ShapedArray], shapes: Sequence[tuple[int
                f"dimension variables: {obtained}. {_HELP}")
     for i, (aval, shape) in enumerate(zip(in_avals, shapes)):
         for k, (want, got) in enumerate(zip(aval.shape, shape)):
-            value = shape_poly.evaluate(want, env)
+            value = evaluate(want, env)
             if value != got:
                 raise ValueError(
                     "Input shapes do not match the polymorphic shapes specification. Found "
@@ -110,11 +111,11 @@ def _solve(in_avals: Sequence[ShapedArray], shapes: Sequence[tuple[int, ...]], s
 def _solve_linear(dim: DimExpr, name: str, value: int, env: Mapping[str, int]
                   ) -> tuple[int, int] | None:
     """(v, remainder) with dim == value at name = v, if `dim` is `k*name + rest`."""
-    linear = shape_poly.linear_in(dim, name)
+    linear = linear_in(dim, name)
     if linear is None:
         return None
     coefficient, rest = linear
-    return divmod(value - shape_poly.evaluate(rest, env), coefficient)
+    return divmod(value - evaluate(rest, env), coefficient)
 
 
 def _check_constraints(in_avals: Sequence[ShapedArray], env: Mapping[str, int],
@@ -128,7 +129,7 @@ def _check_constraints(in_avals: Sequence[ShapedArray], env: Mapping[str, int],
         return
     for text, expr in zip([c for c in scope.constraints_str if "==" not in c],
                           scope.nonnegative):
-        value = shape_poly.evaluate(expr, env)
+        value = evaluate(expr, env)
         if value < 0:
             raise ValueError(f"Input shapes do not match the symbolic shape constraint {text}. "
                              f"Expected '{expr}' to be greater or equal to 0, but found "
