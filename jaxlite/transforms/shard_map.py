@@ -167,19 +167,24 @@ def _shard_map(f: Callable, *, mesh: Any, in_specs: Any, out_specs: Any, axis_na
         with types_suspended(), vma_checked(order if check_vma else ()):
             outs, out_tree, out_leaf_specs = _run_body(
                 f, leaves, in_tree, specs, dynamic, sizes, order, out_specs,
-                the_mesh if check_vma else None)
+                the_mesh if check_vma else None,
+                the_mesh if isinstance(the_mesh, Mesh) and the_mesh.size > 1 else None)
         outs = [_placed(o, the_mesh, spec) for o, spec in zip(outs, out_leaf_specs)]
         return tree_unflatten(out_tree, outs)
     return wrapped
 
 
 def _run_body(f: Callable, leaves: list, in_tree: Any, specs: list, dynamic: list,
-              sizes: dict, order: list, out_specs: Any, checked_mesh: Any
-              ) -> tuple[list, Any, list]:
+              sizes: dict, order: list, out_specs: Any, checked_mesh: Any,
+              spmd_mesh: Any = None) -> tuple[list, Any, list]:
     """`f` on the arguments' blocks, each manual axis bound by a named map: its results
     laid out globally as `out_specs` say (checked against what they vary over when
-    `checked_mesh` is given), their tree and their specs."""
+    `checked_mesh` is given), their tree and their specs. Under a trace over `spmd_mesh`
+    (a mesh of several devices), the stacked axes of blocks and results are constrained
+    to lie along their mesh axes, so that jit's partitioner gives each device its own
+    block to compute (and the collectives become the devices' own)."""
     blocked = [to_blocks(x, s, sizes, order) for x, s in zip(leaves, specs) if s is not None]
+    blocked = [(_along_mesh(b, m, spmd_mesh), m) for b, m in blocked]
     out_trees: list[Any] = []
     out_leaf_specs: list[Any] = []
 
@@ -197,9 +202,20 @@ def _run_body(f: Callable, leaves: list, in_tree: Any, specs: list, dynamic: lis
                                [(n, sizes[n]) for n in order])
     if checked_mesh is not None:
         _check_replication(f, checked_mesh, out_leaf_specs, stacked)
+    outs = [_along_mesh(o, st, spmd_mesh) for o, st in zip(outs, stacked)]
     outs = [from_blocks(_as_array(o), st, spec, sizes)
             for o, st, spec in zip(outs, stacked, out_leaf_specs)]
     return outs, out_trees[0], out_leaf_specs
+
+
+def _along_mesh(value: Any, axes: list, mesh: Any) -> Any:
+    """A traced `value` whose leading axes stack the blocks of mesh `axes` (in order),
+    constrained to be split along them over `mesh`; anything else unchanged."""
+    if mesh is None or not axes or not isinstance(value, Tracer):
+        return value
+    return sharding_constraint_p.bind(value, sharding=NamedSharding(mesh, PartitionSpec(*axes)),
+                                      layout=None, context_mesh=mesh.abstract_mesh,
+                                      unconstrained_dims=frozenset())
 
 
 def _check_replication(f: Callable, mesh: AbstractMesh, specs: list, stacked: list) -> None:
