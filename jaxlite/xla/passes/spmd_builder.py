@@ -42,6 +42,9 @@ class PValue:
     # The whole value, when every partition cut its block from it locally: other
     # layouts are then cut from it too, without collectives (constants, iotas, ...).
     whole: "PValue | None" = None
+    # For a slice along one dimension: (the sliced value, dimension, start, limit), so
+    # that a concatenation of slices that rotates a value can be recognized.
+    sliced_from: "tuple[PValue, int, int, int] | None" = None
 
     @property
     def is_tuple(self) -> bool:
@@ -226,6 +229,13 @@ class SpmdBuilder:
                  if k != "use_global_device_ids"}  # all-to-all has no such flag in XLA
         attrs["dimensions"] = (dim,)
         return self.add(_O.ALL_TO_ALL, (x,), attrs)
+
+    def collective_permute(self, x: HloInstruction,
+                           pairs: Sequence[tuple[int, int]]) -> HloInstruction:
+        """Each (source, target) pair: target receives source's `x` (others get zeros)."""
+        attrs = {"channel_id": next(self.state.channels),
+                 "source_target_pairs": tuple((int(s), int(t)) for s, t in pairs)}
+        return self.add(_O.COLLECTIVE_PERMUTE, (x,), attrs)
 
     def build(self, root: HloInstruction) -> HloComputation:
         return self.b.build(root)

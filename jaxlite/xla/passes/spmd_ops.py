@@ -9,12 +9,14 @@ all-reduce, or a slice's with the sliced dimension whole.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import numpy as np
 
 from jaxlite.xla.ir import HloComputation, HloInstruction
 from jaxlite.xla.opcodes import Opcode
+from jaxlite.xla.passes import spmd_halo as halo
 from jaxlite.xla.passes import spmd_shardings as grids
 from jaxlite.xla.passes.spmd_builder import PValue, SpmdBuilder
 from jaxlite.xla.passes.spmd_reshard import replicate, reshard
@@ -142,23 +144,33 @@ def slice_(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
     full = ops[0].shape.dims
     changed = [d for d in range(len(full))
                if (starts[d], limits[d], strides[d]) != (0, full[d], 1)]
-    ids = _whole_along(changed, target)
-    operand = reshard(b, ops[0], ids)
-    block = operand.hlo.shape.dims
-    return _local(b, inst, [operand.hlo], ids,
-                  starts=tuple(starts[d] if d in changed else 0 for d in range(len(full))),
-                  limits=tuple(limits[d] if d in changed else block[d]
-                               for d in range(len(full))),
-                  strides=tuple(strides[d] if d in changed else 1 for d in range(len(full))))
+    value = halo.slice_along_cut(b, inst, target, ops[0], changed)
+    if value is None:
+        ids = _whole_along(changed, target)
+        operand = reshard(b, ops[0], ids)
+        block = operand.hlo.shape.dims
+        value = _local(b, inst, [operand.hlo], ids,
+                       starts=tuple(starts[d] if d in changed else 0 for d in range(len(full))),
+                       limits=tuple(limits[d] if d in changed else block[d]
+                                    for d in range(len(full))),
+                       strides=tuple(strides[d] if d in changed else 1
+                                     for d in range(len(full))))
+    if len(changed) == 1 and strides[changed[0]] == 1:
+        d = changed[0]
+        return dataclasses.replace(value, sliced_from=(ops[0], d, starts[d], limits[d]))
+    return value
 
 
 def pad(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
         ops: list[PValue]) -> PValue:
     config = inst.attr("padding")
     changed = [d for d, c in enumerate(config) if tuple(c) != (0, 0, 0)]
+    fill = replicate(b, ops[1])
+    value = halo.pad_along_cut(b, inst, target, ops[0], fill.hlo, changed)
+    if value is not None:
+        return value
     ids = _whole_along(changed, target)
     operand = reshard(b, ops[0], ids)
-    fill = replicate(b, ops[1])
     return _local(b, inst, [operand.hlo, fill.hlo], ids,
                   padding=tuple(tuple(c) if d in changed else (0, 0, 0)
                                 for d, c in enumerate(config)))
@@ -175,6 +187,9 @@ def concatenate(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
                 ops: list[PValue]) -> PValue:
     dims = inst.attr("dimensions")
     dim = int(dims if isinstance(dims, int) else dims[0])
+    value = halo.concatenate_along_cut(b, inst, target, ops, dim)
+    if value is not None:
+        return value
     ids = _whole_along([dim], target)
     return _local(b, inst, [reshard(b, v, ids).hlo for v in ops], ids)
 

@@ -29,6 +29,7 @@ from jaxlite.xla.hlo_sharding import HloSharding
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule, NameUniquer, post_order
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes import spmd_shardings as grids
+from jaxlite.xla.passes.dce import eliminate_dead_code
 from jaxlite.xla.passes.spmd_builder import ModuleState, PValue, SpmdBuilder
 from jaxlite.xla.passes.spmd_dot import partition_convolution, partition_dot
 from jaxlite.xla.passes.spmd_ops import HANDLERS, elementwise, fallback, tuple_value
@@ -52,7 +53,8 @@ def partition_module(module: HloModule, num_partitions: int) -> HloModule:
         raise ValueError(f"num_partitions must be positive, got {num_partitions}")
     partitioner = _Partitioner(ModuleState(num_partitions, NameUniquer()))
     entry = partitioner.computation(module.entry, None, None, entry=True)
-    return HloModule(module.name, entry, num_partitions=num_partitions)
+    # Handlers may build a plan and then prefer another; what no one reads goes.
+    return eliminate_dead_code(HloModule(module.name, entry, num_partitions=num_partitions))
 
 
 def local_shape(shape: Shape, target: Any) -> Shape:
