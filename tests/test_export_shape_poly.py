@@ -98,7 +98,8 @@ def _reductions(x):
     n = x.shape[0]
     flat = jnp.reshape(x, (n * 4,))
     return (x.sum(axis=0), x.max(axis=1), jnp.argmax(x, axis=1), jnp.argmax(x, axis=0),
-            jnp.cumsum(x, axis=1), flat[: n * 2].sum(), jnp.arange(n).astype(F32) @ x,
+            jnp.cumsum(x, axis=1), jnp.cumsum(x, axis=0), flat[: n * 2].sum(),
+            jnp.arange(n).astype(F32) @ x,
             x.T @ x, jnp.concatenate([x, x[:, 1:]], axis=1), jnp.concatenate([x, x]),
             jnp.broadcast_to(x[:, :1], (n, 3)), jnp.where(x > 0, x, 0.0), x[1:] - x[:-1],
             jnp.mean(x, axis=0), x / x.shape[0], x[::2], x[-1], jnp.var(x, axis=0))

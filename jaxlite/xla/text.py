@@ -257,12 +257,12 @@ def _format_window(window: Any) -> str:
         raise TypeError(f"window must be a Window, got {type(window).__name__}")
 
     def joined(values: Any) -> str:
-        return "x".join(str(int(v)) for v in values)
+        return "x".join(_window_number(v) for v in values)
     parts = [f"size={joined(window.size)}"] if window.size else []
     if any(s != 1 for s in window.stride):
         parts.append(f"stride={joined(window.stride)}")
     if any(window.pad_low) or any(window.pad_high):
-        parts.append("pad=" + "x".join(f"{lo}_{hi}"
+        parts.append("pad=" + "x".join(f"{_window_number(lo)}_{_window_number(hi)}"
                                        for lo, hi in zip(window.pad_low, window.pad_high)))
     if any(d != 1 for d in window.base_dilation):
         parts.append(f"lhs_dilate={joined(window.base_dilation)}")
@@ -273,15 +273,27 @@ def _format_window(window: Any) -> str:
     return "{" + " ".join(parts) + "}"
 
 
+def _window_number(value: Any) -> str:
+    # A symbolic size (shape polymorphism) in parentheses and without spaces, so that the
+    # `x`, `_` and spaces of the window's text still separate.
+    if getattr(value, "is_symbolic_dim", False):
+        return "(" + str(value).replace(" ", "") + ")"
+    return str(int(value))
+
+
+def _window_size(value: Any) -> Any:
+    return value if getattr(value, "is_symbolic_dim", False) else int(value)
+
+
 def _window_of_mapping(fields: Mapping[str, Any]) -> Window:
-    size = tuple(int(s) for s in fields["size"])
+    size = tuple(_window_size(s) for s in fields["size"])
 
     def numbers(key: str, default: int) -> tuple[int, ...]:
         value = fields.get(key)
         return (default,) * len(size) if value is None else tuple(int(v) for v in value)
     pads = fields.get("pad") or ((0, 0),) * len(size)
-    return Window(size, numbers("stride", 1), tuple(int(p[0]) for p in pads),
-                  tuple(int(p[1]) for p in pads), numbers("lhs_dilate", 1),
+    return Window(size, numbers("stride", 1), tuple(_window_size(p[0]) for p in pads),
+                  tuple(_window_size(p[1]) for p in pads), numbers("lhs_dilate", 1),
                   numbers("rhs_dilate", 1),
                   tuple(bool(r) for r in numbers("window_reversal", 0)))
 

@@ -219,14 +219,16 @@ def parse_window(text: str) -> Window:
     """A `Window` from `{size=3x3 stride=2x2 pad=1_1x1_1 lhs_dilate=.. rhs_dilate=..
     rhs_reversal=..}`; fields left out take their neutral values."""
     fields = dict(item.split("=", 1) for item in text.strip()[1:-1].split())
-    size = tuple(int(v) for v in fields["size"].split("x")) if "size" in fields else ()
+    size = tuple(_dimension(v) for v in split_top_level(fields["size"], "x")) if (
+        "size" in fields) else ()
 
     def numbers(key: str, default: int) -> tuple[int, ...]:
         if key not in fields:
             return (default,) * len(size)
         return tuple(int(v) for v in fields[key].split("x"))
-    pads = [tuple(int(v) for v in p.split("_")) for p in fields["pad"].split("x")] if (
-        "pad" in fields) else [(0, 0)] * len(size)
+    pads = [tuple(_dimension(v) for v in split_top_level(p, "_"))
+            for p in split_top_level(fields["pad"], "x")] if "pad" in fields else \
+        [(0, 0)] * len(size)
     return Window(size, numbers("stride", 1), tuple(p[0] for p in pads),
                   tuple(p[1] for p in pads), numbers("lhs_dilate", 1),
                   numbers("rhs_dilate", 1), tuple(bool(r) for r in numbers("rhs_reversal", 0)))

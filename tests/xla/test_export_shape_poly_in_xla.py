@@ -31,6 +31,7 @@ def _normalized(x):
 def _reductions(x):
     n = x.shape[0]
     return (x.sum(axis=0), jnp.argmax(x, axis=1), jnp.cumsum(x, axis=1), x.T @ x,
+            jnp.cumsum(x, axis=0),
             jnp.reshape(x, (n * 4,)), jnp.arange(n).astype(F32) @ x, x[1:] - x[:-1],
             jnp.concatenate([x, x]), jnp.broadcast_to(x[:, :1], (n, 3)), jnp.mean(x, axis=0),
             x[::2], x[-1])

@@ -6,8 +6,9 @@ dimension as `?`. `@main` begins by reading each dimension variable off an argum
 (`stablehlo.get_dimension_size`); an op whose result size cannot be inferred from its
 operands takes the sizes as a shape tensor built from those values: `broadcast_in_dim`
 becomes `dynamic_broadcast_in_dim`, `iota` `dynamic_iota`, `reshape` `dynamic_reshape`, a
-slice with symbolic bounds `real_dynamic_slice`, and a size used as a value (`s32[]
-constant(b)`) is computed. XLA's shape refinement (run when JAX calls such a module) turns
+slice with symbolic bounds `real_dynamic_slice`, a window of symbolic size the custom call
+`stablehlo.dynamic_reduce_window`, and a size used as a value (`s32[] constant(b)`) is
+computed. XLA's shape refinement (run when JAX calls such a module) turns
 it all back into static shapes once the arguments' sizes are known.
 
 Sizes are i32 values, as in JAX without x64. Symbolic sizes are recognized by their
@@ -24,6 +25,7 @@ from jaxlite.xla.ir import HloInstruction, HloModule
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
 from jaxlite.xla.stablehlo import types as T
+from jaxlite.xla.stablehlo.ops import window_fields
 from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves, ModuleWriter
 
 __all__ = ["PolymorphicModuleWriter", "is_polymorphic"]
@@ -89,6 +91,9 @@ def _when_symbolic(static: Rule, dynamic: Rule) -> Rule:
 def _has_symbolic_sizes(inst: HloInstruction) -> bool:
     if inst.opcode is Opcode.CONSTANT:
         return np.asarray(inst.attr("literal")).dtype == object
+    if inst.opcode is Opcode.REDUCE_WINDOW:
+        return any(_symbolic(v) for values in window_fields(inst.attr("window")).values()
+                   for v in values)
     sizes = [*inst.shape.dims, *(inst.attr("starts") or ()), *(inst.attr("limits") or ())]
     return any(_symbolic(v) for v in sizes)
 
@@ -174,7 +179,25 @@ def _constant(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves
     return w.generic("stablehlo.convert", [value], [inst.shape])
 
 
+def _reduce_window(w: FunctionWriter, inst: HloInstruction,
+                   operands: Sequence[Leaves]) -> Leaves:
+    """A window of symbolic size (a cumulative sum over the batch) as JAX writes it: the
+    custom call `stablehlo.dynamic_reduce_window`, its window as shape operands and its
+    reducer a function."""
+    win = window_fields(inst.attr("window"))
+    sizes = [shape_value(w, win[key])
+             for key in ("size", "stride", "base_dilation", "window_dilation")]
+    pads = shape_value(w, [v for pair in zip(win["pad_low"], win["pad_high"]) for v in pair])
+    padding = w.generic("stablehlo.reshape", [pads],
+                        [Shape(np.dtype(np.int32), (len(win["size"]), 2))])[0]
+    reducer = w.module.symbol(inst.called[0])
+    values = [v for leaves in operands for v in leaves]
+    return w.generic("stablehlo.custom_call", [*values, *sizes, padding], [inst.shape], {
+        "api_version": "2 : i32", "call_target_name": T.string("stablehlo.dynamic_reduce_window"),
+        "called_computations": f"[{reducer}]"})
+
+
 _DYNAMIC_RULES: dict[Opcode, Rule] = {
     Opcode.BROADCAST: _broadcast, Opcode.IOTA: _iota, Opcode.RESHAPE: _reshape,
-    Opcode.SLICE: _slice, Opcode.CONSTANT: _constant,
+    Opcode.SLICE: _slice, Opcode.CONSTANT: _constant, Opcode.REDUCE_WINDOW: _reduce_window,
 }
