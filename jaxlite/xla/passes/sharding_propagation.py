@@ -19,10 +19,12 @@ propose, `backward`), until nothing changes. A proposal replaces a value's shard
 when it is more tiled, or when both combine into a more tiled one (tiles.better); so the
 result does not depend on the sweep order, and more-specific layouts win as in XLA. Rounds
 run at increasing aggressiveness (XLA's 0..3): early rounds skip proposals that usually cost
-a reshard (a broadcast sharded from its operand rather than from its users). A while's
-body parameter, body root, condition parameter and the while itself hold one sharding,
-as do a call's or a branch's parameters and root with the operands and result outside.
-Values nothing proposes a sharding for end up replicated.
+a reshard (a dot or a broadcast sharded from its operands rather than from its users).
+Computations are swept callees first; a while's body parameter, body root, condition
+parameter and the while itself hold one sharding, as do a conditional and its branches'
+roots, and a branch's parameter sets its operand's (sharding_propagation_calls). Values
+nothing proposes a sharding for end up replicated, and so do the program's results that a
+propagated sharding would cut unevenly.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from jaxlite.xla.hlo_sharding import HloSharding
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.rewriting import RewriteContext, rewrite_module
+from jaxlite.xla.passes.sharding_propagation_calls import call_graph
 from jaxlite.xla.passes.sharding_propagation_rules import backward, forward
 from jaxlite.xla.passes.sharding_propagation_tiles import better
 from jaxlite.xla.shape import Shape
@@ -98,7 +101,8 @@ class _Propagation:
 
     def __init__(self, module: HloModule, n: int) -> None:
         self.module, self.n, self.level = module, n, 0
-        self.computations, self.caller = _control_flow_computations(module.entry)
+        self.graph = call_graph(module.entry)
+        self.computations = self.graph.computations
         self.value: dict[int, object] = {}
         self.fixed: set[int] = set()
         self.users: dict[int, list[HloInstruction]] = {}
@@ -109,6 +113,10 @@ class _Propagation:
                 self._seed(inst, comp)
             for inst in comp.instructions:
                 self._constrain_operand(inst)
+        for comp in self.computations:
+            for inst in comp.instructions:
+                if id(inst) in self.fixed:
+                    self._share(inst)
 
     def _seed(self, inst: HloInstruction, comp: HloComputation) -> None:
         sharding = inst.attr("sharding")
@@ -169,7 +177,20 @@ class _Propagation:
                 new = better(current, proposal, len(inst.shape.dims), self.n)
                 if new is not None:
                     self.value[id(inst)], changed = new, True
+        if changed:
+            self._share(inst)
         return changed
+
+    def _share(self, inst: HloInstruction) -> None:
+        """Set the values related to `inst` across calls to its sharding (and theirs on)."""
+        work = [inst]
+        while work:
+            source = work.pop()
+            for member in self.graph.related.get(id(source), ()):
+                if id(member) in self.fixed or self.of(member) == self.of(source):
+                    continue
+                self.value[id(member)] = self.of(source)
+                work.append(member)
 
     # ---- proposals from operands
     def _from_operands(self, inst: HloInstruction) -> list:
@@ -184,8 +205,8 @@ class _Propagation:
             return self._parameter_from_caller(inst)
         if op is Opcode.WHILE:
             body = inst.called[1]
-            return [self.of(inst.operands[0]), self.of(body.root),
-                    self.of(body.parameters[0])]
+            return [self.of(body.root), self.of(body.parameters[0]),
+                    self.of(inst.operands[0])]
         if op is Opcode.CALL:
             return [self.of(inst.called[0].root)]
         if op is Opcode.CONDITIONAL:
@@ -199,12 +220,16 @@ class _Propagation:
         return value if inst.shape.is_tuple else (value,)
 
     def _parameter_from_caller(self, param: HloInstruction) -> list:
-        link = self.caller.get(id(param))
+        link = self.graph.caller_of_parameter.get(id(param))
         if link is None:
             return []
         caller, k = link
         if caller.opcode is Opcode.WHILE:
             return [self.of(caller)]
+        if caller.opcode is Opcode.CONDITIONAL and self.level < 1:
+            # A branch's parameter first learns its layout from inside the branch (and then
+            # sets the operand's, `_share`); the operand's only counts after (XLA's order).
+            return []
         return [self.of(caller.operands[k])]
 
     # ---- proposals from users
@@ -214,8 +239,9 @@ class _Propagation:
             for k, operand in enumerate(user.operands):
                 if operand is inst:
                     proposals.append(self._from_user(user, k, inst))
-        if inst is comp.root and id(comp) in self.caller:
-            proposals.append(self.of(self.caller[id(comp)]))
+        caller = self.graph.caller_of_root.get(id(comp))
+        if inst is comp.root and caller is not None:
+            proposals.append(self.of(caller))
         return proposals
 
     def _from_user(self, user: HloInstruction, k: int, inst: HloInstruction):
@@ -265,27 +291,3 @@ class _Propagation:
                       for leaf, shape in zip(leaves, leaf_shapes(inst.shape))]
         leaves = [leaf or HloSharding.replicate() for leaf in leaves]
         return HloSharding.tuple_of(leaves) if inst.shape.is_tuple else leaves[0]
-
-
-def _control_flow_computations(entry: HloComputation):
-    """The entry and the computations while, conditional and call run (callers before
-    callees), and for each callee parameter and root: (the calling instruction, operand)."""
-    order: list[HloComputation] = []
-    caller: dict[int, tuple] = {}
-
-    def visit(comp: HloComputation) -> None:
-        order.append(comp)
-        for inst in comp.instructions:
-            if inst.opcode not in (Opcode.WHILE, Opcode.CALL, Opcode.CONDITIONAL):
-                continue
-            for b, callee in enumerate(inst.called):
-                if any(c is callee for c in order):
-                    continue
-                for k, param in enumerate(callee.parameters):
-                    operand = b + 1 if inst.opcode is Opcode.CONDITIONAL else k
-                    caller[id(param)] = (inst, operand)
-                if not (inst.opcode is Opcode.WHILE and b == 0):  # a condition's root is
-                    caller[id(callee)] = inst                    # its own pred
-                visit(callee)
-    visit(entry)
-    return order, caller
