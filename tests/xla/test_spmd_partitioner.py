@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -89,7 +90,8 @@ def test_collectives_print_as_xla_and_read_back():
     text = print_module(module, metadata=False)
     assert "all-gather(%p), channel_id=1, replica_groups={{0,1,2,3}}, " \
            "use_global_device_ids=true, dimensions={0}" in text
-    assert "num_partitions=4" in text
+    assert "num_partitions=4" in text and "ROOT" in text
+    assert text.split("ROOT")[1].split("\n")[0].endswith("sharding={replicated}")
     assert print_module(parse_module(text), metadata=False) == text
 
 
@@ -514,6 +516,8 @@ def test_xla_programs_same_numbers_no_more_collectives_than_xla(key):
     name = key.rsplit("_", 1)[0]
     for kind, count in ours.items():
         assert count <= xla[kind], (kind, count, xla)
+    channels = [int(c) for c in re.findall(r"channel_id=(\d+)", text)]
+    assert channels == list(range(1, len(channels) + 1))
     assert {k: v for k, v in ours.items() if v} == GOLDEN[name]
 
 

@@ -30,6 +30,7 @@ from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule, NameUnique
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes import spmd_shardings as grids
 from jaxlite.xla.passes.dce import eliminate_dead_code
+from jaxlite.xla.passes.rewriting import rewrite_module
 from jaxlite.xla.passes.spmd_builder import ModuleState, PValue, SpmdBuilder
 from jaxlite.xla.passes.spmd_dot import partition_convolution, partition_dot
 from jaxlite.xla.passes.spmd_ops import HANDLERS, elementwise, fallback, tuple_value
@@ -54,7 +55,26 @@ def partition_module(module: HloModule, num_partitions: int) -> HloModule:
     partitioner = _Partitioner(ModuleState(num_partitions, NameUniquer()))
     entry = partitioner.computation(module.entry, None, None, entry=True)
     # Handlers may build a plan and then prefer another; what no one reads goes.
-    return eliminate_dead_code(HloModule(module.name, entry, num_partitions=num_partitions))
+    partitioned = eliminate_dead_code(
+        HloModule(module.name, entry, num_partitions=num_partitions))
+    return _finished(partitioned, module.entry.root.attr("sharding"))
+
+
+def _finished(module: HloModule, root_sharding: HloSharding | None) -> HloModule:
+    """Channels numbered 1, 2, ... in program order (dead plans left gaps), and the root
+    marked with the result's sharding as XLA marks it."""
+    channels = iter(range(1, 1 << 30))
+    entry_root = module.entry.root
+
+    def rule(inst: HloInstruction, ctx: Any) -> HloInstruction | None:
+        attrs = dict(inst.attrs)
+        if attrs.get("channel_id") is not None:
+            attrs["channel_id"] = next(channels)
+        if ctx.computation is module.entry and inst.name == entry_root.name and (
+                root_sharding is not None and inst.opcode is not _O.PARAMETER):
+            attrs["sharding"] = root_sharding
+        return inst.replace(attrs=attrs) if attrs != dict(inst.attrs) else None
+    return rewrite_module(module, rule)
 
 
 def local_shape(shape: Shape, target: Any) -> Shape:
