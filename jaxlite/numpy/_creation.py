@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 import jaxlite.lax as lax
-from jaxlite.numpy._placement import accepts_placement
+from jaxlite.numpy._placement import accepts_placement, placed_like
 from jaxlite.core import dtypes
 from jaxlite.core.avals import check_byte_order
 from jaxlite.core.shape_poly import is_symbolic_dim
@@ -213,6 +213,10 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
 
 
 def _like(fun_name: str, a: Any, fill_value: Any, dtype: Any, shape: Any) -> Any:
+    return placed_like(a, shape, _filled_like(fun_name, a, fill_value, dtype, shape))
+
+
+def _filled_like(fun_name: str, a: Any, fill_value: Any, dtype: Any, shape: Any) -> Any:
     target = None if dtype is None else user_dtype(dtype, fun_name)
     out_shape = None if shape is None else canonicalize_shape(shape, fun_name)
     if _is_shape_dtype_struct(a):

@@ -68,9 +68,18 @@ def programs(jax):
         "reshard a bare spec outside a mesh": lambda a: reshard(a["x"], P("y", "x")),
         "jit reshard": lambda a: jax.jit(lambda v: reshard(
             v, jax.sharding.NamedSharding(a["mesh"], P("y", None))) * 2)(a["x"]),
+        "zeros_like": lambda a: jnp.zeros_like(a["x"]),
+        "full_like of xr": lambda a: jnp.full_like(a["xr"], 3.0),
+        "zeros with out_sharding in a mesh": lambda a: _in_mesh(
+            jax, a, lambda: jnp.zeros((4, 4), out_sharding=P("x"))),
         "device_put in jit": lambda a: jax.jit(lambda v: jax.device_put(
             v, jax.sharding.NamedSharding(a["mesh"], P(None, "y"))) * 2)(a["xr"]),
     }
+
+
+def _in_mesh(jax, a, make):
+    with jax.set_mesh(a["mesh"]):
+        return make()
 
 
 def vma_programs(jax):
