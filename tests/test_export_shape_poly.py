@@ -102,7 +102,8 @@ def _reductions(x):
             jnp.arange(n).astype(F32) @ x,
             x.T @ x, jnp.concatenate([x, x[:, 1:]], axis=1), jnp.concatenate([x, x]),
             jnp.broadcast_to(x[:, :1], (n, 3)), jnp.where(x > 0, x, 0.0), x[1:] - x[:-1],
-            jnp.mean(x, axis=0), x / x.shape[0], x[::2], x[-1], jnp.var(x, axis=0))
+            jnp.mean(x, axis=0), x / x.shape[0], x[::2], x[-1], jnp.var(x, axis=0),
+            jnp.take(x, jnp.array([0, -1]), axis=0), x[jnp.argmax(x[:, 0])])
 
 
 def _scanned(x, w):

@@ -22,6 +22,7 @@ import numpy as np
 
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.primitive import Primitive
+from jaxlite.core.shape_poly import is_symbolic_dim
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.batching import move_batch_axis
 from jaxlite.interpreters.lowering import LoweringContext
@@ -68,9 +69,20 @@ def _index_vectors(ctx: LoweringContext, indices: HloInstruction,
     dtype = _bounds_dtype(indices.shape.dtype)
     indices = hlo.convert(ctx, indices, dtype)
     dims, last = indices.shape.dims, indices.shape.rank - 1
-    literal = np.asarray(upper, dtype)
-    vector = hlo.emit(ctx, Opcode.CONSTANT, Shape(dtype, (len(upper),)), literal=literal)
+    vector = _bounds_vector(ctx, upper, dtype)
     return indices, hlo.full_like(ctx, indices, 0), hlo.broadcast(ctx, vector, dims, (last,))
+
+
+def _bounds_vector(ctx: LoweringContext, upper: Sequence[Any], dtype: np.dtype
+                   ) -> HloInstruction:
+    """The bounds as one constant vector, or, when some are symbolic sizes (shape
+    polymorphism), the concatenation of their scalars."""
+    if not any(is_symbolic_dim(u) for u in upper):
+        literal = np.asarray(upper, dtype)
+        return hlo.emit(ctx, Opcode.CONSTANT, Shape(dtype, (len(upper),)), literal=literal)
+    pieces = [hlo.reshape(ctx, hlo.constant(ctx, u, dtype), (1,)) for u in upper]
+    return hlo.emit(ctx, Opcode.CONCATENATE, Shape(dtype, (len(upper),)), pieces,
+                    dimensions=(0,))
 
 
 def _windows_inside(ctx: LoweringContext, indices: HloInstruction,

@@ -34,7 +34,7 @@ def _reductions(x):
             jnp.cumsum(x, axis=0),
             jnp.reshape(x, (n * 4,)), jnp.arange(n).astype(F32) @ x, x[1:] - x[:-1],
             jnp.concatenate([x, x]), jnp.broadcast_to(x[:, :1], (n, 3)), jnp.mean(x, axis=0),
-            x[::2], x[-1])
+            x[::2], x[-1], jnp.take(x, jnp.array([0, -1]), axis=0), x[jnp.argmax(x[:, 0])])
 
 
 def _scanned(x, w):
