@@ -1,2 +1,3 @@
-"""`jaxlite.export`'s implementation: `exported` (export, Exported, deserialize) and
-`serialization` (the versioned byte format and its pytree node registrations)."""
+"""`jaxlite.export`'s implementation: `exported` (export, Exported, deserialize),
+`serialization` (the versioned byte format and its pytree node registrations) and
+`shape_refinement` (calling a shape-polymorphic Exported at concrete sizes)."""

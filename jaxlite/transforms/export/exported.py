@@ -11,9 +11,13 @@ The VJP: before serialization an Exported can export its function's VJP on deman
 deserialized Exported has exactly those. `call` under grad goes through a `custom_vjp` whose
 backward pass calls the VJP's Exported.
 
-Differences from JAX 0.10.2: no shape polymorphism yet (`symbolic_shape` raises), one
-device (`nr_devices` 1, no shardings), and the serialized form is jaxlite's own (JAX's is a
-flatbuffer around MLIR bytecode).
+Shape polymorphism: exported for `ShapeDtypeStruct`s with symbolic dimensions
+(`symbolic_shape("b, ...")`), the module keeps symbolic sizes, and each call specializes it
+to the arguments' sizes (`shape_refinement`), once per size.
+
+Differences from JAX 0.10.2: one device (`nr_devices` 1, no shardings), no shape
+assertions inside the module (`call` checks the sizes before running it), and the
+serialized form is jaxlite's own (JAX's is a flatbuffer around MLIR bytecode).
 """
 from __future__ import annotations
 
