@@ -28,7 +28,8 @@ from jaxlite.core.sharding import (ABSTRACT_MESH_OVERRIDE, CURRENT_MESH, Abstrac
 
 __all__ = ["ShardingTypeError", "RULES", "register", "typed_results", "aval_sharding",
            "spec_of", "types_suspended", "explicit_operands", "types_active",
-           "check_static_index", "vma_checked", "checked_axes", "varying_axes", "context_mesh", "jit_key", "ELEMENTWISE_NAMES"]
+           "check_static_index", "vma_checked", "checked_axes", "varying_axes",
+           "lenient_types", "context_mesh", "jit_key", "ELEMENTWISE_NAMES"]
 
 Spec = tuple
 
@@ -112,6 +113,24 @@ def varying_axes(value: Any) -> frozenset:
             names.add(name)
         value = value.value
     return frozenset(names)
+
+
+# Whether rules give unsplit results instead of refusing (transposition, see
+# `lenient_types`).
+_LENIENT: contextvars.ContextVar[bool] = contextvars.ContextVar("lenient", default=False)
+
+
+@contextlib.contextmanager
+def lenient_types() -> Iterator[None]:
+    """Rules that would refuse a program give unsplit results in this block instead: the
+    transposes of differentiation, where JAX gives each cotangent its primal's type
+    (`x.T @ g` over a split batch is the gradient of a replicated weight, summed across
+    devices)."""
+    token = _LENIENT.set(True)
+    try:
+        yield
+    finally:
+        _LENIENT.reset(token)
 
 
 def context_mesh() -> AbstractMesh | None:
@@ -234,8 +253,15 @@ def _explicit_specs(primitive: Any, in_avals: Sequence[Any], outs: list[Any],
             "https://github.com/jax-ml/jax/issues. You can work around this error by "
             "dropping that operation into full auto sharding mode via: "
             "`jax.sharding.auto_axes(fun, out_shardings=...)`")
-    out_specs = [tuple(_normal(e) for e in s) for s in rule(specs, in_avals, outs, params,
-                                                           name)]
+    try:
+        out_specs = [tuple(_normal(e) for e in s)
+                     for s in rule(specs, in_avals, outs, params, name)]
+    except ShardingTypeError:
+        if not _LENIENT.get():
+            raise
+        return [(None,) * len(o.shape) for o in outs]
+    if _LENIENT.get():
+        out_specs = [(None,) * len(s) if _duplicated(s) else s for s in out_specs]
     for out, spec in zip(outs, out_specs):
         if _duplicated(spec):
             shown = ", ".join(a.str_short() for a in in_avals if _has_type(a))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from jaxlite.core.jaxpr import Jaxpr, Literal, Var
+from jaxlite.core.sharding_rules import lenient_types
 from jaxlite.core.source_info import attributed_to
 from jaxlite.interpreters.ad import UndefinedPrimal, Zero, add_tangents, instantiate
 
@@ -70,7 +71,7 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any],
             ct_arg: Any = list(cts) if keep else [instantiate(ct) for ct in cts]
         else:
             ct_arg = cts[0]
-        with attributed_to(eqn.source_info):
+        with attributed_to(eqn.source_info), lenient_types():
             in_cts = eqn.primitive.transpose(ct_arg, *map(read, eqn.invars), **eqn.params)
         for var, ct in zip(eqn.invars, in_cts):
             accumulate(var, ct)

@@ -20,7 +20,8 @@ pytestmark = pytest.mark.skipif(jax.device_count() < 4, reason="a 2x2 mesh needs
 RECORDED = json.loads((Path(__file__).parent / "data" / "sharding_types.json").read_text())
 # Programs whose result jit places: the partitioner may drop trailing None entries of the
 # spec, which name the same layout (checked by equivalence, the type exactly).
-JITTED = {"jit typeof", "jit reshard", "device_put in jit", "vma: invarying all_gather"}
+JITTED = {"jit typeof", "jit reshard", "device_put in jit", "vma: invarying all_gather",
+          "data-parallel training"}
 
 
 @pytest.fixture(scope="module")

@@ -68,6 +68,7 @@ def programs(jax):
         "reshard a bare spec outside a mesh": lambda a: reshard(a["x"], P("y", "x")),
         "jit reshard": lambda a: jax.jit(lambda v: reshard(
             v, jax.sharding.NamedSharding(a["mesh"], P("y", None))) * 2)(a["x"]),
+        "data-parallel training": lambda a: _trained(jax, a),
         "zeros_like": lambda a: jnp.zeros_like(a["x"]),
         "full_like of xr": lambda a: jnp.full_like(a["xr"], 3.0),
         "zeros with out_sharding in a mesh": lambda a: _in_mesh(
@@ -75,6 +76,29 @@ def programs(jax):
         "device_put in jit": lambda a: jax.jit(lambda v: jax.device_put(
             v, jax.sharding.NamedSharding(a["mesh"], P(None, "y"))) * 2)(a["xr"]),
     }
+
+
+def _trained(jax, a):
+    """A data-parallel MLP (batch split over x, weights replicated) trained 3 steps under
+    jit: the gradients of the weights contract the split batch."""
+    jnp = jax.numpy
+    rng = np.random.RandomState(0)
+    put = lambda v, spec: jax.device_put(  # noqa: E731
+        v.astype(np.float32), jax.sharding.NamedSharding(a["mesh"], spec))
+    P = jax.sharding.PartitionSpec
+    x, y = put(rng.randn(8, 3), P("x")), put(rng.randn(8, 2), P("x"))
+    params = [put(rng.randn(3, 4) * 0.3, P()), put(rng.randn(4, 2) * 0.3, P())]
+
+    def loss(ws, x, y):
+        return jnp.mean((jnp.tanh(x @ ws[0]) @ ws[1] - y) ** 2)
+
+    @jax.jit
+    def step(ws, x, y):
+        value, grads = jax.value_and_grad(loss)(ws, x, y)
+        return [w - 0.1 * g for w, g in zip(ws, grads)], value
+    for _ in range(3):
+        params, value = step(params, x, y)
+    return params[0] * value
 
 
 def _in_mesh(jax, a, make):
