@@ -361,6 +361,24 @@ def test_convolution_cut_by_batch_and_output_features(lhs, rhs, out):
     assert sum(counts.values()) == 0, text
 
 
+@pytest.mark.parametrize("table,indices,out", [
+    (C4, REP, C4),                                            # columns of the table
+    (REP, T4, T4),                                            # the indices' rows
+    ("{devices=[1,2,2]<=[4] last_tile_dim_replicate}",
+     "{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}", "{devices=[2,2]<=[2,2]T(1,0)}"),
+])
+def test_gather_passthrough_and_index_parallel_are_local(table, indices, out):
+    body = (f"  %p = f32[10,6] parameter(0), sharding={table}\n"
+            f"  %i = s32[8,1] parameter(1), sharding={indices}\n"
+            f"  ROOT %g = f32[8,6] gather(%p, %i), offset_dims={{1}}, collapsed_slice_dims={{0}}, "
+            f"start_index_map={{0}}, index_vector_dim=1, slice_sizes={{1,6}}, sharding={out}")
+    module = parse_module(_entry("p: f32[10,6], i: s32[8,1]", body, 4))
+    args = [np.random.default_rng(2).standard_normal((10, 6)).astype(np.float32),
+            np.array([[3], [9], [0], [4], [4], [12], [-1], [7]], np.int32)]  # some clamp
+    text = check_partitioned(module, 4, args=args)
+    assert sum(count_collectives(text).values()) == 0, text
+
+
 def test_fallback_gather_computes_whole_then_slices():
     body = (f"  %p = f32[8,6] parameter(0), sharding={T4}\n"
             f"  %i = s32[3,1] constant({{{{5}}, {{0}}, {{7}}}})\n"

@@ -33,6 +33,7 @@ from jaxlite.xla.passes.dce import eliminate_dead_code
 from jaxlite.xla.passes.rewriting import rewrite_module
 from jaxlite.xla.passes.spmd_builder import ModuleState, PValue, SpmdBuilder
 from jaxlite.xla.passes.spmd_dot import partition_convolution, partition_dot
+from jaxlite.xla.passes.spmd_gather import partition_gather
 from jaxlite.xla.passes.spmd_ops import HANDLERS, elementwise, fallback, tuple_value
 from jaxlite.xla.passes.spmd_reshard import replicate, reshard
 from jaxlite.xla.shape import Shape
@@ -138,6 +139,9 @@ class _Partitioner:
             return partition_dot(b, inst, target, ops[0], ops[1])
         if op is _O.CONVOLUTION:
             value = partition_convolution(b, inst, target, ops[0], ops[1])
+            return value if value is not None else fallback(b, inst, target, ops)
+        if op is _O.GATHER:
+            value = partition_gather(b, inst, target, ops[0], ops[1])
             return value if value is not None else fallback(b, inst, target, ops)
         if op is _O.CONSTANT:
             hlo = b.add(_O.CONSTANT, attrs={"literal": inst.attr("literal")}, shape=inst.shape)
