@@ -281,6 +281,16 @@ class CpuExecutable(HostExecutable):
         frame[self._words] = words
         return PreparedRun(frame, address, arena, list(arrays), results)
 
+    def execute_partitions(self, args: Sequence[Sequence[np.ndarray]]
+                           ) -> list[list[np.ndarray]]:
+        """`execute_arrays` of a program on one partition, in the form of SPMD executables'
+        (`spmd_executable.SpmdCpuExecutable.execute_partitions`): `args[0]` in, [results]
+        out."""
+        if len(args) != 1:
+            raise ValueError(f"execute_partitions: {self._optimized.name} runs on 1 "
+                             f"partition, got arguments for {len(args)}.")
+        return [self.execute_arrays(args[0])]
+
     def execute(self, buffers: Sequence[Buffer]) -> list[Buffer]:
         try:
             results = self.execute_arrays(self._arrays(buffers))

@@ -127,6 +127,23 @@ def test_all_reduce(n, groups, reducer):
     check(spmd(module, n), values(n, (5, 3), dtype))
 
 
+@pytest.mark.parametrize("n,groups", LAYOUTS, ids=LAYOUT_IDS)
+def test_large_all_reduce_in_chunks(n, groups):
+    # 21,003 elements: each member folds a chunk and writes it into every member's result
+    # (the last chunk shorter); a small second operand is folded whole.
+    module = parse_module(f"""HloModule m, num_partitions={n}
+{combiner("add", "add", "bf16")}
+ENTRY %main (x: bf16[3,7001], y: bf16[5]) -> (bf16[3,7001], bf16[5]) {{
+  %x = bf16[3,7001] parameter(0)
+  %y = bf16[5] parameter(1)
+  ROOT %s = (bf16[3,7001], bf16[5]) all-reduce(%x, %y), {FLAT.format(groups=groups_text(groups))}, to_apply=%add
+}}
+""")
+    rng = np.random.default_rng(n)
+    check(module, [[rng.standard_normal((3, 7001)).astype(dtypes.bfloat16),
+                    rng.standard_normal(5).astype(dtypes.bfloat16)] for _ in range(n)])
+
+
 @pytest.mark.parametrize("dtype", ["bf16", "f16", "f64", "c64", "c128", "s8", "u32", "s64"])
 def test_all_reduce_sums_every_dtype_as_the_evaluator(dtype):
     module = parse_module(f"""HloModule m, num_partitions=4
@@ -605,7 +622,7 @@ ENTRY %main (x: f32[2,3]) -> (f32[2,3], f32[2,3], f32[2,3], f32[2,3], u32[]) {
 """)
     executable = cpu_client().compile(module, CompileOptions())
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
-    got = executable.execute_arrays([x])
+    (got,) = executable.execute_partitions([[x]])  # the same call as SPMD programs take
     for value, want in zip(got, evaluate_spmd(module, [[x]], 1)[0]):
         np.testing.assert_array_equal(value, want)
     assert [int(got[4])] == [0] and np.array_equal(got[0], x)

@@ -19,9 +19,12 @@ another partition still reads it. Every partition takes part in every barrier (e
 exactly one group), and every partition runs the same schedule, so the n-th collective of
 one partition meets the n-th of the others, inside while loops and conditionals too.
 
-The computing is a loop fusion built for the collective and compiled by the loop-fusion
-kernel emitter (vectorized, split over the partition's threads when large): all-reduce folds
-the members' operands with `to_apply` applied elementwise, in group order; all-gather
+The computing is a loop fusion built for the collective (`collective_fusions`) and compiled
+by the loop-fusion kernel emitter (vectorized, split over the partition's threads when
+large): all-reduce folds the members' operands with `to_apply` applied elementwise, in group
+order (so its results are `evaluate_spmd`'s, bit for bit; for large operands each member
+folds one chunk and writes it into every member's result, which the members publish too,
+so the group reads each operand once); all-gather
 concatenates them; reduce-scatter takes this member's block of the fold (a dynamic slice
 at its position); all-to-all concatenates, from each member, the block at this member's
 position. collective-permute and the tuple form of all-to-all copy one peer's operand.
@@ -29,17 +32,17 @@ partition-id and replica-id read the device number. Nothing of it runs Python.
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from jaxlite.backends.cpu import runtime
+from jaxlite.backends.cpu.codegen.collective_fusions import FusionBuilder
 from jaxlite.backends.cpu.codegen.control_flow import control_computations
 from jaxlite.backends.cpu.codegen.loop_kernel import emit_loop_fusion
 from jaxlite.xla.collectives import DeviceLayout, device_groups, permute_pairs
-from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
+from jaxlite.xla.ir import HloInstruction, HloModule
 from jaxlite.xla.opcodes import Kind, Opcode
 from jaxlite.xla.shape import Shape
 
@@ -89,13 +92,22 @@ def collective_sites(module: HloModule) -> list[HloInstruction]:
             if inst.opcode.kind is Kind.COLLECTIVE and inst.opcode not in _IDS]
 
 
+def _published(inst: HloInstruction) -> list[int]:
+    """What a collective publishes, by slot: its operands (by number), then (all-reduce,
+    whose members write into each other's results) its result leaves (-1, -2, ...)."""
+    operands = list(range(len(inst.operands)))
+    if inst.opcode is _O.ALL_REDUCE:
+        operands += [-1 - k for k in range(len(inst.operands))]
+    return operands
+
+
 def spmd_layout(module: HloModule, extra_start: int) -> SpmdLayout | None:
     """The layout of a module with `num_partitions > 1` whose `extra` area's header may
     start at `extra_start` or later; None for a module run on one partition."""
     if module.num_partitions <= 1:
         return None
     sites = collective_sites(module)
-    slots = max([len(inst.operands) for inst in sites], default=1)
+    slots = max([len(_published(inst)) for inst in sites], default=1)
     offset = -(-extra_start // _ALIGNMENT) * _ALIGNMENT
     return SpmdLayout(module.num_partitions, max(1, slots), offset,
                       tuple(inst.name for inst in sites))
@@ -181,7 +193,8 @@ class _Site:
             return
         fb = self.fb
         if publish:
-            for k, pointer in enumerate(self.operands):
+            for k, which in enumerate(_published(self.inst)):
+                pointer = self.operands[which] if which >= 0 else self.outputs[-1 - which]
                 fb.do(f"store ptr {pointer}, ptr {self.slot(self.device, k)}, align 8")
             site = self.spmd.sites.index(self.inst.name)
             where = self.word(fb.op(f"add i64 {self.device}, {HEADER_WORDS}", "site"))
@@ -210,15 +223,17 @@ class _Site:
         group_of = {d: g for g in self.groups() for d in g}
         return [group_of[d] for d in range(self.layout.num_devices)]
 
-    def call(self, fusion: HloInstruction, inputs: list[str], output: str) -> None:
+    def call(self, fusion: HloInstruction, inputs: list[str], output: str | list[str]
+             ) -> None:
         kernel = emit_loop_fusion(self.builder.ctx, fusion, True)
-        self.state.call_kernel(kernel, inputs + [output], None, (self.inst, "collective"))
+        outputs = [output] if isinstance(output, str) else output
+        self.state.call_kernel(kernel, inputs + outputs, None, (self.inst, "collective"))
 
     def copy(self, dest: str, src: str, dest_shape: Shape, src_shape: Shape) -> None:
         if dest_shape.layout == src_shape.layout:
             self.state.copy(dest, src, dest_shape.nbytes, check=False)
             return
-        build = _FusionBuilder(f"{self.inst.name}.copy")
+        build = FusionBuilder(f"{self.inst.name}.copy")
         value = build.param(src_shape)
         self.call(build.fusion(build.add(_O.COPY, dest_shape, [value])), [src], dest)
 
@@ -279,9 +294,60 @@ def _all_reduce(site: _Site) -> None:
 def _reduce_group(site: _Site, groups: list[tuple[int, ...]]) -> None:
     """all-reduce for devices in groups of one size (`groups` lists only those)."""
     full = {d: g for g in groups for d in g}
-    devices, _ = site.members([full.get(d, groups[0]) for d in range(site.layout.num_devices)])
+    devices, position = site.members([full.get(d, groups[0])
+                                      for d in range(site.layout.num_devices)])
+    operands, results = site.inst.operands, _leaf_shapes(site.inst.shape)
+    chunks = [None if site.spmd is None else _chunk(o.shape, r, len(devices))
+              for o, r in zip(operands, results)]
+    for k, chunk in enumerate(chunks):
+        if chunk is not None:
+            _reduce_in_chunks(site, k, devices, position, chunk)
     _each_operand(site, devices, lambda build, params, operand, result:
-                  build.fold(site.inst.called[0], params, result))
+                  build.fold(site.inst.called[0], params, result),
+                  only=[k for k, chunk in enumerate(chunks) if chunk is None])
+
+
+# All-reduce operands of this many elements or more are reduced in chunks: each member folds
+# one chunk of the group's operands and writes it into every member's result, so that the
+# group reads each operand once (a member folding all of them reads each once per member).
+_CHUNKED_ELEMENTS = 1 << 14
+_CHUNK_ALIGNMENT = 16  # elements: chunks start on whole vectors
+
+
+def _chunk(operand: Shape, result: Shape, size: int) -> int | None:
+    """Elements of each member's chunk of an all-reduce in groups of `size` (the last
+    member's may be shorter), or None where every member folds the whole operand."""
+    if size < 2 or operand.size < _CHUNKED_ELEMENTS or operand.layout != result.layout \
+            or operand.dtype != result.dtype:
+        return None
+    chunk = -(-operand.size // size)
+    chunk = -(-chunk // _CHUNK_ALIGNMENT) * _CHUNK_ALIGNMENT
+    return chunk if chunk * (size - 1) < operand.size else None
+
+
+def _reduce_in_chunks(site: _Site, k: int, devices: list[str], position: str,
+                      chunk: int) -> None:
+    """Operand k of an all-reduce: this member folds chunk `position` of the members'
+    operands (flat, in memory order) and writes it into every member's result k."""
+    fb, operand = site.fb, site.inst.operands[k].shape
+    size, results = len(devices), len(site.inst.operands) + k
+    start = fb.op(f"mul i64 {position}, {chunk * operand.dtype.itemsize}", "chunk")
+
+    def at(pointer: str) -> str:
+        return fb.op(f"getelementptr inbounds i8, ptr {pointer}, i64 {start}", "chunk")
+    inputs = [at(site.peer(d, k)) for d in devices]
+    outputs = [at(site.peer(d, results)) for d in devices]
+    last, whole, done = fb.label("chunk.last"), fb.label("chunk.whole"), fb.label("chunked")
+    fb.cond_br(fb.op(f"icmp eq i64 {position}, {size - 1}", "last"), last, whole)
+    for block, length in ((last, operand.size - chunk * (size - 1)), (whole, chunk)):
+        fb.start(block)
+        flat = Shape(operand.dtype, (length,))
+        build = FusionBuilder(f"{site.inst.name}.{k}.chunk")
+        value = build.fold(site.inst.called[0], [build.param(flat) for _ in devices], flat)
+        copies = build.add(_O.TUPLE, Shape.tuple([flat] * size), [value] * size)
+        site.call(build.fusion(copies), inputs, outputs)
+        fb.br(done)
+    fb.start(done)
 
 
 def _all_gather(site: _Site) -> None:
@@ -295,7 +361,7 @@ def _reduce_scatter(site: _Site) -> None:
     devices, position = site.members(site.group_rows())
     dim = _dimension(site.inst)
 
-    def block_of_total(build: _FusionBuilder, params: list[HloInstruction], operand: Shape,
+    def block_of_total(build: FusionBuilder, params: list[HloInstruction], operand: Shape,
                        result: Shape) -> HloInstruction:
         total = build.fold(site.inst.called[0], params, operand.with_dtype(result.dtype))
         return build.block(total, dim, build.param(Shape(np.dtype(np.int32))), result)
@@ -305,12 +371,16 @@ def _reduce_scatter(site: _Site) -> None:
 
 
 def _each_operand(site: _Site, devices: list[str], root: Callable[..., HloInstruction],
-                  more_inputs: Callable[[Shape], list[str]] = lambda result: []) -> None:
-    """For each operand k, the fusion `root(build, params, operand, result)` of the
-    members' operands k (then `more_inputs(result)`) computes result k."""
+                  more_inputs: Callable[[Shape], list[str]] = lambda result: [],
+                  only: list[int] | None = None) -> None:
+    """For each operand k (of those in `only`, default all), the fusion
+    `root(build, params, operand, result)` of the members' operands k (then
+    `more_inputs(result)`) computes result k."""
     inst = site.inst
     for k, (operand, result) in enumerate(zip(inst.operands, _leaf_shapes(inst.shape))):
-        build = _FusionBuilder(f"{inst.name}.{k}")
+        if only is not None and k not in only:
+            continue
+        build = FusionBuilder(f"{inst.name}.{k}")
         params = [build.param(operand.shape) for _ in devices]
         fusion = build.fusion(root(build, params, operand.shape, result))
         inputs = [site.peer(d, k) for d in devices] + more_inputs(result)
@@ -328,7 +398,7 @@ def _all_to_all(site: _Site) -> None:
         return
     dim, operand = _dimension(inst), inst.operands[0].shape
     block = operand.dims[dim] // len(devices)
-    build = _FusionBuilder(inst.name)
+    build = FusionBuilder(inst.name)
     params = [build.param(operand) for _ in devices]
     start = build.param(Shape(np.dtype(np.int32)))
     piece = Shape(operand.dtype, tuple(block if d == dim else n
@@ -365,74 +435,3 @@ _EMITTERS = {_O.ALL_REDUCE: _all_reduce, _O.ALL_GATHER: _all_gather,
 def _dimension(inst: HloInstruction) -> int:
     dims = inst.attr("dimensions")
     return int(dims[0]) if isinstance(dims, (tuple, list)) else int(dims)
-
-
-# ------------------------------------------------------------------- fused computations
-class _FusionBuilder:
-    """The instructions of a fused computation, added in order."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.instructions: list[HloInstruction] = []
-        self.params: list[HloInstruction] = []
-        self._names = itertools.count()
-
-    def add(self, opcode: Opcode, shape: Shape, operands: list[HloInstruction],
-            **attrs: Any) -> HloInstruction:
-        inst = HloInstruction(f"{opcode.text}.{next(self._names)}", opcode, shape,
-                              tuple(operands), attrs)
-        self.instructions.append(inst)
-        return inst
-
-    def param(self, shape: Shape) -> HloInstruction:
-        param = self.add(_O.PARAMETER, shape, [], number=len(self.params))
-        self.params.append(param)
-        return param
-
-    def fold(self, combiner: HloComputation, values: list[HloInstruction],
-             shape: Shape) -> HloInstruction:
-        """`values` combined left to right by the scalar `combiner`, elementwise."""
-        total = values[0]
-        for value in values[1:]:
-            total = self.apply(combiner, [total, value], shape)
-        if total.opcode is _O.PARAMETER:  # a group of one: its own operand
-            total = self.add(_O.COPY, shape, [total])
-        return total
-
-    def apply(self, comp: HloComputation, args: list[HloInstruction],
-              shape: Shape) -> HloInstruction:
-        """The scalar computation `comp` applied to arrays `args` elementwise."""
-        values: dict[int, HloInstruction] = {}
-        for inst in comp.instructions:
-            like = Shape(inst.shape.dtype, shape.dims, shape.layout) \
-                if not inst.shape.is_tuple else inst.shape
-            if inst.opcode is _O.PARAMETER:
-                value = args[inst.attr("number")]
-            elif inst.opcode is _O.CONSTANT:
-                scalar = self.add(_O.CONSTANT, inst.shape, [], literal=inst.attr("literal"))
-                value = self.add(_O.BROADCAST, like, [scalar], dimensions=())
-            elif inst.opcode is _O.FUSION:  # the pipeline fused the combiner's body
-                value = self.apply(inst.called[0], [values[id(o)] for o in inst.operands],
-                                   shape)
-            elif inst.opcode.is_elementwise:
-                value = self.add(inst.opcode, like, [values[id(o)] for o in inst.operands],
-                                 **dict(inst.attrs))
-            elif inst.opcode in (_O.BITCAST, _O.RESHAPE, _O.COPY) and inst.shape.rank == 0:
-                value = values[id(inst.operands[0])]
-            else:
-                raise NotImplementedError(f"the cpu backend cannot apply {inst.opcode.text} "
-                                          f"({inst.name}) of {comp.name} in a collective yet")
-            values[id(inst)] = value
-        return values[id(comp.root)]
-
-    def block(self, value: HloInstruction, dim: int, start: HloInstruction,
-              shape: Shape) -> HloInstruction:
-        """The block of `shape` of `value` starting at `start` along `dim`."""
-        zero = self.add(_O.CONSTANT, start.shape, [], literal=np.int32(0))
-        starts = [start if d == dim else zero for d in range(shape.rank)]
-        return self.add(_O.DYNAMIC_SLICE, shape, [value, *starts], sizes=shape.dims)
-
-    def fusion(self, root: HloInstruction) -> HloInstruction:
-        comp = HloComputation(f"{self.name}.computation", tuple(self.instructions), root)
-        return HloInstruction(self.name, _O.FUSION, root.shape, tuple(self.params),
-                              {"kind": "kLoop"}, (comp,))
