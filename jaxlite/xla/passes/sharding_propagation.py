@@ -168,13 +168,13 @@ class _Propagation:
                     proposal = _as_leaves(proposal, inst.shape)
                 leaves = list(current)
                 for i, (leaf, shape) in enumerate(zip(proposal, leaf_shapes(inst.shape))):
-                    new = better(leaves[i], leaf, len(shape.dims), self.n) \
+                    new = better(leaves[i], leaf, len(shape.dims), self.n, self.level > 0) \
                         if _fits(leaf, shape) else None
                     if new is not None:
                         leaves[i], changed = new, True
                 self.value[id(inst)] = tuple(leaves)
             elif not isinstance(proposal, tuple) and _fits(proposal, inst.shape):
-                new = better(current, proposal, len(inst.shape.dims), self.n)
+                new = better(current, proposal, len(inst.shape.dims), self.n, self.level > 0)
                 if new is not None:
                     self.value[id(inst)], changed = new, True
         if changed:

@@ -58,12 +58,13 @@ def _mapped(sharding, rank, n, source_of: Sequence[int | None]):
 
 
 def _most_specific(candidates: Sequence[HloSharding | None], rank: int,
-                   n: int) -> HloSharding | None:
+                   view: View) -> HloSharding | None:
     """The combination of several proposals for one value, as XLA folds an elementwise op's
-    operands or a value's users in: each improves on the last when it can."""
+    operands or a value's users in: each improves on the last when it can (combining
+    partial shardings after the first round)."""
     result = None
     for candidate in candidates:
-        result = better(result, candidate, rank, n) or result
+        result = better(result, candidate, rank, view.n, view.level > 0) or result
     return result
 
 
@@ -88,7 +89,7 @@ def _elementwise_forward(inst, view):
     maximal = [s for s in same_rank if s is not None and s.is_maximal]
     if maximal:  # a value pinned to one device stays there
         return maximal[0]
-    return _most_specific(same_rank, rank, view.n)
+    return _most_specific(same_rank, rank, view)
 
 
 def _contraction_forward(inst, view):
@@ -100,7 +101,7 @@ def _contraction_forward(inst, view):
     lhs_of, rhs_of = _contraction_maps(inst)
     from_lhs = _mapped(view.of(lhs), _rank(lhs), view.n, lhs_of)
     from_rhs = _mapped(view.of(rhs), _rank(rhs), view.n, rhs_of)
-    return _most_specific([from_lhs, from_rhs], _rank(inst), view.n)
+    return _most_specific([from_lhs, from_rhs], _rank(inst), view)
 
 
 def _contraction_maps(inst):
@@ -121,7 +122,7 @@ def _reduce_forward(inst, view):
     rank = _rank(inputs[0])
     reduced = set(inst.attr("dimensions"))
     kept = [d for d in range(rank) if d not in reduced]
-    result = _mapped(_most_specific([view.of(o) for o in inputs], rank, view.n), rank,
+    result = _mapped(_most_specific([view.of(o) for o in inputs], rank, view), rank,
                      view.n, kept)
     if inst.shape.is_tuple:  # a variadic reduce: every result laid out alike
         return None if result is None else tuple(
@@ -151,7 +152,7 @@ def _first_operand(inst, view):
 
 
 def _concatenate_forward(inst, view):
-    return _most_specific([view.of(o) for o in inst.operands], _rank(inst), view.n)
+    return _most_specific([view.of(o) for o in inst.operands], _rank(inst), view)
 
 
 def _dynamic_slice_forward(inst, view):
@@ -159,15 +160,16 @@ def _dynamic_slice_forward(inst, view):
     from_slice = _unsliced(view.of(source), _rank(inst), view.n, _sliced_dims(inst))
     if inst.opcode is Opcode.DYNAMIC_SLICE:
         return from_slice
-    return _most_specific([view.of(inst.operands[0]), from_slice], _rank(inst), view.n)
+    return _most_specific([view.of(inst.operands[0]), from_slice], _rank(inst), view)
 
 
 def _gather_forward(inst, view):
     operand_of, indices_of = gather_maps(inst)
     operand, indices = inst.operands
+    # The indices speak first (XLA's order), then the operand's passed-through dimensions.
     return _most_specific(
-        [_mapped(view.of(operand), _rank(operand), view.n, operand_of),
-         _mapped(view.of(indices), _rank(indices), view.n, indices_of)], _rank(inst), view.n)
+        [_mapped(view.of(indices), _rank(indices), view.n, indices_of),
+         _mapped(view.of(operand), _rank(operand), view.n, operand_of)], _rank(inst), view)
 
 
 def _scatter_forward(inst, view):
@@ -179,7 +181,7 @@ def _sort_forward(inst, view):
     if not inst.shape.is_tuple:
         return _elementwise_forward(inst, view)
     rank = _rank(inst.operands[0])
-    common = _most_specific([view.of(o) for o in inst.operands], rank, view.n)
+    common = _most_specific([view.of(o) for o in inst.operands], rank, view)
     return None if common is None else tuple(common for _ in inst.operands)
 
 
@@ -250,7 +252,7 @@ def _contraction_backward(user, k, view):
     operand, other = user.operands[k], user.operands[1 - k]
     from_result = _through(user, k, view, _contraction_maps(user)[k])
     from_other = _mapped(view.of(other), _rank(other), view.n, partner_dims(user, k))
-    return _most_specific([from_result, from_other], _rank(operand), view.n)
+    return _most_specific([from_result, from_other], _rank(operand), view)
 
 
 def _broadcast_backward(user, k, view):
@@ -271,7 +273,7 @@ def _reduce_backward(user, k, view):
     from_result = _mapped(sharding, len(kept), view.n, _inverse(kept, _rank(operand)))
     # The inputs of a variadic reduce (argmax's values and indices) are laid out alike.
     siblings = [view.of(o) for o in user.operands[:count] if o is not operand]
-    return _most_specific([from_result] + siblings, _rank(operand), view.n)
+    return _most_specific([from_result] + siblings, _rank(operand), view)
 
 
 def _transpose_backward(user, k, view):
@@ -322,7 +324,7 @@ def _sort_backward(user, k, view):
     if not isinstance(sharding, tuple):
         return sharding
     siblings = [view.of(o) for o in user.operands if o is not user.operands[k]]
-    return _most_specific([sharding[k]] + siblings, _rank(user.operands[k]), view.n)
+    return _most_specific([sharding[k]] + siblings, _rank(user.operands[k]), view)
 
 
 BACKWARD = {

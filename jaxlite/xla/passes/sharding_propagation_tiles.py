@@ -199,17 +199,18 @@ def _tile_positions(grid: np.ndarray) -> dict[int, tuple[int, ...]]:
             for index, p in np.ndenumerate(grid)}
 
 
-def better(old: HloSharding | None, new: HloSharding | None, rank: int,
-           n: int) -> HloSharding | None:
+def better(old: HloSharding | None, new: HloSharding | None, rank: int, n: int,
+           combine: bool = True) -> HloSharding | None:
     """What a value holding `old` takes when propagation offers `new`: the merge of both
-    when they combine into something more tiled, else `new` when it is more tiled (XLA's
+    when they combine into something more tiled (if `combine`: XLA combines partial
+    shardings after its first round), else `new` when it is more tiled (XLA's
     MaybeImproveInstructionSharding), else None (no change)."""
     if new is None or new == old:
         return None
     if old is None:
         return new
     a, b = grid_of(old, rank, n), grid_of(new, rank, n)
-    if a is not None and b is not None:
+    if combine and a is not None and b is not None:
         merged = merge(a, b)
         if merged is not None:
             result = sharding_of(merged)
