@@ -24,20 +24,11 @@ from jaxlite.xla.shape import Shape
 from jaxlite.xla.stablehlo import lapack as L
 from jaxlite.xla.stablehlo import types as T
 from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
+from jaxlite.xla.stablehlo.special_gamma import GAMMA_EXPANSIONS
 
-__all__ = ["EXPANSIONS", "kernel_expansion", "Expansion", "binary", "splat"]
+__all__ = ["EXPANSIONS", "kernel_expansion"]
 
-Expansion = Callable[[FunctionWriter, HloInstruction, list, dict], "Leaves | None"]
-
-
-def binary(w: FunctionWriter, op: str, a: str, b: str) -> str:
-    """`stablehlo.<op> a, b` of two values of one shape."""
-    return w.same_type(f"stablehlo.{op}", [a, b], L.shape_of(w, a))[0]
-
-
-def splat(w: FunctionWriter, value: object, shape: Shape) -> str:
-    """A constant of `shape` with every element `value`."""
-    return L.broadcast(w, L.scalar(w, value, shape.dtype), shape, ())
+binary, splat = L.binary, L.splat
 
 
 def _fma(w: FunctionWriter, inst: HloInstruction, operands: list[str],
@@ -118,7 +109,8 @@ def _cholesky_update(w: FunctionWriter, inst: HloInstruction, operands: list[str
                       w.block(state, lambda values: _givens(w, values))])[1:2]
 
 
-EXPANSIONS: dict[str, Expansion] = {
+EXPANSIONS: dict[str, L.KernelRule] = {
+    **GAMMA_EXPANSIONS,
     "jaxlite_fma_f64": _fma,
     "jaxlite_lapack_symmetric_product": _symmetric_product,
     "jaxlite_lapack_cholesky_update": _cholesky_update,

@@ -101,6 +101,16 @@ def nan_unless_ok(w: FunctionWriter, value: str, info: str, batch: int) -> str:
     return select(w, ok, value, filler)
 
 
+def binary(w: FunctionWriter, op: str, a: str, b: str) -> str:
+    """`stablehlo.<op> a, b` of two values of one shape."""
+    return w.same_type(f"stablehlo.{op}", [a, b], shape_of(w, a))[0]
+
+
+def splat(w: FunctionWriter, value: object, shape: Shape) -> str:
+    """A constant of `shape` with every element `value`."""
+    return broadcast(w, scalar(w, value, shape.dtype), shape, ())
+
+
 def _scalar_like(w: FunctionWriter, value: str, number: object) -> str:
     shape = shape_of(w, value)
     return broadcast(w, scalar(w, number, shape.dtype), shape, ())
