@@ -50,7 +50,14 @@ def roll(a: Any, shift: Any, axis: int | Sequence[int] | None = None) -> Any:
     a = ensure_array(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), a.shape)
-    shifts = ensure_array(np.asarray(shift) if isinstance(shift, (list, tuple)) else shift)
+    if not isinstance(shift, Tracer):
+        # Known shifts stay Python integers (even under jit): static slices joined, which
+        # partitioners see through, instead of a computed window of [a, a].
+        shifts = np.asarray(shift)
+        if not dtypes.is_integer(shifts.dtype):
+            raise TypeError(f"roll: shift must be an integer, got dtype {shifts.dtype}.")
+    else:
+        shifts = ensure_array(shift)
     if not dtypes.is_integer(shifts.dtype):
         raise TypeError(f"roll: shift must be an integer, got dtype {shifts.dtype}.")
     axes = np.atleast_1d(np.asarray(axis))
@@ -58,8 +65,10 @@ def roll(a: Any, shift: Any, axis: int | Sequence[int] | None = None) -> Any:
         raise ValueError("roll: shift and axis must be integers or 1-d sequences.")
     count = np.broadcast_shapes(shifts.shape, axes.shape)
     count = count[0] if count else 1
-    shifts = lax.broadcast_in_dim(shifts, (count,), () if shifts.ndim == 0 else (0,)) \
-        if shifts.shape != (count,) else shifts
+    if isinstance(shifts, np.ndarray):
+        shifts = [int(s) for s in np.broadcast_to(shifts, (count,))]
+    elif shifts.shape != (count,):
+        shifts = lax.broadcast_in_dim(shifts, (count,), () if shifts.ndim == 0 else (0,))
     for i, ax in enumerate(np.broadcast_to(axes, (count,))):
         a = _roll_axis(a, shifts[i], canonicalize_axis(int(ax), a.ndim))
     return a

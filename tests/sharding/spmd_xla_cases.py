@@ -28,13 +28,7 @@ XLA_COUNTS = json.loads((Path(__file__).parents[1] / "xla" / "fixtures" / "spmd"
 KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
 # Programs whose partitioned module must hold exactly XLA's collectives.
 EXACT = {"matmul_rows", "matmul_columns", "matmul_contracting", "matmul_2d",
-         "megatron_forward", "megatron_train_step", "fsdp_forward"}
-
-
-# Where jaxlite's partitioner moves more than XLA's: XLA exchanges the rows a shifted slice
-# needs with its neighbours (collective-permute); jaxlite gathers the whole operand.
-HALO = {"slice_concat": "jnp.roll of a row-sharded array: XLA sends one halo row to the "
-                        "next device (1 collective-permute); jaxlite all-gathers the rows"}
+         "megatron_forward", "megatron_train_step", "fsdp_forward", "slice_concat"}
 
 
 def _mlp(params, x):
@@ -136,8 +130,6 @@ def test_partitioned_like_xla(case):
     name, devices = case.rsplit("_", 1)
     if int(devices) != COUNT:
         pytest.skip(f"XLA's fixture is for {devices} devices; this run has {COUNT}")
-    if name in HALO:
-        pytest.xfail(HALO[name])
     mesh = _mesh(name)
     f, specs = _program(name, mesh)
     placed, whole = _arguments(specs, mesh)
@@ -155,3 +147,13 @@ def test_partitioned_like_xla(case):
         assert ours[kind] <= xla[kind], (kind, ours, xla)
     if name in EXACT:
         assert ours == {kind: xla[kind] for kind in KINDS}
+
+
+def test_roll_by_a_known_shift_is_static_slices_under_jit():
+    # (what lets the partitioner rotate blocks with one collective-permute, as XLA)
+    jaxpr = jax.make_jaxpr(lambda a: jnp.roll(a, 1, 0))(np.zeros((4, 3), np.float32))
+    assert [e.primitive.name for e in jaxpr.jaxpr.eqns] == ["slice", "slice", "concatenate"]
+    x = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+    for shift, axis in [(1, 0), (-5, 1), ((1, 2), (0, 1)), (7, None)]:
+        np.testing.assert_array_equal(
+            np.asarray(jax.jit(lambda a: jnp.roll(a, shift, axis))(x)), np.roll(x, shift, axis))
