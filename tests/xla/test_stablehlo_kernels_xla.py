@@ -98,12 +98,22 @@ for _dtype, _tolerance in ((np.float32, 2e-6), (np.float64, 1e-11)):
     PROGRAMS[f"poch_{_suffix}"] = (_SP.poch, (_x, _m), _tolerance)
     PROGRAMS[f"comb_{_suffix}"] = (_SP.comb, (_COMB_N.astype(_dtype), _COMB_K.astype(_dtype)),
                                    _tolerance)
-X64 = {"fma_f64", "gamma_float64", "beta_float64", "poch_float64", "comb_float64"}
-SPECIAL = {f"{f}_{t}" for f in ("gamma", "beta", "poch", "comb") for t in ("float32", "float64")}
+# The incomplete gamma functions on a grid of both forms (x < a + 1 and beyond) and edges.
+_IGAMMA_A = np.array([0.5, 1.0, 2.5, 10.0, 30.0, 100.0, 0.1, 5.0, 0.0, 0.0, 2.0, -1.0, 3.0,
+                      np.inf, np.nan, 1e-3, 250.0, 7.0])
+_IGAMMA_X = np.array([0.3, 1.0, 4.0, 8.0, 35.0, 90.0, 20.0, 0.01, 0.5, 2.0, 0.0, 1.0, np.inf,
+                      2.0, 1.0, 1e-4, 260.0, -1.0])
+for _dtype, _tolerance in ((np.float32, 2e-6), (np.float64, 1e-11)):
+    _suffix = np.dtype(_dtype).name
+    _a, _x = _IGAMMA_A.astype(_dtype), _IGAMMA_X.astype(_dtype)
+    PROGRAMS[f"igamma_{_suffix}"] = (lax.igamma, (_a, _x), _tolerance)
+    PROGRAMS[f"igammac_{_suffix}"] = (lax.igammac, (_a, _x), _tolerance)
+_SPECIAL_NAMES = ("gamma", "beta", "poch", "comb", "igamma", "igammac")
+SPECIAL = {f"{f}_{t}" for f in _SPECIAL_NAMES for t in ("float32", "float64")}
+X64 = {"fma_f64"} | {name for name in SPECIAL if name.endswith("float64")}
 # Each program's distinctive op where it is not a LAPACK call.
 PRINTED_AS = {"fma_f64": "stablehlo.multiply",
-              **{f"{f}_{t}": "chlo.lgamma" for f in ("gamma", "beta", "poch", "comb")
-                 for t in ("float32", "float64")},
+              **{name: "chlo.lgamma" for name in SPECIAL},
               "symmetric_product": "stablehlo.dot_general",
               "symmetric_product_batched": "stablehlo.dot_general",
               "cholesky_update": "stablehlo.while", "cholesky_update_batched": "stablehlo.while"}

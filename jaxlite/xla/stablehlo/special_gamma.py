@@ -23,16 +23,16 @@ from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.stablehlo import lapack as L
 from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
 
-__all__ = ["GAMMA_EXPANSIONS"]
+__all__ = ["GAMMA_EXPANSIONS", "convert", "unary"]
 
 _F64 = np.dtype(np.float64)
 
 
-def _unary(w: FunctionWriter, op: str, x: str) -> str:
+def unary(w: FunctionWriter, op: str, x: str) -> str:
     return w.generic(op, [x], [L.shape_of(w, x)])[0]
 
 
-def _convert(w: FunctionWriter, x: str, dtype: np.dtype) -> str:
+def convert(w: FunctionWriter, x: str, dtype: np.dtype) -> str:
     shape = L.shape_of(w, x)
     if shape.dtype == dtype:
         return x
@@ -43,24 +43,24 @@ def _gamma_sign(w: FunctionWriter, x: str, signed_zeros: bool = True) -> str:
     """The sign of Gamma(x) (see the module docstring); 1 at -0 unless `signed_zeros`."""
     shape = L.shape_of(w, x)
     one, zero = L.splat(w, 1, shape), L.splat(w, 0, shape)
-    floor = _unary(w, "stablehlo.floor", x)
-    half = _unary(w, "stablehlo.floor", L.binary(w, "multiply", floor, L.splat(w, 0.5, shape)))
+    floor = unary(w, "stablehlo.floor", x)
+    half = unary(w, "stablehlo.floor", L.binary(w, "multiply", floor, L.splat(w, 0.5, shape)))
     odd = L.compare(w, L.binary(w, "add", half, half), floor, "NE", "FLOAT")
     negative = L.select(w, odd, L.splat(w, -1, shape), one)
     pole = L.select(w, L.compare(w, floor, x, "EQ", "FLOAT"), L.splat(w, np.nan, shape),
                     negative)
-    zero_sign = _unary(w, "stablehlo.sign", L.binary(w, "divide", one, x)) \
+    zero_sign = unary(w, "stablehlo.sign", L.binary(w, "divide", one, x)) \
         if signed_zeros else one
     at_zero = L.select(w, L.compare(w, x, zero, "EQ", "FLOAT"), zero_sign, pole)
     return L.select(w, L.compare(w, x, zero, "GT", "FLOAT"), one, at_zero)
 
 
 def _lgamma(w: FunctionWriter, x: str) -> str:
-    return _unary(w, "chlo.lgamma", x)
+    return unary(w, "chlo.lgamma", x)
 
 
 def _signed_exp(w: FunctionWriter, signs: list[str], exponent: str) -> str:
-    value = _unary(w, "stablehlo.exponential", exponent)
+    value = unary(w, "stablehlo.exponential", exponent)
     for sign in signs:
         value = L.binary(w, "multiply", sign, value)
     return value
@@ -74,8 +74,8 @@ def _in_float64(formula: Callable[..., str]) -> L.KernelRule:
         dtype = inst.shape.dtype
         if dtype.kind != "f":
             return None
-        wide = formula(w, *[_convert(w, x, _F64) for x in operands])
-        return [_convert(w, wide, dtype)]
+        wide = formula(w, *[convert(w, x, _F64) for x in operands])
+        return [convert(w, wide, dtype)]
     return rule
 
 
@@ -107,8 +107,8 @@ def _binom(w: FunctionWriter, n: str, k: str) -> str:
     exponent = L.binary(w, "subtract", L.binary(
         w, "subtract", _lgamma(w, L.binary(w, "add", n, one)),
         _lgamma(w, L.binary(w, "add", k, one))), _lgamma(w, rest))
-    value = _unary(w, "stablehlo.exponential", exponent)
-    infinite = L.compare(w, _unary(w, "stablehlo.abs", n), L.splat(w, np.inf, shape), "EQ",
+    value = unary(w, "stablehlo.exponential", exponent)
+    infinite = L.compare(w, unary(w, "stablehlo.abs", n), L.splat(w, np.inf, shape), "EQ",
                          "FLOAT")
     return L.select(w, infinite, L.splat(w, np.nan, shape), value)
 
