@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from jaxlite.backends.base import Device
 from jaxlite.core.sharding import AbstractDevice, ManualAxisType
-from jaxlite.core.sharding_rules import types_suspended
+from jaxlite.core.sharding_rules import resolved, types_suspended
 from jaxlite.runtime.device import device_put
 from jaxlite.tree_util import tree_map
 from jaxlite.runtime.sharding import (AbstractMesh, AxisType, Mesh, NamedSharding,
@@ -30,24 +30,11 @@ def make_single_device_sharding(device: Device, *, memory_kind: str | None = Non
     return SingleDeviceSharding(device, memory_kind=memory_kind)
 
 
-def _resolved(target: Any) -> Any:
-    """A sharding given as a PartitionSpec means one over the context mesh (JAX's
-    ValueError without one)."""
-    if not isinstance(target, PartitionSpec):
-        return target
-    mesh = get_mesh()
-    if not mesh.devices.size:
-        raise ValueError("Using PartitionSpec when you are not under a mesh context is not "
-                         "allowed. Please pass a NamedSharding instance or enter into a mesh "
-                         f"context via `jax.set_mesh`. Got {target}")
-    return NamedSharding(mesh, target)
-
-
 def reshard(xs: Any, out_shardings: Any) -> Any:
     """Give arrays new shardings (mirrors `jax.sharding.reshard`): each device gets its
     block of the new layout; under `jit`, a traced value's type takes the new sharding
     (a sharding constraint)."""
-    targets = tree_map(_resolved, out_shardings,
+    targets = tree_map(resolved, out_shardings,
                        is_leaf=lambda s: isinstance(s, (PartitionSpec, Sharding)))
     return device_put(xs, targets)
 

@@ -29,7 +29,7 @@ from jaxlite.core.sharding import (ABSTRACT_MESH_OVERRIDE, CURRENT_MESH, Abstrac
 __all__ = ["ShardingTypeError", "RULES", "register", "typed_results", "aval_sharding",
            "spec_of", "types_suspended", "explicit_operands", "types_active",
            "check_static_index", "vma_checked", "checked_axes", "varying_axes",
-           "lenient_types", "context_mesh", "jit_key", "ELEMENTWISE_NAMES"]
+           "lenient_types", "requested_sharding", "resolved", "context_mesh", "jit_key", "ELEMENTWISE_NAMES"]
 
 Spec = tuple
 
@@ -133,6 +133,42 @@ def lenient_types() -> Iterator[None]:
         _LENIENT.reset(token)
 
 
+# The `out_sharding` a caller asked of the operation being bound (lax.dot, lax.reshape,
+# jnp's functions with that keyword): what an ambiguous rule gives instead of refusing.
+_REQUESTED: contextvars.ContextVar[Any] = contextvars.ContextVar("requested", default=None)
+
+
+def resolved(target: Any) -> Any:
+    """An `out_sharding` given as a PartitionSpec means one over the context mesh (JAX's
+    ValueError without one); other values are returned as they are."""
+    if not isinstance(target, PartitionSpec):
+        return target
+    mesh = CURRENT_MESH.get()
+    if mesh is None or not mesh.axis_names:
+        raise ValueError("Using PartitionSpec when you are not under a mesh context is not "
+                         "allowed. Please pass a NamedSharding instance or enter into a mesh "
+                         f"context via `jax.set_mesh`. Got {target}")
+    return NamedSharding(mesh, target)
+
+
+@contextlib.contextmanager
+def requested_sharding(target: Any) -> Iterator[None]:
+    """Bind operations in this block for the result sharding `target` (None: no request)."""
+    token = _REQUESTED.set(resolved(target) if target is not None else _REQUESTED.get())
+    try:
+        yield
+    finally:
+        _REQUESTED.reset(token)
+
+
+def _requested(params: dict[str, Any], out: Any) -> Spec | None:
+    """The spec an operation's `out_sharding` (parameter or request) gives its result."""
+    given = params.get("out_sharding") or params.get("sharding") or _REQUESTED.get()
+    if given is None or len(getattr(given, "spec", ())) > len(out.shape):
+        return None
+    return spec_of(out.update(sharding=aval_sharding(given, len(out.shape))))
+
+
 def context_mesh() -> AbstractMesh | None:
     """The abstract mesh of `jax.set_mesh` / `use_abstract_mesh`, or None."""
     override = ABSTRACT_MESH_OVERRIDE.get()
@@ -208,7 +244,7 @@ def typed_results(primitive: Any, in_avals: Sequence[Any], out_avals: Any,
     """`out_avals` (one, or a list for a primitive of several results) with the
     shardings JAX's types give them; unchanged where no operand is on a mesh and no mesh
     is current."""
-    given = _given_sharding(params)
+    given = _given_sharding(params) or _given_sharding({"sharding": _REQUESTED.get()})
     mesh = given or _mesh_of(in_avals) or context_mesh()
     if mesh is None or _SUSPENDED.get() or primitive.name in _FROM_PROGRAMS:
         return out_avals
@@ -322,9 +358,9 @@ def _check_consistent(left: Spec, right: Spec, message: str) -> None:
 def _dot_general(specs: list, avals: list, outs: list, params: dict, name: str) -> list:
     """Batch dimensions (split as the lhs splits them), then the lhs's and the rhs's free
     dimensions; contracting dimensions must not be split on both sides."""
-    out_sharding = params.get("out_sharding")
-    if out_sharding is not None:
-        return [spec_of(outs[0].update(sharding=out_sharding))]
+    requested = _requested(params, outs[0])
+    if requested is not None:
+        return [requested]
     (lc, rc), (lb, rb) = params["dimension_numbers"]
     lhs, rhs = specs
     lhs_batch, rhs_batch = tuple(lhs[d] for d in lb), tuple(rhs[d] for d in rb)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from jaxlite.core.sharding import AbstractMesh
-from jaxlite.core.sharding_rules import ShardingTypeError, register, spec_of, types_active
+from jaxlite.core.sharding_rules import (ShardingTypeError, _requested, register, spec_of,
+                                         types_active)
 
 __all__ = ["check_static_index", "size_groups"]
 
@@ -61,9 +62,9 @@ def _reshape(specs: list, avals: list, outs: list, params: dict, name: str) -> l
     """Splits move with their dimensions when the reshape only adds or drops dimensions of
     size 1, splits one dimension into several or merges several into one; any other
     reshape of a split array is refused (JAX's rule)."""
-    given = params.get("sharding")
-    if given is not None:
-        return [spec_of(outs[0].update(sharding=given))]
+    requested = _requested(params, outs[0])
+    if requested is not None:
+        return [requested]
     spec, aval, new = specs[0], avals[0], tuple(params["new_sizes"])
     out: list[Any] = [None] * len(new)
     if all(e is None for e in spec):

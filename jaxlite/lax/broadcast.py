@@ -14,6 +14,7 @@ import numpy as np
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.primitive import Primitive
 from jaxlite.core.shape_poly import canonical_dim, shape_size
+from jaxlite.core.sharding_rules import requested_sharding
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.lax import _lowering_util as hlo
@@ -367,7 +368,8 @@ def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | 
         dims = None
     if dims is None and np.shape(operand) == new_sizes:
         return operand
-    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims)
+    with requested_sharding(out_sharding):  # (the result's type on an Explicit mesh)
+        return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims)
 
 
 def broadcast_axis(x: Any, size: int, axis: int) -> Any:

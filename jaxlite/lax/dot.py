@@ -17,6 +17,7 @@ from jaxlite.config import config
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.primitive import Primitive
+from jaxlite.core.sharding_rules import requested_sharding
 from jaxlite.interpreters.ad import Zero, add_tangents, tangent_aval
 from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.interpreters.transpose import is_undefined
@@ -457,7 +458,7 @@ def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = Non
     -------
     The contraction, with dimensions (batch, lhs free, rhs free).
 
-    Differences from JAX: `out_sharding` must be None; a Python scalar operand takes the
+    `out_sharding`: see `dot`. Differences from JAX: a Python scalar operand takes the
     other operand's dtype (weakly typed).
     """
     return dot(lhs, rhs, dimension_numbers=dimension_numbers, precision=precision,
@@ -472,11 +473,10 @@ def dot(lhs: Any, rhs: Any, *, dimension_numbers: Any = None, precision: Any = N
     first dimensions agree: vector-vector, matrix-vector, vector-matrix and matrix-matrix
     products. See `dot_general` for the other parameters.
 
-    Differences from JAX: `out_sharding` must be None; a Python scalar operand takes the
-    other operand's dtype (weakly typed).
+    `out_sharding` is the result's sharding on a mesh of Explicit axes (where contracting
+    dimensions split on both sides need one). Differences from JAX: a Python scalar operand
+    takes the other operand's dtype (weakly typed).
     """
-    if out_sharding is not None:
-        raise NotImplementedError("jaxlite does not support out_sharding in lax.dot.")
     lhs, rhs = _operands(lhs, rhs)
     lhs_shape, rhs_shape = np.shape(lhs), np.shape(rhs)
     if dimension_numbers is None:
@@ -489,10 +489,10 @@ def dot(lhs: Any, rhs: Any, *, dimension_numbers: Any = None, precision: Any = N
         dimension_numbers = (((len(lhs_shape) - 1,), (0,)), ((), ()))
     preferred = (None if preferred_element_type is None else
                  dtypes.check_and_canonicalize_user_dtype(preferred_element_type, "dot"))
-    return dot_general_p.bind(lhs, rhs,
-                              dimension_numbers=_canonical_dimension_numbers(dimension_numbers),
-                              precision=canonicalize_precision(precision),
-                              preferred_element_type=preferred)
+    with requested_sharding(out_sharding):  # (the result's type on an Explicit mesh)
+        return dot_general_p.bind(
+            lhs, rhs, dimension_numbers=_canonical_dimension_numbers(dimension_numbers),
+            precision=canonicalize_precision(precision), preferred_element_type=preferred)
 
 
 def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:

@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from jaxlite.core.sharding import NamedSharding, PartitionSpec
+from jaxlite.core.sharding_rules import requested_sharding
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.runtime.device import device_put
 from jaxlite.runtime.sharding import get_mesh
@@ -25,9 +26,11 @@ def accepts_placement(*names: str) -> Callable[[Callable], Callable]:
     def decorate(fn: Callable) -> Callable:
         @functools.wraps(fn)
         def placed(*args: Any, **kwargs: Any) -> Any:
-            targets = [kwargs.pop(name) for name in names if name in kwargs]
-            out = fn(*args, **kwargs)
-            target = next((t for t in targets if t is not None), None)
+            given = {name: kwargs.pop(name) for name in names if name in kwargs}
+            # (on an Explicit mesh, the operations inside type their results so)
+            with requested_sharding(given.get("out_sharding")):
+                out = fn(*args, **kwargs)
+            target = next((t for t in given.values() if t is not None), None)
             return out if target is None else device_put(out, _typed(target, out))
         placed.__signature__ = _with_keywords(inspect.signature(fn), names)  # type: ignore
         return placed

@@ -21,7 +21,7 @@ RECORDED = json.loads((Path(__file__).parent / "data" / "sharding_types.json").r
 # Programs whose result jit places: the partitioner may drop trailing None entries of the
 # spec, which name the same layout (checked by equivalence, the type exactly).
 JITTED = {"jit typeof", "jit reshard", "device_put in jit", "vma: invarying all_gather",
-          "data-parallel training"}
+          "data-parallel training", "jit matmul with out_sharding", "tensor-parallel grad"}
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,9 @@ def test_program_gives_jax_answer(name, split_arrays):
         return
     y = program(split_arrays)
     assert str(jax.typeof(y)) == expected["type"]
-    np.testing.assert_allclose(np.asarray(y), np.asarray(expected["value"]), rtol=1e-6)
+    # (float32 sums and tanh may round differently from XLA in the last bits)
+    np.testing.assert_allclose(np.asarray(y), np.asarray(expected["value"]), rtol=1e-5,
+                               atol=1e-6)
     if name in JITTED:
         want = NamedSharding(split_arrays["mesh"], eval(expected["spec"]))
         assert y.sharding.is_equivalent_to(want, y.ndim), (y.sharding, want)

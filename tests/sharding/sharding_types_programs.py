@@ -69,6 +69,22 @@ def programs(jax):
         "jit reshard": lambda a: jax.jit(lambda v: reshard(
             v, jax.sharding.NamedSharding(a["mesh"], P("y", None))) * 2)(a["x"]),
         "data-parallel training": lambda a: _trained(jax, a),
+        "tensor-parallel hidden": lambda a: _tensor_parallel(jax, a)[3],
+        "tensor-parallel h @ w2": lambda a: (lambda t: t[3] @ t[2])(_tensor_parallel(jax, a)),
+        "dot_general with out_sharding": lambda a: (lambda t: jax.lax.dot_general(
+            t[3], t[2], (((1,), (0,)), ((), ())), out_sharding=t[4](P(None, "y"))))(
+                _tensor_parallel(jax, a)),
+        "matmul with a bare out_sharding spec outside a mesh": lambda a: (
+            lambda t: jnp.matmul(t[3], t[2], out_sharding=P()))(_tensor_parallel(jax, a)),
+        "jit matmul with out_sharding": lambda a: (lambda t: jax.jit(
+            lambda u, v: jnp.matmul(u, v, out_sharding=t[4](P("x"))))(t[3], t[2]))(
+                _tensor_parallel(jax, a)),
+        "einsum with out_sharding in a mesh": lambda a: (lambda t: _in_mesh(
+            jax, a, lambda: jnp.einsum("bh,ho->bo", t[3], t[2], out_sharding=P("y", None))))(
+                _tensor_parallel(jax, a)),
+        "reshape with out_sharding": lambda a: jax.lax.reshape(
+            a["x"], (8, 2), out_sharding=jax.sharding.NamedSharding(a["mesh"], P("x", None))),
+        "tensor-parallel grad": lambda a: _tensor_parallel_grad(jax, a),
         "zeros_like": lambda a: jnp.zeros_like(a["x"]),
         "full_like of xr": lambda a: jnp.full_like(a["xr"], 3.0),
         "zeros with out_sharding in a mesh": lambda a: _in_mesh(
@@ -99,6 +115,30 @@ def _trained(jax, a):
     for _ in range(3):
         params, value = step(params, x, y)
     return params[0] * value
+
+
+def _tensor_parallel(jax, a):
+    """Megatron's MLP pieces: x replicated, w1 split by columns, w2 by rows (h @ w2
+    contracts a split dimension on both sides, so it names its result's sharding)."""
+    jnp = jax.numpy
+    rng = np.random.RandomState(0)
+    named = lambda spec: jax.sharding.NamedSharding(a["mesh"], spec)  # noqa: E731
+    P = jax.sharding.PartitionSpec
+    x = jax.device_put(rng.randn(8, 3).astype(np.float32), named(P()))
+    w1 = jax.device_put(rng.randn(3, 4).astype(np.float32), named(P(None, "x")))
+    w2 = jax.device_put(rng.randn(4, 2).astype(np.float32), named(P("x", None)))
+    return x, w1, w2, jnp.tanh(x @ w1), named
+
+
+def _tensor_parallel_grad(jax, a):
+    jnp = jax.numpy
+    x, w1, w2, _, named = _tensor_parallel(jax, a)
+
+    def loss(ws, x):
+        out = jnp.matmul(jnp.tanh(x @ ws[0]), ws[1],
+                         out_sharding=named(jax.sharding.PartitionSpec()))
+        return jnp.sum(out ** 2)
+    return jax.jit(jax.grad(loss))([w1, w2], x)[1]
 
 
 def _in_mesh(jax, a, make):
