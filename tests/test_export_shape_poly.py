@@ -33,6 +33,7 @@ ARITHMETIC = [
     (lambda: (4 * B) // B, 4), (lambda: (4 * B + 1) // B, "floordiv(4*b + 1, b)"),
     (lambda: B // A, "floordiv(b, a)"), (lambda: 5 // B, "floordiv(5, b)"),
     (lambda: B - B, 0), (lambda: B * 0, 0), (lambda: B * 1, "b"), (lambda: B - B + 3, 3),
+    (lambda: (4 * A * B) // A, "4*b"), (lambda: (4 * A * B) % A, 0),
 ]
 
 
@@ -198,6 +199,22 @@ def test_sizes_as_values_and_in_shapes():
     for size in (1, 4):
         x = np.arange(size, dtype=F32) + 1
         _assert_close(exp.call(x), jax.jit(f)(x))
+
+
+def test_two_dimension_variables():
+    b, t = export.symbolic_shape("b, t")
+
+    def attention(x, mask):
+        scores = jnp.einsum("btd,bsd->bts", x, x) + mask[:, None, :]
+        return jax.nn.softmax(scores, axis=-1) @ x, x.reshape(x.shape[0], -1)
+    exp = export.export(jax.jit(attention))(S((b, t, 4), F32), S((b, t), F32))
+    assert [str(a) for a in exp.out_avals] == ["float32[b,t,4]", "float32[b,4*t]"]
+    assert "tensor<?x?x4xf32>" in exp.mlir_module()
+    for batch, length in ((2, 3), (1, 5)):
+        rng = np.random.default_rng(batch)
+        x = rng.standard_normal((batch, length, 4)).astype(F32)
+        mask = rng.standard_normal((batch, length)).astype(F32)
+        _assert_close(exp.call(x, mask), jax.jit(attention)(x, mask))
 
 
 def test_grad_through_call_and_call_inside_jit():

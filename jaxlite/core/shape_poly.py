@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from jaxlite.errors import InconclusiveDimensionOperation
 
-__all__ = ["DimExpr", "Scope", "is_symbolic_dim", "dimension_variables",
-           "InconclusiveDimensionOperation", "canonical_dim",
-           "shape_size", "broadcast_shapes",
-           "slice_indices", "linear_in"]
+__all__ = ["DimExpr", "InconclusiveDimensionOperation", "Scope", "canonical_dim",
+           "dimension_variables", "is_symbolic_dim", "shape_size", "slice_indices"]
 
 _HELP = ("\nThis error arises for comparison operations with shapes that are non-constant, "
          "and the result of the operation cannot be represented as a boolean value for all "
@@ -34,8 +32,7 @@ _HELP = ("\nThis error arises for comparison operations with shapes that are non
 # An atom: ("var", name) or ("floordiv" | "mod", numerator, denominator), the operands
 # ints or DimExprs. A monomial: a sorted tuple of (atom, power). A polynomial: a sorted
 # tuple of (monomial, coefficient), zero coefficients dropped; the empty monomial is 1.
-Atom = tuple
-Monomial = tuple
+Atom = Monomial = tuple
 _ONE: Monomial = ()
 
 # How a dimension becomes a number in a traced computation (`b / 2`, `x * b`): filled by
@@ -305,6 +302,8 @@ def _divmod(num: Any, den: Any, scope: Scope) -> tuple[Any, Any]:
             return _make(((m, c // den) for m, c in _terms(num)), scope), 0
     else:
         ratio = _constant_ratio(num, den)
+        if ratio is None:
+            ratio = _monomial_quotient(num, den, scope)
         if ratio is not None:
             return ratio, 0
     quotient = _make((((((("floordiv", num, den), 1),), 1),)), scope)
@@ -331,6 +330,24 @@ def _constant_ratio(num: Any, den: "DimExpr") -> int | None:
     if remainder == 0 and _terms(num - den * k) == ():
         return k
     return None
+
+
+def _monomial_quotient(num: Any, den: "DimExpr", scope: Scope) -> Any:
+    """num / den when den is one term that divides every term of num (`4*b*t // b`)."""
+    if len(den._poly) != 1:
+        return None
+    den_mono, den_coeff = den._poly[0]
+    quotient = []
+    for mono, coeff in _terms(num):
+        powers = dict(mono)
+        if coeff % den_coeff or any(powers.get(a, 0) < p for a, p in den_mono):
+            return None
+        for atom, p in den_mono:
+            powers[atom] -= p
+        left = tuple(sorted(((a, p) for a, p in powers.items() if p),
+                            key=lambda ap: _atom_key(ap[0])))
+        quotient.append((left, coeff // den_coeff))
+    return _make(quotient, scope)
 
 
 # ---------------------------------------------------------------------- decisions
@@ -445,23 +462,6 @@ def shape_size(shape: Iterable[Any]) -> Any:
     for d in shape:
         size = size * d if isinstance(d, DimExpr) else d * size
     return size
-
-
-def broadcast_shapes(*shapes: Sequence[Any]) -> tuple:
-    """numpy's broadcast of shapes that may hold symbolic dimensions: sizes of a dimension
-    must be equal or 1 (ValueError otherwise, as numpy's)."""
-    rank = max((len(s) for s in shapes), default=0)
-    result = []
-    for sizes in zip(*[(1,) * (rank - len(s)) + tuple(s) for s in shapes]):
-        wide = []
-        for d in sizes:
-            if not (d == 1 or any(d == w for w in wide)):
-                wide.append(d)
-        if len(wide) > 1:
-            raise ValueError(f"shape mismatch: objects cannot be broadcast to a single shape: "
-                             f"{list(shapes)}")
-        result.append(wide[0] if wide else 1)
-    return tuple(result)
 
 
 def slice_indices(start: Any, stop: Any, step: Any, size: Any) -> tuple[Any, Any, Any]:

@@ -20,7 +20,6 @@ from jaxlite.config import config
 from jaxlite.core import dtypes
 from jaxlite.core.avals import check_byte_order, get_aval
 from jaxlite.core.operators import ArrayOperators
-from jaxlite.core.shape_poly import broadcast_shapes as _symbolic_broadcast_shapes
 from jaxlite.core.shape_poly import is_symbolic_dim
 from jaxlite.lax.dimension_value import dimensions_as_values
 from jaxlite.runtime.device import start_default_backend
@@ -146,6 +145,23 @@ def _numpy_broadcast_shapes(*shapes: tuple) -> tuple:
         return np.broadcast_shapes(*shapes)
     except TypeError:
         return _symbolic_broadcast_shapes(*shapes)
+
+
+def _symbolic_broadcast_shapes(*shapes: tuple) -> tuple:
+    """numpy's broadcast of shapes holding symbolic dimensions: the sizes of a dimension
+    must be equal or 1 (numpy's ValueError otherwise)."""
+    rank = max((len(s) for s in shapes), default=0)
+    result = []
+    for sizes in zip(*[(1,) * (rank - len(s)) + tuple(s) for s in shapes]):
+        wide = []
+        for d in sizes:
+            if not (d == 1 or any(d == w for w in wide)):
+                wide.append(d)
+        if len(wide) > 1:
+            raise ValueError(f"shape mismatch: objects cannot be broadcast to a single shape: "
+                             f"{list(shapes)}")
+        result.append(wide[0] if wide else 1)
+    return tuple(result)
 
 
 def broadcast_shapes(fun_name: str, *shapes: Sequence[int]) -> tuple[int, ...]:
