@@ -210,7 +210,7 @@ def _mesh_of(avals: Sequence[Any]) -> AbstractMesh | None:
     mesh = None
     for aval in avals:
         other = getattr(getattr(aval, "sharding", None), "mesh", None)
-        if other is None or other.empty:
+        if other is None or not other.axis_names:
             continue
         if mesh is not None and other != mesh:
             raise ShardingTypeError(f"Mesh for all inputs should be equal. Got one mesh: "
@@ -244,7 +244,9 @@ def typed_results(primitive: Any, in_avals: Sequence[Any], out_avals: Any,
     """`out_avals` (one, or a list for a primitive of several results) with the
     shardings JAX's types give them; unchanged where no operand is on a mesh and no mesh
     is current."""
-    given = _given_sharding(params) or _given_sharding({"sharding": _REQUESTED.get()})
+    requested = _REQUESTED.get()
+    given = (_given_sharding(params) if params else None) or (
+        None if requested is None else _given_sharding({"sharding": requested}))
     mesh = given or _mesh_of(in_avals) or context_mesh()
     if mesh is None or _SUSPENDED.get() or primitive.name in _FROM_PROGRAMS:
         return out_avals
