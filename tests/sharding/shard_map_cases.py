@@ -125,7 +125,9 @@ def test_pmap_over_the_devices():
     out = jax.pmap(lambda a: a * 2 + lax.axis_index("i"), axis_name="i")(x)
     np.testing.assert_array_equal(np.asarray(out), x * 2 + np.arange(N)[:, None])
     mesh = Mesh(np.array(jax.devices()), ("i",))
-    assert out.sharding == NamedSharding(mesh, P("i")) or N == 1
+    assert out.sharding == NamedSharding(mesh, P("i"))  # (one device too, as JAX 0.10.2)
+    unnamed = jax.pmap(lambda a: a * 2)(x)  # JAX's mesh axis for a pmap without a name
+    assert repr(unnamed.sharding.spec) == "P('_internal_pmap_axis_name',)"
     assert [s.index for s in out.addressable_shards] == (
         [(slice(i, i + 1), slice(None)) for i in range(N)] if N > 1
         else [(slice(None), slice(None))])
