@@ -302,3 +302,15 @@ def test_dimensions_of_two_scopes_cannot_meet():
     d, = export.symbolic_shape("d")
     with pytest.raises(ValueError, match="Invalid mixing of symbolic scopes"):
         export.export(jax.jit(lambda x, y: x + y))(S((c,), F32), S((d,), F32))
+
+
+def test_tracing_and_lowering_with_symbolic_shapes_outside_export():
+    b, = export.symbolic_shape("b")
+    spec = S((b, 4), F32)
+    assert str(jax.eval_shape(lambda x: jnp.concatenate([x, x]), spec).shape[0]) == "2*b"
+    assert "a:f32[b,4]" in str(jax.make_jaxpr(lambda x: jnp.tanh(x).sum(0))(spec))
+    lowered = jax.jit(lambda x: jnp.tanh(x).sum(0)).lower(spec)
+    assert "%arg0: tensor<?x4xf32>" in lowered.as_text(dialect="stablehlo")
+    with pytest.raises(ValueError) as info:
+        lowered.compile()  # JAX's ValueError: there is no size to compile for
+    assert str(info.value).startswith("Error refining shapes")

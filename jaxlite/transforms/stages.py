@@ -13,6 +13,7 @@ from jaxlite.backends import analysis
 from jaxlite.backends.base import Client, Executable, MemoryAnalysis
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.jaxpr import ClosedJaxpr
+from jaxlite.core.shape_poly import is_symbolic_dim
 from jaxlite.core.trace import Tracer
 from jaxlite.interpreters.lowering import LoweredModule
 from jaxlite.runtime import dispatch
@@ -181,6 +182,13 @@ class Lowered:
 
     def compile(self, compiler_options: dict[str, Any] | None = None) -> "Compiled":
         """Run the backend's compiler (passes included) on the module."""
+        symbolic = [str(a) for a in self._traced.jaxpr.in_avals
+                    if any(is_symbolic_dim(d) for d in a.shape)]
+        if symbolic:
+            raise ValueError(
+                f"Error refining shapes: jit of {self._name} was lowered for symbolic shapes "
+                f"({', '.join(symbolic)}), which have no size to compile for. Export it "
+                "(`jax.export.export`) and call the Exported with arrays instead.")
         call = self._partitioned() if self._partitioned is not None else None
         if call is None:
             call = dispatch.compile_lowered(self._lowered, self._traced.jaxpr, self._name,
