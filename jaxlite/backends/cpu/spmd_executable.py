@@ -61,7 +61,9 @@ class SpmdCpuExecutable(CpuExecutable):
     def execute_partitions(self, args: Sequence[Sequence[np.ndarray]]
                            ) -> list[list[np.ndarray]]:
         """Run the program once per partition, partition p on `args[p]`; returns each
-        partition's results (the role of XLA's `ExecuteSharded` for jit over a mesh)."""
+        partition's results (the role of XLA's `ExecuteSharded` for jit over a mesh).
+        Partitions may share an argument's array (a replicated value), but not a donated
+        one: results are written over a donated argument."""
         count = self.num_partitions
         if len(args) != count:
             raise ValueError(f"execute_partitions: {self._optimized.name} runs on {count} "
