@@ -19,6 +19,7 @@ import jaxlite.numpy as jnp
 from jaxlite.config import enable_x64
 from jaxlite.core.avals import ShapedArray
 from jaxlite.errors import JaxRuntimeError
+from jaxlite.export import from_stablehlo
 from jaxlite.extend.core import Primitive
 from jaxlite.interpreters import mlir
 from jaxlite.xla.evaluator import CUSTOM_CALL_TARGETS
@@ -495,3 +496,34 @@ def test_stablehlo_with_aliases_runs_in_xla(scale_library, tmp_path):
                            ("add_into=AddInto",))
     np.testing.assert_array_equal(theirs, ours)
     np.testing.assert_array_equal(theirs, x + 6.0)
+
+
+# StableHLO of an FFI call as JAX 0.10.2 lowers it (jax.jit(f).lower(x).as_text(), f calling
+# jax.ffi.ffi_call(TARGET, ...)(x, eps=np.float32(1e-5))).
+JAX_FFI_MODULE = """module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<2x3xf32>) -> (tensor<2x3xf32> {jax.result_info = "result"}) {
+    %0 = stablehlo.custom_call @TARGET(%arg0) {backend_config = "", mhlo.backend_config = {eps = 9.99999974E-6 : f32}, operand_layouts = [dense<[1, 0]> : tensor<2xindex>], result_layouts = [dense<[1, 0]> : tensor<2xindex>]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    return %0 : tensor<2x3xf32>
+  }
+}
+"""
+
+
+def test_from_stablehlo_reads_typed_ffi_calls(rms_library):
+    x = sample(2, 3)
+    exported = from_stablehlo(JAX_FFI_MODULE.replace("TARGET", "rms_norm"))
+    np.testing.assert_allclose(np.asarray(exported.call(x)), reference(x), rtol=2e-6,
+                               atol=2e-6)
+    # jaxlite's own StableHLO of an FFI call reads back to the same call
+    text = jax.jit(rms_call).lower(x).as_text(dialect="stablehlo")
+    again = from_stablehlo(text).call(x)
+    np.testing.assert_array_equal(np.asarray(again), np.asarray(jax.jit(rms_call)(x)))
+
+
+def test_from_stablehlo_names_unknown_ffi_targets():
+    with pytest.raises(NotImplementedError) as error:
+        from_stablehlo(JAX_FFI_MODULE.replace("TARGET", "nobody_registered_this"))
+    message = str(error.value)
+    assert "@nobody_registered_this at line 3 is a typed FFI call of a target jaxlite does " \
+           "not know" in message
+    assert "jaxlite.ffi.register_ffi_target('nobody_registered_this'" in message

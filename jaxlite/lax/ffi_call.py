@@ -25,7 +25,6 @@ dimensions, as XLA tells it for a buffer of another layout.
 """
 from __future__ import annotations
 
-import itertools
 from typing import Any, Sequence
 
 import numpy as np
@@ -47,9 +46,6 @@ VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_a
                 "legacy_vectorized", None)
 
 ffi_call_p = Primitive("ffi_call", multiple_results=True)
-# Numbers each lowered FFI custom-call: a handler's state belongs to one call site of one
-# lowering (frames.SITE_ATTRIBUTE), as in JAX it belongs to one site of one executable.
-_CALL_SITES = itertools.count()
 
 
 def _abstract_eval(*avals: ShapedArray, result_avals: tuple[ShapedArray, ...],
@@ -113,7 +109,7 @@ def lower_ffi_custom_call(ctx: LoweringContext, operands: Sequence[HloInstructio
         attrs[frames.ALIASES_ATTRIBUTE] = tuple(tuple(pair) for pair in input_output_aliases)
     if any(layouts):
         attrs[frames.LAYOUTS_ATTRIBUTE] = tuple(tuple(l) for l in layouts)
-    attrs[frames.SITE_ATTRIBUTE] = next(_CALL_SITES)
+    attrs[frames.SITE_ATTRIBUTE] = frames.new_site()
     call = ctx.builder.add(Opcode.CUSTOM_CALL, shape, tuple(operands), attrs)
     return [hlo.get_tuple_element(ctx, call, i) for i in range(len(ctx.avals_out))]
 

@@ -25,6 +25,7 @@ becomes `JaxRuntimeError` with the handler's message, as in JAX.
 from __future__ import annotations
 
 import ctypes
+import itertools
 import threading
 import weakref
 from collections import OrderedDict
@@ -38,7 +39,7 @@ from jaxlite.xla.ffi import api_table, c_api, registry
 from jaxlite.xla.ffi.attributes import AttributeBlock
 from jaxlite.xla.ir import HloInstruction
 
-__all__ = ["ALIASES_ATTRIBUTE", "LAYOUTS_ATTRIBUTE", "SITE_ATTRIBUTE", "logical_dims", "CALL_STAGES", "FrameTemplate", "call_target", "handler_error",
+__all__ = ["ALIASES_ATTRIBUTE", "LAYOUTS_ATTRIBUTE", "SITE_ATTRIBUTE", "new_site", "logical_dims", "CALL_STAGES", "FrameTemplate", "call_target", "handler_error",
            "install_evaluator_target"]
 
 _HANDLER = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
@@ -54,6 +55,13 @@ LAYOUTS_ATTRIBUTE = "ffi_layouts"
 # The custom-call attribute numbering FFI call sites (unique in the process): the handler's
 # state belongs to one site, as XLA's belongs to one custom-call of one executable.
 SITE_ATTRIBUTE = "ffi_site"
+_SITES = itertools.count()
+
+
+def new_site() -> int:
+    """A fresh call-site number (for `SITE_ATTRIBUTE`): each FFI custom-call that a
+    lowering or a reader makes is a site of its own."""
+    return next(_SITES)
 
 
 def logical_dims(physical: Sequence[int], layout: Sequence[int]) -> tuple[int, ...]:

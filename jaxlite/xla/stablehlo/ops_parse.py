@@ -20,6 +20,7 @@ from jaxlite.xla.shape_inference_base import Window
 from jaxlite.xla.stablehlo import ops, ops_regions
 from jaxlite.xla.stablehlo import syntax as S
 from jaxlite.xla.stablehlo.builder import FunctionBuilder, free_values, tuple_shape
+from jaxlite.xla.stablehlo.ffi_parse import is_typed_ffi_call, read_ffi_call
 from jaxlite.xla.stablehlo.lapack_parse import lapack_call
 from jaxlite.xla.stablehlo.parser import Op
 
@@ -264,15 +265,14 @@ def _custom_call(fb: FunctionBuilder, op: Op, operands: Values,
     lapack = lapack_call(fb, target, operands, types, op.attrs.get("mhlo.backend_config") or {})
     if lapack is not None:
         return lapack
+    if is_typed_ffi_call(op):
+        return read_ffi_call(fb, op, target, list(operands), types)
     config = op.attrs.get("backend_config", "")
     attrs: dict[str, Any] = {"target": target,
                              "custom_call_has_side_effect": bool(
                                  op.attrs.get("has_side_effect", False))}
     if isinstance(config, str) and config:
         attrs["backend_config"] = config
-    elif config:
-        raise NotImplementedError(f"from_stablehlo: custom call @{target} at line {op.line} "
-                                  "(typed FFI calls of this target are not known to jaxlite)")
     for key, value in (op.attrs.get("mhlo.frontend_attributes") or {}).items():
         attrs[key] = _frontend_value(value)
     return _results(fb, _O.CUSTOM_CALL, types, operands, attrs)

@@ -235,7 +235,9 @@ class Parser:
             return (result, self.value())
         if self.peek().text == ":" and self.peek(1).kind == "word" and \
                 not self.peek(1).text.startswith("tensor<"):
-            self.pos += 2  # `1 : i64`
+            self.pos += 2  # `1 : i64`: the number keeps its type
+            if isinstance(result, (int, float)) and not isinstance(result, bool):
+                result = S.typed_number(result, self.peek(-1).text)
         return result
 
     # ------------------------------------------------------------------ ops

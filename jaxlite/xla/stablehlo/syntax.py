@@ -210,6 +210,39 @@ def conv_dim_labels(text: str) -> str:
     return f"{labels[0]}_{labels[1]}->{labels[2]}"
 
 
+class TypedInt(int):
+    """An integer attribute written with its type (`3 : i64`); `element_type` is the type."""
+
+    element_type: str
+
+
+class TypedFloat(float):
+    """A float attribute written with its type (`1.0E-5 : f32`)."""
+
+    element_type: str
+
+
+def typed_number(value: int | float, element_type: str) -> int | float:
+    """`value : element_type` as a TypedInt or TypedFloat (a float written as its bits,
+    `0x3727C5AC : f32`, becomes the float); other types leave the value as it is."""
+    try:
+        dtype = dtype_of_element_type(element_type)
+    except ValueError:
+        return value
+    if dtype.kind == "f" and isinstance(value, int):
+        unsigned = np.dtype(f"u{dtype.itemsize}")
+        value = float(np.asarray(value, unsigned).view(dtype))
+    typed: TypedInt | TypedFloat
+    if dtype.kind == "f":
+        typed = TypedFloat(value)
+    elif dtype.kind in "iu":
+        typed = TypedInt(value)
+    else:
+        return value
+    typed.element_type = element_type
+    return typed
+
+
 def unquote(text: str) -> str:
     """The value of an MLIR string literal (`\\22` style hex escapes included)."""
     body = text[1:-1]
