@@ -173,3 +173,30 @@ def test_reads_back_with_the_same_numbers(name, lowered):
         again = jax.tree_util.tree_leaves(from_stablehlo(lowered[name][2]).call(*inputs))
     for i, (theirs, value) in enumerate(zip(again, lowered[name][1])):
         _close(np.asarray(theirs), value, tolerance, f"{name} output {i}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_reads_upper_triangle_potrf(dtype):
+    # LAPACK's potrf with uplo = 'U' reads the upper triangle (a = U^H U) and leaves the
+    # strict lower triangle as it was; JAX never emits it, other producers may.
+    spd = (SQUARE @ SQUARE.T + 6 * np.eye(6)).astype(dtype)
+    if dtype == np.complex64:
+        spd = (spd + 1j * (SQUARE - SQUARE.T)).astype(dtype)
+    a = np.triu(spd) + np.tril(np.full((6, 6), 7.0, dtype), -1)  # garbage below
+    element = {np.float32: "f32", np.complex64: "complex<f32>"}[dtype]
+    letter = {np.float32: "s", np.complex64: "c"}[dtype]
+    matrix = f"tensor<6x6x{element}>"
+    text = (
+        "module @upper attributes {mhlo.num_partitions = 1 : i32} {\n"
+        f"  func.func public @main(%arg0: {matrix}) -> ({matrix}, tensor<i32>) {{\n"
+        f"    %0:2 = stablehlo.custom_call @lapack_{letter}potrf_ffi(%arg0) {{backend_config = "
+        '"", mhlo.backend_config = {uplo = 85 : ui8}, operand_layouts = [dense<[0, 1]> : '
+        "tensor<2xindex>], result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<> : "
+        f"tensor<0xindex>]}} : ({matrix}) -> ({matrix}, tensor<i32>)\n"
+        f"    return %0#0, %0#1 : {matrix}, tensor<i32>\n  }}\n}}\n")
+    factor, info = from_stablehlo(text).call(a)
+    factor = np.asarray(factor)
+    expected = np.linalg.cholesky(spd).conj().T
+    np.testing.assert_allclose(np.triu(factor), expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(np.tril(factor, -1), np.tril(a, -1))
+    assert int(info) == 0

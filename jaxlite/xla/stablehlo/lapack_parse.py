@@ -43,11 +43,35 @@ def _char(config: dict, key: str) -> str:
     return chr(int(config[key]))
 
 
+def _adjoint(fb: FunctionBuilder, x: HloInstruction) -> HloInstruction:
+    """The conjugate transpose of each matrix of `x` (the last two dimensions)."""
+    rank = x.shape.rank
+    order = tuple(range(rank - 2)) + (rank - 1, rank - 2)
+    moved = fb.add(Opcode.TRANSPOSE, x.shape.with_dims(tuple(x.shape.dims[d] for d in order)),
+                   [x], {"dimensions": order})
+    if x.shape.dtype.kind != "c":
+        return moved
+    part = moved.shape.with_dtype(np.empty((), x.shape.dtype).real.dtype)
+    imag = fb.add(Opcode.NEGATE, part, [fb.add(Opcode.IMAG, part, [moved])])
+    return fb.add(Opcode.COMPLEX, moved.shape, [fb.add(Opcode.REAL, part, [moved]), imag])
+
+
 def _potrf(fb: FunctionBuilder, operands: Values, types: Sequence[Shape],
            config: dict) -> Values:
-    if _char(config, "uplo") != "L":
-        raise NotImplementedError("from_stablehlo: potrf of the upper triangle")
-    return _kernel(fb, "cholesky", operands, types[:1]) + [_zeros(fb, types[1])]
+    """Lower: the kernel. Upper (a = U^H U, read from the upper triangle): the adjoint of
+    the kernel's factor of the adjoint, with the input's strict lower triangle kept, as
+    LAPACK leaves it."""
+    if _char(config, "uplo") == "L":
+        return _kernel(fb, "cholesky", operands, types[:1]) + [_zeros(fb, types[1])]
+    (a,) = operands
+    (lower,) = _kernel(fb, "cholesky", [_adjoint(fb, a)], types[:1])
+    upper = _adjoint(fb, lower)
+    index = Shape(np.int32, a.shape.dims)
+    rows, cols = (fb.add(Opcode.IOTA, index, (), {"iota_dimension": a.shape.rank - k})
+                  for k in (2, 1))
+    below = fb.add(Opcode.COMPARE, index.with_dtype(np.bool_), [rows, cols],
+                   {"direction": "GT"})
+    return [fb.add(Opcode.SELECT, a.shape, [below, a, upper]), _zeros(fb, types[1])]
 
 
 def _trsm(fb: FunctionBuilder, operands: Values, types: Sequence[Shape],
