@@ -9,6 +9,9 @@ for a result: the stacked axes a spec names are laid back along their dimensions
 ones it does not name are dropped (the first device's value) and those it names but the
 body did not vary over are tiled.
 
+`check_replication` is check_vma's test of the results: each may vary only over the mesh
+axes its out_spec names.
+
 Only `reshape`, `transpose`, `broadcast_in_dim` and slicing are used, so the layout works
 on tracers too (shard_map under jit, grad and vmap). The SPMD partitioner will replace
 this with per-device programs over the same specs.
@@ -22,7 +25,7 @@ from jaxlite.core.sharding import PartitionSpec
 from jaxlite.lax.broadcast import broadcast_in_dim, reshape, transpose
 from jaxlite.lax.slicing import index_in_dim
 
-__all__ = ["split_names", "to_blocks", "from_blocks"]
+__all__ = ["split_names", "to_blocks", "from_blocks", "check_replication"]
 
 
 def split_names(spec: PartitionSpec, ndim: int, sizes: dict[Any, int]) -> list[list[Any]]:
@@ -83,3 +86,38 @@ def from_blocks(y: Any, stacked: Sequence[Any], spec: PartitionSpec,
     global_shape = [block[d] * math.prod(sizes[n] for n in names)
                     for d, names in enumerate(per_dim)]
     return reshape(transpose(y, permutation), global_shape)
+
+
+def check_replication(name: str, mesh: Any, specs: Sequence[PartitionSpec],
+                      stacked: Sequence[Sequence[Any]]) -> None:
+    """Each result of shard_map's body (`stacked`: the mesh axes each varies over) varies
+    only over mesh axes its out_spec names (JAX's check_vma ValueError otherwise: an
+    unnamed axis means a replicated result). `name`: the body's function."""
+    lines = []
+    for spec, varying in zip(specs, stacked):
+        named = set(spec.axis_names()) | set(spec.unreduced) | set(spec.reduced)
+        unmentioned = [n for n in mesh.axis_names if n not in named]
+        if not set(unmentioned) & set(varying):
+            continue
+        if len(unmentioned) == 1:
+            lines.append(f"* out_specs is {spec} which implies that the corresponding output "
+                         f"value is replicated across mesh axis '{unmentioned[0]}', but could "
+                         "not infer replication over any axes")
+            continue
+        in_order = lambda names: ",".join(n for n in mesh.axis_names if n in names)  # noqa
+        lines.append(f"* out_specs is {spec} which implies that the corresponding output "
+                     f"value is only varying across mesh axes {{{in_order(named)}}} and not "
+                     f"{{{in_order(set(unmentioned) & set(varying))}}}, but it was inferred "
+                     f"to be possibly varying over {{{in_order(varying)}}}")
+    if not lines:
+        return
+    if len(lines) == 1:
+        lines = [lines[0][2:]]
+    raise ValueError(
+        f"shard_map applied to the function '{name}' was given "
+        "out_specs which require replication which can't be statically inferred given the "
+        f"mesh:\n\nThe mesh given has shape {tuple(mesh.axis_sizes)} with corresponding axis "
+        f"names {mesh.axis_names}.\n\n" + "\n\n".join(lines) + "\n\nCheck if these output "
+        "values are meant to be replicated over those mesh axes. If not, consider revising "
+        "the corresponding out_specs entries. If so, consider disabling the check by passing "
+        "the check_vma=False argument to `jax.shard_map`.")

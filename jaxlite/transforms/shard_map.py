@@ -44,7 +44,8 @@ from jaxlite.runtime.array import Array, ArrayImpl
 from jaxlite.runtime.device import device_put
 from jaxlite.runtime.sharding import Mesh, get_abstract_mesh, get_mesh
 from jaxlite.transforms import api_util as _api_util
-from jaxlite.transforms.mesh_blocks import from_blocks, split_names, to_blocks
+from jaxlite.transforms.mesh_blocks import (check_replication, from_blocks, split_names,
+                                            to_blocks)
 from jaxlite.tree_util import (keystr, tree_flatten, tree_flatten_with_path, tree_leaves,
                                tree_map, tree_structure, tree_unflatten)
 
@@ -201,7 +202,7 @@ def _run_body(f: Callable, leaves: list, in_tree: Any, specs: list, dynamic: lis
     outs, stacked = _with_axes(flat, [b for b, _ in blocked], [m for _, m in blocked],
                                [(n, sizes[n]) for n in order])
     if checked_mesh is not None:
-        _check_replication(f, checked_mesh, out_leaf_specs, stacked)
+        check_replication(_api_util.function_name(f), checked_mesh, out_leaf_specs, stacked)
     outs = [_along_mesh(o, st, spmd_mesh) for o, st in zip(outs, stacked)]
     outs = [from_blocks(_as_array(o), st, spec, sizes)
             for o, st, spec in zip(outs, stacked, out_leaf_specs)]
@@ -217,38 +218,6 @@ def _along_mesh(value: Any, axes: list, mesh: Any) -> Any:
                                       layout=None, context_mesh=mesh.abstract_mesh,
                                       unconstrained_dims=frozenset())
 
-
-def _check_replication(f: Callable, mesh: AbstractMesh, specs: list, stacked: list) -> None:
-    """Each result varies only over mesh axes its out_spec names (JAX's check_vma
-    ValueError otherwise: an unnamed axis means a replicated result)."""
-    lines = []
-    for spec, varying in zip(specs, stacked):
-        named = set(_names(spec)) | set(spec.unreduced) | set(spec.reduced)
-        unmentioned = [n for n in mesh.axis_names if n not in named]
-        if not set(unmentioned) & set(varying):
-            continue
-        if len(unmentioned) == 1:
-            lines.append(f"* out_specs is {spec} which implies that the corresponding output "
-                         f"value is replicated across mesh axis '{unmentioned[0]}', but could "
-                         "not infer replication over any axes")
-            continue
-        in_order = lambda names: ",".join(n for n in mesh.axis_names if n in names)  # noqa
-        lines.append(f"* out_specs is {spec} which implies that the corresponding output "
-                     f"value is only varying across mesh axes {{{in_order(named)}}} and not "
-                     f"{{{in_order(set(unmentioned) & set(varying))}}}, but it was inferred "
-                     f"to be possibly varying over {{{in_order(varying)}}}")
-    if not lines:
-        return
-    if len(lines) == 1:
-        lines = [lines[0][2:]]
-    raise ValueError(
-        f"shard_map applied to the function '{_api_util.function_name(f)}' was given "
-        "out_specs which require replication which can't be statically inferred given the "
-        f"mesh:\n\nThe mesh given has shape {tuple(mesh.axis_sizes)} with corresponding axis "
-        f"names {mesh.axis_names}.\n\n" + "\n\n".join(lines) + "\n\nCheck if these output "
-        "values are meant to be replicated over those mesh axes. If not, consider revising "
-        "the corresponding out_specs entries. If so, consider disabling the check by passing "
-        "the check_vma=False argument to `jax.shard_map`.")
 
 
 def _as_array(value: Any) -> Any:
