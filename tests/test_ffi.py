@@ -500,7 +500,7 @@ def test_stablehlo_with_aliases_runs_in_xla(scale_library, tmp_path):
 
 # StableHLO of an FFI call as JAX 0.10.2 lowers it (jax.jit(f).lower(x).as_text(), f calling
 # jax.ffi.ffi_call(TARGET, ...)(x, eps=np.float32(1e-5))).
-JAX_FFI_MODULE = """module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+JAX_FFI_MODULE = """module @jit__lambda attributes {mhlo.num_partitions = 1 : i32} {
   func.func public @main(%arg0: tensor<2x3xf32>) -> (tensor<2x3xf32> {jax.result_info = "result"}) {
     %0 = stablehlo.custom_call @TARGET(%arg0) {backend_config = "", mhlo.backend_config = {eps = 9.99999974E-6 : f32}, operand_layouts = [dense<[1, 0]> : tensor<2xindex>], result_layouts = [dense<[1, 0]> : tensor<2xindex>]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
     return %0 : tensor<2x3xf32>

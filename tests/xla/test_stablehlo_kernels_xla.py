@@ -108,7 +108,16 @@ for _dtype, _tolerance in ((np.float32, 2e-6), (np.float64, 1e-11)):
     _a, _x = _IGAMMA_A.astype(_dtype), _IGAMMA_X.astype(_dtype)
     PROGRAMS[f"igamma_{_suffix}"] = (lax.igamma, (_a, _x), _tolerance)
     PROGRAMS[f"igammac_{_suffix}"] = (lax.igammac, (_a, _x), _tolerance)
-_SPECIAL_NAMES = ("gamma", "beta", "poch", "comb", "igamma", "igammac")
+# The incomplete beta function on both sides of its symmetry and at the edges.
+_BETAINC = np.array([[0.5, 2.0, 0.3], [2.0, 3.0, 0.5], [10.0, 4.0, 0.9], [30.0, 40.0, 0.4],
+                     [0.1, 0.2, 0.99], [5.0, 5.0, 0.5], [200.0, 300.0, 0.41], [1e-3, 2.0, 0.5],
+                     [0.0, 2.0, 0.5], [2.0, 0.0, 0.5], [0.0, 0.0, 0.5], [2.0, 3.0, 0.0],
+                     [2.0, 3.0, 1.0], [-1.0, 2.0, 0.5], [2.0, 3.0, 1.1], [np.inf, 2.0, 0.5],
+                     [2.0, np.inf, 0.5], [2.0, 3.0, np.nan], [1.0, 1.0, 0.25]]).T
+for _dtype, _tolerance in ((np.float32, 2e-6), (np.float64, 1e-11)):
+    PROGRAMS[f"betainc_{np.dtype(_dtype).name}"] = (
+        lax.betainc, tuple(_BETAINC.astype(_dtype)), _tolerance)
+_SPECIAL_NAMES = ("gamma", "beta", "poch", "comb", "igamma", "igammac", "betainc")
 SPECIAL = {f"{f}_{t}" for f in _SPECIAL_NAMES for t in ("float32", "float64")}
 X64 = {"fma_f64"} | {name for name in SPECIAL if name.endswith("float64")}
 # Each program's distinctive op where it is not a LAPACK call.

@@ -23,7 +23,8 @@ from jaxlite.xla.stablehlo import lapack as L
 from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
 from jaxlite.xla.stablehlo.special_gamma import convert, unary
 
-__all__ = ["IGAMMA_EXPANSIONS", "SERIES_STEPS", "FRACTION_STEPS"]
+__all__ = ["IGAMMA_EXPANSIONS", "SERIES_STEPS", "FRACTION_STEPS", "loop", "guarded", "as_float",
+           "is_value", "both", "either", "pick", "in_float64"]
 
 SERIES_STEPS = 1000
 FRACTION_STEPS = 300
@@ -31,7 +32,7 @@ _F64 = np.dtype(np.float64)
 _TINY = 1e-300
 
 
-def _loop(w: FunctionWriter, steps: int, start: list[str], step) -> list[str]:
+def loop(w: FunctionWriter, steps: int, start: list[str], step) -> list[str]:
     """`step(i, values) -> values` for i = 1 .. steps, in a `stablehlo.while`."""
     index = Shape(np.int32, ())
     shapes = [index] + [L.shape_of(w, v) for v in start]
@@ -47,7 +48,7 @@ def _loop(w: FunctionWriter, steps: int, start: list[str], step) -> list[str]:
                      [w.block(shapes, condition), w.block(shapes, body)])[1:]
 
 
-def _as_float(w: FunctionWriter, i: str, shape: Shape) -> str:
+def as_float(w: FunctionWriter, i: str, shape: Shape) -> str:
     return L.broadcast(w, convert(w, i, _F64), shape, ())
 
 
@@ -58,13 +59,13 @@ def _series(w: FunctionWriter, a: str, x: str) -> str:
     def step(i: str, values: Leaves) -> Leaves:
         term, total = values
         term = L.binary(w, "multiply", term, L.binary(
-            w, "divide", x, L.binary(w, "add", a, _as_float(w, i, shape))))
+            w, "divide", x, L.binary(w, "add", a, as_float(w, i, shape))))
         return [term, L.binary(w, "add", total, term)]
     one = L.splat(w, 1.0, shape)
-    return _loop(w, SERIES_STEPS, [one, one], step)[1]
+    return loop(w, SERIES_STEPS, [one, one], step)[1]
 
 
-def _guarded(w: FunctionWriter, value: str) -> str:
+def guarded(w: FunctionWriter, value: str) -> str:
     """`value`, or a tiny number where it is (almost) zero (Lentz's guard)."""
     shape = L.shape_of(w, value)
     small = L.compare(w, unary(w, "stablehlo.abs", value), L.splat(w, _TINY, shape), "LT",
@@ -77,19 +78,19 @@ def _fraction(w: FunctionWriter, a: str, x: str) -> str:
     shape = L.shape_of(w, a)
     two = L.splat(w, 2.0, shape)
     b = L.binary(w, "subtract", L.binary(w, "add", x, L.splat(w, 1.0, shape)), a)
-    d = L.binary(w, "divide", L.splat(w, 1.0, shape), _guarded(w, b))
+    d = L.binary(w, "divide", L.splat(w, 1.0, shape), guarded(w, b))
 
     def step(i: str, values: Leaves) -> Leaves:
         b, c, d, h = values
-        n = _as_float(w, i, shape)
+        n = as_float(w, i, shape)
         an = unary(w, "stablehlo.negate", L.binary(w, "multiply", n, L.binary(
             w, "subtract", n, a)))
         b = L.binary(w, "add", b, two)
-        d = L.binary(w, "divide", L.splat(w, 1.0, shape), _guarded(
+        d = L.binary(w, "divide", L.splat(w, 1.0, shape), guarded(
             w, L.binary(w, "add", L.binary(w, "multiply", an, d), b)))
-        c = _guarded(w, L.binary(w, "add", b, L.binary(w, "divide", an, c)))
+        c = guarded(w, L.binary(w, "add", b, L.binary(w, "divide", an, c)))
         return [b, c, d, L.binary(w, "multiply", h, L.binary(w, "multiply", d, c))]
-    return _loop(w, FRACTION_STEPS, [b, L.splat(w, 1 / _TINY, shape), d, d], step)[3]
+    return loop(w, FRACTION_STEPS, [b, L.splat(w, 1 / _TINY, shape), d, d], step)[3]
 
 
 def _p_and_q(w: FunctionWriter, a: str, x: str) -> tuple[str, str]:
@@ -108,27 +109,27 @@ def _p_and_q(w: FunctionWriter, a: str, x: str) -> tuple[str, str]:
     return p, q
 
 
-def _is(w: FunctionWriter, x: str, direction: str, value: float) -> str:
+def is_value(w: FunctionWriter, x: str, direction: str, value: float) -> str:
     return L.compare(w, x, L.splat(w, value, L.shape_of(w, x)), direction, "FLOAT")
 
 
-def _both(w: FunctionWriter, p: str, q: str) -> str:
+def both(w: FunctionWriter, p: str, q: str) -> str:
     return w.generic("stablehlo.and", [p, q], [L.shape_of(w, p)])[0]
 
 
-def _either(w: FunctionWriter, p: str, q: str) -> str:
+def either(w: FunctionWriter, p: str, q: str) -> str:
     return w.generic("stablehlo.or", [p, q], [L.shape_of(w, p)])[0]
 
 
 def _domain_error(w: FunctionWriter, a: str, x: str) -> str:
     """NaN operands, a < 0, x < 0, or a = x = 0 (as the kernels' domain check)."""
-    nan = _either(w, L.compare(w, a, a, "NE", "FLOAT"), L.compare(w, x, x, "NE", "FLOAT"))
-    negative = _either(w, _is(w, a, "LT", 0.0), _is(w, x, "LT", 0.0))
-    return _either(w, _either(w, nan, negative), _both(w, _is(w, a, "EQ", 0.0),
-                                                        _is(w, x, "EQ", 0.0)))
+    nan = either(w, L.compare(w, a, a, "NE", "FLOAT"), L.compare(w, x, x, "NE", "FLOAT"))
+    negative = either(w, is_value(w, a, "LT", 0.0), is_value(w, x, "LT", 0.0))
+    return either(w, either(w, nan, negative), both(w, is_value(w, a, "EQ", 0.0),
+                                                        is_value(w, x, "EQ", 0.0)))
 
 
-def _pick(w: FunctionWriter, cases: list[tuple[str, float]], otherwise: str) -> str:
+def pick(w: FunctionWriter, cases: list[tuple[str, float]], otherwise: str) -> str:
     """The value of the first case whose predicate holds, else `otherwise`."""
     shape = L.shape_of(w, otherwise)
     for predicate, value in reversed(cases):
@@ -138,26 +139,27 @@ def _pick(w: FunctionWriter, cases: list[tuple[str, float]], otherwise: str) -> 
 
 def _igamma(w: FunctionWriter, a: str, x: str) -> str:
     p, _ = _p_and_q(w, a, x)
-    from_one = _both(w, _is(w, x, "GE", 1.0), _is(w, x, "LT", np.inf))
-    below_one = _both(w, _is(w, x, "GT", 0.0), _is(w, x, "LT", 1.0))
-    nan = _either(w, _domain_error(w, a, x), _either(
-        w, _both(w, _is(w, a, "EQ", 0.0), below_one),
-        _both(w, _is(w, a, "EQ", np.inf), from_one)))
-    return _pick(w, [(nan, np.nan), (_both(w, _is(w, a, "EQ", 0.0), from_one), 1.0),
-                     (_is(w, x, "EQ", np.inf), 1.0), (_is(w, x, "EQ", 0.0), 0.0)], p)
+    from_one = both(w, is_value(w, x, "GE", 1.0), is_value(w, x, "LT", np.inf))
+    below_one = both(w, is_value(w, x, "GT", 0.0), is_value(w, x, "LT", 1.0))
+    nan = either(w, _domain_error(w, a, x), either(
+        w, both(w, is_value(w, a, "EQ", 0.0), below_one),
+        both(w, is_value(w, a, "EQ", np.inf), from_one)))
+    return pick(w, [(nan, np.nan), (both(w, is_value(w, a, "EQ", 0.0), from_one), 1.0),
+                     (is_value(w, x, "EQ", np.inf), 1.0), (is_value(w, x, "EQ", 0.0), 0.0)], p)
 
 
 def _igammac(w: FunctionWriter, a: str, x: str) -> str:
     _, q = _p_and_q(w, a, x)
-    finite_from_one = _both(w, _is(w, x, "GE", 1.0), _is(w, x, "LT", np.inf))
-    nan = _either(w, _domain_error(w, a, x), _both(w, _is(w, a, "EQ", np.inf),
+    finite_from_one = both(w, is_value(w, x, "GE", 1.0), is_value(w, x, "LT", np.inf))
+    nan = either(w, _domain_error(w, a, x), both(w, is_value(w, a, "EQ", np.inf),
                                                     finite_from_one))
-    return _pick(w, [(nan, np.nan), (_either(w, _is(w, x, "EQ", np.inf),
-                                             _is(w, a, "EQ", 0.0)), 0.0),
-                     (_is(w, x, "EQ", 0.0), 1.0)], q)
+    return pick(w, [(nan, np.nan), (either(w, is_value(w, x, "EQ", np.inf),
+                                             is_value(w, a, "EQ", 0.0)), 0.0),
+                     (is_value(w, x, "EQ", 0.0), 1.0)], q)
 
 
-def _in_float64(formula) -> L.KernelRule:
+def in_float64(formula) -> L.KernelRule:
+    """A rule computing `formula(w, *operands)` in float64, rounded to the result type."""
     def rule(w: FunctionWriter, inst: HloInstruction, operands: list[str],
              config: dict) -> Leaves:
         wide = formula(w, *[convert(w, v, _F64) for v in operands])
@@ -166,6 +168,6 @@ def _in_float64(formula) -> L.KernelRule:
 
 
 IGAMMA_EXPANSIONS: dict[str, L.KernelRule] = {
-    "jaxlite_special_igamma": _in_float64(_igamma),
-    "jaxlite_special_igammac": _in_float64(_igammac),
+    "jaxlite_special_igamma": in_float64(_igamma),
+    "jaxlite_special_igammac": in_float64(_igammac),
 }
