@@ -29,7 +29,7 @@ import numpy as np
 
 from jaxlite.backends.base import Client, CompileOptions
 from jaxlite.core.jaxpr import ClosedJaxpr
-from jaxlite.core.sharding import NamedSharding, PartitionSpec
+from jaxlite.core.sharding import AxisType, NamedSharding, PartitionSpec
 from jaxlite.interpreters.lowering import lower_jaxpr
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.runtime.placement import constraint_mesh, propagate
@@ -86,8 +86,12 @@ def _layout(spec: tuple | None, mesh: Any, ndim: int) -> HloSharding:
 def _result_sharding(spec: tuple | None, mesh: Any, shape: Sequence[int]) -> NamedSharding:
     """JAX's result sharding for a propagated spec (replicated where it does not divide)."""
     entries = [None if e is PartitionSpec.UNCONSTRAINED else e for e in spec or ()]
-    while entries and entries[-1] is None:
-        entries.pop()
+    if AxisType.Explicit in mesh.axis_types:
+        # typed results name every dimension, as JAX's (P('x', None))
+        entries += [None] * (len(shape) - len(entries))
+    else:
+        while entries and entries[-1] is None:
+            entries.pop()  # JAX's result specs stop at the last split dimension
     sharding = NamedSharding(mesh, PartitionSpec(*entries))
     try:
         sharding.shard_shape(shape)

@@ -163,3 +163,18 @@ def test_results_keep_each_device_block():
     assert y.sharding == NamedSharding(mesh, P("data"))
     for shard in y.addressable_shards:
         np.testing.assert_allclose(np.asarray(shard.data), want[shard.index], rtol=1e-6)
+
+
+@pytest.mark.skipif(COUNT == 1, reason="a one-device mesh runs no partitioned program")
+def test_partitioned_results_name_dimensions_as_jax():
+    # JAX 0.10.2: a jit result over an Explicit mesh names every dimension (P('x', None));
+    # over an Auto mesh the spec stops at the last split dimension (P('x',)).
+    x = np.ones((4 * COUNT, 3), np.float32)
+    for kind, want in [(jax.sharding.AxisType.Explicit, P("x", None)),
+                       (jax.sharding.AxisType.Auto, P("x"))]:
+        mesh = jax.make_mesh((COUNT,), ("x",), axis_types=(kind,))
+        placed = jax.device_put(x, NamedSharding(mesh, P("x")))
+        double = jax.jit(lambda a: a * 2)  # (kept: the calls are cached per live jaxpr)
+        y = double(placed)
+        assert tuple(y.sharding.spec) == tuple(want)
+        assert _partitioned_calls()
