@@ -9,8 +9,8 @@ same function (so real XLA runs them, and the reader reads them back as those op
 - `jaxlite_lapack_cholesky_update`: the kernel's Givens rotations, one per row, in a
   `stablehlo.while` over the row index (leading batch dimensions ride along).
 - `jaxlite_special_gamma` / `beta` / `poch` / `binom` of real operands (`special_gamma.py`)
-  `igamma` / `igammac` (`special_igamma.py`) and `regularized_incomplete_beta`
-  (`special_betainc.py`).
+  `igamma` / `igammac` (`special_igamma.py`), `regularized_incomplete_beta`
+  (`special_betainc.py`) and `erfcx` (`special_error.py`).
 
 `kernel_expansion(target)` gives the rule, or None.
 """
@@ -27,6 +27,7 @@ from jaxlite.xla.stablehlo import lapack as L
 from jaxlite.xla.stablehlo import types as T
 from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
 from jaxlite.xla.stablehlo.special_betainc import BETAINC_EXPANSIONS
+from jaxlite.xla.stablehlo.special_error import ERROR_EXPANSIONS
 from jaxlite.xla.stablehlo.special_gamma import GAMMA_EXPANSIONS
 from jaxlite.xla.stablehlo.special_igamma import IGAMMA_EXPANSIONS
 
@@ -114,7 +115,7 @@ def _cholesky_update(w: FunctionWriter, inst: HloInstruction, operands: list[str
 
 
 EXPANSIONS: dict[str, L.KernelRule] = {
-    **GAMMA_EXPANSIONS, **IGAMMA_EXPANSIONS, **BETAINC_EXPANSIONS,
+    **GAMMA_EXPANSIONS, **IGAMMA_EXPANSIONS, **BETAINC_EXPANSIONS, **ERROR_EXPANSIONS,
     "jaxlite_fma_f64": _fma,
     "jaxlite_lapack_symmetric_product": _symmetric_product,
     "jaxlite_lapack_cholesky_update": _cholesky_update,
