@@ -235,6 +235,21 @@ def test_grad_through_call_and_call_inside_jit():
     _assert_close(jax.grad(loss(back.call))(*args), jax.grad(loss(fun))(*args))
 
 
+def test_grad_through_call_with_integer_outputs_and_strided_slices():
+    exp = _export("reductions")  # argmax outputs (float0 cotangents), x[::2], x[1:] - x[:-1]
+    fun, shapes = PROGRAMS["reductions"]
+
+    def loss(f):
+        return lambda x: sum(jnp.sum(o) for o in jax.tree_util.tree_leaves(f(x))
+                             if o.dtype == F32)
+    assert [str(a.shape) for a in exp.vjp().in_avals if a.dtype == jax.dtypes.float0] == [
+        "(b,)", "(4,)"]
+    back = export.deserialize(exp.serialize(vjp_order=1))
+    for batch in (1, 5):
+        x, = _arguments(shapes, batch)
+        _assert_close(jax.grad(loss(back.call))(x), jax.grad(loss(fun))(x))
+
+
 def test_format_version_1_is_still_read():
     exp = export.export(jax.jit(jnp.sin))(S((3,), F32))
     blob = bytes(exp.serialize())

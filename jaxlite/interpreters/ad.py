@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from jaxlite.core import dtypes
+from jaxlite.core.shape_poly import is_symbolic_dim
 from jaxlite.core.array_ops import array_op
 from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.jaxpr import ClosedJaxpr, Jaxpr, Var, eval_jaxpr
@@ -79,7 +80,7 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
 
 
 def zeros_like_aval(aval: ShapedArray) -> Any:
-    if aval.dtype == dtypes.float0:
+    if aval.dtype == dtypes.float0 and not any(is_symbolic_dim(d) for d in aval.shape):
         return np.zeros(aval.shape, dtypes.float0)
     return array_op("zeros")(aval)
 

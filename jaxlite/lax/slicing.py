@@ -150,8 +150,8 @@ def slice_in_dim(operand: Any, start_index: int | None, limit_index: int | None,
     shape = tuple(np.shape(operand))
     axis = int(axis) + len(shape) if axis < 0 else int(axis)
     size = shape[axis]
-    start = 0 if start_index is None else int(start_index)
-    limit = size if limit_index is None else int(limit_index)
+    start = 0 if start_index is None else canonical_dim(start_index)
+    limit = size if limit_index is None else canonical_dim(limit_index)
     start = start + size if start < 0 else start
     limit = limit + size if limit < 0 else limit
     starts, limits = [0] * len(shape), list(shape)
@@ -182,7 +182,8 @@ pad_p = Primitive("pad")
 
 
 def _padded_size(size: int, low: int, high: int, interior: int) -> int:
-    return low + high + size + max(size - 1, 0) * interior
+    # (no comparison without interior padding: a symbolic size need not be decidably >= 1)
+    return low + high + size + (max(size - 1, 0) * interior if interior else 0)
 
 
 def _pad_abstract_eval(operand: ShapedArray, padding_value: ShapedArray, *,

@@ -243,7 +243,7 @@ def _format_padding(padding: Any) -> str:
     with_interior = any(len(dim) > 2 and dim[2] != 0 for dim in padding)
     parts = []
     for dim in padding:
-        low, high = dim[0], dim[1]
+        low, high = _window_number(dim[0]), _window_number(dim[1])
         parts.append(f"{low}_{high}_{dim[2] if len(dim) > 2 else 0}" if with_interior
                      else f"{low}_{high}")
     return "x".join(parts)

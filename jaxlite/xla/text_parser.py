@@ -314,8 +314,8 @@ def _parse_padding(text: str) -> tuple[tuple[int, int, int], ...]:
     if not text.strip():
         return ()
     config = []
-    for dim in text.strip().split("x"):
-        numbers = [int(v) for v in dim.split("_")]
+    for dim in split_top_level(text.strip(), "x"):
+        numbers = [_dimension(v) for v in split_top_level(dim, "_")]
         config.append((numbers[0], numbers[1], numbers[2] if len(numbers) > 2 else 0))
     return tuple(config)
 

@@ -203,7 +203,7 @@ class Exported:
 
         def backward(primals: tuple, cotangents: list) -> tuple:
             out_avals = self.out_avals_for([np.shape(x) for x in primals])
-            cts = [np.zeros(a.shape, a.dtype) if c is None else c
+            cts = [np.zeros(a.shape, a.to_tangent_aval().dtype) if c is None else c
                    for c, a in zip(cotangents, out_avals)]
             return tuple(self.vjp()._flat_call(*primals, *cts))
         differentiable.defvjp(forward, backward)
@@ -284,7 +284,9 @@ def _export_vjp(fun_jit: PjitFunction, primal: Exported) -> Exported:
         _, pullback = _vjp(flat_fun, *xs[:n_in])
         return pullback(list(xs[n_in:]))
     vjp_fun.__name__ = f"{primal.fun_name}_vjp"
-    specs = [ShapeDtypeStruct(a.shape, a.dtype) for a in primal.in_avals + primal.out_avals]
+    # The cotangent of an integer output is float0, as in JAX's VJP.
+    specs = [ShapeDtypeStruct(a.shape, a.dtype) for a in primal.in_avals] + [
+        ShapeDtypeStruct(a.shape, a.to_tangent_aval().dtype) for a in primal.out_avals]
     return export(jit(vjp_fun), platforms=primal.platforms)(*specs)
 
 

@@ -5,7 +5,8 @@ one UTF-8 JSON object:
 
     fun_name, platforms, calling_convention_version : as on the Exported
     in_tree, out_tree : pytree structures (below)
-    in_avals, out_avals : [shape list, dtype name, weak_type] per leaf; a symbolic
+    in_avals, out_avals : [shape list, dtype name ("float0" for the cotangents of
+        integer outputs in a VJP), weak_type] per leaf; a symbolic
         dimension is its expression as a string (`"b"`, `"2*b + 1"`)
     symbolic_constraints : the constraints of the symbolic dimensions' scope (`"b >= 2"`)
     hlo : the program in jaxlite's HLO text (metadata included); with symbolic dimensions,
@@ -29,7 +30,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from jaxlite.core import shape_poly
+from jaxlite.core import dtypes, shape_poly
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.shape_poly_parse import SymbolicScope, parse
 from jaxlite.pytree.treedef import default_registry
@@ -143,13 +144,15 @@ def _tree_from_json(node: Any) -> PyTreeDef:
 
 def _aval_to_json(aval: ShapedArray) -> list:
     shape = [str(d) if shape_poly.is_symbolic_dim(d) else int(d) for d in aval.shape]
-    return [shape, np.dtype(aval.dtype).name, bool(aval.weak_type)]
+    dtype = "float0" if aval.dtype == dtypes.float0 else np.dtype(aval.dtype).name
+    return [shape, dtype, bool(aval.weak_type)]
 
 
 def _aval_from_json(item: list, scope: SymbolicScope) -> ShapedArray:
     shape, dtype, weak = item
     dims = tuple(parse(d, scope) if isinstance(d, str) else d for d in shape)
-    return ShapedArray(dims, np.dtype(dtype), weak_type=weak)
+    dtype = dtypes.float0 if dtype == "float0" else np.dtype(dtype)
+    return ShapedArray(dims, dtype, weak_type=weak)
 
 
 def _scope_of(avals: Any) -> SymbolicScope | None:

@@ -6,10 +6,11 @@ dimension as `?`. `@main` begins by reading each dimension variable off an argum
 (`stablehlo.get_dimension_size`); an op whose result size cannot be inferred from its
 operands takes the sizes as a shape tensor built from those values: `broadcast_in_dim`
 becomes `dynamic_broadcast_in_dim`, `iota` `dynamic_iota`, `reshape` `dynamic_reshape`, a
-slice with symbolic bounds `real_dynamic_slice`, a window of symbolic size the custom call
-`stablehlo.dynamic_reduce_window`, and a size used as a value (`s32[] constant(b)`) is
-computed. XLA's shape refinement (run when JAX calls such a module) turns
-it all back into static shapes once the arguments' sizes are known.
+slice with symbolic bounds `real_dynamic_slice`, a pad by symbolic amounts `dynamic_pad`,
+a window of symbolic size the custom call `stablehlo.dynamic_reduce_window`, and a size
+used as a value (`s32[] constant(b)`) is computed. XLA's shape refinement (run when JAX
+calls such a module) turns it all back into static shapes once the arguments' sizes are
+known.
 
 Sizes are i32 values, as in JAX without x64. Symbolic sizes are recognized by their
 `is_symbolic_dim` attribute (the `DimExpr`s of `jaxlite.core.shape_poly`, which this
@@ -53,7 +54,9 @@ class PolymorphicModuleWriter(ModuleWriter):
 
     def __init__(self, rules: Mapping[Opcode, Rule]) -> None:
         dynamic = {op: _when_symbolic(rules[op], rule) for op, rule in _DYNAMIC_RULES.items()}
-        super().__init__({**rules, **dynamic})
+        # A called computation is written in place: the dimension variables are values of
+        # @main, which another function could not see.
+        super().__init__({**rules, **dynamic, Opcode.CALL: _inline_call})
         self.variables: dict[str, str] = {}  # dimension variable -> its i32 value in @main
 
     def module_attributes(self, module: HloModule) -> dict[str, str]:
@@ -81,6 +84,11 @@ class PolymorphicModuleWriter(ModuleWriter):
                 "a dimension (`b`, not only `2*b`).")
 
 
+def _inline_call(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]
+                 ) -> Leaves:
+    return w.computation(inst.called[0], operands)
+
+
 def _when_symbolic(static: Rule, dynamic: Rule) -> Rule:
     """`dynamic` for an instruction with symbolic sizes, else `static`."""
     def rule(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]) -> Leaves:
@@ -91,6 +99,8 @@ def _when_symbolic(static: Rule, dynamic: Rule) -> Rule:
 def _has_symbolic_sizes(inst: HloInstruction) -> bool:
     if inst.opcode is Opcode.CONSTANT:
         return np.asarray(inst.attr("literal")).dtype == object
+    if inst.opcode is Opcode.PAD:
+        return any(_symbolic(v) for dim in inst.attr("padding") for v in dim)
     if inst.opcode is Opcode.REDUCE_WINDOW:
         return any(_symbolic(v) for values in window_fields(inst.attr("window")).values()
                    for v in values)
@@ -179,6 +189,13 @@ def _constant(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves
     return w.generic("stablehlo.convert", [value], [inst.shape])
 
 
+def _pad(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]) -> Leaves:
+    padding = [tuple(dim) + (0,) * (3 - len(dim)) for dim in inst.attr("padding")]
+    amounts = [shape_value(w, [dim[k] for dim in padding]) for k in range(3)]
+    return w.generic("stablehlo.dynamic_pad", [operands[0][0], operands[1][0], *amounts],
+                     [inst.shape])
+
+
 def _reduce_window(w: FunctionWriter, inst: HloInstruction,
                    operands: Sequence[Leaves]) -> Leaves:
     """A window of symbolic size (a cumulative sum over the batch) as JAX writes it: the
@@ -200,4 +217,5 @@ def _reduce_window(w: FunctionWriter, inst: HloInstruction,
 _DYNAMIC_RULES: dict[Opcode, Rule] = {
     Opcode.BROADCAST: _broadcast, Opcode.IOTA: _iota, Opcode.RESHAPE: _reshape,
     Opcode.SLICE: _slice, Opcode.CONSTANT: _constant, Opcode.REDUCE_WINDOW: _reduce_window,
+    Opcode.PAD: _pad,
 }
