@@ -127,15 +127,20 @@ _I0E = np.array([0.0, -0.0, 1e-20, 0.5, -1.0, 3.0, 10.0, -20.0, 29.9, 30.0, 45.0
 for _dtype, _tolerance in ((np.float32, 2e-6), (np.float64, 1e-11)):
     PROGRAMS[f"i0e_{np.dtype(_dtype).name}"] = (lax.bessel_i0e, (_I0E.astype(_dtype),),
                                                 _tolerance)
+_EXPI = np.array([-700.0, -50.0, -5.0, -1.5, -1.0, -0.3, -1e-8, 1e-8, 0.2, 1.0, 4.0, 20.0,
+                  49.9, 50.0, 80.0, 700.0, 0.0, np.inf, -np.inf, np.nan])
+for _dtype, _tolerance in ((np.float32, 2e-6), (np.float64, 1e-11)):
+    PROGRAMS[f"expi_{np.dtype(_dtype).name}"] = (_SP.expi, (_EXPI.astype(_dtype),), _tolerance)
 _SPECIAL_NAMES = ("gamma", "beta", "poch", "comb", "igamma", "igammac", "betainc", "erfcx",
-                  "i0e")
+                  "i0e", "expi")
 SPECIAL = {f"{f}_{t}" for f in _SPECIAL_NAMES for t in ("float32", "float64")}
 X64 = {"fma_f64"} | {name for name in SPECIAL if name.endswith("float64")}
 # Each program's distinctive op where it is not a LAPACK call.
 PRINTED_AS = {"fma_f64": "stablehlo.multiply",
               **{name: "chlo.lgamma" for name in SPECIAL},
               "erfcx_float32": "chlo.erfc", "erfcx_float64": "chlo.erfc",
-              "i0e_float32": "stablehlo.while", "i0e_float64": "stablehlo.while",
+              **{f"{f}_{t}": "stablehlo.while" for f in ("i0e", "expi")
+                 for t in ("float32", "float64")},
               "symmetric_product": "stablehlo.dot_general",
               "symmetric_product_batched": "stablehlo.dot_general",
               "cholesky_update": "stablehlo.while", "cholesky_update_batched": "stablehlo.while"}
