@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from jaxlite.backends import processes
 from jaxlite.backends.base import Client, CompileOptions
 from jaxlite.core.jaxpr import ClosedJaxpr
 from jaxlite.core.sharding import AxisType, NamedSharding, PartitionSpec
@@ -176,12 +177,45 @@ class SpmdCall:
 
     def __call__(self, leaves: Sequence[Any]) -> list[ArrayImpl]:
         count = len(self.devices)
-        blocks = [_blocks(leaf, layout, count, self.mesh)
+        owners = [device.process_index for device in self.devices]
+        here = processes.current().index
+        mine = [p for p in range(count) if owners[p] == here]
+        blocks = [_blocks(leaf, layout, mine, self.mesh)
                   for leaf, layout in zip(leaves, self.in_layouts)]
-        per_partition = [list(self.consts) + [b[p] for b in blocks] for p in range(count)]
-        outs = self.executable.execute_partitions(per_partition)
+        per_partition = [list(self.consts) + [b[i] for b in blocks] for i in range(len(mine))]
+        if len(mine) == count:
+            outs = self.executable.execute_partitions(per_partition)
+        else:  # a mesh spanning processes: this process runs its own partitions
+            outs = self._everyones(self.executable.execute_partitions(
+                per_partition, partitions=mine, owners=owners), mine, owners)
         return [self._result(k, [outs[p][k] for p in range(count)])
                 for k in range(len(self.out_avals))]
+
+    def _everyones(self, outs: list[list[np.ndarray]], mine: list[int],
+                   owners: list[int]) -> list[list[np.ndarray]]:
+        """Every partition's results from this process's (`outs[i]`, partition mine[i]'s):
+        the blocks of split results through one MPI allgather, replicated ones copied."""
+        split = [k for k, layout in enumerate(self.out_layouts) if layout.is_tiled]
+        everyone: list[list[Any]] = [[None] * len(self.out_avals) for _ in owners]
+        for p in range(len(owners)):
+            for k in range(len(self.out_avals)):
+                if k not in split:
+                    everyone[p][k] = outs[0][k]
+        if split:
+            widest = max(owners.count(q) for q in set(owners))
+            local = [np.concatenate([_bytes(out[k]) for k in split]) for out in outs]
+            local += [np.zeros_like(local[0])] * (widest - len(local))
+            gathered = processes.allgather(np.stack(local))
+            for p, owner in enumerate(owners):
+                row = gathered[owner][[q for q in range(len(owners))
+                                       if owners[q] == owner].index(p)]
+                at = 0
+                for k in split:
+                    like = outs[0][k]
+                    everyone[p][k] = row[at:at + like.nbytes].copy().view(
+                        like.dtype).reshape(like.shape)  # (copied: aligned)
+                    at += like.nbytes
+        return everyone
 
     def _result(self, k: int, blocks: list[np.ndarray]) -> ArrayImpl:
         """Result `k` from its blocks: each device keeps its own block as its shard."""
@@ -200,14 +234,19 @@ class SpmdCall:
         return out
 
 
-def _blocks(leaf: Any, layout: HloSharding, count: int, mesh: Any) -> list[np.ndarray]:
-    """Each partition's block of one argument: the devices' own shards of an Array placed
-    on the mesh (no copy), else slices of its value."""
+def _blocks(leaf: Any, layout: HloSharding, partitions: Sequence[int], mesh: Any
+            ) -> list[np.ndarray]:
+    """The block of one argument for each of `partitions`: the devices' own shards of an
+    Array placed on the mesh (no copy), else slices of its value."""
     if type(leaf) is ArrayImpl and leaf._shards is not None and \
             isinstance(leaf._sharding, NamedSharding) and leaf._sharding.mesh == mesh:
-        return [shard._value for shard in leaf._shards]
+        return [leaf._shards[p]._value for p in partitions]
     value = np.asarray(leaf._value if type(leaf) is ArrayImpl else leaf)
-    return [_block(value, layout, p) for p in range(count)]
+    return [_block(value, layout, p) for p in partitions]
+
+
+def _bytes(block: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(block).reshape(-1).view(np.uint8)
 
 
 def _block(value: np.ndarray, layout: HloSharding, partition: int) -> np.ndarray:

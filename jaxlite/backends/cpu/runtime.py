@@ -23,7 +23,9 @@ last to arrive releases the others. A waiter yields its core while it waits (eig
 partitions may share two cores), and gives up after the rendezvous's timeout: it then sets
 the rendezvous's abort word, and every later barrier of that run returns at once, so the
 partitions of a program that diverged (one waits where another never comes) end instead of
-hanging. See `RENDEZVOUS_WORDS` for the rendezvous's layout.
+hanging. When the rendezvous holds a hook, the last to arrive calls it before releasing
+the others (the partitions of other processes meet there, `spmd_exchange`). See
+`RENDEZVOUS_WORDS` for the rendezvous's layout.
 
 `install()` compiles the runtime once per process and makes its symbols, and the C library
 functions generated code calls, known to LLVM's JIT linker by address, so that modules (and
@@ -50,9 +52,11 @@ FRAME_HEADER = 9
 
 # The words (int64) at the start of an SPMD run's rendezvous: partitions arrived at the
 # current barrier, barriers completed, partitions taking part, abort (nonzero after a
-# timeout), the timeout in seconds. Then (`codegen/collectives.py`) each partition's last
+# timeout), the timeout in seconds, and a hook (the address of a function of the
+# rendezvous, or 0) that the last partition to arrive calls before it releases the others:
+# how a run of several processes exchanges operands between them (`spmd_exchange`). Then (`codegen/collectives.py`) each partition's last
 # collective site and the operand addresses each partition publishes.
-RENDEZVOUS_WORDS = ("arrived", "generation", "partitions", "abort", "timeout")
+RENDEZVOUS_WORDS = ("arrived", "generation", "partitions", "abort", "timeout", "hook")
 
 # XLA's CPU runtime computes with subnormal floats flushed to zero, inputs and results
 # alike (x86's MXCSR FTZ and DAZ bits, AArch64's FPCR FZ), and JAX's numbers are those:
@@ -272,6 +276,14 @@ arrive:
   %last = icmp eq i64 %arrived, %count
   br i1 %last, label %release, label %wait
 release:
+  %hook.p = getelementptr inbounds ptr, ptr %rv, i64 5
+  %hook = load ptr, ptr %hook.p, align 8
+  %hooked = icmp ne ptr %hook, null
+  br i1 %hooked, label %call.hook, label %reset
+call.hook:
+  call void %hook(ptr %rv)
+  br label %reset
+reset:
   store atomic i64 0, ptr %rv seq_cst, align 8
   %gen.next = add i64 %gen, 1
   store atomic i64 %gen.next, ptr %gen.p seq_cst, align 8

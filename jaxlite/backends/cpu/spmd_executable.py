@@ -12,6 +12,10 @@ a thread it starts (at most `runtime.MAX_THREADS` partitions): the collectives m
 no Python runs between the start and the end of a run. Kernels inside a partition use
 `jaxlite_cpu_threads // N` threads (at least one).
 
+In a run of several MPI processes each process runs its own partitions
+(`execute_partitions(args, partitions=, owners=)`) and the collectives whose groups span
+processes exchange operands through MPI at their barriers (`spmd_exchange`).
+
 A run whose partitions diverged (one waits at a collective another never reaches) ends
 after `collective_timeout` seconds with a RuntimeError saying where each partition was.
 """
@@ -25,8 +29,10 @@ import numpy as np
 
 from jaxlite.backends.base import Buffer
 from jaxlite.backends.cpu import runtime
+from jaxlite.backends.cpu.codegen.collectives import collective_sites
 from jaxlite.backends.cpu.codegen.custom_call import raise_pending_error
 from jaxlite.backends.cpu.executable import CpuExecutable
+from jaxlite.backends.cpu.spmd_exchange import ProcessExchange
 from jaxlite.config import config
 
 __all__ = ["SpmdCpuExecutable", "partition_threads"]
@@ -53,56 +59,77 @@ class SpmdCpuExecutable(CpuExecutable):
         super().__init__(*args, **kwargs)
         self._kept: list[tuple[ctypes.Array, int, np.ndarray | None]] = []
         self._kept_lock = threading.Lock()
+        # The last run's exchange between processes (its count of MPI messages), or None.
+        self.last_exchange: ProcessExchange | None = None
 
     @property
     def num_partitions(self) -> int:
         return self._optimized.num_partitions
 
-    def execute_partitions(self, args: Sequence[Sequence[np.ndarray]]
-                           ) -> list[list[np.ndarray]]:
+    def execute_partitions(self, args: Sequence[Sequence[np.ndarray]],
+                           partitions: Sequence[int] | None = None,
+                           owners: Sequence[int] | None = None) -> list[list[np.ndarray]]:
         """Run the program once per partition, partition p on `args[p]`; returns each
         partition's results (the role of XLA's `ExecuteSharded` for jit over a mesh).
         Partitions may share an argument's array (a replicated value), but not a donated
-        one: results are written over a donated argument."""
+        one: results are written over a donated argument.
+
+        In a run of several MPI processes each runs its own `partitions` (`args[i]` is
+        partition `partitions[i]`'s) and `owners[p]` says which process runs partition p:
+        collectives between processes go through MPI (`spmd_exchange`)."""
         count = self.num_partitions
-        if len(args) != count:
+        mine = list(range(count)) if partitions is None else list(partitions)
+        if len(args) != len(mine) or not mine:
             raise ValueError(f"execute_partitions: {self._optimized.name} runs on {count} "
-                             f"partitions, got arguments for {len(args)}.")
+                             f"partitions, got arguments for {len(args)} of {len(mine)}.")
         spmd = self._info.spmd
         assert spmd is not None and spmd.num_partitions == count
+        exchange = None
+        if len(mine) < count:
+            if owners is None or len(owners) != count:
+                raise ValueError("execute_partitions: a run of some of the partitions needs "
+                                 "the process of every partition (owners=).")
+            sites = collective_sites(self._optimized)
+            assert tuple(inst.name for inst in sites) == spmd.sites
+            exchange = ProcessExchange(spmd, sites, mine, owners)
         rendezvous = np.zeros(spmd.rendezvous_words, np.int64)
-        rendezvous[_WORD("partitions")] = count
+        rendezvous[_WORD("partitions")] = len(mine)
         rendezvous[_WORD("timeout")] = self.collective_timeout
+        rendezvous[_WORD("hook")] = 0 if exchange is None else exchange.address
         rendezvous[spmd.site_word(0):spmd.site_word(count)] = -1  # no collective reached yet
-        threads = partition_threads(config.read("jaxlite_cpu_threads"), count)
+        threads = partition_threads(config.read("jaxlite_cpu_threads"), len(mine))
         # Each partition's frame and arena are kept for the next run (their pages stay
         # mapped); a run while another is under way gets fresh ones.
         kept = self._kept_lock.acquire(False)
         try:
-            if kept and not self._kept:
-                self._kept = [self._new_frame() for _ in range(count)]
-            frames = self._kept if kept else [self._new_frame() for _ in range(count)]
+            if kept and len(self._kept) != len(mine):
+                self._kept = [self._new_frame() for _ in mine]
+            frames = self._kept if kept else [self._new_frame() for _ in mine]
             runs = [self.prepared_run(arrays, threads, frame)
                     for arrays, frame in zip(args, frames)]
-            for p, run in enumerate(runs):
+            for p, run in zip(mine, runs):
                 header = run.extra + spmd.header_offset
                 ctypes.c_int64.from_address(header).value = rendezvous.ctypes.data
                 ctypes.c_int64.from_address(header + 8).value = p
-            table = (ctypes.c_void_p * count)(*[run.address for run in runs])
-            runtime.invoke_all(ctypes.addressof(table), count)
+            table = (ctypes.c_void_p * len(runs))(*[run.address for run in runs])
+            runtime.invoke_all(ctypes.addressof(table), len(runs))
         finally:
             if kept:
                 self._kept_lock.release()
         raise_pending_error()  # what a custom-call target raised inside the run
+        if exchange is not None and exchange.error is not None:
+            raise RuntimeError(f"execute_partitions: the exchange between processes of "
+                               f"{self._optimized.name} failed") from exchange.error
         if rendezvous[_WORD("abort")]:
-            raise RuntimeError(self._divergence(rendezvous))
+            raise RuntimeError(self._divergence(rendezvous, mine))
+        self.last_exchange = exchange
         return [run.results for run in runs]
 
-    def _divergence(self, rendezvous: np.ndarray) -> str:
+    def _divergence(self, rendezvous: np.ndarray, partitions: Sequence[int]) -> str:
         spmd = self._info.spmd
         assert spmd is not None
         where = []
-        for p in range(spmd.num_partitions):
+        for p in partitions:
             site = int(rendezvous[spmd.site_word(p)])
             where.append(f"partition {p} at %{spmd.sites[site]}" if 0 <= site < len(
                 spmd.sites) else f"partition {p} before its first collective")

@@ -47,6 +47,7 @@ from jaxlite.xla.opcodes import Kind, Opcode
 from jaxlite.xla.shape import Shape
 
 __all__ = ["SpmdLayout", "spmd_layout", "emit_collective", "poll_abort", "HEADER_WORDS",
+           "all_reduce_chunk",
            "PARTITION_HEADER_BYTES", "collective_sites"]
 
 _O = Opcode
@@ -323,6 +324,10 @@ def _chunk(operand: Shape, result: Shape, size: int) -> int | None:
     chunk = -(-operand.size // size)
     chunk = -(-chunk // _CHUNK_ALIGNMENT) * _CHUNK_ALIGNMENT
     return chunk if chunk * (size - 1) < operand.size else None
+
+
+# (public for `spmd_exchange`, which completes chunks folded in other processes)
+all_reduce_chunk = _chunk
 
 
 def _reduce_in_chunks(site: _Site, k: int, devices: list[str], position: str,
