@@ -9,14 +9,16 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
+from hlo_strategies import hlo_programs
 from spmd_testing import check_partitioned, count_collectives
 
 from jaxlite.xla.evaluator import CUSTOM_CALL_TARGETS
 from jaxlite.xla.evaluator_spmd import evaluate_spmd
 from jaxlite.xla.hlo_sharding import HloSharding
+from jaxlite.xla.ir import HloComputation, HloModule
 from jaxlite.xla.passes.spmd_partitioner import partition_module
 from jaxlite.xla.text import print_module
 from jaxlite.xla.text_parser import parse_module
@@ -184,6 +186,14 @@ def test_dynamic_slice_and_update_slice():
             f"  ROOT %r = f32[8,12] dynamic-update-slice(%p, %a, %j, %i), sharding={T4}")
     text, counts = _partition(_entry("p: f32[8,12], u: f32[8,3]", body, 4), 4)
     assert sum(counts.values()) == 0, text
+
+
+def test_reduce_with_an_initial_value_other_than_the_identity_adds_it_once():
+    body = (f"  %p = f32[7,6] parameter(0), sharding={T4}\n"
+            f"  %one = f32[] constant(1)\n"
+            f"  ROOT %s = f32[6] reduce(%p, %one), dimensions={{0}}, to_apply=%add")
+    text, counts = _partition(_entry("p: f32[7,6]", body, 4, ADD), 4)
+    assert counts["all-reduce"] == 1 and counts["all-gather"] == 0
 
 
 @pytest.mark.parametrize("sharding,reduced,out,expect", [
@@ -502,6 +512,37 @@ def test_random_dot(data):
             f"lhs_contracting_dims={{{b + 1}}}, rhs_contracting_dims={{{b}}}, sharding={s[2]}")
     module = parse_module(_entry(f"a: {_array(lhs)}, b: {_array(rhs)}", body, n))
     check_partitioned(module, n, rtol=1e-4, atol=1e-4)
+
+
+def _annotated(module, sharding_of):
+    """`module` with `sharding_of(instruction)` on each entry instruction (None: none)."""
+    new = {}
+    for inst in module.entry.instructions:
+        attrs = dict(inst.attrs)
+        sharding = sharding_of(inst)
+        if sharding is not None:
+            attrs["sharding"] = sharding
+        new[id(inst)] = inst.replace(operands=tuple(new[id(o)] for o in inst.operands),
+                                     attrs=attrs)
+    entry = HloComputation(module.entry.name, tuple(new.values()), new[id(module.entry.root)])
+    return HloModule(module.name, entry, num_partitions=module.num_partitions)
+
+
+@settings(max_examples=60, deadline=None)
+@given(hlo_programs(max_operations=8), st.data())
+def test_random_programs_with_random_shardings_everywhere(program, data):
+    # Every operation the program generator knows (movement, reduce, dot, iota, constants,
+    # elementwise chains), each instruction laid out at random.
+    n = data.draw(st.sampled_from([2, 4]))
+
+    def sharding_of(inst):
+        if inst.shape.is_tuple:
+            return HloSharding.tuple_of([data.draw(shardings(s.dims, n))
+                                         for s in inst.shape.tuple_shapes])
+        return data.draw(shardings(inst.shape.dims, n)) if inst.shape.rank else None
+    module = _annotated(program.module, sharding_of)
+    note(print_module(module, metadata=False))
+    check_partitioned(module, n, args=program.args, rtol=1e-3, atol=1e-3)
 
 
 # ---- XLA's programs

@@ -233,23 +233,64 @@ def iota(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
 
 def reduce(b: SpmdBuilder, inst: HloInstruction, target: np.ndarray,
            ops: list[PValue]) -> PValue:
-    """A local reduce of each block (padding masked with the initial value), then an
-    `all-reduce` over the partitions holding different parts of the reduced dimensions."""
+    """A local reduce of each block (padding masked with the reduction's identity), then
+    an `all-reduce` over the partitions holding different parts of the reduced dimensions;
+    an initial value other than the identity joins once, at the end."""
     if inst.shape.is_tuple:
         return _reduce_variadic(b, inst, ops)
     operand, init = ops
     init = replicate(b, init)
     reduced = [int(d) for d in inst.attr("dimensions")]
-    kept = [d for d in range(operand.shape.rank) if d not in reduced]
-    x = b.mask(operand.hlo, operand.ids, operand.shape.dims, reduced, init.hlo)
-    result_ids = grids.regrid(operand.ids, [[d] for d in kept])
-    local = _local(b, inst, [x, init.hlo], result_ids)
     cut = [d for d in reduced if operand.ids.shape[d] > 1]
+    op = _reducer_opcode(inst.called[0])
+    if cut and op is None:
+        return _reduce_variadic(b, inst, ops)  # an unknown reducer: dimensions whole
+    kept = [d for d in range(operand.shape.rank) if d not in reduced]
+    result_ids = grids.regrid(operand.ids, [[d] for d in kept])
     if not cut:
-        return local
+        return _local(b, inst, [operand.hlo, init.hlo], result_ids)
+    identity = b.constant(_identity(op, inst.shape.dtype))
+    x = b.mask(operand.hlo, operand.ids, operand.shape.dims, reduced, identity)
+    local = _local(b, inst, [x, identity], result_ids)
     combiner = b.state.strip(inst.called[0])
     hlo = b.all_reduce(local.hlo, grids.groups_along(operand.ids, cut), combiner)
+    if not _is_identity(inst.operands[1], op):
+        hlo = b.add(op, (hlo, b.full(init.hlo, hlo.shape.dims)))
     return PValue(hlo, inst.shape, result_ids)
+
+
+_REDUCERS = (_O.ADD, _O.MULTIPLY, _O.MAXIMUM, _O.MINIMUM, _O.AND, _O.OR, _O.XOR)
+
+
+def _reducer_opcode(comp: HloComputation) -> Opcode | None:
+    """The opcode of a reducer that is one commutative operation of its two parameters."""
+    root, params = comp.root, comp.parameters
+    if root.opcode in _REDUCERS and len(comp.instructions) == 3 and len(params) == 2 and \
+            set(map(id, root.operands)) == set(map(id, params)):
+        return root.opcode
+    return None
+
+
+def _identity(op: Opcode, dtype: np.dtype) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    if op in (_O.MAXIMUM, _O.MINIMUM):
+        high = op is _O.MINIMUM
+        if dtype == np.bool_:
+            value = high
+        elif dtype.kind in "iu":
+            value = np.iinfo(dtype).max if high else np.iinfo(dtype).min
+        else:
+            value = np.inf if high else -np.inf
+    else:
+        value = 1 if op in (_O.MULTIPLY, _O.AND) else 0
+    return np.asarray(value).astype(dtype)
+
+
+def _is_identity(init: HloInstruction, op: Opcode) -> bool:
+    if init.opcode is not _O.CONSTANT:
+        return False
+    literal = np.asarray(init.attr("literal"))
+    return bool(literal == _identity(op, literal.dtype))
 
 
 def _reduce_variadic(b: SpmdBuilder, inst: HloInstruction, ops: list[PValue]) -> PValue:
