@@ -14,7 +14,10 @@ block of each value, chosen by the value's sharding:
   the partitions along it hold copies of the same tile. Text
   `{devices=[2,1,2]<=[4] last_tile_dim_replicate}` (the assignment in XLA's iota form: the
   numbers 0..n-1 laid out as `[4]`, optionally transposed, `<=[2,2]T(1,0)`) or with the ids
-  listed, `{devices=[2,2]0,2,1,3}`.
+  listed, `{devices=[2,2]0,2,1,3}`. A tiled sharding may end in several *subgroup*
+  dimensions instead, each `manual` or `replicated` (a shard_map over some of a mesh's
+  axes: the partitions along a manual dimension run the program's own code on their
+  tile). Text `{devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}`.
 - tuple: one sharding per leaf of a tuple-shaped value. Text `{{replicated}, {maximal
   device=0}}`.
 
@@ -49,6 +52,9 @@ class HloSharding:
     replicate_on_last_tile_dim: bool = False
     device: int = 0
     elements: tuple["HloSharding", ...] = field(default=())
+    # The kinds ("manual", "replicated") of the trailing subgroup dimensions of the tile
+    # assignment, when one is manual; () otherwise (see `subgrouped`).
+    subgroups: tuple[str, ...] = ()
 
     # ---- construction
     @classmethod
@@ -78,16 +84,28 @@ class HloSharding:
         return cls("tiled", ids, bool(replicate_on_last_tile_dim))
 
     @classmethod
+    def subgrouped(cls, tile_assignment: np.ndarray | Sequence,
+                   subgroups: Sequence[str]) -> "HloSharding":
+        """Tiles whose assignment ends in one dimension per entry of `subgroups`
+        ("manual" or "replicated"), XLA's `last_tile_dims={...}`. Subgroup dimensions of
+        size 1 are dropped; without a manual one left, this is `tiled(...)`."""
+        ids = _frozen_ids(tile_assignment)
+        data = ids.ndim - len(subgroups)
+        keep = [i for i, size in enumerate(ids.shape[data:]) if size > 1]
+        kinds = tuple(subgroups[i] for i in keep)
+        ids = ids.reshape(ids.shape[:data] + tuple(ids.shape[data + i] for i in keep))
+        if "manual" not in kinds:
+            return cls.tiled(ids.reshape(ids.shape[:data] + (-1,)),
+                             replicate_on_last_tile_dim=True)
+        return cls("tiled", _frozen_ids(ids), subgroups=kinds)
+
+    @classmethod
     def iota_tiled(cls, dims: Sequence[int], reshape: Sequence[int] | None = None,
                    perm: Sequence[int] | None = None,
                    replicate_on_last_tile_dim: bool = False) -> "HloSharding":
         """XLA's iota tile assignment `[dims]<=[reshape]T(perm)`: 0..n-1 laid out as
         `reshape` (default `[n]`), transposed by `perm`, then read as `dims`."""
-        n = math.prod(dims)
-        ids = np.arange(n).reshape(tuple(reshape) if reshape else (n,))
-        if perm is not None:
-            ids = ids.transpose(tuple(perm))
-        return cls.tiled(ids.reshape(tuple(dims)), replicate_on_last_tile_dim)
+        return cls.tiled(_iota_ids(dims, reshape, perm), replicate_on_last_tile_dim)
 
     @classmethod
     def tuple_of(cls, elements: Sequence["HloSharding"]) -> "HloSharding":
@@ -115,17 +133,26 @@ class HloSharding:
         return self.kind == "tuple"
 
     @property
+    def has_manual_subgroup(self) -> bool:
+        """Whether some partitions of this tiled sharding run their own code (shard_map
+        over part of a mesh)."""
+        return "manual" in self.subgroups
+
+    @property
     def tiles_per_dim(self) -> tuple[int, ...]:
         """How many tiles each dimension of the value is cut into (tiled shardings)."""
         shape = self.tile_assignment.shape
-        return tuple(shape[:-1] if self.replicate_on_last_tile_dim else shape)
+        return tuple(shape[:self._data_rank()])
 
     @property
     def replication(self) -> int:
-        """How many partitions hold each tile (1 unless replicated on the last dim)."""
-        if self.replicate_on_last_tile_dim:
-            return int(self.tile_assignment.shape[-1])
-        return 1
+        """How many partitions hold each tile (1 unless replicated on the last dim); with
+        subgroups, how many partitions the replicated and manual ones hold each tile in."""
+        return int(math.prod(self.tile_assignment.shape[self._data_rank():]))
+
+    def _data_rank(self) -> int:
+        extra = len(self.subgroups) or int(self.replicate_on_last_tile_dim)
+        return self.tile_assignment.ndim - extra
 
     def tile_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
         """The block each partition holds of a value of `shape` (with padding, as XLA)."""
@@ -140,7 +167,7 @@ class HloSharding:
             raise ValueError(f"partition {partition} appears {len(where)} times in "
                              f"{self.text()}")
         index = tuple(int(i) for i in where[0])
-        return index[:-1] if self.replicate_on_last_tile_dim else index
+        return index[:self._data_rank()]
 
     def tile_offset(self, shape: Sequence[int], partition: int) -> tuple[int, ...]:
         """Where the block of `partition` starts in a value of `shape`."""
@@ -171,7 +198,7 @@ class HloSharding:
         ids = None if self.tile_assignment is None else (
             self.tile_assignment.shape, self.tile_assignment.tobytes())
         return (self.kind, ids, self.replicate_on_last_tile_dim, self.device,
-                tuple(e._key() for e in self.elements))
+                tuple(e._key() for e in self.elements), self.subgroups)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, HloSharding) and self._key() == other._key()
@@ -189,6 +216,8 @@ class HloSharding:
             return f"{{{self.kind}}}"
         dims = ",".join(str(d) for d in self.tile_assignment.shape)
         suffix = " last_tile_dim_replicate" if self.replicate_on_last_tile_dim else ""
+        if self.subgroups:
+            suffix = f" last_tile_dims={{{', '.join(self.subgroups)}}}"
         return f"{{devices=[{dims}]{_assignment_text(self.tile_assignment)}{suffix}}}"
 
     def __repr__(self) -> str:
@@ -230,7 +259,7 @@ def _factorizations(n: int, count: int) -> list[tuple[int, ...]]:
 
 
 _TILED = re.compile(r"devices=\[([\d,]+)\]\s*(?:<=\[([\d,]+)\](?:T\(([\d,]+)\))?|([\d,\s]+))"
-                    r"(\s+last_tile_dim_replicate)?")
+                    r"(\s+last_tile_dim_replicate|\s+last_tile_dims=\{([a-z,\s]+)\})?")
 
 
 def parse_sharding(text: str) -> HloSharding:
@@ -253,13 +282,30 @@ def parse_sharding(text: str) -> HloSharding:
         raise ValueError(f"cannot read the sharding {text!r}: expected {{replicated}}, "
                          "{maximal device=N}, {manual} or {devices=[...]...}")
     dims = [int(d) for d in match.group(1).split(",")]
-    replicate = bool(match.group(5))
     if match.group(4) is not None:
         ids = np.array([int(i) for i in match.group(4).replace(" ", "").split(",")])
-        return HloSharding.tiled(ids.reshape(dims), replicate)
-    reshape = [int(d) for d in match.group(2).split(",")]
-    perm = [int(p) for p in match.group(3).split(",")] if match.group(3) else None
-    return HloSharding.iota_tiled(dims, reshape, perm, replicate)
+        ids = ids.reshape(dims)
+    else:
+        reshape = [int(d) for d in match.group(2).split(",")]
+        perm = [int(p) for p in match.group(3).split(",")] if match.group(3) else None
+        ids = _iota_ids(dims, reshape, perm)
+    if match.group(6) is not None:
+        kinds = [k.strip() for k in match.group(6).split(",")]
+        if any(k not in ("manual", "replicated") for k in kinds):
+            raise ValueError(f"cannot read the sharding {text!r}: subgroups are manual or "
+                             "replicated")
+        return HloSharding.subgrouped(ids, kinds)
+    return HloSharding.tiled(ids, bool(match.group(5)))
+
+
+def _iota_ids(dims: Sequence[int], reshape: Sequence[int] | None,
+              perm: Sequence[int] | None) -> np.ndarray:
+    """0..n-1 laid out as `reshape`, transposed by `perm`, read as `dims`."""
+    n = math.prod(dims)
+    ids = np.arange(n).reshape(tuple(reshape) if reshape else (n,))
+    if perm is not None:
+        ids = ids.transpose(tuple(perm))
+    return ids.reshape(tuple(dims))
 
 
 def _split_tuple(body: str) -> list[str]:

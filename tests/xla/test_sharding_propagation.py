@@ -36,18 +36,26 @@ def _by_place(module):
 
 
 def compare_with_xla(name):
-    """(agreeing, compared, [differences]) of our propagation and XLA's on one program."""
+    """(agreeing, compared, [differences], [XLA-only]) of our propagation and XLA's on one
+    program. XLA-only: instructions of reducer computations XLA annotates and we leave
+    alone (see XLA_ONLY)."""
     before = parse_module((FIXTURES / f"{name}.before.hlo").read_text())
     after = parse_module((FIXTURES / f"{name}.after.hlo").read_text())
     ours = _by_place(propagate_shardings(before, after.num_partitions))
-    agree, compared, differences = 0, 0, []
+    agree, compared, differences, xla_only = 0, 0, [], []
+    renamed = {}  # XLA's name of a constraint turned copy -> ours (the constraint's)
     for comp in after.computations:
         for inst in comp.instructions:
             xla = inst.attr("sharding")
-            mine = ours.get((comp.name, inst.name)) or ours[
-                (comp.name, "copy of", inst.operands[0].name)]
-            if xla is None and mine.attr("sharding") is None:
-                continue  # a reducer's computation: neither annotates it
+            mine = ours.get((comp.name, inst.name))
+            if mine is None:
+                operand = inst.operands[0].name
+                mine = ours[(comp.name, "copy of", renamed.get(operand, operand))]
+                renamed[inst.name] = mine.name
+            if mine.attr("sharding") is None:
+                if xla is not None:
+                    xla_only.append(inst.name)
+                continue  # a reducer's computation
             compared += 1
             # XLA leaves a reduce's init constant unannotated, which its partitioner reads
             # as replicated: ours says so explicitly.
@@ -56,22 +64,29 @@ def compare_with_xla(name):
                 agree += 1
             else:
                 differences.append((inst.name, expected.text(), mine.attr("sharding")))
-    return agree, compared, differences
+    return agree, compared, differences, xla_only
+
+
+# Inside a shard_map over one of two mesh axes, XLA also annotates the root of the
+# all-reduce's reducer computation (`add.2`, an f32[] add). Reducers run elementwise on
+# scalars and the partitioner never reads their shardings, so we leave them alone.
+XLA_ONLY = {"shard_map_partial_4": ["add.2"]}
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_every_instruction_as_xla_propagates(name):
-    agree, compared, differences = compare_with_xla(name)
+    agree, compared, differences, xla_only = compare_with_xla(name)
     assert differences == []
     assert agree == compared > 0
+    assert xla_only == XLA_ONLY.get(name, [])
 
 
 def test_the_oracle_covers_the_programs_of_the_brief():
-    assert len(PROGRAMS) == 55
+    assert len(PROGRAMS) == 57
     for layout in ("dp", "megatron", "fsdp"):
         assert f"mlp_forward_{layout}" in PROGRAMS and f"mlp_train_step_{layout}" in PROGRAMS
     counts = [compare_with_xla(name)[1] for name in PROGRAMS]
-    assert sum(counts) == 946
+    assert sum(counts) == 985
 
 
 @pytest.mark.parametrize("name", ["mlp_train_step_megatron", "mlp_train_step_fsdp",
@@ -137,3 +152,20 @@ def test_reshape_grids():
     assert blocked.shape == (1, 4)
     uneven = reshape_grid(np.arange(4).reshape(4, 1), (6,), (2, 3))
     assert uneven.shape == (1, 1, 4)
+
+
+def test_subgroup_shardings_of_partly_manual_programs():
+    text = "{devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}"
+    sharding = parse_sharding(text)
+    assert sharding.has_manual_subgroup and sharding.subgroups == ("manual", "replicated")
+    assert sharding.tiles_per_dim == (1, 1) and sharding.replication == 4
+    assert sharding.text() == text and parse_sharding(sharding.text()) == sharding
+    scalar = parse_sharding("{devices=[2,2]<=[4] last_tile_dims={manual, replicated}}")
+    assert scalar.tiles_per_dim == () and scalar != sharding
+    # Replicated subgroups alone are XLA's last_tile_dim_replicate.
+    plain = parse_sharding("{devices=[2,1,2]<=[4] last_tile_dims={replicated}}")
+    assert plain.text() == "{devices=[2,1,2]<=[4] last_tile_dim_replicate}"
+    assert not plain.has_manual_subgroup
+    with pytest.raises(ValueError) as error:
+        parse_sharding("{devices=[2,2]<=[4] last_tile_dims={maximal}}")
+    assert "subgroups are manual or replicated" in str(error.value)

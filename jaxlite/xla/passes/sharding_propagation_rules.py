@@ -27,7 +27,8 @@ from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.sharding_propagation_dims import (conv_dims, dot_dims,
                                                           gather_maps, partner_dims,
                                                           scatter_maps)
-from jaxlite.xla.passes.sharding_propagation_tiles import (better, grid_of, map_dims,
+from jaxlite.xla.passes.sharding_propagation_tiles import (better, grid_of, is_manual,
+                                                           manual_like, map_dims,
                                                            replicate_dims, reshape_grid,
                                                            reverse_dims, sharding_of)
 
@@ -208,17 +209,22 @@ FORWARD = {
 }
 
 
-def _is_manual(sharding) -> bool:
-    return isinstance(sharding, HloSharding) and sharding.is_manual
+def _in_manual_body(inst: HloInstruction, sharding: HloSharding):
+    """`inst`'s layout next to a value laid out as `sharding` in a shard_map body: the same
+    for an array of the same shape, else manual over the same partitions."""
+    if not inst.shape.is_tuple and sharding.subgroups and \
+            len(sharding.tiles_per_dim) == _rank(inst):
+        return sharding
+    if inst.shape.is_tuple:
+        return tuple(manual_like(sharding, len(s.dims)) for s in inst.shape.tuple_shapes)
+    return manual_like(sharding, _rank(inst))
 
 
 def forward(inst: HloInstruction, view: View):
     """A sharding for `inst` from its operands' (a tuple of leaves for a tuple result)."""
-    if any(_is_manual(view.of(o)) for o in inst.operands):
-        # Inside a shard_map body every value is the program's own business (XLA).
-        manual = HloSharding.manual()
-        return tuple(manual for _ in inst.shape.tuple_shapes) if inst.shape.is_tuple \
-            else manual
+    manual = [view.of(o) for o in inst.operands if is_manual(view.of(o))]
+    if manual:  # inside a shard_map body every value is the body's own business (XLA)
+        return _in_manual_body(inst, manual[0])
     if inst.opcode.is_elementwise or inst.opcode is Opcode.BITCAST_CONVERT:
         return _elementwise_forward(inst, view)
     rule = FORWARD.get(inst.opcode)
@@ -260,10 +266,13 @@ def _broadcast_backward(user, k, view):
     return _mapped(view.of(user), _rank(user), view.n, dims)
 
 
+def _is_init_value(user: HloInstruction, k: int) -> bool:
+    reductions = (Opcode.REDUCE, Opcode.REDUCE_WINDOW)
+    return user.opcode in reductions and k >= len(user.operands) // 2
+
+
 def _reduce_backward(user, k, view):
     count = len(user.operands) // 2
-    if k >= count:
-        return HloSharding.replicate()  # init values are scalars
     operand = user.operands[k]
     sharding = view.of(user)
     if isinstance(sharding, tuple):
@@ -352,10 +361,13 @@ BACKWARD = {
 
 def backward(user: HloInstruction, k: int, view: View):
     """A sharding for operand `k` of `user` from the user's sharding."""
-    if view.of(user) is None:
-        return None
-    if _is_manual(view.of(user)):
-        return HloSharding.manual()
+    sharding = view.of(user)
+    if isinstance(sharding, HloSharding) and sharding.is_manual:
+        return _in_manual_body(user.operands[k], sharding)  # all of a shard_map body's
+    if sharding is None or _is_init_value(user, k):
+        return None  # XLA leaves a reduction's init value alone (replicated in the end)
+    if is_manual(sharding):
+        return _in_manual_body(user.operands[k], view.of(user))
     if user.opcode.is_elementwise or user.opcode is Opcode.BITCAST_CONVERT:
         return _elementwise_backward(user, k, view)
     rule = BACKWARD.get(user.opcode)

@@ -21,7 +21,7 @@ import numpy as np
 from jaxlite.xla.hlo_sharding import HloSharding
 
 __all__ = ["grid_of", "sharding_of", "map_dims", "replicate_dims", "reverse_dims",
-           "reshape_grid", "merge", "num_tiles", "better"]
+           "reshape_grid", "merge", "num_tiles", "better", "is_manual", "manual_like"]
 
 
 def grid_of(sharding: HloSharding | None, rank: int, n: int) -> np.ndarray | None:
@@ -30,7 +30,7 @@ def grid_of(sharding: HloSharding | None, rank: int, n: int) -> np.ndarray | Non
         return None
     if sharding.is_replicated:
         return np.arange(n).reshape((1,) * rank + (n,))
-    if not sharding.is_tiled or len(sharding.tiles_per_dim) != rank:
+    if not sharding.is_tiled or sharding.subgroups or len(sharding.tiles_per_dim) != rank:
         return None
     ids = np.asarray(sharding.tile_assignment)
     return ids if sharding.replicate_on_last_tile_dim else ids[..., None]
@@ -199,6 +199,27 @@ def _tile_positions(grid: np.ndarray) -> dict[int, tuple[int, ...]]:
             for index, p in np.ndenumerate(grid)}
 
 
+def is_manual(sharding) -> bool:
+    """Whether the value (or some partitions' part of it) is in a shard_map body."""
+    return isinstance(sharding, HloSharding) and (
+        sharding.is_manual or sharding.has_manual_subgroup)
+
+
+def manual_like(sharding: HloSharding, rank: int) -> HloSharding:
+    """The layout of another value, of rank `rank`, in the same shard_map body as a value
+    laid out as `sharding`: manual over the same partitions, its own dimensions whole."""
+    if sharding.is_manual:
+        return sharding
+    ids = sharding.tile_assignment
+    data = ids.ndim - len(sharding.subgroups)
+    manual = [data + i for i, kind in enumerate(sharding.subgroups) if kind == "manual"]
+    copies = [d for d in range(ids.ndim) if d not in manual]
+    # Manual dimensions first, then one replicated one (XLA's canonical order).
+    grouped = ids.transpose(manual + copies).reshape(
+        (1,) * rank + tuple(ids.shape[d] for d in manual) + (-1,))
+    return HloSharding.subgrouped(grouped, ["manual"] * len(manual) + ["replicated"])
+
+
 def better(old: HloSharding | None, new: HloSharding | None, rank: int, n: int,
            combine: bool = True) -> HloSharding | None:
     """What a value holding `old` takes when propagation offers `new`: the merge of both
@@ -207,8 +228,8 @@ def better(old: HloSharding | None, new: HloSharding | None, rank: int, n: int,
     MaybeImproveInstructionSharding), else None (no change)."""
     if new is None or new == old:
         return None
-    if old is None:
-        return new
+    if old is None or (is_manual(new) and not is_manual(old)):
+        return new  # a shard_map body's values are its own, whatever else is proposed
     a, b = grid_of(old, rank, n), grid_of(new, rank, n)
     if combine and a is not None and b is not None:
         merged = merge(a, b)
