@@ -11,6 +11,7 @@ copy axis), and whether one sharding's tiles lie inside another's (a local slice
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -67,9 +68,16 @@ def groups_along(ids: np.ndarray, axes: Sequence[int]) -> tuple[tuple[int, ...],
 
 
 def tile_indices(ids: np.ndarray) -> dict[int, tuple[int, ...]]:
-    """partition -> the tile coordinates it holds."""
-    return {int(p): tuple(int(i) for i in where[:-1])
-            for where in np.argwhere(ids >= 0) for p in [ids[tuple(where)]]}
+    """partition -> the tile coordinates it holds (do not modify: shared)."""
+    ids = np.ascontiguousarray(ids, dtype=np.int64)
+    return _tile_indices(ids.shape, ids.tobytes())
+
+
+@functools.lru_cache(maxsize=4096)
+def _tile_indices(shape: tuple[int, ...], data: bytes) -> dict[int, tuple[int, ...]]:
+    ids = np.frombuffer(data, dtype=np.int64).reshape(shape)
+    return {int(ids[index]): tuple(int(i) for i in index[:-1])
+            for index in np.ndindex(*shape)}
 
 
 def is_replicated_on(ids: np.ndarray, dims: Sequence[int]) -> bool:
