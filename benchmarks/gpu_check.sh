@@ -2,7 +2,10 @@
 # The gpu backend on a machine with an NVIDIA GPU (issue 16, "Testing with a GPU"), in
 # under 8 minutes: installs what it needs from the package registries (cupy-cuda12x,
 # jax[cuda12] when it installs), runs tests/backends/gpu on the device
-# (JAXLITE_PLATFORMS=gpu), then the ../shared/bench workloads with --impl jaxlite and
+# (JAXLITE_PLATFORMS=gpu: every kernel builder, gathers, scatters, sorts and
+# convolutions included), the registry and backend tests with the GPU present and no
+# platform asked for (they state their platforms, so they pass where the GPU is the
+# default), then the ../shared/bench workloads with --impl jaxlite and
 # --impl jax on the GPU, one fresh process per workload and implementation, and prints one
 # table (summarize.py). Every phase has a time budget; what does not fit is reported as
 # skipped. Run from the repository root:
@@ -75,6 +78,12 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   JAXLITE_PLATFORMS=gpu timeout "$T" "$PY" -m pytest -q -n 0 -p no:cacheprovider \
     tests/backends/gpu 2>&1 | tee "$OUT/pytest.txt" | tail -15
   TESTS=$(grep -E "passed|failed|error|skipped" "$OUT/pytest.txt" | tail -1)
+  T=$(budget 60 120)
+  say "registry and backend tests with the GPU present (at most ${T}s)"
+  env -u JAXLITE_PLATFORMS -u JAX_PLATFORMS timeout "$T" "$PY" -m pytest -q -n 4 \
+    -p no:cacheprovider tests/backends/test_registry.py tests/backends/test_plugin.py \
+    tests/backends/test_jit_compiled.py 2>&1 | tee "$OUT/pytest-registry.txt" | tail -5
+  REGISTRY=$(grep -E "passed|failed|error" "$OUT/pytest-registry.txt" | tail -1)
 fi
 
 # ---------------------------------------------------------------------------- bench
@@ -102,10 +111,32 @@ print(' '.join(w.key for w in W.select('${ONLY:-}' or None)))")
   done
 fi
 
+# ------------------------------------------------- where each workload's steps run
+if [ -n "$BENCH" ] && [ "${IMPLS#*jaxlite}" != "$IMPLS" ]; then
+  T=$(budget 40 15)
+  JAXLITE_PLATFORMS=gpu timeout "$T" "$PY" - "$BENCH" <<'PY' >"$OUT/plans.txt" 2>&1
+import collections, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import jaxlite as jax
+import workloads as W
+for w in W.WORKLOADS:
+    if w.build_jx is None or w.inputs is None:
+        continue
+    plan = w.build_jx(jax).lower(*w.inputs(np.random.default_rng(0))).compile() \
+        .runtime_executable().text("kernels").splitlines()
+    counts = collections.Counter(line.split()[0] for line in plan)
+    print(f"{w.key:45s} " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+PY
+fi
+
 # ---------------------------------------------------------------------------- table
 echo
 say "gpu_check: $(($(date +%s) - START)) s; results in $OUT"
 say "tests/backends/gpu: ${TESTS:-not run}"
+say "registry/backend tests, GPU present: ${REGISTRY:-not run}"
+[ -s "$OUT/plans.txt" ] && { say "text('kernels') per workload (steps by where they run)"
+  cat "$OUT/plans.txt"; }
 if ls "$OUT"/run-*.json >/dev/null 2>&1; then
   "$PY" "$BENCH/summarize.py" "$OUT"/run-*.json
 fi

@@ -214,7 +214,7 @@ def test_transformed_jits_reuse_executables_of_the_same_program(compile_log):
 def test_log_compiles_names_the_function_backend_and_time(compile_log):
     def my_function(x):
         return lax.sin(x)
-    jax.jit(my_function)(np.ones(2, np.float32))
+    jax.jit(my_function, backend="cpu")(np.ones(2, np.float32))
     (message,) = compile_log()
     assert "jit(my_function)" in message and "cpu backend" in message
     assert " s" in message and "f32[2]" in message

@@ -16,6 +16,20 @@ import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite.backends import registry
 from jaxlite.backends.registry import PLUGIN_PRIORITY, BackendRegistry
+from jaxlite.config import config
+
+
+@pytest.fixture(autouse=True)
+def _platforms_by_priority():
+    """These tests choose platforms themselves: whatever JAXLITE_PLATFORMS asks of the
+    run (benchmarks/gpu_check.sh asks for the GPU), each starts from the default order."""
+    previous = config.read("jax_platforms")
+    config.update("jax_platforms", "")  # (not an override: some tests update it)
+    try:
+        yield
+    finally:
+        config.update("jax_platforms", previous)
+
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTH = {"testplugin": "jaxlite_testplugin:initialize",
@@ -60,10 +74,11 @@ def test_plugins_added_later_are_found_by_discover(install_plugin):
 
 
 def test_jit_runs_on_the_plugin(install_plugin):
+    default = jax.default_backend()  # (cpu, or a GPU where one starts)
     install_plugin({"testplugin": "jaxlite_testplugin:initialize"})
     registry.discover_plugins()
     plugin = importlib.import_module("jaxlite_testplugin")
-    assert jax.default_backend() == "cpu"  # its low priority keeps the default
+    assert jax.default_backend() == default  # its low priority keeps the default
     device = jax.devices("testplugin")[0]
     assert repr(device) == "TestpluginDevice(id=0)"
     x, y = args()

@@ -18,6 +18,18 @@ from jaxlite.config import config
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(autouse=True)
+def _platforms_by_priority():
+    """These tests choose platforms themselves: whatever JAXLITE_PLATFORMS asks of the
+    run (benchmarks/gpu_check.sh asks for the GPU), each starts from the default order."""
+    previous = config.read("jax_platforms")
+    config.update("jax_platforms", "")  # (not an override: some tests update it)
+    try:
+        yield
+    finally:
+        config.update("jax_platforms", previous)
+
+
 def fresh(**factories):
     """A registry with the interpreter and `name=(priority, factory)` backends."""
     reg = BackendRegistry(plugin_group="jaxlite.backends.none")
@@ -26,7 +38,22 @@ def fresh(**factories):
     return reg
 
 
-def test_the_default_backend_is_the_llvm_cpu_backend():
+def _gpu_starts(reg: BackendRegistry) -> bool:
+    """Whether the gpu backend starts in `reg` (CuPy sees a device)."""
+    try:
+        reg.get_backend("gpu")
+        return True
+    except RuntimeError:
+        return False
+
+
+def test_the_cpu_platform_is_the_llvm_cpu_backend():
+    # (the platforms are stated: where a GPU starts, it is the default, see the next test)
+    with config.override("jax_platforms", "cpu,interpreter"):
+        _check_the_cpu_platform()
+
+
+def _check_the_cpu_platform():
     assert jax.default_backend() == "cpu"
     devices = jax.devices()
     assert devices == jax.devices("cpu") == jax.local_devices()
@@ -49,12 +76,17 @@ def test_unknown_backend_says_so():
 
 
 def test_priority_chooses_the_default():
+    with config.override("jax_platforms", ""):  # (the default by priority, whatever the
+        _check_priorities()                      # environment asks for)
+
+
+def _check_priorities():
     reg = fresh(fast=(10, lambda: InterpreterClient("fast")),
                 slow=(-5, lambda: InterpreterClient("slow")))
     # The gpu and LLVM cpu backends are built in, above the interpreter (the gpu backend
-    # starts only where CuPy sees a device).
+    # starts only where CuPy sees a device: then it is the default).
     assert reg.registered() == ["gpu", "cpu", "fast", "interpreter", "slow"]
-    assert reg.get_backend().platform == "cpu"
+    assert reg.get_backend().platform == ("gpu" if _gpu_starts(reg) else "cpu")
     reg = fresh(fast=(300, lambda: InterpreterClient("fast")),
                 slow=(-5, lambda: InterpreterClient("slow")))
     assert reg.registered() == ["fast", "gpu", "cpu", "interpreter", "slow"]
@@ -93,7 +125,7 @@ def test_jax_platforms_skips_backends_that_do_not_exist_or_start():
 
 
 def test_config_update_changes_the_default_backend_of_jaxlite():
-    previous = config.read("jax_platforms")
+    previous, default = config.read("jax_platforms"), jax.default_backend()
     try:
         config.update("jax_platforms", "interpreter,cpu")
         assert jax.default_backend() == "interpreter"
@@ -106,7 +138,7 @@ def test_config_update_changes_the_default_backend_of_jaxlite():
         assert jax.default_backend() == "interpreter"
     finally:
         config.update("jax_platforms", previous)
-    assert jax.default_backend() == "cpu"
+    assert jax.default_backend() == default
 
 
 def test_a_failing_backend_is_recorded_with_its_reason():

@@ -18,14 +18,21 @@ The pieces:
 - `render` (+ `render_header`): CUDA C and HIP C from one source;
 - `build`: the kernels of each fusion of an optimized module, by `fusion_kernels` (loop
   fusions), `transpose_kernels` (transposed reads through shared-memory tiles) and
-  `reduction_kernels` (row kernels, two-stage trees), on `hlo_elemental` (fused
-  instructions at an index) and `index_math`;
+  `reduction_kernels` (row kernels, two-stage trees), multi-output fusions and nested
+  reductions in pieces (`fusion_split`), on `hlo_elemental` (fused instructions at an
+  index; `hlo_indexing` for gathers, dynamic slices and updates, total-order compares)
+  and `index_math`;
+- kernels of single instructions: `update_kernels` (dynamic-update-slice and scatter in
+  place, with atomics or compare-and-swap loops; gather and dynamic-slice as loop
+  kernels), `sort_kernels` (bitonic sort per row, or CuPy's sort), `convolution` (im2col
+  and a GEMM);
 - `reference_run`: a fusion's kernels run by the interpreter on numpy arrays;
 - the backend: `client`, `executable`, `buffer`, `program` (the module's computations
-  walked in schedule order), `device_ops` (dots, layout changes and dynamic slices with
-  `xp`), `dot_epilogue` (output fusions split into a dot and a loop-fusion epilogue),
-  `host_fallback` (the HLO evaluator for what has no kernel yet), `launchers` (CuPy, or
-  the kernel interpreter).
+  walked in schedule order), `ownership` (which values may be written in place, which
+  results may take a donated argument's memory), `device_ops` (dots and layout changes
+  with `xp`), `dot_epilogue` (output fusions split into a dot or convolution and a
+  loop-fusion epilogue), `host_fallback` (the HLO evaluator for what has no kernel),
+  `launchers` (CuPy, or the kernel interpreter).
 
 Eager mode runs on the host (the primitives' reference rules with numpy): arrays placed on
 the GPU device hold host memory, and a `jit` call copies its arguments to the device and

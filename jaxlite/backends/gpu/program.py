@@ -7,16 +7,28 @@ tuples of them. Per instruction of the entry computation and of the computations
 control flow calls:
 
 - fusions a builder of `build` handles: their kernels, through the launcher; output
-  fusions of a dot and its elementwise epilogue: the dot with `xp`, then the epilogue's
-  kernels (`dot_epilogue`);
+  fusions of a dot or a convolution and its elementwise epilogue: the product first
+  (`xp` dot; `convolution`: im2col kernel and GEMM), then the epilogue's kernels
+  (`dot_epilogue`); a loop fusion may write its result into a donated argument
+  (`ownership.donated_output`);
+- gather and dynamic-slice: a loop kernel each (`update_kernels.as_fusion`);
+  dynamic-update-slice and scatter: an update kernel writing its operand in place where
+  `ownership` allows (else into a copy); sort: `sort_kernels` (a bitonic kernel, or
+  CuPy's sort for long rows with a plain order); convolution: `convolution`;
 - parameters, constants (uploaded once, at compile time), tuples, get-tuple-element: no
-  work; bitcast, copy, transpose, reshape, floating-point dots, dynamic slices and
-  updates: `device_ops` with `xp`;
-- `while`: the condition's predicate is read back on the host each iteration (one small
-  copy and a stream synchronization per iteration; a device-side loop is not built yet),
-  then the body runs with the same rules; `conditional`: the selector read back likewise,
-  the branch run; `call`: its computation run;
-- everything else, and fusions without a builder: `host_fallback` (the HLO evaluator on
+  work; bitcast, copy, transpose, reshape and floating-point dots: `device_ops` with `xp`;
+- `while`: the loop runs on the host, the condition's predicate read back each iteration
+  (one 1-byte copy and a stream synchronization per iteration), then the body's kernels
+  enqueued; state elements the body updates in place are copied once before the first
+  iteration (`ownership.loop_owned`). Why not a loop on the device: CuPy launches
+  kernels one by one from the host and offers neither CUDA graphs' conditional nodes
+  (CUDA 12.4+, not in CuPy's API) nor dynamic parallelism; a persistent kernel running
+  the whole body would need a grid-wide barrier between the body's kernels (cooperative
+  launch) and would hold the body's dots and sorts, which run as library calls or
+  several kernels. For the scans that make most loops the read-back is a few
+  microseconds per iteration against the body's launches. `conditional`: the selector
+  read back likewise, the branch run; `call`: its computation run;
+- everything else, and what a builder declines: `host_fallback` (the HLO evaluator on
   host copies of the operands), listed with the reason in `plan`.
 """
 from __future__ import annotations

@@ -61,7 +61,7 @@ PROGRAMS = {
     # combiners without an atomic instruction: compare-and-swap loops
     "scatter_max": (lambda x, i, u: x.at[i].max(u),
                     (_random((8, 5)), INDICES, _random((7, 5), seed=1)), "scatter"),
-    "scatter_min_int64_free": (lambda x, i, u: x.at[i].min(u),
+    "scatter_min": (lambda x, i, u: x.at[i].min(u),
                                (_random((8, 3)), INDICES, _random((7, 3), seed=2)),
                                "scatter"),
     "scatter_mul": (lambda x, i, u: x.at[i].multiply(u),
