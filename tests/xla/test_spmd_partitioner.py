@@ -580,6 +580,11 @@ def test_xla_programs_same_numbers_no_more_collectives_than_xla(key):
     assert {k: v for k, v in ours.items() if v} == GOLDEN[name]
 
 
+def test_every_xla_module_has_xla_counts():
+    modules = {f[:-len(".before.hlo")] for f in os.listdir(FIXTURES) if f.endswith(".before.hlo")}
+    assert modules == set(XLA_COUNTS) and len(modules) >= 45
+
+
 def test_megatron_forward_is_one_all_reduce_as_in_xla():
     for n in (2, 4, 8):
         assert XLA_COUNTS[f"megatron_forward_{n}"]["partitioned"]["all-reduce"] == 1
