@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from jaxlite.config import config
+
 PLUGIN_SOURCE = Path(__file__).parent / "plugin_pkg" / "jaxlite_testplugin"
 
 
@@ -44,3 +46,17 @@ def install_plugin(tmp_path, monkeypatch):
         importlib.invalidate_caches()
         return folder
     return install
+
+
+@pytest.fixture
+def platforms_by_priority():
+    """jax_platforms cleared for a test that chooses platforms itself, whatever
+    JAXLITE_PLATFORMS asks of the run (benchmarks/gpu_check.sh asks for the GPU): the
+    default is then the registry's by priority (a GPU first where one starts). Updated,
+    not overridden, since such tests update it themselves."""
+    previous = config.read("jax_platforms")
+    config.update("jax_platforms", "")
+    try:
+        yield
+    finally:
+        config.update("jax_platforms", previous)

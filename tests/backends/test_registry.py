@@ -18,16 +18,8 @@ from jaxlite.config import config
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def _platforms_by_priority():
-    """These tests choose platforms themselves: whatever JAXLITE_PLATFORMS asks of the
-    run (benchmarks/gpu_check.sh asks for the GPU), each starts from the default order."""
-    previous = config.read("jax_platforms")
-    config.update("jax_platforms", "")  # (not an override: some tests update it)
-    try:
-        yield
-    finally:
-        config.update("jax_platforms", previous)
+# (they choose platforms themselves, whatever JAXLITE_PLATFORMS asks of the run)
+pytestmark = pytest.mark.usefixtures("platforms_by_priority")
 
 
 def fresh(**factories):
