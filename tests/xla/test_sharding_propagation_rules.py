@@ -406,3 +406,22 @@ def test_results_cut_unevenly_leave_the_program_replicated():
   ROOT n = f32[6,5] negate(e)""")
     assert got["e"] == "{devices=[4,1]<=[4]}"  # inside the program, uneven tiles are fine
     assert got["n"] == REPLICATED
+
+
+def test_a_constraint_with_unconstrained_dimensions_is_split_further_there_only():
+    got = propagate("""
+  p = f32[8,8] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  s = f32[8,8] sine(p)
+  c = f32[8,8] custom-call(s), custom_call_target="Sharding",
+    sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate},
+    backend_config="unspecified_dims=[0]"
+  ROOT e = f32[8,8] exponential(c)""".replace("\n    ", " "))
+    assert got["c"] == got["s"] == got["e"] == "{devices=[2,2]<=[4]}"
+    # A more tiled layout that would undo the constrained dimension is not taken.
+    got = propagate("""
+  p = f32[8,8] parameter(0), sharding={devices=[4,1]<=[4]}
+  c = f32[8,8] custom-call(p), custom_call_target="Sharding",
+    sharding={devices=[1,2,2]<=[4] last_tile_dim_replicate},
+    backend_config="unspecified_dims=[0]"
+  ROOT e = f32[8,8] exponential(c)""".replace("\n    ", " "))
+    assert got["c"] == "{devices=[1,2,2]<=[4] last_tile_dim_replicate}"

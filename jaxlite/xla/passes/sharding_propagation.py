@@ -28,13 +28,15 @@ propagated sharding would cut unevenly.
 """
 from __future__ import annotations
 
+import re
+
 from jaxlite.xla.hlo_sharding import HloSharding
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.rewriting import RewriteContext, rewrite_module
 from jaxlite.xla.passes.sharding_propagation_calls import call_graph
 from jaxlite.xla.passes.sharding_propagation_rules import backward, forward
-from jaxlite.xla.passes.sharding_propagation_tiles import better
+from jaxlite.xla.passes.sharding_propagation_tiles import better, refine
 from jaxlite.xla.shape import Shape
 
 __all__ = ["propagate_shardings"]
@@ -46,8 +48,10 @@ _NO_FORWARD = (Opcode.CONSTANT, Opcode.IOTA, Opcode.CUSTOM_CALL, Opcode.PARAMETE
 def propagate_shardings(module: HloModule, num_partitions: int) -> HloModule:
     """`module` with a sharding on every value the partitioner reads (see the module doc;
     XLA's ShardingPropagation, which jax.jit runs before partitioning)."""
-    module = rewrite_module(module, _constraint_as_copy)
-    state = _Propagation(module, num_partitions)
+    open_constraints: set[tuple[str, str]] = set()
+    module = rewrite_module(module, lambda inst, ctx: _constraint_as_copy(
+        inst, ctx, open_constraints))
+    state = _Propagation(module, num_partitions, open_constraints)
     for level in _LEVELS:
         state.level = level
         while state.sweep():
@@ -55,8 +59,14 @@ def propagate_shardings(module: HloModule, num_partitions: int) -> HloModule:
     return state.annotated()
 
 
-def _constraint_as_copy(inst: HloInstruction, ctx: RewriteContext) -> HloInstruction | None:
+def _constraint_as_copy(inst: HloInstruction, ctx: RewriteContext,
+                        open_constraints: set[tuple[str, str]]) -> HloInstruction | None:
+    """A Sharding custom-call as a copy; those with `unspecified_dims` (JAX's
+    P.UNCONSTRAINED) are noted in `open_constraints`: propagation may split those
+    dimensions further."""
     if inst.opcode is Opcode.CUSTOM_CALL and inst.attr("target") == "Sharding":
+        if re.search(r"unspecified_dims=\[\d", str(inst.attr("backend_config", ""))):
+            open_constraints.add((ctx.computation.name, inst.name))
         return HloInstruction(inst.name, Opcode.COPY, inst.shape, inst.operands,
                               {"sharding": inst.attr("sharding")}, (), inst.metadata)
     return None
@@ -99,8 +109,11 @@ class _Propagation:
     """What is known so far: a sharding (or None) per array value, a tuple of them per tuple
     value; `fixed` values are seeds."""
 
-    def __init__(self, module: HloModule, n: int) -> None:
+    def __init__(self, module: HloModule, n: int,
+                 open_constraints: set[tuple[str, str]] = frozenset()) -> None:
         self.module, self.n, self.level = module, n, 0
+        self.open_constraints = open_constraints
+        self.refined: set[int] = set()  # open constraints: split further, never undone
         self.graph = call_graph(module.entry)
         self.computations = self.graph.computations
         self.value: dict[int, object] = {}
@@ -129,12 +142,18 @@ class _Propagation:
             return
         self.value[id(inst)] = _as_leaves(sharding, inst.shape) \
             if inst.shape.is_tuple else sharding
-        self.fixed.add(id(inst))
+        if (comp.name, inst.name) in self.open_constraints and not any(
+                user.attr("target") == "SPMDFullToShardShape"
+                for user in self.users[id(inst)]):  # a shard_map's input keeps its layout
+            self.refined.add(id(inst))
+        else:
+            self.fixed.add(id(inst))
 
     def _constrain_operand(self, inst: HloInstruction) -> None:
         """A sharding constraint's operand starts out with the constraint's layout (XLA
         puts it there before propagating: the value is made where it is wanted)."""
-        if inst.opcode is not Opcode.COPY or id(inst) not in self.fixed:
+        if inst.opcode is not Opcode.COPY or (
+                id(inst) not in self.fixed and id(inst) not in self.refined):
             return
         operand = inst.operands[0]
         if self.value[id(operand)] is None and not operand.shape.is_tuple:
@@ -173,6 +192,11 @@ class _Propagation:
                     if new is not None:
                         leaves[i], changed = new, True
                 self.value[id(inst)] = tuple(leaves)
+            elif id(inst) in self.refined:
+                new = None if self.level == 0 or isinstance(proposal, tuple) else refine(
+                    current, proposal, len(inst.shape.dims), self.n)
+                if new is not None:
+                    self.value[id(inst)], changed = new, True
             elif not isinstance(proposal, tuple) and _fits(proposal, inst.shape):
                 new = better(current, proposal, len(inst.shape.dims), self.n, self.level > 0)
                 if new is not None:

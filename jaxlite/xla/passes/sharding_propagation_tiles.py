@@ -21,7 +21,8 @@ import numpy as np
 from jaxlite.xla.hlo_sharding import HloSharding
 
 __all__ = ["grid_of", "sharding_of", "map_dims", "replicate_dims", "reverse_dims",
-           "reshape_grid", "merge", "num_tiles", "better", "is_manual", "manual_like"]
+           "reshape_grid", "merge", "num_tiles", "better", "refine", "is_manual",
+           "manual_like"]
 
 
 def grid_of(sharding: HloSharding | None, rank: int, n: int) -> np.ndarray | None:
@@ -231,9 +232,17 @@ def better(old: HloSharding | None, new: HloSharding | None, rank: int, n: int,
     if old is None or (is_manual(new) and not is_manual(old)):
         return new  # a shard_map body's values are its own, whatever else is proposed
     a, b = grid_of(old, rank, n), grid_of(new, rank, n)
-    if combine and a is not None and b is not None:
-        merged = merge(a, b)
-        if merged is not None:
-            result = sharding_of(merged)
-            return result if num_tiles(result) > num_tiles(old) else None
+    if combine and a is not None and b is not None and merge(a, b) is not None:
+        return refine(old, new, rank, n)
     return new if num_tiles(new) > num_tiles(old) else None
+
+
+def refine(old: HloSharding, new: HloSharding, rank: int, n: int) -> HloSharding | None:
+    """`old` split further where `new` splits dimensions `old` leaves whole, when the two
+    combine and that gains tiles; else None."""
+    a, b = grid_of(old, rank, n), grid_of(new, rank, n)
+    merged = None if a is None or b is None else merge(a, b)
+    if merged is None:
+        return None
+    result = sharding_of(merged)
+    return result if num_tiles(result) > num_tiles(old) else None
