@@ -8,7 +8,9 @@ Computations applied elementwise (a reduce's `to_apply`, a sort's comparator) ar
 alone, as in XLA. Values and shapes do not change; the partitioner reads the shardings.
 
 Seeds are the shardings already there (the entry parameters, the root, `custom-call`s with
-`custom_call_target="Sharding"`): they never change. A Sharding custom-call becomes a
+`custom_call_target="Sharding"`): they never change, except that a constraint's dimensions
+listed in its `backend_config="unspecified_dims=[...]"` (JAX's P.UNCONSTRAINED) may be split
+further. A Sharding custom-call becomes a
 `copy` of its operand carrying its sharding (same name), as XLA leaves it for the
 partitioner; other custom-calls produce replicated values. Entry parameters without a
 sharding are replicated (their layout is the caller's).
