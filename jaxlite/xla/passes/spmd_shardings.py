@@ -19,7 +19,8 @@ import numpy as np
 
 from jaxlite.xla.hlo_sharding import HloSharding
 
-__all__ = ["grid", "from_grid", "regrid", "groups_along", "keeps_dim", "same_tiles"]
+__all__ = ["grid", "groups_along", "keep_dims", "keeps_dim", "offsets", "regrid", "same_tiles",
+           "tile_indices", "tile_shape"]
 
 
 def grid(sharding: HloSharding | None, rank: int, num_partitions: int) -> np.ndarray:
@@ -32,11 +33,6 @@ def grid(sharding: HloSharding | None, rank: int, num_partitions: int) -> np.nda
     if not sharding.replicate_on_last_tile_dim:
         ids = ids.reshape(ids.shape + (1,))
     return np.asarray(ids)
-
-
-def from_grid(ids: np.ndarray) -> HloSharding:
-    """The `HloSharding` of a grid `[tiles..., copies]` (normalized as XLA prints it)."""
-    return HloSharding.tiled(ids, replicate_on_last_tile_dim=True)
 
 
 def regrid(ids: np.ndarray, axes_of_dims: Sequence[Sequence[int]]) -> np.ndarray:
@@ -78,11 +74,6 @@ def _tile_indices(shape: tuple[int, ...], data: bytes) -> dict[int, tuple[int, .
     ids = np.frombuffer(data, dtype=np.int64).reshape(shape)
     return {int(ids[index]): tuple(int(i) for i in index[:-1])
             for index in np.ndindex(*shape)}
-
-
-def is_replicated_on(ids: np.ndarray, dims: Sequence[int]) -> bool:
-    """Whether no dimension in `dims` is cut into tiles."""
-    return all(ids.shape[d] == 1 for d in dims)
 
 
 def same_tiles(a: np.ndarray, b: np.ndarray) -> bool:
