@@ -149,6 +149,7 @@ class SpmdCall:
         lowered = lower_jaxpr(closed, f"jit_{name}", f"jit({name})", spmd_mesh=mesh)
         self.consts = lowered.const_args
         avals = [v.aval for v in closed.jaxpr.invars]
+        self.in_dtypes = [a.dtype for a in avals]
         self.in_layouts = [_layout(s, mesh, len(a.shape)) for s, a in zip(in_specs, avals)]
         out_specs = propagate(closed.jaxpr, list(in_specs))
         for k, given in enumerate(out_shardings or ()):
@@ -180,8 +181,8 @@ class SpmdCall:
         owners = [device.process_index for device in self.devices]
         here = processes.current().index
         mine = [p for p in range(count) if owners[p] == here]
-        blocks = [_blocks(leaf, layout, mine, self.mesh)
-                  for leaf, layout in zip(leaves, self.in_layouts)]
+        blocks = [_blocks(leaf, layout, mine, self.mesh, dtype)
+                  for leaf, layout, dtype in zip(leaves, self.in_layouts, self.in_dtypes)]
         per_partition = [list(self.consts) + [b[i] for b in blocks] for i in range(len(mine))]
         if len(mine) == count:
             outs = self.executable.execute_partitions(per_partition)
@@ -234,14 +235,15 @@ class SpmdCall:
         return out
 
 
-def _blocks(leaf: Any, layout: HloSharding, partitions: Sequence[int], mesh: Any
-            ) -> list[np.ndarray]:
+def _blocks(leaf: Any, layout: HloSharding, partitions: Sequence[int], mesh: Any,
+            dtype: np.dtype) -> list[np.ndarray]:
     """The block of one argument for each of `partitions`: the devices' own shards of an
-    Array placed on the mesh (no copy), else slices of its value."""
+    Array placed on the mesh (no copy), else slices of its value (in the program's dtype:
+    a float64 numpy argument is float32 without x64)."""
     if type(leaf) is ArrayImpl and leaf._shards is not None and \
             isinstance(leaf._sharding, NamedSharding) and leaf._sharding.mesh == mesh:
         return [leaf._shards[p]._value for p in partitions]
-    value = np.asarray(leaf._value if type(leaf) is ArrayImpl else leaf)
+    value = np.asarray(leaf._value if type(leaf) is ArrayImpl else leaf, dtype)
     return [_block(value, layout, p) for p in partitions]
 
 

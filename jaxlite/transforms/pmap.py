@@ -20,7 +20,8 @@ from jaxlite.lax.broadcast import moveaxis
 from jaxlite.core.sharding import NamedSharding, PartitionSpec as P
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.runtime.device import device_put, devices as backend_devices
-from jaxlite.runtime.environment import process_count
+from jaxlite.backends import processes
+from jaxlite.runtime.environment import process_count, process_index
 from jaxlite.runtime.sharding import Mesh
 from jaxlite.transforms import api_util as _api_util
 from jaxlite.transforms.jit import jit
@@ -85,8 +86,11 @@ def pmap(fun: Callable[..., Any], axis_name: Any = None, *, in_axes: Any = 0,
 
     @functools.wraps(fun)
     def pmapped(*args: Any, **kwargs: Any) -> Any:
+        if process_count() > 1:
+            args, kwargs = _joined_over_processes(args, kwargs, in_axes, statics)
         call, mesh, dyn_args, kwargs = prepare(args, kwargs)
-        return _placed_on(mesh, name, call(*dyn_args, **kwargs), out_axes)
+        out = _placed_on(mesh, name, call(*dyn_args, **kwargs), out_axes)
+        return _this_process_part(out, out_axes, mesh, name) if process_count() > 1 else out
 
     def lower(*args: Any, **kwargs: Any) -> Any:
         call, _, dyn_args, kwargs = prepare(args, kwargs)
@@ -150,6 +154,49 @@ def _placed_on(devices: tuple, name: Any, out: Any, out_axes: Any) -> Any:
             leaf = device_put(leaf, NamedSharding(mesh, spec))
         placed.append(leaf)
     return tree_unflatten(tree, placed)
+
+
+def _joined_over_processes(args: tuple, kwargs: dict, in_axes: Any,
+                           statics: tuple[int, ...]) -> tuple[tuple, dict]:
+    """pmap in a run of several processes maps over every process's devices, each process
+    giving its own devices' members (as in JAX): each mapped leaf becomes every process's
+    leaves joined along its mapped axis (one MPI allgather; every process then holds the
+    global value, as jaxlite's Arrays over meshes spanning processes do)."""
+    dyn_at, _ = _split_statics(args, statics, lambda: None)
+    dyn_args = tuple(args[i] for i in dyn_at)
+    axes = _axes_per_leaf(_dynamic_in_axes(in_axes, dyn_at, len(args)), dyn_args, "in_axes")
+    leaves, tree = tree_flatten((dyn_args, kwargs))
+    axes = list(axes) + [0] * (len(leaves) - len(axes))
+    joined = []
+    for leaf, axis in zip(leaves, axes):
+        if axis is not None and np.ndim(leaf) > 0:
+            every = processes.allgather(np.asarray(leaf))
+            leaf = np.concatenate(list(every), axis=axis % np.ndim(leaf))
+        joined.append(leaf)
+    new_dyn, kwargs = tree_unflatten(tree, joined)
+    full = list(args)
+    for i, value in zip(dyn_at, new_dyn):
+        full[i] = value
+    return tuple(full), kwargs
+
+
+def _this_process_part(out: Any, out_axes: Any, devices: tuple, name: Any) -> Any:
+    """The members of this process's devices of pmap's results (JAX's pmap in a run of
+    several processes returns each process its own devices' part), placed on them."""
+    here = [k for k, d in enumerate(devices) if d.process_index == process_index()]
+    mine = tuple(devices[k] for k in here)
+    leaves, tree = tree_flatten(out)
+    dests = _axes_per_leaf(out_axes, out, "out_axes")
+    mesh = Mesh(np.array(mine, dtype=object), (name,))
+    parts = []
+    for leaf, dest in zip(leaves, dests):
+        if isinstance(leaf, ArrayImpl):
+            spec = P() if dest is None else P(*[None] * (dest % leaf.ndim), name)
+            value = np.asarray(leaf) if dest is None else \
+                np.take(np.asarray(leaf), here, axis=dest % leaf.ndim)
+            leaf = device_put(value, NamedSharding(mesh, spec))
+        parts.append(leaf)
+    return tree_unflatten(tree, parts)
 
 
 def _split_statics(args: tuple, statics: tuple[int, ...], fun: Callable[..., Any]
@@ -221,14 +268,11 @@ def _mesh_devices(devices: tuple | None, backend: str | None, size: int) -> tupl
         raise ValueError("One of in_shardings leaf specifications got an empty NamedSharding "
                          "which is not allowed: pmap over an axis of size 0 has no devices to "
                          "run on.")
-    if process_count() > 1:
-        # JAX maps over this process's devices and reduces over every process's: that needs
-        # collectives between processes inside the program, which jaxlite does not have yet.
+    if process_count() > 1 and devices is not None:
         raise NotImplementedError(
-            "pmap in a run of several processes (jaxlite.distributed): collectives across "
-            "processes inside pmap are not implemented; use shard_map or jit over global "
-            "arrays (multihost_utils.host_local_array_to_global_array), or average with "
-            "an MPI allreduce between steps.")
+            "pmap with devices= in a run of several processes (jaxlite.distributed): "
+            "jaxlite maps over every process's devices only (devices=None); use shard_map "
+            "or jit over a mesh of the devices you want.")
     available = devices if devices is not None else tuple(backend_devices(backend))
     return tuple(available[:size])
 

@@ -105,11 +105,13 @@ def main(out: str) -> None:
         "broadcast": multihost_utils.broadcast_one_to_all(np.full(2, rank + 7)).tolist(),
     }
     report["shard_map_psum"] = _psum_over_global_mesh(rank)
+    ones = np.ones(jax.local_device_count())
+    report["pmap"] = np.asarray(jax.pmap(lambda v: jax.lax.psum(v, "i"), "i")(ones)).tolist()
     try:
-        jax.pmap(lambda v: jax.lax.psum(v, "i"), "i")(np.ones(jax.local_device_count()))
-        report["pmap"] = "ran"
+        jax.pmap(lambda v: v, "i", devices=jax.local_devices())(ones)
+        report["pmap_devices"] = "ran"
     except NotImplementedError as error:
-        report["pmap"] = str(error)
+        report["pmap_devices"] = str(error)
     multihost_utils.sync_global_devices("report written")
     with open(f"{out}.rank{rank}", "w") as file:
         json.dump(report, file)
