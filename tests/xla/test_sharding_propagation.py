@@ -169,3 +169,10 @@ def test_subgroup_shardings_of_partly_manual_programs():
     with pytest.raises(ValueError) as error:
         parse_sharding("{devices=[2,2]<=[4] last_tile_dims={maximal}}")
     assert "subgroups are manual or replicated" in str(error.value)
+
+
+@pytest.mark.parametrize("name", ["attention_heads_8", "cond_4", "shard_map_partial_4"])
+def test_propagating_again_changes_nothing(name):
+    before = parse_module((FIXTURES / f"{name}.before.hlo").read_text())
+    once = propagate_shardings(before, before.num_partitions)
+    assert propagate_shardings(once, once.num_partitions) is once
