@@ -73,14 +73,16 @@ say "jax on the GPU: $([ "${JAX_GPU:-0}" = 1 ] && echo yes || echo no)"
 
 # ---------------------------------------------------------------------------- tests
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  T=$(budget 150 150)
-  say "pytest tests/backends/gpu on the device (at most ${T}s)"
-  JAXLITE_PLATFORMS=gpu timeout "$T" "$PY" -m pytest -q -n 0 -p no:cacheprovider \
+  # four workers where pytest-xdist is there: the folder's interpreter runs take CPU time
+  WORKERS=$("$PY" -c "import xdist" 2>/dev/null && echo 4 || echo 0)
+  T=$(budget 180 150)
+  say "pytest tests/backends/gpu on the device (at most ${T}s, ${WORKERS} workers)"
+  JAXLITE_PLATFORMS=gpu timeout "$T" "$PY" -m pytest -q -n "$WORKERS" -p no:cacheprovider \
     tests/backends/gpu 2>&1 | tee "$OUT/pytest.txt" | tail -15
   TESTS=$(grep -E "passed|failed|error|skipped" "$OUT/pytest.txt" | tail -1)
   T=$(budget 60 120)
   say "registry and backend tests with the GPU present (at most ${T}s)"
-  env -u JAXLITE_PLATFORMS -u JAX_PLATFORMS timeout "$T" "$PY" -m pytest -q -n 4 \
+  env -u JAXLITE_PLATFORMS -u JAX_PLATFORMS timeout "$T" "$PY" -m pytest -q -n "$WORKERS" \
     -p no:cacheprovider tests/backends/test_registry.py tests/backends/test_plugin.py \
     tests/backends/test_jit_compiled.py 2>&1 | tee "$OUT/pytest-registry.txt" | tail -5
   REGISTRY=$(grep -E "passed|failed|error" "$OUT/pytest-registry.txt" | tail -1)
