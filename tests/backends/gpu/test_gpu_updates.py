@@ -61,6 +61,9 @@ PROGRAMS = {
     # combiners without an atomic instruction: compare-and-swap loops
     "scatter_max": (lambda x, i, u: x.at[i].max(u),
                     (_random((8, 5)), INDICES, _random((7, 5), seed=1)), "scatter"),
+    "scatter_max_bf16": (lambda x, i, u: x.at[i].max(u),
+                         (_random((8, 4), bf16), INDICES, _random((7, 4), bf16, seed=1)),
+                         "scatter"),
     "scatter_min": (lambda x, i, u: x.at[i].min(u),
                                (_random((8, 3)), INDICES, _random((7, 3), seed=2)),
                                "scatter"),
