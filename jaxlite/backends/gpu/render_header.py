@@ -53,7 +53,7 @@ template <typename T> __device__ __forceinline__ T jl_abs(T a) { return a < 0 ? 
 /* HLO's bitcast-convert: the same bits read as another type of the same width. */
 template <typename To, typename From> __device__ __forceinline__ To jl_bitcast(From x) {
   To y;
-  memcpy(&y, &x, sizeof(To));
+  __builtin_memcpy(&y, &x, sizeof(To));
   return y;
 }
 """
