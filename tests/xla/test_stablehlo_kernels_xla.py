@@ -131,15 +131,24 @@ _EXPI = np.array([-700.0, -50.0, -5.0, -1.5, -1.0, -0.3, -1e-8, 1e-8, 0.2, 1.0, 
                   49.9, 50.0, 80.0, 700.0, 0.0, np.inf, -np.inf, np.nan])
 for _dtype, _tolerance in ((np.float32, 2e-6), (np.float64, 1e-11)):
     PROGRAMS[f"expi_{np.dtype(_dtype).name}"] = (_SP.expi, (_EXPI.astype(_dtype),), _tolerance)
+# The kernels expanded with loops (`stablehlo.while`): name -> (function, edges and grid).
+_LOOPED = {
+    "spence": (_SP.spence, (np.array([0.0, -0.0, 1e-30, 1e-8, 0.3, 0.5, 0.9, 1.0, 1.2, 1.5,
+                                      1.6, 2.0, 3.0, 50.0, 1e30, np.inf, -1.0, np.nan]),)),
+}
+for _name, (_fn, _args) in _LOOPED.items():
+    for _dtype, _tolerance in ((np.float32, 2e-6), (np.float64, 1e-11)):
+        PROGRAMS[f"{_name}_{np.dtype(_dtype).name}"] = (
+            _fn, tuple(a.astype(_dtype) for a in _args), _tolerance)
 _SPECIAL_NAMES = ("gamma", "beta", "poch", "comb", "igamma", "igammac", "betainc", "erfcx",
-                  "i0e", "expi")
+                  "i0e", "expi", *_LOOPED)
 SPECIAL = {f"{f}_{t}" for f in _SPECIAL_NAMES for t in ("float32", "float64")}
 X64 = {"fma_f64"} | {name for name in SPECIAL if name.endswith("float64")}
 # Each program's distinctive op where it is not a LAPACK call.
 PRINTED_AS = {"fma_f64": "stablehlo.multiply",
               **{name: "chlo.lgamma" for name in SPECIAL},
               "erfcx_float32": "chlo.erfc", "erfcx_float64": "chlo.erfc",
-              **{f"{f}_{t}": "stablehlo.while" for f in ("i0e", "expi")
+              **{f"{f}_{t}": "stablehlo.while" for f in ("i0e", "expi", *_LOOPED)
                  for t in ("float32", "float64")},
               "symmetric_product": "stablehlo.dot_general",
               "symmetric_product_batched": "stablehlo.dot_general",
