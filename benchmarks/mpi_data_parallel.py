@@ -1,13 +1,19 @@
 """Step time of the data-parallel MLP train step (issue 14): one process on the whole batch
 against P MPI processes on 1/P of it each, gradients summed by one MPI Allreduce.
 
-    python benchmarks/mpi_data_parallel.py --cores 1 [--split 2]
-    mpiexec -n 2 python benchmarks/mpi_data_parallel.py --cores 0,1
+    python benchmarks/mpi_data_parallel.py --cores 1 [--split 2] [--jit]
+    mpiexec -n 2 python benchmarks/mpi_data_parallel.py --cores 0,1 [--jit]
 
 The MLP is ../shared/bench's mlp_train_step (784-1024-1024-10, batch 256, cross-entropy,
 SGD). `--cores` pins process r to the r-th listed core (one listed core: all share it). Rank 0
 prints one JSON line of medians in ms: the whole step, and its parts (gradients of the local
 batch, the Allreduce of all gradients as one float32 buffer, the SGD update).
+
+`--jit`: the bench's step as it is, plain jit, on the whole batch placed over a mesh of
+every process's devices (split along the batch, parameters replicated): each process runs
+its own partitions of the partitioned step and the gradients' all-reduces go through MPI
+inside it (runtime/spmd_call.py, backends/cpu/spmd_exchange.py). Prints the step's median
+and its range.
 """
 from __future__ import annotations
 
@@ -27,6 +33,7 @@ import workloads  # noqa: E402  (../shared/bench)
 
 import jaxlite as jax  # noqa: E402
 from jaxlite.backends import processes  # noqa: E402
+from jaxlite.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
 
 
 def _pin(cores: str) -> None:
@@ -42,10 +49,15 @@ def main() -> None:
     parser.add_argument("--split", type=int, default=None,
                         help="take 1/SPLIT of the batch (default: 1/process count), e.g. "
                              "to time one process's share of a P-process step alone")
+    parser.add_argument("--jit", action="store_true",
+                        help="the plain-jit step over a mesh of every process's devices")
     args = parser.parse_args()
     _pin(args.cores)
     if processes.launched_by_mpi():
         jax.distributed.initialize()
+    if args.jit:
+        _jit_step(args.steps)
+        return
     rank, count = jax.process_index(), jax.process_count()
     params, x, y = workloads._mlp_inputs(np.random.default_rng(0))
     share = len(x) // (args.split or count)
@@ -76,6 +88,29 @@ def main() -> None:
                           **{key: round(statistics.median(v), 2)
                              for key, v in times.items()}}))
     if count > 1:
+        jax.distributed.shutdown()
+
+
+def _jit_step(steps: int) -> None:
+    """Step times of the bench's plain-jit train step over a batch-split mesh."""
+    mesh = Mesh(np.array(jax.devices()), ("data",))
+    params, x, y = workloads._mlp_inputs(np.random.default_rng(0))
+    params = jax.device_put(params, NamedSharding(mesh, P()))
+    x, y = (jax.device_put(v, NamedSharding(mesh, P("data"))) for v in (x, y))
+    step = workloads.jx_mlp_train_step(jax)
+    times = []
+    for k in range(steps + 3):
+        processes.barrier()
+        start = time.perf_counter()
+        loss, params = jax.block_until_ready(step(params, x, y))
+        if k >= 3:  # the first steps compile
+            times.append((time.perf_counter() - start) * 1e3)
+    if jax.process_index() == 0:
+        print(json.dumps({"mode": "jit", "processes": jax.process_count(),
+                          "devices": jax.device_count(), "loss": round(float(loss), 5),
+                          "step": round(statistics.median(times), 2),
+                          "min": round(min(times), 2), "max": round(max(times), 2)}))
+    if jax.process_count() > 1:
         jax.distributed.shutdown()
 
 

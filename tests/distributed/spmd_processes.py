@@ -120,14 +120,18 @@ def shard_map_collectives(report: dict, mesh: Mesh, rank: int) -> None:
             report[name] = np.asarray(result).tolist()
             report[name + "_local"] = [np.asarray(s.data).tolist()
                                        for s in result.addressable_shards]
-    # An all-reduce large enough to be reduced in chunks (each member folds one).
-    big = multihost_utils.host_local_array_to_global_array(
-        np.ones((jax.local_device_count(), 40000), np.float32) * (rank + 1), mesh, P("data"))
+    # An all-reduce large enough to be reduced in chunks (each member folds one): device d
+    # holds (d + 1) * [0, 1, 2, ...], so every chunk of the sum differs.
+    count = jax.local_device_count()
+    ramp = np.arange(40000, dtype=np.float32)
+    local = np.stack([ramp * (rank * count + k + 1) for k in range(count)])
+    big = multihost_utils.host_local_array_to_global_array(local, mesh, P("data"))
     with Counted(report, "chunked", mesh):
         run = jax.jit(jax.shard_map(lambda b: jax.lax.psum(b, "data"), mesh=mesh,
                                     in_specs=P("data"), out_specs=P()))
-        total = run(big)  # (`run` kept alive: the calls are cached per live jaxpr)
-        report["chunked"] = np.unique(np.asarray(total)).tolist()
+        total = np.asarray(run(big))  # (`run` kept alive: calls are cached per live jaxpr)
+    want = ramp * sum(range(1, n + 1))
+    report["chunked_error"] = float(np.max(np.abs(total[0] - want) / np.maximum(want, 1)))
 
 
 def pmapped(report: dict, mesh: Mesh, rank: int) -> None:

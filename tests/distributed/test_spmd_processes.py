@@ -83,7 +83,7 @@ def test_shard_map_collectives_across_processes(reports):
         assert report["ppermute"] == shifted
         mine = shifted[rank * n // 2:(rank + 1) * n // 2]
         assert report["ppermute_local"] == [[v] for v in mine]
-        assert report["chunked"] == [sum(r + 1.0 for r in (0, 1) for _ in range(n // 2))]
+        assert report["chunked_error"] < 1e-6
         for case in ("psum", "all_gather", "ppermute", "chunked"):
             _ran_partitioned_through_mpi(report, case)
 

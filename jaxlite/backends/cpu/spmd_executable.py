@@ -61,6 +61,7 @@ class SpmdCpuExecutable(CpuExecutable):
         self._kept_lock = threading.Lock()
         # The last run's exchange between processes (its count of MPI messages), or None.
         self.last_exchange: ProcessExchange | None = None
+        self._exchange_plans: dict[tuple[int, ...], dict] = {}  # by the partitions' owners
 
     @property
     def num_partitions(self) -> int:
@@ -91,7 +92,8 @@ class SpmdCpuExecutable(CpuExecutable):
                                  "the process of every partition (owners=).")
             sites = collective_sites(self._optimized)
             assert tuple(inst.name for inst in sites) == spmd.sites
-            exchange = ProcessExchange(spmd, sites, mine, owners)
+            plans = self._exchange_plans.setdefault(tuple(owners), {})
+            exchange = ProcessExchange(spmd, sites, mine, owners, plans)
         rendezvous = np.zeros(spmd.rendezvous_words, np.int64)
         rendezvous[_WORD("partitions")] = len(mine)
         rendezvous[_WORD("timeout")] = self.collective_timeout
