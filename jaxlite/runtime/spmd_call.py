@@ -29,6 +29,7 @@ import numpy as np
 
 from jaxlite.backends import processes
 from jaxlite.backends.base import Client, CompileOptions
+from jaxlite.core import dtypes
 from jaxlite.core.jaxpr import ClosedJaxpr
 from jaxlite.core.sharding import AxisType, NamedSharding, PartitionSpec
 from jaxlite.interpreters.lowering import lower_jaxpr
@@ -143,6 +144,10 @@ class SpmdCall:
     def __init__(self, closed: ClosedJaxpr, name: str, client: Client, mesh: Any,
                  in_specs: Sequence[tuple | None],
                  out_shardings: Sequence[Any] | None = None) -> None:
+        avals = [v.aval for v in (*closed.jaxpr.invars, *closed.jaxpr.outvars)]
+        if any(a.dtype == dtypes.float0 or dtypes.is_extended(a.dtype) for a in avals):
+            # (stored as their physical data, which blocks of the logical shape are not)
+            raise NotImplementedError("typed PRNG keys and float0 values are not partitioned")
         self.mesh = mesh
         self.devices = list(mesh.devices.flat)
         count = len(self.devices)

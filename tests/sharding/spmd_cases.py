@@ -178,3 +178,24 @@ def test_partitioned_results_name_dimensions_as_jax():
         y = double(placed)
         assert tuple(y.sharding.spec) == tuple(want)
         assert _partitioned_calls()
+
+
+def test_keys_and_every_dtype_through_placed_jit():
+    mesh = _mesh("x")
+    x = jax.device_put(np.ones((4 * COUNT, 3), np.float32), NamedSharding(mesh, P("x")))
+    for key in [jax.random.key(0), jax.random.PRNGKey(0)]:
+        noisy = jax.jit(lambda k, a: a + jax.random.normal(k, a.shape))
+        want = noisy(key, np.ones((4 * COUNT, 3), np.float32))
+        np.testing.assert_array_equal(np.asarray(noisy(key, x)), np.asarray(want))
+    keys = jax.random.split(jax.random.key(1), 2 * COUNT)
+    uniform = jax.jit(jax.vmap(lambda k: jax.random.uniform(k, (2,))))
+    np.testing.assert_array_equal(
+        np.asarray(uniform(jax.device_put(keys, NamedSharding(mesh, P("x"))))),
+        np.asarray(uniform(keys)))
+    ops = jax.jit(lambda a: (a.sum(0), a.T, a & a if a.dtype == np.bool_ else a * a))
+    for dtype in [np.int32, np.bool_, np.complex64, jnp.bfloat16, np.float16, np.uint8]:
+        value = (np.arange(12 * COUNT) % 5).astype(dtype).reshape(4 * COUNT, 3)
+        placed = jax.device_put(value, NamedSharding(mesh, P("x")))
+        for got, want in zip(ops(placed), ops(value)):
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
