@@ -135,6 +135,11 @@ for _dtype, _tolerance in ((np.float32, 2e-6), (np.float64, 1e-11)):
 _LOOPED = {
     "spence": (_SP.spence, (np.array([0.0, -0.0, 1e-30, 1e-8, 0.3, 0.5, 0.9, 1.0, 1.2, 1.5,
                                       1.6, 2.0, 3.0, 50.0, 1e30, np.inf, -1.0, np.nan]),)),
+    "expn": (_SP.expn, (np.array([0, 1, 2, 3, 5, 12, 1, 2, 0, 1, 3, 50, 2.5, 2.5, 0.5, 0, 1, 3, 1,
+                                  -1, 2, np.nan, 4, 1, 1, 2, 1e4, 7]),
+                        np.array([0.5, 0.5, 0.5, 0.5, 0.9, 1.0, 1.01, 3.0, 4.0, 20.0, 1e-3, 0.2,
+                                  2.0, 0.5, 30.0, 0.0, 0.0, 0.0, -1.0, 1.0, np.inf, 1.0, np.nan,
+                                  700.0, 1e-10, 1e-30, 5.0, 1.7]))),
 }
 for _name, (_fn, _args) in _LOOPED.items():
     for _dtype, _tolerance in ((np.float32, 2e-6), (np.float64, 1e-11)):

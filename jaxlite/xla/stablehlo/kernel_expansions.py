@@ -11,7 +11,8 @@ same function (so real XLA runs them, and the reader reads them back as those op
 - `jaxlite_special_gamma` / `beta` / `poch` / `binom` of real operands (`special_gamma.py`)
   `igamma` / `igammac` (`special_igamma.py`), `regularized_incomplete_beta`
   (`special_betainc.py`), `erfcx` and `bessel_i0e` (`special_error.py`) and `expi`
-  (`special_expint.py`), `spence` (`special_spence.py`).
+  (`special_expint.py`), `spence` (`special_spence.py`),
+  `expn` (`special_expn.py`).
 
 `kernel_expansion(target)` gives the rule, or None.
 """
@@ -30,6 +31,7 @@ from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
 from jaxlite.xla.stablehlo.special_betainc import BETAINC_EXPANSIONS
 from jaxlite.xla.stablehlo.special_error import ERROR_EXPANSIONS
 from jaxlite.xla.stablehlo.special_expint import EXPINT_EXPANSIONS
+from jaxlite.xla.stablehlo.special_expn import EXPN_EXPANSIONS
 from jaxlite.xla.stablehlo.special_gamma import GAMMA_EXPANSIONS
 from jaxlite.xla.stablehlo.special_igamma import IGAMMA_EXPANSIONS
 from jaxlite.xla.stablehlo.special_spence import SPENCE_EXPANSIONS
@@ -119,7 +121,7 @@ def _cholesky_update(w: FunctionWriter, inst: HloInstruction, operands: list[str
 
 EXPANSIONS: dict[str, L.KernelRule] = {
     **GAMMA_EXPANSIONS, **IGAMMA_EXPANSIONS, **BETAINC_EXPANSIONS, **ERROR_EXPANSIONS,
-    **EXPINT_EXPANSIONS, **SPENCE_EXPANSIONS,
+    **EXPINT_EXPANSIONS, **SPENCE_EXPANSIONS, **EXPN_EXPANSIONS,
     "jaxlite_fma_f64": _fma,
     "jaxlite_lapack_symmetric_product": _symmetric_product,
     "jaxlite_lapack_cholesky_update": _cholesky_update,
