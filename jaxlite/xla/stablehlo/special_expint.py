@@ -16,8 +16,8 @@ import numpy as np
 from jaxlite.xla.stablehlo import lapack as L
 from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
 from jaxlite.xla.stablehlo.special_gamma import unary
-from jaxlite.xla.stablehlo.special_igamma import (as_float, either, guarded, in_float64,
-                                                  is_value, loop, pick)
+from jaxlite.xla.stablehlo.special_igamma import (as_float, either, in_float64, is_value,
+                                                  lentz, loop, pick)
 
 __all__ = ["EXPINT_EXPANSIONS", "ASYMPTOTIC_FROM", "SERIES_STEPS", "FRACTION_STEPS"]
 
@@ -55,21 +55,9 @@ def _asymptotic(w: FunctionWriter, x: str) -> str:
 def _minus_e1_of_minus(w: FunctionWriter, x: str) -> str:
     """-E1(-x) for x < -1, by the continued fraction."""
     shape = L.shape_of(w, x)
-    y = unary(w, "stablehlo.negate", x)
-    one, two = L.splat(w, 1.0, shape), L.splat(w, 2.0, shape)
-    b = L.binary(w, "add", y, one)
-    d = L.binary(w, "divide", one, b)
-
-    def step(i: str, values: Leaves) -> Leaves:
-        b, c, d, h = values
-        n = as_float(w, i, shape)
-        an = unary(w, "stablehlo.negate", L.binary(w, "multiply", n, n))
-        b = L.binary(w, "add", b, two)
-        d = L.binary(w, "divide", one, guarded(w, L.binary(
-            w, "add", L.binary(w, "multiply", an, d), b)))
-        c = guarded(w, L.binary(w, "add", b, L.binary(w, "divide", an, c)))
-        return [b, c, d, L.binary(w, "multiply", h, L.binary(w, "multiply", c, d))]
-    h = loop(w, FRACTION_STEPS, [b, L.splat(w, 1e300, shape), d, d], step)[3]
+    first = L.binary(w, "subtract", L.splat(w, 1.0, shape), x)
+    h = lentz(w, FRACTION_STEPS, first,
+              lambda n: unary(w, "stablehlo.negate", L.binary(w, "multiply", n, n)))
     e1 = L.binary(w, "multiply", h, unary(w, "stablehlo.exponential", x))
     return unary(w, "stablehlo.negate", e1)
 

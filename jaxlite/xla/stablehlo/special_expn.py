@@ -20,34 +20,19 @@ from jaxlite.xla.stablehlo import lapack as L
 from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
 from jaxlite.xla.stablehlo.special_gamma import unary
 from jaxlite.xla.stablehlo.special_igamma import (as_float, both, either, guarded,
-                                                  in_float64, is_value, loop, pick)
+                                                  in_float64, is_value, lentz, loop, pick)
 
 __all__ = ["EXPN_EXPANSIONS", "SERIES_STEPS", "FRACTION_STEPS"]
 
 SERIES_STEPS = 40
 FRACTION_STEPS = 150
-_TINY = 1e-300
 
 
 def _fraction(w: FunctionWriter, n: str, x: str) -> str:
     """E_n(x) e^x for x > 1 (the continued fraction)."""
-    shape = L.shape_of(w, x)
-    one, two = L.splat(w, 1.0, shape), L.splat(w, 2.0, shape)
-    b = L.binary(w, "add", x, n)
-    d = L.binary(w, "divide", one, guarded(w, b))
-    below = L.binary(w, "subtract", n, one)
-
-    def step(i: str, values: Leaves) -> Leaves:
-        b, c, d, h = values
-        k = as_float(w, i, shape)
-        an = unary(w, "stablehlo.negate", L.binary(w, "multiply", k, L.binary(
-            w, "add", below, k)))
-        b = L.binary(w, "add", b, two)
-        d = L.binary(w, "divide", one, guarded(w, L.binary(
-            w, "add", L.binary(w, "multiply", an, d), b)))
-        c = guarded(w, L.binary(w, "add", b, L.binary(w, "divide", an, c)))
-        return [b, c, d, L.binary(w, "multiply", h, L.binary(w, "multiply", c, d))]
-    return loop(w, FRACTION_STEPS, [b, L.splat(w, 1 / _TINY, shape), d, d], step)[3]
+    below = L.binary(w, "subtract", n, L.splat(w, 1.0, L.shape_of(w, n)))
+    return lentz(w, FRACTION_STEPS, L.binary(w, "add", x, n), lambda k: unary(
+        w, "stablehlo.negate", L.binary(w, "multiply", k, L.binary(w, "add", below, k))))
 
 
 def _series(w: FunctionWriter, n: str, x: str) -> str:

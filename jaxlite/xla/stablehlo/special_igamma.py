@@ -24,7 +24,7 @@ from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
 from jaxlite.xla.stablehlo.special_gamma import convert, unary
 
 __all__ = ["IGAMMA_EXPANSIONS", "SERIES_STEPS", "FRACTION_STEPS", "loop", "guarded", "as_float",
-           "is_value", "both", "either", "pick", "in_float64"]
+           "is_value", "both", "either", "pick", "in_float64", "lentz"]
 
 SERIES_STEPS = 1000
 FRACTION_STEPS = 300
@@ -66,31 +66,39 @@ def _series(w: FunctionWriter, a: str, x: str) -> str:
 
 
 def guarded(w: FunctionWriter, value: str) -> str:
-    """`value`, or a tiny number where it is (almost) zero (Lentz's guard)."""
+    """`value`, or a tiny number where it is (almost) zero (Lentz's guard); real or
+    complex."""
     shape = L.shape_of(w, value)
-    small = L.compare(w, unary(w, "stablehlo.abs", value), L.splat(w, _TINY, shape), "LT",
-                      "FLOAT")
+    real = shape.with_dtype(_F64)
+    magnitude = w.generic("stablehlo.abs", [value], [real])[0]
+    small = L.compare(w, magnitude, L.splat(w, _TINY, real), "LT", "FLOAT")
     return L.select(w, small, L.splat(w, _TINY, shape), value)
+
+
+def lentz(w: FunctionWriter, steps: int, first: str, numerator) -> str:
+    """1 / (b0 + a1 / (b0 + 2 + a2 / (b0 + 4 + ...))), a_k = `numerator(k)` (k a float64
+    value of b0's shape), by the modified Lentz method in `steps` steps; real or complex."""
+    shape = L.shape_of(w, first)
+    one, two = L.splat(w, 1.0, shape), L.splat(w, 2.0, shape)
+    d = L.binary(w, "divide", one, guarded(w, first))
+
+    def step(i: str, values: Leaves) -> Leaves:
+        b, c, d, h = values
+        an = numerator(as_float(w, i, shape.with_dtype(_F64)))
+        b = L.binary(w, "add", b, two)
+        d = L.binary(w, "divide", one, guarded(w, L.binary(
+            w, "add", L.binary(w, "multiply", an, d), b)))
+        c = guarded(w, L.binary(w, "add", b, L.binary(w, "divide", an, c)))
+        return [b, c, d, L.binary(w, "multiply", h, L.binary(w, "multiply", c, d))]
+    return loop(w, steps, [first, L.splat(w, 1 / _TINY, shape), d, d], step)[3]
 
 
 def _fraction(w: FunctionWriter, a: str, x: str) -> str:
     """1 / (x + 1 - a - 1 (1 - a) / (x + 3 - a - ...)), by the modified Lentz method."""
     shape = L.shape_of(w, a)
-    two = L.splat(w, 2.0, shape)
-    b = L.binary(w, "subtract", L.binary(w, "add", x, L.splat(w, 1.0, shape)), a)
-    d = L.binary(w, "divide", L.splat(w, 1.0, shape), guarded(w, b))
-
-    def step(i: str, values: Leaves) -> Leaves:
-        b, c, d, h = values
-        n = as_float(w, i, shape)
-        an = unary(w, "stablehlo.negate", L.binary(w, "multiply", n, L.binary(
-            w, "subtract", n, a)))
-        b = L.binary(w, "add", b, two)
-        d = L.binary(w, "divide", L.splat(w, 1.0, shape), guarded(
-            w, L.binary(w, "add", L.binary(w, "multiply", an, d), b)))
-        c = guarded(w, L.binary(w, "add", b, L.binary(w, "divide", an, c)))
-        return [b, c, d, L.binary(w, "multiply", h, L.binary(w, "multiply", d, c))]
-    return loop(w, FRACTION_STEPS, [b, L.splat(w, 1 / _TINY, shape), d, d], step)[3]
+    first = L.binary(w, "subtract", L.binary(w, "add", x, L.splat(w, 1.0, shape)), a)
+    return lentz(w, FRACTION_STEPS, first, lambda n: unary(w, "stablehlo.negate", L.binary(
+        w, "multiply", n, L.binary(w, "subtract", n, a))))
 
 
 def _p_and_q(w: FunctionWriter, a: str, x: str) -> tuple[str, str]:
