@@ -3,7 +3,7 @@
 `python spmd_processes.py OUT.json` under `mpiexec -n 2` (with JAXLITE_NUM_CPU_DEVICES=k
 devices per process) runs, over a mesh of every process's devices: a data-parallel MLP
 trained with plain jit (each process gives its half of every batch), a Megatron
-tensor-parallel step, shard_map with psum / all_gather / ppermute, and pmap with psum. Each
+tensor-parallel MLP, an FSDP one (parameters split too, gathered per layer), shard_map with psum / all_gather / ppermute, and pmap with psum. Each
 process runs only its own partitions (runtime/spmd_call.py) and the collectives between
 processes go through MPI (backends/cpu/spmd_exchange.py). It writes, per process,
 OUT.json.rank<r>: the values, the same steps computed on one device in this process (no
@@ -101,6 +101,22 @@ def tensor_parallel(report: dict, mesh: Mesh) -> None:
         new, report["tp_losses"] = train(placed, jnp.asarray(x), jnp.asarray(y))
 
 
+def fsdp(report: dict, mesh: Mesh) -> None:
+    """Parameters split over the data axis too (gathered per layer), batch split."""
+    params, x, y = problem(2)
+    report["fsdp_reference"] = train(jax.tree.map(jnp.asarray, params), jnp.asarray(x),
+                                     jnp.asarray(y))[1]
+    specs = {"w1": P("data", None), "b1": P(), "w2": P("data", None), "b2": P()}
+    with Counted(report, "fsdp", mesh):
+        placed = {k: jax.device_put(v, NamedSharding(mesh, specs[k]))
+                  for k, v in params.items()}
+        xs, ys = (jax.device_put(v, NamedSharding(mesh, P("data"))) for v in (x, y))
+        new, report["fsdp_losses"] = train(placed, xs, ys)
+    report["fsdp_w1"] = new["w1"]
+    report["fsdp_w1_reference"] = train(jax.tree.map(jnp.asarray, params), jnp.asarray(x),
+                                        jnp.asarray(y))[0]["w1"]
+
+
 def shard_map_collectives(report: dict, mesh: Mesh, rank: int) -> None:
     n = mesh.size
     local = np.arange(float(jax.local_device_count())) + 10 * rank
@@ -151,6 +167,7 @@ def main(out: str) -> None:
     report: dict = {"rank": rank, "devices": jax.device_count()}
     data_parallel(report, mesh, rank)
     tensor_parallel(report, mesh)
+    fsdp(report, mesh)
     shard_map_collectives(report, mesh, rank)
     pmapped(report, mesh, rank)
     with open(f"{out}.rank{rank}", "w") as file:

@@ -48,22 +48,30 @@ def _ran_partitioned_through_mpi(report: dict, case: str, at_least: int = 1) -> 
     assert report[f"{case}_mpi"] >= at_least, case
 
 
+def _matches_one_device(report: dict, case: str) -> None:
+    np.testing.assert_allclose(report[f"{case}_losses"], report[f"{case}_reference"],
+                               rtol=RTOL, atol=ATOL)
+    if f"{case}_w1" in report:
+        np.testing.assert_allclose(report[f"{case}_w1"], report[f"{case}_w1_reference"],
+                                   rtol=RTOL, atol=ATOL)
+    assert report[f"{case}_losses"][-1] < report[f"{case}_losses"][0]  # it learns
+    _ran_partitioned_through_mpi(report, case, at_least=4)  # one a step at least
+
+
 def test_data_parallel_jit_matches_one_device(reports):
     for report in reports:
-        np.testing.assert_allclose(report["dp_losses"], report["dp_reference"],
-                                   rtol=RTOL, atol=ATOL)
-        np.testing.assert_allclose(report["dp_w1"], report["dp_w1_reference"],
-                                   rtol=RTOL, atol=ATOL)
-        assert report["dp_losses"][-1] < report["dp_losses"][0]
-        _ran_partitioned_through_mpi(report, "dp", at_least=4)  # one step each at least
+        _matches_one_device(report, "dp")
     assert reports[0]["dp_losses"] == reports[1]["dp_losses"]
 
 
 def test_tensor_parallel_step_matches_one_device(reports):
     for report in reports:
-        np.testing.assert_allclose(report["tp_losses"], report["tp_reference"],
-                                   rtol=RTOL, atol=ATOL)
-        _ran_partitioned_through_mpi(report, "tp", at_least=4)
+        _matches_one_device(report, "tp")
+
+
+def test_fsdp_training_matches_one_device(reports):
+    for report in reports:
+        _matches_one_device(report, "fsdp")
 
 
 def _blocks(report: dict) -> list[float]:
