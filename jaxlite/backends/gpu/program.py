@@ -28,6 +28,8 @@ control flow calls:
   several kernels. For the scans that make most loops the read-back is a few
   microseconds per iteration against the body's launches. `conditional`: the selector
   read back likewise, the branch run; `call`: its computation run;
+- custom calls of linear algebra and FFT: `library_calls` (cuSOLVER, cuBLAS and cuFFT
+  through CuPy, on the device);
 - everything else, and what a builder declines: `host_fallback` (the HLO evaluator on
   host copies of the operands), listed with the reason in `plan`.
 """
@@ -45,7 +47,9 @@ from jaxlite.backends.gpu.convolution import ConvolutionPlan
 from jaxlite.backends.gpu.dot_epilogue import split_dot_fusion
 from jaxlite.backends.gpu.fusion_kernels import FusionKernels
 from jaxlite.backends.gpu.host_fallback import HostInstruction
+from jaxlite.backends.gpu.library_calls import library_rule
 from jaxlite.backends.gpu.ownership import donated_output, loop_owned, overwritable
+from jaxlite.backends.gpu.render import C_TYPES
 from jaxlite.backends.gpu.sort_kernels import build_sort, xp_sort_rule
 from jaxlite.backends.gpu.update_kernels import as_fusion, build_dynamic_update, build_scatter
 from jaxlite.xla.evaluator_arrays import to_memory_order
@@ -148,6 +152,8 @@ class Program:
             return Step(inst, "control", lambda ops: self._conditional(inst, ops))
         if op is _O.CALL:
             return Step(inst, "control", lambda ops: self.run(inst.called[0], ops))
+        if op is _O.CUSTOM_CALL:
+            return self._custom_call(inst)
         return self._host(inst, f"no gpu kernel or array-module rule for {op.text} yet")
 
     def _fusion(self, inst: HloInstruction) -> Step:
@@ -197,6 +203,7 @@ class Program:
         launching them on the fusion's operands, the result written into operand `into`
         when it is given. Raises `UnsupportedFusion` when no builder handles it."""
         kernels = build(fusion, self.launcher.build_options)
+        _check_renderable(kernels)
         if into is not None and not (len(kernels.kernels) == 1 and
                                      kernels.kernels[0].notes[0].startswith("loop")):
             into = None  # only a loop kernel reads each element before writing it
@@ -230,6 +237,14 @@ class Program:
                                for o in inst.operands):
             return self._host(inst, f"{why}, and its comparator is not a plain order")
         return Step(inst, "xp", lambda ops: rule(self.xp, ops))
+
+    def _custom_call(self, inst: HloInstruction) -> Step:
+        """Linear algebra and FFT with the array module's libraries (cuSOLVER, cuFFT:
+        `library_calls`); else the host."""
+        rule = library_rule(inst, self.xp, self.launcher.storage_dtype)
+        if rule is not None:
+            return Step(inst, "xp", rule)
+        return self._host(inst, f"custom call {inst.attr('target')!r}: no device rule")
 
     def _host(self, inst: HloInstruction, why: str) -> Step:
         runner = HostInstruction(inst, self.launcher.to_host, self.launcher.to_device)
@@ -310,6 +325,16 @@ class Program:
         """Every step of every computation run, in order (for `text("kernels")`)."""
         return [step for steps in self._steps.values() for step in steps]
 
+
+
+def _check_renderable(kernels: FusionKernels) -> None:
+    """`UnsupportedFusion` for kernels of element types the renderer has no C type for
+    (complex numbers: the builders move them, but CUDA C would need complex arithmetic)."""
+    for kernel in kernels.kernels:
+        for value in (*kernel.params, *kernel.shared, *kernel.constants):
+            if value.dtype not in C_TYPES:
+                raise UnsupportedFusion(f"{kernels.name}: no gpu kernel of {value.dtype} "
+                                        "elements yet")
 
 
 def _last_uses(comp: HloComputation) -> list[tuple[int, ...]]:

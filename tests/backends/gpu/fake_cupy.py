@@ -3,12 +3,16 @@ arrays are numpy arrays, streams and events do nothing, and `RawModule` finds ea
 kernel's IR by name (recorded when the launcher renders it) and runs it in the kernel
 interpreter on the raw memory the launcher passes, after checking that the source
 declares the kernel and that the launch matches it. bfloat16 has no CuPy dtype, so the
-launcher's uint16 storage is viewed as bfloat16 here, as a kernel's pointer would be."""
+launcher's uint16 storage is viewed as bfloat16 here, as a kernel's pointer would be.
+`linalg` and `fft` are numpy's behind CuPy's names (cuSOLVER and cuFFT there), each call
+recorded in LIBRARY_CALLS; `SCIPY_LINALG` stands for `cupyx.scipy.linalg` (tests put it
+in sys.modules under that name)."""
 from __future__ import annotations
 
 import types
 
 import numpy as np
+import scipy.linalg
 
 from jaxlite.backends.gpu import kernel_ir as ir
 from jaxlite.backends.gpu.kernel_interpreter import run_kernel
@@ -17,6 +21,8 @@ __version__ = "fake"
 KERNELS: dict[str, ir.Kernel] = {}  # name -> IR, filled by the test's render wrapper
 LAUNCHES: list[str] = []
 SOURCES: list[str] = []
+LIBRARY_CALLS: list[str] = []
+SCIPY_LINALG = scipy.linalg
 
 
 def __getattr__(name):  # everything else of the array API: numpy's
@@ -25,6 +31,25 @@ def __getattr__(name):  # everything else of the array API: numpy's
 
 def asnumpy(array, stream=None):
     return np.array(array)
+
+
+class _Recorded:
+    """A numpy submodule whose function calls are recorded as "<prefix>.<name>"."""
+
+    def __init__(self, module, prefix: str) -> None:
+        self._module, self._prefix = module, prefix
+
+    def __getattr__(self, name: str):
+        function = getattr(self._module, name)
+
+        def recorded(*args, **kwargs):
+            LIBRARY_CALLS.append(f"{self._prefix}.{name}")
+            return function(*args, **kwargs)
+        return recorded
+
+
+linalg = _Recorded(np.linalg, "linalg")
+fft = _Recorded(np.fft, "fft")
 
 
 class _Context:

@@ -23,6 +23,7 @@ from jaxlite.config import config
 @pytest.fixture
 def client(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
+    monkeypatch.setitem(sys.modules, "cupyx.scipy.linalg", fake_cupy.SCIPY_LINALG)
     original = launchers.render_many
 
     def recording(kernels, dialect="cuda"):
@@ -32,6 +33,7 @@ def client(monkeypatch):
     monkeypatch.setattr(launchers, "render_many", recording)
     fake_cupy.LAUNCHES.clear()
     fake_cupy.SOURCES.clear()
+    fake_cupy.LIBRARY_CALLS.clear()
     return GpuClient(launchers.start_cupy(0), "gpu")
 
 
@@ -87,6 +89,7 @@ def test_modules_are_cached_by_source(client):
 
 def test_without_a_device_start_cupy_says_why(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
+    monkeypatch.setitem(sys.modules, "cupyx.scipy.linalg", fake_cupy.SCIPY_LINALG)
     monkeypatch.setattr(fake_cupy.cuda.runtime, "getDeviceCount", lambda: 0)
     with pytest.raises(RuntimeError, match="CuPy sees 0 GPU"):
         launchers.start_cupy(0)
@@ -126,3 +129,22 @@ def test_updates_sorts_and_a_convolution_through_the_launcher(client):
         image.astype(jnp.bfloat16), kernel.astype(jnp.bfloat16))
     plan = as_bf16.text("kernels")
     assert "xp+kernel %convolution" in plan and "host" not in plan, plan
+
+
+def test_linear_algebra_and_fft_through_cupys_libraries(client):
+    """cholesky, eigh, svd, qr and lu + triangular solves (jnp.linalg.solve) as
+    `cupy.linalg` / `cupyx.scipy.linalg` calls, FFTs as `cupy.fft` calls: no host step."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((34, 34)).astype(np.float32)
+    spd = (a @ a.T + 34 * np.eye(34)).astype(np.float32)
+    for fn in (jnp.linalg.cholesky, lambda m: jnp.linalg.eigh(m)[0],
+               lambda m: jnp.linalg.svd(m, compute_uv=False),
+               lambda m: jnp.abs(jnp.diagonal(jnp.linalg.qr(m)[1])),
+               lambda m: jnp.linalg.solve(m, jnp.ones(34, jnp.float32))):
+        executable = _run(client, fn, spd)
+        assert "host" not in executable.text("kernels"), executable.text("kernels")
+    assert {"linalg.cholesky", "linalg.eigh", "linalg.svd", "linalg.qr"} <= \
+        set(fake_cupy.LIBRARY_CALLS), fake_cupy.LIBRARY_CALLS
+    x = rng.standard_normal((4, 16)).astype(np.float32)
+    _run(client, lambda v: jnp.fft.irfft(jnp.fft.rfft(v) * 0.5, n=16), x)
+    assert fake_cupy.LIBRARY_CALLS[-2:] == ["fft.rfftn", "fft.irfftn"]
