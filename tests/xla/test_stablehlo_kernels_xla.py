@@ -140,6 +140,11 @@ _LOOPED = {
                         np.array([0.5, 0.5, 0.5, 0.5, 0.9, 1.0, 1.01, 3.0, 4.0, 20.0, 1e-3, 0.2,
                                   2.0, 0.5, 30.0, 0.0, 0.0, 0.0, -1.0, 1.0, np.inf, 1.0, np.nan,
                                   700.0, 1e-10, 1e-30, 5.0, 1.7]))),
+    "sici": (_SP.sici, (np.array([0.0, -0.0, 1e-20, 0.3, -0.7, 1.0, 1.99, 2.0, 2.01, -2.5, 4.0,
+                                  10.0, -33.0, 100.0, 1e4, np.inf, -np.inf, np.nan]),)),
+    "fresnel": (_SP.fresnel, (np.array([0.0, -0.0, 1e-20, 0.3, -0.7, 1.0, 1.49, 1.5, -1.51,
+                                        2.0, 4.5, -10.0, 33.3, 100.0, np.inf, -np.inf,
+                                        np.nan]),)),
 }
 for _name, (_fn, _args) in _LOOPED.items():
     for _dtype, _tolerance in ((np.float32, 2e-6), (np.float64, 1e-11)):
