@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from jaxlite.backends import processes
 from jaxlite.backends.base import Device
 from jaxlite.backends.registry import get_backend
 from jaxlite.core.sharding import (ABSTRACT_MESH_OVERRIDE, CURRENT_MESH, AbstractDevice,
@@ -44,7 +45,9 @@ class Mesh(AbstractMesh):
 
     @property
     def local_devices(self) -> list[Device]:
-        return list(self.devices.flat)
+        """The mesh's devices of this process (all of them outside an MPI run)."""
+        here = processes.current().index
+        return [d for d in self.devices.flat if d.process_index == here]
 
     @property
     def abstract_mesh(self) -> AbstractMesh:
@@ -58,7 +61,8 @@ class Mesh(AbstractMesh):
 
     @property
     def is_multi_process(self) -> bool:
-        return False
+        """Whether the mesh holds devices of other processes (an MPI run)."""
+        return len(self.local_devices) != self.devices.size
 
     def __enter__(self) -> "Mesh":
         self._tokens = getattr(self, "_tokens", []) + [_CURRENT_MESH.set(self)]

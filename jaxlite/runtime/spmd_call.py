@@ -3,7 +3,7 @@ pjit path: XLA's sharding propagation and SPMD partitioner, then one executable 
 device runs on its own blocks).
 
 A call takes this path when its committed arguments (or its sharding constraints) are on a
-mesh of several devices of this process. Its jaxpr is lowered with the mesh
+mesh of several devices. Its jaxpr is lowered with the mesh
 (`lower_jaxpr(spmd_mesh=)`: constraints become `Sharding` custom calls), the entry
 parameters are annotated with the arguments' layouts (uncommitted ones and the lowering's
 constants replicated) and the root with the results' layouts (`placement.propagate`'s specs,
@@ -11,6 +11,12 @@ which give JAX's result shardings), the compiler propagates shardings to every i
 and partitions the module, and the backend runs the per-partition program on each device's
 blocks (partition p is the mesh's p-th device, row-major). The results are assembled from
 the blocks into Arrays placed on the mesh, each device keeping its own block.
+
+A mesh may span the processes of an MPI run (`jaxlite.distributed`): each process then
+runs only its own devices' partitions (`execute_partitions(partitions=, owners=)`), the
+collectives between processes go through MPI (`backends/cpu/spmd_exchange.py`), and the
+blocks of split results that other processes computed come through one MPI allgather, so
+that every process holds each result's global value, as Arrays over such meshes do.
 
 Programs the partitioner cannot split raise NotImplementedError there, and the call then runs
 on the global values as before (`runtime.placement`), with the same numbers; any other
@@ -47,16 +53,14 @@ logger = logging.getLogger("jaxlite.spmd")
 
 
 def spmd_mesh(closed: ClosedJaxpr, leaves: Sequence[Any]) -> Any:
-    """The mesh a jit call on `leaves` is partitioned over, or None (one device, a mesh
-    spanning processes, or no placed argument or constraint)."""
+    """The mesh a jit call on `leaves` is partitioned over, or None (one device, or no
+    placed argument or constraint)."""
     placed = [s for s in map(_placement, leaves) if s is not None]
     named = [s for s in placed if isinstance(s, NamedSharding)]
     if len(named) != len(placed):
         return None  # also on single devices: placement's rules check (and raise) as JAX
     mesh = named[0].mesh if named else constraint_mesh(closed.jaxpr)
     if mesh is None or mesh.size == 1 or not hasattr(mesh, "devices"):
-        return None
-    if getattr(mesh, "is_multi_process", False):
         return None
     if any(s.mesh != mesh for s in named):
         return None  # other meshes: placement's rules say what JAX says

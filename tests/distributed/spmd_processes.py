@@ -164,7 +164,8 @@ def main(out: str) -> None:
     jax.distributed.initialize()
     rank = jax.process_index()
     mesh = Mesh(np.array(jax.devices()), ("data",))
-    report: dict = {"rank": rank, "devices": jax.device_count()}
+    report: dict = {"rank": rank, "devices": jax.device_count(),
+                    "mesh": [mesh.is_multi_process, [d.id for d in mesh.local_devices]]}
     data_parallel(report, mesh, rank)
     tensor_parallel(report, mesh)
     fsdp(report, mesh)

@@ -48,6 +48,12 @@ def _ran_partitioned_through_mpi(report: dict, case: str, at_least: int = 1) -> 
     assert report[f"{case}_mpi"] >= at_least, case
 
 
+def test_mesh_spans_processes(reports):
+    for rank, report in enumerate(reports):
+        count = report["devices"] // 2
+        assert report["mesh"] == [True, [2048 * rank + k for k in range(count)]]
+
+
 def _matches_one_device(report: dict, case: str) -> None:
     np.testing.assert_allclose(report[f"{case}_losses"], report[f"{case}_reference"],
                                rtol=RTOL, atol=ATOL)
