@@ -188,8 +188,11 @@ class SpmdCall:
     def __call__(self, leaves: Sequence[Any]) -> list[ArrayImpl]:
         count = len(self.devices)
         owners = [device.process_index for device in self.devices]
-        here = processes.current().index
-        mine = [p for p in range(count) if owners[p] == here]
+        mine = [p for p in range(count) if owners[p] == processes.current().index]
+        if set(owners) != set(range(processes.current().count)):
+            # A mesh of some processes only: MPI's collectives take every process, so each
+            # runs all the partitions itself (the global values, as before processes).
+            mine = list(range(count))
         blocks = [_blocks(leaf, layout, mine, self.mesh, dtype)
                   for leaf, layout, dtype in zip(leaves, self.in_layouts, self.in_dtypes)]
         per_partition = [list(self.consts) + [b[i] for b in blocks] for i in range(len(mine))]

@@ -150,6 +150,15 @@ def shard_map_collectives(report: dict, mesh: Mesh, rank: int) -> None:
     report["chunked_error"] = float(np.max(np.abs(total[0] - want) / np.maximum(want, 1)))
 
 
+def one_process_mesh(report: dict) -> None:
+    """A mesh of process 0's devices only: every process computes its global values."""
+    mesh = Mesh(np.array(jax.devices()[:jax.local_device_count()]), ("data",))
+    x = jax.device_put(np.arange(8.0 * mesh.size), NamedSharding(mesh, P("data")))
+    total = jax.jit(jax.shard_map(lambda b: jax.lax.psum(jnp.sum(b), "data"), mesh=mesh,
+                                  in_specs=P("data"), out_specs=P()))
+    report["one_process_mesh"] = float(np.asarray(total(x)))
+
+
 def pmapped(report: dict, mesh: Mesh, rank: int) -> None:
     count = jax.local_device_count()
     with Counted(report, "pmap", mesh):
@@ -171,6 +180,7 @@ def main(out: str) -> None:
     fsdp(report, mesh)
     shard_map_collectives(report, mesh, rank)
     pmapped(report, mesh, rank)
+    one_process_mesh(report)
     with open(f"{out}.rank{rank}", "w") as file:
         json.dump(report, file)
     jax.distributed.shutdown()

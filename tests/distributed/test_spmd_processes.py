@@ -54,6 +54,12 @@ def test_mesh_spans_processes(reports):
         assert report["mesh"] == [True, [2048 * rank + k for k in range(count)]]
 
 
+def test_a_mesh_of_one_process_computes_everywhere(reports):
+    for report in reports:
+        n = 8 * (report["devices"] // 2)
+        assert report["one_process_mesh"] == n * (n - 1) / 2
+
+
 def _matches_one_device(report: dict, case: str) -> None:
     np.testing.assert_allclose(report[f"{case}_losses"], report[f"{case}_reference"],
                                rtol=RTOL, atol=ATOL)
