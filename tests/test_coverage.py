@@ -11,6 +11,8 @@ from records import all_records
 # through the user functions that make them (tests/test_transformations.py and friends).
 TESTED_THROUGH_TRANSFORMATIONS = {
     "jit": "jax.jit in tests/test_jit.py",
+    "dim_as_value": "sizes used as values of shape-polymorphic exports (x / x.shape[0], "
+                    "fori_loop(0, b)) in tests/test_export_shape_poly.py",
     "pure_callback": "jax.pure_callback in tests/test_callbacks.py and tests/test_debug.py",
     "io_callback": "jax.experimental.io_callback in tests/test_callbacks.py",
     "debug_callback": "jax.debug.print/callback/breakpoint in tests/test_debug.py",

@@ -46,6 +46,9 @@ dim_as_value_p.abstract_eval = _abstract_eval
 dim_as_value_p.reference = _reference
 dim_as_value_p.lower = _lower
 ad.defjvp_zero(dim_as_value_p)
+# (no operands, so nothing to batch: a size is the same for every member)
+dim_as_value_p.batch = lambda axis_size, args, dims, **params: (
+    dim_as_value_p.bind(**params), None)
 
 
 def dimension_as_value(dimension: Any) -> Any:
