@@ -145,6 +145,8 @@ _LOOPED = {
     "fresnel": (_SP.fresnel, (np.array([0.0, -0.0, 1e-20, 0.3, -0.7, 1.0, 1.49, 1.5, -1.51,
                                         2.0, 4.5, -10.0, 33.3, 100.0, np.inf, -np.inf,
                                         np.nan]),)),
+    "igamma_grad_a": (lax.igamma_grad_a, (_IGAMMA_A, _IGAMMA_X)),
+    "random_gamma_grad": (lax.random_gamma_grad, (_IGAMMA_A, _IGAMMA_X)),
 }
 for _name, (_fn, _args) in _LOOPED.items():
     for _dtype, _tolerance in ((np.float32, 2e-6), (np.float64, 1e-11)):

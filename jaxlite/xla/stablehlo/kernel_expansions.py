@@ -13,7 +13,8 @@ same function (so real XLA runs them, and the reader reads them back as those op
   (`special_betainc.py`), `erfcx` and `bessel_i0e` (`special_error.py`) and `expi`
   (`special_expint.py`), `spence` (`special_spence.py`),
   `expn` (`special_expn.py`), `sici_si` / `sici_ci` and `fresnel_s` / `fresnel_c`
-  (`special_sici.py`).
+  (`special_sici.py`), `igamma_grad_a` and `random_gamma_grad`
+  (`special_igamma_grad.py`).
 
 `kernel_expansion(target)` gives the rule, or None.
 """
@@ -35,6 +36,7 @@ from jaxlite.xla.stablehlo.special_expint import EXPINT_EXPANSIONS
 from jaxlite.xla.stablehlo.special_expn import EXPN_EXPANSIONS
 from jaxlite.xla.stablehlo.special_gamma import GAMMA_EXPANSIONS
 from jaxlite.xla.stablehlo.special_igamma import IGAMMA_EXPANSIONS
+from jaxlite.xla.stablehlo.special_igamma_grad import IGAMMA_GRAD_EXPANSIONS
 from jaxlite.xla.stablehlo.special_sici import SICI_EXPANSIONS
 from jaxlite.xla.stablehlo.special_spence import SPENCE_EXPANSIONS
 
@@ -124,7 +126,7 @@ def _cholesky_update(w: FunctionWriter, inst: HloInstruction, operands: list[str
 EXPANSIONS: dict[str, L.KernelRule] = {
     **GAMMA_EXPANSIONS, **IGAMMA_EXPANSIONS, **BETAINC_EXPANSIONS, **ERROR_EXPANSIONS,
     **EXPINT_EXPANSIONS, **SPENCE_EXPANSIONS, **EXPN_EXPANSIONS,
-    **SICI_EXPANSIONS,
+    **SICI_EXPANSIONS, **IGAMMA_GRAD_EXPANSIONS,
     "jaxlite_fma_f64": _fma,
     "jaxlite_lapack_symmetric_product": _symmetric_product,
     "jaxlite_lapack_cholesky_update": _cholesky_update,
