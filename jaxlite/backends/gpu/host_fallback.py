@@ -4,8 +4,10 @@ memory and a synchronization of the stream).
 
 Which instructions come here, and why, `Program.plan` says (`text("kernels")`): fusions
 no builder handles, scatters of several operands, sorts too long for a block's shared
-memory with a comparator CuPy cannot run, custom calls (linear algebra, FFT, host
-callbacks), rng, non-float dots and every other opcode without a kernel or an `xp` rule.
+memory with a comparator CuPy cannot run, custom calls with no device rule (eig, the
+tridiagonal solve and the Hessenberg/Schur/tridiagonal reductions, host callbacks, FFI
+targets with only a CPU handler), complex elementwise fusions, rng, non-float dots and
+every other opcode without a kernel or an `xp` rule.
 """
 from __future__ import annotations
 

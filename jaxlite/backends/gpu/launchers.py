@@ -49,6 +49,7 @@ class InterpreterLauncher:
 
     name = "interpreter"
     dialect = "cuda"  # the interpreter keeps CUDA's 32-lane warps
+    ffi_platform = None  # host memory: no CUDA handler may run on it (see `ffi_calls`)
 
     def __init__(self, options: BuildOptions = INTERPRETER_OPTIONS) -> None:
         self.xp = np
@@ -114,6 +115,7 @@ class CupyLauncher:
         self.device_id = device_id
         hip = bool(getattr(cupy.cuda.runtime, "is_hip", False))
         self.dialect = "hip" if hip else "cuda"
+        self.ffi_platform = "rocm" if hip else "cuda"  # whose FFI handlers run here
         warp = 64 if hip else 32
         self.build_options = BuildOptions(warp_size=warp, block=256, row_block=4 * warp,
                                           max_blocks=4096)
@@ -161,6 +163,16 @@ class CupyLauncher:
         for function, kernel in prepared:
             args = tuple(memory[b.name] for b in kernel.params)
             function((kernel.grid,), (kernel.block,), args)
+
+    def stream_pointer(self) -> int:
+        """The stream's `cudaStream_t` (`hipStream_t`) address, for FFI handlers."""
+        return int(self.stream.ptr)
+
+    def pointer(self, array: Any) -> int:
+        """The device address of an array's first element, for FFI handlers (host memory,
+        as tests' numpy stand-in for CuPy holds, gives its host address)."""
+        memory = array.data
+        return int(memory.ptr) if hasattr(memory, "ptr") else int(array.ctypes.data)
 
     def storage_dtype(self, dtype: np.dtype) -> np.dtype:
         dtype = np.dtype(dtype)

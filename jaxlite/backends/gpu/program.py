@@ -28,8 +28,9 @@ control flow calls:
   several kernels. For the scans that make most loops the read-back is a few
   microseconds per iteration against the body's launches. `conditional`: the selector
   read back likewise, the branch run; `call`: its computation run;
-- custom calls of linear algebra and FFT: `library_calls` (cuSOLVER, cuBLAS and cuFFT
-  through CuPy, on the device);
+- custom calls: typed FFI handlers registered for CUDA / ROCm on device memory and the
+  stream (`ffi_calls`); linear algebra and FFT with `library_calls` (cuSOLVER, cuBLAS
+  and cuFFT through CuPy, on the device);
 - everything else, and what a builder declines: `host_fallback` (the HLO evaluator on
   host copies of the operands), listed with the reason in `plan`.
 """
@@ -45,6 +46,7 @@ from jaxlite.backends.gpu import kernel_ir as ir
 from jaxlite.backends.gpu.build import UnsupportedFusion, build_fusion
 from jaxlite.backends.gpu.convolution import ConvolutionPlan
 from jaxlite.backends.gpu.dot_epilogue import split_dot_fusion
+from jaxlite.backends.gpu.ffi_calls import ffi_rule
 from jaxlite.backends.gpu.fusion_kernels import FusionKernels
 from jaxlite.backends.gpu.host_fallback import HostInstruction
 from jaxlite.backends.gpu.library_calls import library_rule
@@ -65,7 +67,8 @@ _STRUCTURAL = (_O.PARAMETER, _O.TUPLE, _O.GET_TUPLE_ELEMENT, _O.CONSTANT)
 @dataclass(frozen=True)
 class Step:
     """How one instruction runs: `where` is "kernel", "xp", "xp+kernel" (a dot, then its
-    epilogue's kernels), "host", "control" or "none";
+    epilogue's kernels), "ffi" (a typed FFI handler on the stream), "host", "control" or
+    "none";
     `why` says why an instruction runs on the host."""
     inst: HloInstruction
     where: str
@@ -239,12 +242,16 @@ class Program:
         return Step(inst, "xp", lambda ops: rule(self.xp, ops))
 
     def _custom_call(self, inst: HloInstruction) -> Step:
-        """Linear algebra and FFT with the array module's libraries (cuSOLVER, cuFFT:
-        `library_calls`); else the host."""
+        """A typed FFI handler of the launcher's platform on device memory and its stream
+        (`ffi_calls`); linear algebra and FFT with the array module's libraries
+        (cuSOLVER, cuFFT: `library_calls`); else the host."""
+        call, why = ffi_rule(inst, self.launcher)
+        if call is not None:
+            return Step(inst, "ffi", call)
         rule = library_rule(inst, self.xp, self.launcher.storage_dtype)
         if rule is not None:
             return Step(inst, "xp", rule)
-        return self._host(inst, f"custom call {inst.attr('target')!r}: no device rule")
+        return self._host(inst, why or f"custom call {inst.attr('target')!r}: no device rule")
 
     def _host(self, inst: HloInstruction, why: str) -> Step:
         runner = HostInstruction(inst, self.launcher.to_host, self.launcher.to_device)

@@ -2,7 +2,8 @@
 `XLA_FFI_GetApi()` of XLA's CPU runtime).
 
 Handlers built with XLA's headers call through it for what they cannot do alone: make
-and read errors, ask for the stream (none on the CPU), keep per-call-site state between
+and read errors, ask for the stream (none on the CPU; on the gpu backend the stream its
+call site was given with `set_stream`), keep per-call-site state between
 stages, look up registered types. The functions are ctypes callbacks: none of them is on
 the path of a handler that succeeds without state, which calls nothing.
 
@@ -20,7 +21,7 @@ from typing import Any
 from jaxlite.xla.ffi import c_api
 
 __all__ = ["api_address", "register_type", "error_message", "destroy_error", "new_context", "drop_context",
-           "ERROR_CODES"]
+           "set_stream", "ERROR_CODES"]
 
 ERROR_CODES = {1: "CANCELLED", 2: "UNKNOWN", 3: "INVALID_ARGUMENT", 4: "DEADLINE_EXCEEDED",
                5: "NOT_FOUND", 6: "ALREADY_EXISTS", 7: "PERMISSION_DENIED",
@@ -34,6 +35,7 @@ _ERRORS: dict[int, tuple[int, bytes]] = {}          # error pointer -> (code, me
 _STATES: dict[int, dict[tuple[int, int], int]] = {}  # ctx -> {(stage, type id): state}
 _TYPES: dict[bytes, int] = {}                         # registered type name -> type id
 _DELETERS: dict[int, int] = {}                        # type id -> its deleter's address
+_STREAMS: dict[int, int] = {}                         # ctx -> its GPU stream (the gpu backend's)
 _DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
@@ -69,6 +71,7 @@ def drop_context(ctx: int) -> None:
     object with its type's deleter when the type was registered with one."""
     with _LOCK:
         states = _STATES.pop(ctx, {})
+        _STREAMS.pop(ctx, None)
     for (_stage, type_id), state in states.items():
         deleter = _DELETERS.get(type_id)
         if deleter and state:
@@ -102,8 +105,17 @@ def _handler_register(address: int) -> int:
                           "not from C (XLA_FFI_Handler_Register)")
 
 
+def set_stream(ctx: int, stream: int) -> None:
+    """Let the handlers of context `ctx` get `stream` (a `cudaStream_t` / `hipStream_t`
+    address) from Stream_Get: the gpu backend's call sites, where the handler enqueues
+    its work on the executable's stream. Contexts without one (the CPU's) get null."""
+    with _LOCK:
+        _STREAMS[ctx] = stream
+
+
 def _stream_get(address: int) -> int:
-    _args(address, c_api.StreamGetArgs).stream = None  # the CPU has no stream
+    args = _args(address, c_api.StreamGetArgs)
+    args.stream = _STREAMS.get(args.ctx or 0) or None  # the CPU has no stream
     return 0
 
 

@@ -25,9 +25,11 @@ from jaxlite.errors import JaxRuntimeError
 from jaxlite.xla.ffi import api_table, c_api
 
 __all__ = ["FfiTarget", "register", "lookup", "is_registered", "function_address",
-           "CPU_PLATFORMS"]
+           "CPU_PLATFORMS", "GPU_PLATFORMS", "registered_anywhere"]
 
 CPU_PLATFORMS = ("cpu", "host")
+# The platforms the gpu backend calls handlers of (CUDA devices, ROCm devices).
+GPU_PLATFORMS = ("cuda", "rocm")
 
 _LOCK = threading.Lock()
 _HANDLER = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
@@ -115,7 +117,7 @@ def register(name: str, fn: Any, platform: str = "cpu", api_version: int = 1) ->
         raise ValueError(f"Unsupported custom call API version {api_version} for target "
                          f"{name!r}: 1 (typed FFI) or 0 (the earlier custom calls)")
     key = (_platform(platform), name)
-    if key[0] == "cpu" and api_version == 1:
+    if key[0] in ("cpu", *GPU_PLATFORMS) and api_version == 1:
         _check_metadata(name, key[0], function_address(bundle["execute"]))
     with _LOCK:
         target = _TARGETS.get(key)
@@ -129,6 +131,12 @@ def register(name: str, fn: Any, platform: str = "cpu", api_version: int = 1) ->
 
 def is_registered(name: str, platform: str = "cpu") -> bool:
     return (_platform(platform), name) in _TARGETS
+
+
+def registered_anywhere(name: str) -> bool:
+    """Whether `name` has a handler on some platform (what lowering checks: the backend
+    that compiles the call looks for its own platform's)."""
+    return any(registered == name for _platform_name, registered in _TARGETS)
 
 
 def lookup(name: str, platform: str = "cpu") -> FfiTarget:

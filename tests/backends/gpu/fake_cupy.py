@@ -22,6 +22,7 @@ KERNELS: dict[str, ir.Kernel] = {}  # name -> IR, filled by the test's render wr
 LAUNCHES: list[str] = []
 SOURCES: list[str] = []
 LIBRARY_CALLS: list[str] = []
+STREAMS: list = []
 SCIPY_LINALG = scipy.linalg
 
 
@@ -71,6 +72,13 @@ class _Event:
 
 
 class _Stream(_Context):
+    """A stream whose `ptr` is a made-up address, distinct per stream (what FFI handlers
+    are given as their `cudaStream_t`)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        STREAMS.append(self)
+        self.ptr = 0x5EED0000 + 0x100 * len(STREAMS)
+
     def record(self) -> _Event:
         return _Event()
 
