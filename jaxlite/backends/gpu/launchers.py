@@ -6,9 +6,9 @@ fusion's on flat arrays named as the kernels' buffers, and uses `xp` for everyth
 between kernels.
 
 - `CupyLauncher`: a program's kernels rendered as one CUDA (or HIP) source, compiled by
-  NVRTC (hiprtc) through `cupy.RawModule` in one run, modules cached in memory by the
-  source's hash (CuPy keeps its own disk
-  cache of compiled modules too); memory from CuPy's pool; every kernel and every `xp`
+  NVRTC (hiprtc) in one run, modules cached in memory by the source's hash and, for
+  CUDA, in jaxlite's persistent compilation cache (`kernel_cache`: a second process
+  loads the cubin without compiling; HIP through `cupy.RawModule`'s own disk cache); memory from CuPy's pool; every kernel and every `xp`
   operation of a call enqueued on one non-blocking stream with no host synchronization
   between them (`scope`); an event recorded after each call is what buffers wait on.
 - `InterpreterLauncher`: the kernels run by `kernel_interpreter` on numpy arrays, thread
@@ -22,6 +22,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
+import shutil
+import tempfile
+import weakref
 from typing import Any, Iterator
 
 import ml_dtypes
@@ -29,6 +32,7 @@ import numpy as np
 
 from jaxlite.backends.gpu import kernel_ir as ir
 from jaxlite.backends.gpu.fusion_kernels import BuildOptions, FusionKernels
+from jaxlite.backends.gpu.kernel_cache import load_module
 from jaxlite.backends.gpu.kernel_interpreter import run_kernel
 from jaxlite.backends.gpu.render import render_many
 
@@ -38,6 +42,7 @@ __all__ = ["CupyLauncher", "InterpreterLauncher", "INTERPRETER_OPTIONS"]
 # still go round.
 INTERPRETER_OPTIONS = BuildOptions(block=64, row_block=64, max_blocks=4)
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+_OPTIONS = ("-std=c++17",)  # NVRTC's / hiprtc's
 
 
 def _scalar_parameters(kernels: FusionKernels) -> list[str]:
@@ -122,6 +127,7 @@ class CupyLauncher:
         with cupy.cuda.Device(device_id):
             self.stream = cupy.cuda.Stream(non_blocking=True)
         self._modules: dict[str, Any] = {}
+        self._scratch_folder: str | None = None
 
     def describe(self) -> str:
         runtime = self.xp.cuda.runtime
@@ -153,9 +159,21 @@ class CupyLauncher:
         module = self._modules.get(digest)
         if module is None:
             with self.xp.cuda.Device(self.device_id):
-                module = self.xp.RawModule(code=source, options=("-std=c++17",))
+                if self.dialect == "cuda":  # through the persistent cache
+                    module = load_module(self.xp, self.device_id, source, _OPTIONS,
+                                         self._scratch())
+                else:
+                    module = self.xp.RawModule(code=source, options=_OPTIONS)
             self._modules[digest] = module
         return module
+
+    def _scratch(self) -> str:
+        """A private folder for the binaries modules are loaded from, removed with the
+        launcher."""
+        if self._scratch_folder is None:
+            self._scratch_folder = tempfile.mkdtemp(prefix="jaxlite_gpu_")
+            weakref.finalize(self, shutil.rmtree, self._scratch_folder, True)
+        return self._scratch_folder
 
     def launch(self, prepared: list[tuple[Any, Any]], memory: dict[str, Any]) -> None:
         """Enqueue the kernels on the current stream: the executable calls this inside

@@ -4,7 +4,8 @@ kernel's IR by name (recorded when the launcher renders it) and runs it in the k
 interpreter on the raw memory the launcher passes, after checking that the source
 declares the kernel and that the launch matches it. bfloat16 has no CuPy dtype, so the
 launcher's uint16 storage is viewed as bfloat16 here, as a kernel's pointer would be.
-`linalg` and `fft` are numpy's behind CuPy's names (cuSOLVER and cuFFT there), each call
+`cuda.nvrtc` compiles to a fake cubin (the source behind an ELF magic) that
+`RawModule(path=...)` loads. `linalg` and `fft` are numpy's behind CuPy's names (cuSOLVER and cuFFT there), each call
 recorded in LIBRARY_CALLS; `SCIPY_LINALG` stands for `cupyx.scipy.linalg` (tests put it
 in sys.modules under that name)."""
 from __future__ import annotations
@@ -23,6 +24,9 @@ LAUNCHES: list[str] = []
 SOURCES: list[str] = []
 LIBRARY_CALLS: list[str] = []
 STREAMS: list = []
+COMPILED: list[str] = []  # sources the fake NVRTC compiled
+LOADED: list[str] = []    # binaries RawModule loaded from a file
+_ELF = b"\x7fELF"
 SCIPY_LINALG = scipy.linalg
 
 
@@ -104,16 +108,58 @@ class _Function:
 
 
 class RawModule:
-    def __init__(self, code: str, options=()) -> None:
-        SOURCES.append(code)
+    """From `code` (a compilation, recorded in SOURCES) or from `path`, a file the fake
+    NVRTC below wrote: the ELF magic and then the source."""
+
+    def __init__(self, code: str | None = None, options=(), path: str | None = None) -> None:
+        if path is not None:
+            with open(path, "rb") as binary:
+                data = binary.read()
+            assert data.startswith(_ELF), f"{path} is not a fake cubin"
+            code = data[len(_ELF):].decode()
+            LOADED.append(path)
+        SOURCES.append(code)  # every module's source, compiled here or loaded
         self.code = code
 
     def get_function(self, name: str) -> _Function:
         return _Function(name, self.code)
 
 
+class _Nvrtc:
+    """NVRTC's bindings as CuPy names them (`cupy.cuda.nvrtc`): a "cubin" is the ELF magic
+    followed by the source; each compilation is recorded in COMPILED."""
+
+    class NVRTCError(RuntimeError):
+        pass
+
+    @staticmethod
+    def getVersion():
+        return (12, 4)
+
+    @staticmethod
+    def createProgram(source, name, headers, include_names):
+        return {"source": source}
+
+    @staticmethod
+    def compileProgram(program, options):
+        assert any(o.startswith("-arch=sm_") for o in options), options
+        COMPILED.append(program["source"])
+
+    @staticmethod
+    def getCUBIN(program):
+        return _ELF + program["source"].encode()
+
+    @staticmethod
+    def destroyProgram(program):
+        return None
+
+
 _runtime = types.SimpleNamespace(
     is_hip=False, getDeviceCount=lambda: 1, runtimeGetVersion=lambda: 12040,
     driverGetVersion=lambda: 12040,
     getDeviceProperties=lambda i: {"name": b"Fake GPU (numpy)"})
-cuda = types.SimpleNamespace(runtime=_runtime, Device=_Context, Stream=_Stream)
+class _Device(_Context):
+    compute_capability = "90"
+
+
+cuda = types.SimpleNamespace(runtime=_runtime, Device=_Device, Stream=_Stream, nvrtc=_Nvrtc)

@@ -15,7 +15,8 @@ import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite.backends import registry
 from jaxlite.backends.base import CompileOptions
-from jaxlite.backends.gpu import launchers
+from jaxlite.backends.cpu import disk_cache
+from jaxlite.backends.gpu import kernel_cache, launchers
 from jaxlite.backends.gpu.client import GpuClient
 from jaxlite.config import config
 
@@ -34,6 +35,8 @@ def client(monkeypatch):
     fake_cupy.LAUNCHES.clear()
     fake_cupy.SOURCES.clear()
     fake_cupy.LIBRARY_CALLS.clear()
+    fake_cupy.COMPILED.clear()
+    fake_cupy.LOADED.clear()
     return GpuClient(launchers.start_cupy(0), "gpu")
 
 
@@ -148,3 +151,24 @@ def test_linear_algebra_and_fft_through_cupys_libraries(client):
     x = rng.standard_normal((4, 16)).astype(np.float32)
     _run(client, lambda v: jnp.fft.irfft(jnp.fft.rfft(v) * 0.5, n=16), x)
     assert fake_cupy.LIBRARY_CALLS[-2:] == ["fft.rfftn", "fft.irfftn"]
+
+
+def test_a_second_client_loads_the_module_from_the_persistent_cache(client, tmp_path):
+    """The first client compiles the program's module with NVRTC and stores the cubin in
+    the compilation cache folder; a second client (an empty memory cache, as a new
+    process has) loads it from there without compiling; a damaged entry is recompiled."""
+    x = np.random.default_rng(3).standard_normal((5, 33)).astype(np.float32)
+    softmax = lambda v: jax.nn.softmax(v * 2.0, axis=-1)
+    with config.override("jax_compilation_cache_dir", str(tmp_path)):
+        _run(client, softmax, x)
+        assert len(fake_cupy.COMPILED) == 1 and not fake_cupy.LOADED[:-1]
+        key = kernel_cache.module_key(fake_cupy, 0, fake_cupy.COMPILED[0], ("-std=c++17",))
+        entry = disk_cache.entry_path(str(tmp_path), key)
+        assert entry.exists()  # (beside the cpu backend's entry of the reference run)
+        second = GpuClient(launchers.start_cupy(0), "gpu")
+        _run(second, softmax, x)
+        assert len(fake_cupy.COMPILED) == 1 and len(fake_cupy.LOADED) == 2
+        assert fake_cupy.SOURCES[-1] == fake_cupy.COMPILED[0]
+        entry.write_bytes(entry.read_bytes()[:-3])  # truncated: removed, compiled again
+        _run(GpuClient(launchers.start_cupy(0), "gpu"), softmax, x)
+        assert len(fake_cupy.COMPILED) == 2 and entry.exists()
