@@ -131,6 +131,8 @@ _EXPI = np.array([-700.0, -50.0, -5.0, -1.5, -1.0, -0.3, -1e-8, 1e-8, 0.2, 1.0, 
                   49.9, 50.0, 80.0, 700.0, 0.0, np.inf, -np.inf, np.nan])
 for _dtype, _tolerance in ((np.float32, 2e-6), (np.float64, 1e-11)):
     PROGRAMS[f"expi_{np.dtype(_dtype).name}"] = (_SP.expi, (_EXPI.astype(_dtype),), _tolerance)
+_JN_Z = np.array([0.0, -0.0, 1e-30, 1e-6, 0.5, -1.3, 3.1, 7.7, 11.1, 25.3, 29.9, 30.5, 45.2,
+                  100.3, 230.1, 500.7, 1e4 + 0.3, np.inf, -np.inf, np.nan])
 # The kernels expanded with loops (`stablehlo.while`): name -> (function, edges and grid).
 _LOOPED = {
     "spence": (_SP.spence, (np.array([0.0, -0.0, 1e-30, 1e-8, 0.3, 0.5, 0.9, 1.0, 1.2, 1.5,
@@ -147,6 +149,9 @@ _LOOPED = {
                                         np.nan]),)),
     "igamma_grad_a": (lax.igamma_grad_a, (_IGAMMA_A, _IGAMMA_X)),
     "random_gamma_grad": (lax.random_gamma_grad, (_IGAMMA_A, _IGAMMA_X)),
+    # orders 0 .. 8, and -1 .. 3 in the derivative (Miller's recurrence, Hankel's expansion)
+    "bessel_jn": (lambda z: _SP.bessel_jn(z, v=8), (_JN_Z,)),
+    "bessel_jn_grad": (jax.vmap(jax.grad(lambda z: _SP.bessel_jn(z, v=2).sum())), (_JN_Z,)),
 }
 for _name, (_fn, _args) in _LOOPED.items():
     for _dtype, _tolerance in ((np.float32, 2e-6), (np.float64, 1e-11)):

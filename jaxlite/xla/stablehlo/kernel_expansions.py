@@ -14,7 +14,7 @@ same function (so real XLA runs them, and the reader reads them back as those op
   (`special_expint.py`), `spence` (`special_spence.py`),
   `expn` (`special_expn.py`), `sici_si` / `sici_ci` and `fresnel_s` / `fresnel_c`
   (`special_sici.py`), `igamma_grad_a` and `random_gamma_grad`
-  (`special_igamma_grad.py`).
+  (`special_igamma_grad.py`), `bessel_jv` of whole orders (`special_bessel_jv.py`).
 
 `kernel_expansion(target)` gives the rule, or None.
 """
@@ -30,6 +30,7 @@ from jaxlite.xla.shape import Shape
 from jaxlite.xla.stablehlo import lapack as L
 from jaxlite.xla.stablehlo import types as T
 from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
+from jaxlite.xla.stablehlo.special_bessel_jv import JV_EXPANSIONS
 from jaxlite.xla.stablehlo.special_betainc import BETAINC_EXPANSIONS
 from jaxlite.xla.stablehlo.special_error import ERROR_EXPANSIONS
 from jaxlite.xla.stablehlo.special_expint import EXPINT_EXPANSIONS
@@ -126,7 +127,7 @@ def _cholesky_update(w: FunctionWriter, inst: HloInstruction, operands: list[str
 EXPANSIONS: dict[str, L.KernelRule] = {
     **GAMMA_EXPANSIONS, **IGAMMA_EXPANSIONS, **BETAINC_EXPANSIONS, **ERROR_EXPANSIONS,
     **EXPINT_EXPANSIONS, **SPENCE_EXPANSIONS, **EXPN_EXPANSIONS,
-    **SICI_EXPANSIONS, **IGAMMA_GRAD_EXPANSIONS,
+    **SICI_EXPANSIONS, **IGAMMA_GRAD_EXPANSIONS, **JV_EXPANSIONS,
     "jaxlite_fma_f64": _fma,
     "jaxlite_lapack_symmetric_product": _symmetric_product,
     "jaxlite_lapack_cholesky_update": _cholesky_update,
