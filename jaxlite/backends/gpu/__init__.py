@@ -31,8 +31,11 @@ The pieces:
   walked in schedule order), `ownership` (which values may be written in place, which
   results may take a donated argument's memory), `device_ops` (dots and layout changes
   with `xp`), `dot_epilogue` (output fusions split into a dot or convolution and a
-  loop-fusion epilogue), `host_fallback` (the HLO evaluator for what has no kernel),
-  `launchers` (CuPy, or the kernel interpreter).
+  loop-fusion epilogue), `gemm_kernels` (a tiled GEMM for small dots), `library_calls`
+  (linear algebra and FFT custom calls through cuSOLVER / cuBLAS / cuFFT via CuPy),
+  `ffi_calls` (typed FFI handlers for CUDA / ROCm on device buffers and the stream),
+  `host_fallback` (the HLO evaluator for what has no kernel), `launchers` (CuPy, or the
+  kernel interpreter) and `kernel_cache` (compiled modules in the persistent cache).
 
 Eager mode runs on the host (the primitives' reference rules with numpy): arrays placed on
 the GPU device hold host memory, and a `jit` call copies its arguments to the device and

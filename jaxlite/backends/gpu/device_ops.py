@@ -22,7 +22,7 @@ from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
 
-__all__ = ["LAYOUT_OPCODES", "dot", "dot_supported", "layout_op", "to_logical", "to_memory"]
+__all__ = ["LAYOUT_OPCODES", "canonical_operands", "dot", "dot_supported", "layout_op", "to_logical", "to_memory"]
 
 LAYOUT_OPCODES = (Opcode.BITCAST, Opcode.COPY, Opcode.TRANSPOSE, Opcode.RESHAPE)
 
@@ -73,19 +73,27 @@ def dot_supported(inst: HloInstruction, storage_dtype: Any) -> bool:
         out.kind == "f"
 
 
-def dot(xp: Any, inst: HloInstruction, lhs_flat: Any, rhs_flat: Any) -> Any:
-    """XLA's dot (dot_general) of two flat operands, as one batched matmul."""
+def canonical_operands(xp: Any, inst: HloInstruction, lhs_flat: Any,
+                       rhs_flat: Any) -> tuple[Any, Any]:
+    """A dot's operands as (batch, m, k) and (batch, k, n) arrays (batch, then free, then
+    contracting dimensions of lhs; batch, contracting, free of rhs)."""
     lhs = to_logical(xp, lhs_flat, inst.operands[0].shape)
     rhs = to_logical(xp, rhs_flat, inst.operands[1].shape)
     lc, rc = list(inst.attr("lhs_contracting", ())), list(inst.attr("rhs_contracting", ()))
     lb, rb = list(inst.attr("lhs_batch", ())), list(inst.attr("rhs_batch", ()))
     lf = [d for d in range(lhs.ndim) if d not in lc + lb]
     rf = [d for d in range(rhs.ndim) if d not in rc + rb]
-    acc = accumulation_dtype(lhs.dtype, rhs.dtype, inst.shape.dtype)
 
     def size(x: Any, dims: list[int]) -> int:
         return int(np.prod([x.shape[d] for d in dims], dtype=np.int64))
     a = xp.transpose(lhs, lb + lf + lc).reshape(size(lhs, lb), size(lhs, lf), size(lhs, lc))
     b = xp.transpose(rhs, rb + rc + rf).reshape(size(rhs, rb), size(rhs, rc), size(rhs, rf))
+    return a, b
+
+
+def dot(xp: Any, inst: HloInstruction, lhs_flat: Any, rhs_flat: Any) -> Any:
+    """XLA's dot (dot_general) of two flat operands, as one batched matmul."""
+    a, b = canonical_operands(xp, inst, lhs_flat, rhs_flat)
+    acc = accumulation_dtype(a.dtype, b.dtype, inst.shape.dtype)
     product = xp.matmul(a.astype(acc), b.astype(acc)).reshape(inst.shape.dims)
     return to_memory(xp, product.astype(inst.shape.dtype), inst.shape)

@@ -47,7 +47,8 @@ from jaxlite.backends.gpu.build import UnsupportedFusion, build_fusion
 from jaxlite.backends.gpu.convolution import ConvolutionPlan
 from jaxlite.backends.gpu.dot_epilogue import split_dot_fusion
 from jaxlite.backends.gpu.ffi_calls import ffi_rule
-from jaxlite.backends.gpu.fusion_kernels import FusionKernels
+from jaxlite.backends.gpu.fusion_kernels import FusionKernels, kernel_name
+from jaxlite.backends.gpu.gemm_kernels import build_tiled_gemm, use_tiled_gemm
 from jaxlite.backends.gpu.host_fallback import HostInstruction
 from jaxlite.backends.gpu.library_calls import library_rule
 from jaxlite.backends.gpu.ownership import donated_output, loop_owned, overwritable
@@ -55,6 +56,7 @@ from jaxlite.backends.gpu.render import C_TYPES
 from jaxlite.backends.gpu.sort_kernels import build_sort, xp_sort_rule
 from jaxlite.backends.gpu.update_kernels import as_fusion, build_dynamic_update, build_scatter
 from jaxlite.xla.evaluator_arrays import to_memory_order
+from jaxlite.xla.evaluator_reductions import accumulation_dtype
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
 from jaxlite.xla.opcodes import Opcode
 
@@ -147,7 +149,8 @@ class Program:
                 multiply = self._product(inst)
             except UnsupportedFusion as error:
                 return self._host(inst, str(error))
-            return Step(inst, "xp", lambda ops: multiply(ops[0], ops[1]))
+            where = "xp" if _gemm_sizes(inst) is None else "kernel"  # (a tiled gemm)
+            return Step(inst, where, lambda ops: multiply(ops[0], ops[1]))
         if op is _O.WHILE:
             owned = self._loop_owned[id(inst.called[1])] = loop_owned(inst)
             return Step(inst, "control", lambda ops: self._while(inst, ops[0], owned))
@@ -192,6 +195,8 @@ class Program:
             if not device_ops.dot_supported(inst, storage):
                 raise UnsupportedFusion("a dot of integers, complex numbers or types the "
                                         "array module does not store")
+            if _gemm_sizes(inst) is not None:
+                return self._tiled_gemm(inst, *_gemm_sizes(inst))
             return lambda lhs, rhs: device_ops.dot(self.xp, inst, lhs, rhs)
         if any(storage(s.dtype) != s.dtype for s in (inst.shape, inst.operands[1].shape)):
             raise UnsupportedFusion(f"convolution %{inst.name} of types the array module "
@@ -199,6 +204,25 @@ class Program:
         plan = ConvolutionPlan(inst, self.launcher.build_options)
         im2col = self._kernels(inst, build=lambda _, options: plan.kernels)
         return lambda lhs, rhs: plan.run(self.xp, im2col, lhs, rhs)
+
+    def _tiled_gemm(self, inst: HloInstruction, batch: int, m: int, n: int,
+                    k: int) -> Callable[[Any, Any], Any]:
+        """A small dot as one generated tiled-GEMM kernel (`gemm_kernels`) on its
+        operands brought to (batch, m, k) and (batch, k, n) by `xp`."""
+        lhs, rhs = (o.shape.dtype for o in inst.operands)
+        accumulation = np.dtype(accumulation_dtype(lhs, rhs, inst.shape.dtype)).name
+        options = self.launcher.build_options
+        kernels = build_tiled_gemm(f"{kernel_name(inst, options)}_gemm", batch, m, n, k,
+                                   (lhs.name, rhs.name), accumulation,
+                                   inst.shape.dtype.name, options)
+        launch = self._kernels(inst, build=lambda _, __: kernels)
+        xp = self.xp
+
+        def run(lhs_flat: Any, rhs_flat: Any) -> Any:
+            a, b = device_ops.canonical_operands(xp, inst, lhs_flat, rhs_flat)
+            c = launch([xp.ascontiguousarray(a).reshape(-1), xp.ascontiguousarray(b).reshape(-1)])
+            return device_ops.to_memory(xp, c.reshape(inst.shape.dims), inst.shape)
+        return run
 
     def _kernels(self, fusion: HloInstruction, into: int | None = None,
                  build: Callable = build_fusion) -> Callable[[list[Any]], Any]:
@@ -332,6 +356,21 @@ class Program:
         """Every step of every computation run, in order (for `text("kernels")`)."""
         return [step for steps in self._steps.values() for step in steps]
 
+
+
+def _gemm_sizes(dot: HloInstruction) -> tuple[int, int, int, int] | None:
+    """(batch, m, n, k) of a dot that `gemm_kernels.use_tiled_gemm` gives the generated
+    kernel, else None."""
+    lhs, rhs = (o.shape.dims for o in dot.operands)
+    lc, rc = dot.attr("lhs_contracting", ()), dot.attr("rhs_contracting", ())
+    lb, rb = dot.attr("lhs_batch", ()), dot.attr("rhs_batch", ())
+
+    def size(dims: tuple, axes: Any) -> int:
+        return int(np.prod([dims[a] for a in axes], dtype=np.int64))
+    free_l = [d for d in range(len(lhs)) if d not in (*lc, *lb)]
+    free_r = [d for d in range(len(rhs)) if d not in (*rc, *rb)]
+    sizes = (size(lhs, lb), size(lhs, free_l), size(rhs, free_r), size(lhs, lc))
+    return sizes if use_tiled_gemm(*sizes[1:]) else None
 
 
 def _check_renderable(kernels: FusionKernels) -> None:

@@ -77,6 +77,7 @@ def test_mlp_gradient_and_a_scan_through_the_launcher(client):
     loss = lambda w, b, x: jnp.sum(jnp.tanh(x @ w + b) ** 2)
     executable = _run(client, jax.grad(loss, argnums=(0, 1)), w, b, x)
     assert "xp+kernel" in executable.text("kernels")
+    assert any(name.endswith("_gemm") for name in fake_cupy.LAUNCHES)  # small dots
 
     def scan(xs):
         return jax.lax.scan(lambda c, v: (c * 0.5 + jnp.sin(v), c.sum()), jnp.zeros(3), xs)
