@@ -61,13 +61,23 @@ def _check(payload: bytes) -> str:
     return ""
 
 
+def _include_options(cupy: Any) -> tuple[str, ...]:
+    """The toolkit's include folder (cuda_fp16.h, cuda_bf16.h), which CuPy passes to
+    NVRTC too; none where CuPy knows no toolkit (NVRTC's built-in headers then)."""
+    get_path = getattr(cupy.cuda, "get_cuda_path", None)
+    folder = get_path() if get_path is not None else None
+    include = os.path.join(folder, "include") if folder else ""
+    return (f"-I{include}",) if include and os.path.isdir(include) else ()
+
+
 def _compile(cupy: Any, source: str, options: tuple[str, ...], arch: str) -> bytes:
     """NVRTC's cubin (else PTX) of `source` for `sm_<arch>`, as a payload record."""
     nvrtc = cupy.cuda.nvrtc
     program = nvrtc.createProgram(source, "jaxlite_kernels.cu", (), ())
     try:
         try:
-            nvrtc.compileProgram(program, (*options, f"-arch=sm_{arch}"))
+            nvrtc.compileProgram(program, (*options, *_include_options(cupy),
+                                           f"-arch=sm_{arch}"))
         except nvrtc.NVRTCError as error:
             raise RuntimeError(f"NVRTC: {error}\n{nvrtc.getProgramLog(program)}") from error
         try:
