@@ -73,7 +73,8 @@ _SYMBOLIC_SCALAR = re.compile(r"[-+*^ ()0-9,]*[A-Za-z_][A-Za-z0-9_+\-*^ (),]*")
 
 
 def _is_symbolic_scalar(text: str) -> bool:
-    if _FLOAT.fullmatch(text) or text in ("true", "false"):
+    # a complex scalar `(re, im)` has a comma, which no dimension expression has
+    if _FLOAT.fullmatch(text) or text in ("true", "false") or "," in text:
         return False
     return bool(_SYMBOLIC_SCALAR.fullmatch(text)) and not re.match(r"[+-]?nan\b", text)
 # One `key=value` of a metadata block: a JSON-quoted string or a bare token.
