@@ -24,8 +24,7 @@ from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
 from jaxlite.xla.stablehlo.special_gamma import convert, unary
 
 __all__ = ["IGAMMA_EXPANSIONS", "SERIES_STEPS", "FRACTION_STEPS", "loop", "guarded", "as_float",
-           "is_value", "both", "either", "pick", "in_float64", "lentz",
-           "splat_real"]
+           "is_value", "both", "either", "pick", "in_float64", "lentz"]
 
 SERIES_STEPS = 1000
 FRACTION_STEPS = 300
@@ -73,18 +72,7 @@ def guarded(w: FunctionWriter, value: str) -> str:
     real = shape.with_dtype(_F64)
     magnitude = w.generic("stablehlo.abs", [value], [real])[0]
     small = L.compare(w, magnitude, L.splat(w, _TINY, real), "LT", "FLOAT")
-    return L.select(w, small, splat_real(w, _TINY, shape), value)
-
-
-def splat_real(w: FunctionWriter, value: float, shape: Shape) -> str:
-    """A constant of `shape` with every element the real `value`; complex ones as
-    `stablehlo.complex` of real constants (jaxlite's HLO text reader reads no complex
-    literal)."""
-    if shape.dtype.kind != "c":
-        return L.splat(w, value, shape)
-    real = shape.with_dtype(_F64)
-    return w.generic("stablehlo.complex", [L.splat(w, value, real), L.splat(w, 0.0, real)],
-                     [shape])[0]
+    return L.select(w, small, L.splat(w, _TINY, shape), value)
 
 
 def lentz(w: FunctionWriter, steps: int, first: str, numerator, increment: float = 2.0) -> str:
@@ -92,7 +80,7 @@ def lentz(w: FunctionWriter, steps: int, first: str, numerator, increment: float
     value of b0's shape), s the `increment`, by the modified Lentz method in `steps` steps;
     real or complex."""
     shape = L.shape_of(w, first)
-    one, two = splat_real(w, 1.0, shape), splat_real(w, increment, shape)
+    one, two = L.splat(w, 1.0, shape), L.splat(w, increment, shape)
     d = L.binary(w, "divide", one, guarded(w, first))
 
     def step(i: str, values: Leaves) -> Leaves:
@@ -103,7 +91,7 @@ def lentz(w: FunctionWriter, steps: int, first: str, numerator, increment: float
             w, "add", L.binary(w, "multiply", an, d), b)))
         c = guarded(w, L.binary(w, "add", b, L.binary(w, "divide", an, c)))
         return [b, c, d, L.binary(w, "multiply", h, L.binary(w, "multiply", c, d))]
-    return loop(w, steps, [first, splat_real(w, 1 / _TINY, shape), d, d], step)[3]
+    return loop(w, steps, [first, L.splat(w, 1 / _TINY, shape), d, d], step)[3]
 
 
 def _fraction(w: FunctionWriter, a: str, x: str) -> str:

@@ -27,7 +27,7 @@ from jaxlite.xla.stablehlo import lapack as L
 from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
 from jaxlite.xla.stablehlo.special_gamma import unary
 from jaxlite.xla.stablehlo.special_igamma import (as_float, in_float64, is_value, lentz,
-                                                  loop, pick, splat_real)
+                                                  loop, pick)
 
 __all__ = ["SICI_EXPANSIONS", "SICI_SERIES_TO", "FRESNEL_SERIES_TO"]
 
@@ -139,7 +139,7 @@ def _fresnel_fraction(w: FunctionWriter, t: str) -> tuple[str, str]:
     turn = _complex(w, unary(w, "stablehlo.cosine", u), unary(w, "stablehlo.sine", u))
     c128 = shape.with_dtype(_C128)
     half = _complex(w, L.splat(w, 0.5, shape), L.splat(w, 0.5, shape))
-    cs = L.binary(w, "multiply", half, L.binary(w, "subtract", splat_real(w, 1.0, c128),
+    cs = L.binary(w, "multiply", half, L.binary(w, "subtract", L.splat(w, 1.0, c128),
                                                    L.binary(w, "multiply", h, turn)))
     return _part(w, "imag", cs), _part(w, "real", cs)
 
