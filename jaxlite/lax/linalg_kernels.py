@@ -194,35 +194,29 @@ def svd(a: np.ndarray, *, full_matrices: bool, compute_uv: bool) -> list[np.ndar
 
 # ----------------------------------------------------------------------------- eig
 
-def _normalized_columns(v: np.ndarray) -> np.ndarray:
-    """Columns scaled to unit norm with their largest component real (LAPACK's geev)."""
-    if v.size == 0:
-        return v
-    # A NaN or zero column (a matrix with NaN entries) stays NaN, without numpy's warnings.
-    with np.errstate(invalid="ignore", divide="ignore"):
-        v = v / np.linalg.norm(v, axis=-2, keepdims=True)
-        largest = np.take_along_axis(v, np.argmax(np.abs(v), axis=-2)[..., None, :], axis=-2)
-        phase = np.where(largest == 0, 1, np.conj(largest) / np.abs(largest))
-    return v * phase
+def _geev(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if not np.isfinite(x).all():
+        # (LAPACK rejects such input; JAX's result is NaN in every part)
+        raise np.linalg.LinAlgError("non-finite matrix")
+    return scipy.linalg.eig(x, left=True, right=True, check_finite=False)
 
 
 def eig(a: np.ndarray, *, compute_left_eigenvectors: bool,
         compute_right_eigenvectors: bool) -> list[np.ndarray]:
     """Complex eigenvalues of each square matrix, then its left eigenvectors (vl^H a = w
-    vl^H) and right eigenvectors (a vr = w vr) as asked, columns of unit norm."""
+    vl^H) and right eigenvectors (a vr = w vr) as asked: LAPACK's geev through scipy, as
+    JAX's CPU kernel calls it, so the eigenvectors have geev's norms and phases (unit norm,
+    largest component real; a real matrix's real eigenvectors keep geev's signs)."""
     a = np.asarray(a)
     complex_dtype = np.result_type(a.dtype, np.complex64)
     shape = a.shape
-    w, vr = _batched(np.linalg.eig, a, [(shape[:-1], complex_dtype), (shape, complex_dtype)])
-    outs = [w]
-    if compute_left_eigenvectors:
-        with np.errstate(all="ignore"):
-            left = _batched(lambda v: np.conj(np.swapaxes(np.linalg.inv(v), -1, -2)), vr,
-                            [(shape, complex_dtype)])[0]
-            outs.append(_normalized_columns(left).astype(complex_dtype))
-    if compute_right_eigenvectors:
-        outs.append(_normalized_columns(vr).astype(complex_dtype))
-    return outs
+    outs = [np.empty(shape[:-1], complex_dtype), np.empty(shape, complex_dtype),
+            np.empty(shape, complex_dtype)]
+    if a.size:
+        _each_matrix(_geev, a, outs)
+    w, vl, vr = outs
+    return [w] + ([vl] if compute_left_eigenvectors else []) + (
+        [vr] if compute_right_eigenvectors else [])
 
 
 # --------------------------------------------------------------- tridiagonal solve
