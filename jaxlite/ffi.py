@@ -35,8 +35,9 @@ def register_ffi_target(name: str, fn: Any, platform: str = "cpu", api_version: 
 
     `fn` is a PyCapsule holding the handler's address (`pycapsule(lib.Handler)`), or a dict
     from stage names ("instantiate", "prepare", "initialize", "execute") to capsules.
-    jaxlite runs typed FFI handlers (`api_version=1`) on the cpu; targets of other
-    platforms are recorded and never called.
+    jaxlite runs typed FFI handlers (`api_version=1`) registered for "cpu" on the cpu
+    backend, and those registered for "CUDA" / "ROCM" on the gpu backend (device buffers,
+    and the launcher's stream from `XLA_FFI_Stream_Get`).
     """
     registry.register(name, fn, platform, api_version)
     if platform.lower() in registry.CPU_PLATFORMS:
