@@ -202,3 +202,19 @@ def test_nothing_is_logged_when_the_option_is_off(caplog):
         f(jnp.ones(4))
     (record,) = [r for r in caplog.records if r.name == LOGGER]
     assert "* at x, now f32[4] and before f32[" in record.getMessage()
+
+
+def test_a_new_typed_sharding_is_named(misses):
+    # Over an Explicit mesh the arguments' shardings are part of the key (sharding in types).
+    mesh = jax.make_mesh((1,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,))
+    jf = jax.jit(lambda a: a * 2)
+    split = jax.device_put(np.ones((4, 2), np.float32),
+                           jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("x")))
+    whole = jax.device_put(np.ones((4, 2), np.float32),
+                           jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec()))
+    jf(split)
+    misses.new()
+    jf(whole)
+    (message,) = misses.new()
+    assert "the arguments' shardings or the context mesh differ" in message
+    assert "PartitionSpec('x',)" in message or "P('x'" in message

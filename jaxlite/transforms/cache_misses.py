@@ -44,7 +44,8 @@ _WEAK_TYPES_DOC = "https://docs.jax.dev/en/latest/type_promotion.html#weak-types
 _HISTORY: "weakref.WeakKeyDictionary[Any, LRUCache]" = weakref.WeakKeyDictionary()
 _HISTORY_SIZE = 64
 
-Key = tuple  # (in_tree, avals, statics, trace context, named axes), as `jit` builds it
+# (in_tree, avals, statics, trace context, named axes, typed shardings), as `jit` builds it
+Key = tuple
 
 
 def _history_owner(jitted: Any, fun: Callable[..., Any]) -> Any:
@@ -102,16 +103,29 @@ def explain(jitted: Any, fun: Callable[..., Any], key: Key, names: Sequence[str]
     LOGGER.warning("\n".join(lines))
 
 
+def _placements(placed: Any) -> str:
+    if placed is None:
+        return "none"
+    shardings, mesh = placed
+    specs = ", ".join("unplaced" if s is None else str(s.spec) for s in shardings)
+    return f"({specs}) under {'no mesh' if mesh is None else mesh}"
+
+
 def _differences(new: Key, names: Sequence[str], old: Key, old_names: Sequence[str],
                  labels: "_Labels") -> list[str]:
     """The explanation's lines for one previous key, by category (JAX's headers)."""
-    new_tree, new_avals, new_statics, new_context, new_axes = new
-    old_tree, old_avals, old_statics, old_context, old_axes = old
+    new_tree, new_avals, new_statics, new_context, new_axes, new_placed = new
+    old_tree, old_avals, old_statics, old_context, old_axes, old_placed = old
     lines: list[str] = []
     context = _context_differences(new_context, old_context)
     if new_axes != old_axes:
         context.append(f"  * the named axes in scope differ: now {_axes(new_axes)} and "
                        f"before {_axes(old_axes)}")
+    if new_placed != old_placed:
+        # (`core.sharding_rules.jit_key`: typed shardings over Explicit meshes, the context
+        # mesh)
+        context.append("  * the arguments' shardings or the context mesh differ: now "
+                       f"{_placements(new_placed)} and before {_placements(old_placed)}")
     if context:
         lines += ["  Tracing context doesn't match, e.g. due to config or context manager.",
                   *context]
