@@ -37,17 +37,18 @@ from jaxlite.backends import processes
 from jaxlite.backends.base import Client, CompileOptions
 from jaxlite.core import dtypes
 from jaxlite.core.jaxpr import ClosedJaxpr
-from jaxlite.core.sharding import AxisType, NamedSharding, PartitionSpec
+from jaxlite.core.sharding import AxisType, NamedSharding, PartitionSpec, Sharding
 from jaxlite.interpreters.lowering import lower_jaxpr
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.runtime.placement import constraint_mesh, propagate
 from jaxlite.runtime.sharding import SingleDeviceSharding
+from jaxlite.tree_util import PyTreeDef, tree_broadcast, tree_leaves, tree_unflatten
 from jaxlite.xla.hlo_sharding import HloSharding, from_mesh_spec
 from jaxlite.xla.ir import HloComputation, HloInstruction, HloModule
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.text import print_module
 
-__all__ = ["spmd_mesh", "spmd_call", "SpmdCall"]
+__all__ = ["spmd_mesh", "spmd_call", "SpmdCall", "flat_out_shardings"]
 
 logger = logging.getLogger("jaxlite.spmd")
 
@@ -65,6 +66,19 @@ def spmd_mesh(closed: ClosedJaxpr, leaves: Sequence[Any]) -> Any:
     if any(s.mesh != mesh for s in named):
         return None  # other meshes: placement's rules say what JAX says
     return mesh
+
+
+def flat_out_shardings(out_shardings: Any, out_tree: PyTreeDef) -> tuple | None:
+    """jit's `out_shardings` (a prefix of the results' tree) as one entry per result leaf
+    (None: unconstrained), or None when jit was given none."""
+    if out_shardings is None:
+        return None
+
+    def is_leaf(v: Any) -> bool:
+        return v is None or isinstance(v, Sharding)
+    results = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+    return tuple(tree_leaves(tree_broadcast(out_shardings, results, is_leaf=is_leaf),
+                             is_leaf=is_leaf))
 
 
 def _placement(leaf: Any) -> Any:

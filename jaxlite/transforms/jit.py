@@ -26,7 +26,7 @@ from jaxlite.transforms import api_util as _api_util
 from jaxlite.transforms import cache_misses
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.runtime.placement import constraint_mesh, on_device, place_jit_outputs
-from jaxlite.runtime.spmd_call import SpmdCall, spmd_call, spmd_mesh
+from jaxlite.runtime.spmd_call import SpmdCall, flat_out_shardings, spmd_call, spmd_mesh
 from jaxlite.runtime import environment
 from jaxlite.runtime.device import device_put
 from jaxlite.backends.base import Client, Device
@@ -36,7 +36,6 @@ from jaxlite.core.avals import ShapedArray, is_array_like
 from jaxlite.core.sharding_rules import jit_key
 from jaxlite.core.jaxpr import ClosedJaxpr
 from jaxlite.core.leaks import defined_at
-from jaxlite.core.sharding import Sharding
 from jaxlite.core.trace import EvalTrace, Tracer, current_trace
 from jaxlite.core.traceback_filter import filter_traceback
 from jaxlite.interpreters.lowering import lower_jaxpr
@@ -45,8 +44,7 @@ from jaxlite.interpreters.staging import DebugInfo, hoist_tracer_consts, trace_t
 from jaxlite.lax.higher_order import jit_p
 from jaxlite.transforms.stages import Lowered, Traced, Wrapped
 from jaxlite.transforms.tracing import ShapeDtypeStruct
-from jaxlite.tree_util import (PyTreeDef, tree_broadcast, tree_flatten, tree_leaves,
-                               tree_unflatten)
+from jaxlite.tree_util import PyTreeDef, tree_flatten, tree_leaves, tree_unflatten
 from jaxlite.xla import compile_progress
 
 
@@ -328,20 +326,7 @@ class PjitFunction(Wrapped):
         if mesh is None:
             return None
         return spmd_call(traced.jaxpr, name, self._client(), mesh, leaves,
-                         self._flat_out_shardings(traced.out_tree))
-
-    def _flat_out_shardings(self, out_tree: PyTreeDef) -> tuple | None:
-        """out_shardings as one entry per result leaf (None: unconstrained)."""
-        if self._out_shardings is None:
-            return None
-        slots = tree_unflatten(out_tree, list(range(out_tree.num_leaves)))
-        spread = tree_broadcast(self._out_shardings, slots,
-                                is_leaf=lambda v: v is None or isinstance(v, Sharding))
-        placed: list[Any] = [None] * out_tree.num_leaves
-        for slot, sharding in zip(tree_leaves(slots), tree_leaves(
-                spread, is_leaf=lambda v: v is None or isinstance(v, Sharding))):
-            placed[slot] = sharding
-        return tuple(placed)
+                         flat_out_shardings(self._out_shardings, traced.out_tree))
 
     def _placed_arguments(self, args: tuple) -> tuple:
         """The positional arguments with the dynamic ones put where in_shardings (a prefix
