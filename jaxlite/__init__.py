@@ -13,7 +13,7 @@ from jaxlite import lax, numpy, tree_util  # noqa: F401
 
 # The public modules.
 from jaxlite import (ad_checkpoint, api_util, custom_batching, custom_derivatives,  # noqa: F401
-                     debug, distributed, dlpack, dtypes, experimental,
+                     debug, distributed, dlpack, dtypes, experimental, export,
                      extend, ffi, flatten_util, image, interpreters, lib, monitoring, nn, ops,
                      profiler, random, ref, scipy, sharding, stages, tree, typing, version)
 

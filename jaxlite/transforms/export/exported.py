@@ -32,6 +32,7 @@ from jaxlite.core.avals import ShapedArray, get_aval
 from jaxlite.core.shape_poly_parse import evaluate
 from jaxlite.interpreters.lowering import lower_jaxpr
 from jaxlite.lax.call_exported import call_exported_p
+from jaxlite.lax.callbacks import CUSTOM_CALL_TARGET as _HOST_CALLBACK
 from jaxlite.lax.custom_derivatives import custom_vjp
 from jaxlite.runtime import dispatch
 from jaxlite.runtime.device import default_backend
@@ -250,8 +251,15 @@ def _export_traced(fun_jit: PjitFunction, args: tuple, kwargs: dict,
                          "arguments.")
     lowered = lower_jaxpr(traced.jaxpr, dispatch.module_name(name), f"jit({name})",
                           max_constant_elements=_ALL_CONSTANTS_INLINE)
+    text = print_module(lowered.module)
+    if f'custom_call_target="{_HOST_CALLBACK}"' in text:
+        # The callback is a Python function of this process: nothing a file can carry.
+        raise NotImplementedError(
+            f"serialization of host_callbacks is not yet implemented: {name} calls "
+            "pure_callback, io_callback or jax.debug.print/callback; export the function "
+            "without them (compute on the host before or after calling the Exported).")
     return Exported(name, traced.in_tree, tuple(traced.jaxpr.in_avals), traced.out_tree,
-                    tuple(traced.jaxpr.out_avals), platforms, print_module(lowered.module),
+                    tuple(traced.jaxpr.out_avals), platforms, text,
                     disabled_safety_checks=disabled,
                     _get_vjp=functools.partial(_export_vjp, fun_jit))
 
