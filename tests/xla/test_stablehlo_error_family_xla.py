@@ -1,0 +1,104 @@
+"""The error-function family's kernels (dawsn, wofz, owens_t) and the complex gamma
+kernels (loggamma, digamma of complex) printed as standard StableHLO: for each program the
+text names no `jaxlite_*` target, real XLA (jaxlib, in a subprocess of JAX's virtual
+environment) runs it with jaxlite's numbers, and `from_stablehlo` reads it back with the
+same numbers; float32/complex64 within 2e-6, float64/complex128 within 1e-11 (relative;
+for complex values |difference| <= rtol |value|). Derivatives through jax.grad, too.
+
+Skips the XLA half when no python with jax is found (see stablehlo_xla.py).
+"""
+import numpy as np
+import pytest
+
+import jaxlite as jax
+from jaxlite.export import from_stablehlo
+from stablehlo_xla import add_lowered_case, run_cases, unpack_like
+
+_SP = jax.scipy.special
+
+_DAWSN_X = np.array([0.0, -0.0, 1e-300, 1e-20, 0.3, -0.7, 1.0, 2.5, -4.0, 6.0, 7.99, 8.0,
+                     -8.01, 10.0, 26.0, 100.0, 1e5, 1e300, np.inf, -np.inf, np.nan])
+# w(z) over the plane: both axes, near and across the series' edges (|x| = 8,
+# |y| = 1.5), the lower half-plane up to where exp(-z^2) overflows, large |z|, edges.
+_W_X = np.array([0.0, -0.0, 1e-8, 0.5, -1.3, 3.0, -5.5, 7.9, 8.0, -8.1, 12.0, 30.0,
+                 -100.0, 1e4, 1e8])
+_W_Y = np.array([0.0, -0.0, 1e-8, 0.7, -0.9, 1.49, -1.49, 1.5, -1.5, 2.0, -2.2, 3.0, -4.0,
+                 6.0, -8.0, 15.0, -25.0, 100.0, 1e5])
+_W_EDGES = [complex(np.inf, 0), complex(0, np.inf), complex(1, -np.inf), complex(np.nan, 0),
+            complex(0, np.nan), complex(1, np.nan), -30j, 1 - 30j, -26.6j, 3 - 26.7j,
+            26.6 - 26.7j, 1e200 + 1e200j, 1e160 + 0j]
+_W_Z = np.concatenate([(_W_X[:, None] + 1j * _W_Y[None, :]).ravel(), _W_EDGES])
+
+# name -> (function, arguments: float64 or complex128 arrays)
+_FUNCTIONS = {
+    "dawsn": (_SP.dawsn, (_DAWSN_X,)),
+    # (up to x = 100: beyond, 1 - 2x D(x) cancels to a few digits)
+    "dawsn_grad": (jax.vmap(jax.grad(_SP.dawsn)), (_DAWSN_X[:-5],)),
+    "wofz": (_SP.wofz, (_W_Z,)),
+}
+_PRECISIONS = {"32": ((np.float32, np.complex64), 2e-6),
+               "64": ((np.float64, np.complex128), 1e-11)}
+PROGRAMS = {}
+for _name, (_fn, _args) in _FUNCTIONS.items():
+    for _bits, ((_real, _complex), _tolerance) in _PRECISIONS.items():
+        PROGRAMS[f"{_name}_{_bits}"] = (_fn, tuple(
+            a.astype(_complex if np.iscomplexobj(a) else _real) for a in _args), _tolerance)
+
+
+def _x64(name):
+    return name.endswith("_64")
+
+
+@pytest.fixture(scope="module")
+def lowered():
+    """Each program's Lowered, jaxlite's results and StableHLO text."""
+    out = {}
+    for name, (fn, args, _) in PROGRAMS.items():
+        jitted = jax.jit(fn)
+        with jax.enable_x64(_x64(name)):
+            low = jitted.lower(*args)
+            out[name] = (low, [np.asarray(v) for v in
+                               jax.tree_util.tree_leaves(jitted(*args))],
+                         low.as_text(dialect="stablehlo"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def xla_results(lowered, tmp_path_factory):
+    cases = {}
+    for name, (fn, args, _) in PROGRAMS.items():
+        with jax.enable_x64(_x64(name)):
+            add_lowered_case(cases, name, lowered[name][0], jax.tree_util.tree_leaves(args))
+    return run_cases(cases, tmp_path_factory.mktemp("error_family"))
+
+
+def _close(theirs, mine, tolerance, what):
+    theirs = unpack_like(np.asarray(theirs), mine)
+    assert theirs.shape == mine.shape and theirs.dtype == mine.dtype, (what, theirs, mine)
+    np.testing.assert_allclose(theirs, mine, rtol=tolerance, atol=0, err_msg=what)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_no_jaxlite_targets_are_printed(name, lowered):
+    text = lowered[name][2]
+    assert "jaxlite_" not in text
+    assert "stablehlo.while" in text
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_runs_in_xla_with_our_numbers(name, lowered, xla_results):
+    assert f"{name}/error" not in xla_results, xla_results.get(f"{name}/error")
+    mine = lowered[name][1]
+    assert f"{name}/out{len(mine)}" not in xla_results
+    for i, value in enumerate(mine):
+        _close(xla_results[f"{name}/out{i}"], value, PROGRAMS[name][2], f"{name} output {i}")
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_reads_back_with_the_same_numbers(name, lowered):
+    fn, args, tolerance = PROGRAMS[name]
+    inputs = list(lowered[name][0]._lowered.const_args) + jax.tree_util.tree_leaves(args)
+    with jax.enable_x64(_x64(name)):
+        again = jax.tree_util.tree_leaves(from_stablehlo(lowered[name][2]).call(*inputs))
+    for i, (theirs, value) in enumerate(zip(again, lowered[name][1])):
+        _close(np.asarray(theirs), value, tolerance, f"{name} output {i}")
