@@ -11,10 +11,17 @@ family made explicit; XLA's GPU backend calls cuDNN instead).
 - one batched `xp.matmul` (cuBLAS / hipBLAS through CuPy), then the product moved into
   the output's dimension order and layout and rounded to its type.
 
+Integer convolutions gather their patches as 64-bit unsigned integers and multiply with
+CuPy's integer matmul: sums wrap modulo 2**64, and the cast to the result type keeps the
+low bits (JAX's wrap-around; see `device_ops.summing_dtype`). Complex ones gather the
+real and the imaginary parts of the input with the same real-typed kernel (gathering is
+linear: the patches of z are those of Re z plus i times those of Im z; the renderer has
+no complex type), then multiply with cuBLAS's complex GEMM.
+
 A convolution inside an output fusion (a bias, an activation after it) splits like a dot
 (`dot_epilogue`): the convolution as above, then the epilogue's loop kernel reading the
-product. Integer convolutions and `batch_group_count` > 1 are not built (the host runs
-them). The patch matrix costs (output positions x taps x features) floats of memory: for
+product. Convolutions of bools, mixed integer and floating-point ones and
+`batch_group_count` > 1 are not built (the host runs them). The patch matrix costs (output positions x taps x features) floats of memory: for
 the bench's 32x56x56x64 3x3 convolution, 231 MB.
 """
 from __future__ import annotations
@@ -25,7 +32,7 @@ import numpy as np
 
 from jaxlite.backends.gpu import kernel_ir as ir
 from jaxlite.backends.gpu.fusion_kernels import (BuildOptions, FusionKernels, grid_stride,
-                                                 kernel_name, operand_buffers)
+                                                 kernel_name)
 from jaxlite.backends.gpu.hlo_elemental import UnsupportedFusion
 from jaxlite.backends.gpu.index_math import add, delinearize, div, linear_index, mul, rem
 from jaxlite.xla.ir import HloInstruction
@@ -52,29 +59,27 @@ class ConvolutionPlan:
         self.groups = int(inst.attr("feature_group_count", 1))
         if int(inst.attr("batch_group_count", 1)) != 1:
             raise UnsupportedFusion(f"convolution %{inst.name} with batch_group_count > 1")
-        kinds = {lhs.dtype.kind, rhs.dtype.kind, inst.shape.dtype.kind}
-        if kinds != {"f"}:
-            raise UnsupportedFusion(f"convolution %{inst.name} of {lhs.dtype} and "
-                                    f"{rhs.dtype}: only floating-point ones are built")
         self.inst = inst
-        wide = max(lhs.dtype.itemsize, rhs.dtype.itemsize, inst.shape.dtype.itemsize)
-        self.compute = "float64" if wide == 8 else "float32"
+        self.compute, self.gathered = _compute_types(inst)
         d = self.dims
         self.batch = lhs.dims[d.lhs_batch]
         self.features = lhs.dims[d.lhs_feature] // self.groups
         self.outputs = rhs.dims[d.rhs_output] // self.groups
         self.taps = tuple(rhs.dims[k] for k in d.rhs_spatial)
         self.out_spatial = tuple(inst.shape.dims[k] for k in d.out_spatial)
-        self.patches = Shape(np.dtype(self.compute), (self.groups, self.batch) +
+        # the patch matrix's element type: the product's, or its real part's
+        self.patch_type = np.dtype(self.compute).name if self.compute.kind != "c" else \
+            self.gathered
+        self.patches = Shape(np.dtype(self.patch_type), (self.groups, self.batch) +
                              self.out_spatial + (self.features,) + self.taps)
         self.kernels = self._im2col(options)
 
     def _im2col(self, options: BuildOptions) -> FusionKernels:
         d, w, lhs = self.dims, self.window, self.inst.operands[0].shape
-        inputs = operand_buffers(self.inst)[:1]
-        source = inputs[0][0]
+        source = ir.Buffer("in0", self.gathered)
+        inputs = ((source, Shape(ir.dtype_of(self.gathered), lhs.dims, lhs.layout)),)
         name = kernel_name(self.inst, options) + "_im2col"
-        out = ir.Buffer("out0", self.compute)
+        out = ir.Buffer("out0", self.patch_type)
         p = ir.Var("p", "int32")
         index = delinearize(p, self.patches)
         spatial = len(d.lhs_spatial)
@@ -97,7 +102,7 @@ class ConvolutionPlan:
             inside = ir.Binary("and", inside, ok)
             at[d.lhs_spatial[k]] = div(q, dilation)
         load = ir.Load(source, linear_index(tuple(at), lhs))
-        value = ir.Select(inside, ir.Cast(load, self.compute), ir.Const(0.0, self.compute))
+        value = ir.Select(inside, ir.Cast(load, self.patch_type), ir.Const(0, self.patch_type))
         grid, first, step = grid_stride(options, self.patches.size)
         loop = ir.For(p, first, ir.index_const(self.patches.size), step,
                       (ir.Store(out, p, value),))
@@ -111,14 +116,14 @@ class ConvolutionPlan:
         d, shape = self.dims, self.inst.shape
         rows = self.batch * int(np.prod(self.out_spatial, dtype=np.int64))
         columns = self.features * int(np.prod(self.taps, dtype=np.int64))
-        patches = launch([lhs]).reshape(self.groups, rows, columns)
+        patches = self._patches(xp, launch, lhs).reshape(self.groups, rows, columns)
         filters = _logical(xp, rhs, self.inst.operands[1].shape)
         filters = xp.transpose(filters, (d.rhs_output, d.rhs_input) + d.rhs_spatial)
         flips = tuple(2 + k for k, r in enumerate(self.window.reversal) if r)
         if flips:
             filters = xp.flip(filters, flips)
         filters = filters.astype(self.compute).reshape(self.groups, self.outputs, columns)
-        product = xp.matmul(patches, xp.transpose(filters, (0, 2, 1)))
+        product = xp.matmul(patches.astype(self.compute), xp.transpose(filters, (0, 2, 1)))
         # (groups, batch, spatial..., outputs) -> (batch, spatial..., groups, outputs)
         product = product.reshape((self.groups, self.batch) + self.out_spatial +
                                   (self.outputs,))
@@ -132,6 +137,38 @@ class ConvolutionPlan:
         major_to_minor = tuple(reversed(shape.layout))
         memory = xp.ascontiguousarray(xp.transpose(logical, major_to_minor))
         return memory.astype(shape.dtype).reshape(-1)
+
+
+    def _patches(self, xp: Any, launch: Callable[[list[Any]], Any], lhs: Any) -> Any:
+        """The patch matrix of flat `lhs`: for a complex input, that of its real parts
+        plus i times that of its imaginary parts (two runs of the real-typed kernel)."""
+        if lhs.dtype.kind != "c":
+            return launch([lhs])
+        real = launch([xp.ascontiguousarray(lhs.real)])
+        imaginary = launch([xp.ascontiguousarray(lhs.imag)])
+        return real.astype(self.compute) + imaginary.astype(self.compute) * \
+            self.compute.type(1j)
+
+
+def _compute_types(inst: HloInstruction) -> tuple[np.dtype, str]:
+    """(the type the product is summed in, the type the im2col kernel reads the input
+    as) of a convolution; `UnsupportedFusion` for the kinds not built."""
+    lhs, rhs, out = inst.operands[0].shape.dtype, inst.operands[1].shape.dtype, \
+        inst.shape.dtype
+    kinds = {lhs.kind, rhs.kind, out.kind}
+    if kinds == {"f"}:
+        wide = max(lhs.itemsize, rhs.itemsize, out.itemsize)
+        compute = np.dtype(np.float64 if wide == 8 else np.float32)
+        return compute, lhs.name
+    if kinds <= {"i", "u"}:
+        return np.dtype(np.uint64), lhs.name
+    if out.kind == "c" and kinds <= {"f", "c"}:
+        double = any(d in (np.float64, np.complex128) for d in (lhs, rhs, out))
+        compute = np.dtype(np.complex128 if double else np.complex64)
+        part = lhs if lhs.kind == "f" else np.empty(0, lhs).real.dtype
+        return compute, part.name
+    raise UnsupportedFusion(f"convolution %{inst.name} of {lhs} and {rhs} into {out}: "
+                            "only floating-point, integer and complex ones are built")
 
 
 def _logical(xp: Any, flat: Any, shape: Shape) -> Any:

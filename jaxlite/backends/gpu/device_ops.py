@@ -5,8 +5,13 @@ kernels read and write them.
 
 - `dot`: XLA's dot semantics (batch, then lhs free, then rhs free dimensions; products
   summed in `accumulation_dtype`, then rounded to the result type) as one batched
-  `xp.matmul`, which CuPy runs through cuBLAS / hipBLAS. Only floating-point dots whose
-  types `xp` stores natively (CuPy has no bfloat16) come here.
+  `xp.matmul`, which CuPy runs through cuBLAS / hipBLAS for floating-point and complex
+  types (cuBLAS's complex GEMMs) and through its own generated kernel for integers.
+  Integer products are summed in 64-bit *unsigned* integers, whose arithmetic wraps
+  modulo 2**64 by definition (a signed overflow is undefined in C, which CuPy's kernel
+  is written in); the cast to the result type keeps the low bits, which is JAX's
+  wrap-around in the result type. Dots whose types `xp` does not store natively (CuPy has
+  no bfloat16), and those of bools, go elsewhere (see `dot_supported`).
 - `copy`, `transpose`, `reshape`: a move through the logical order (`to_logical`,
   `to_memory`); `bitcast` keeps the memory as it is.
 (Dynamic slices and updates, gathers and scatters are kernels: `update_kernels`.)
@@ -22,7 +27,8 @@ from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
 
-__all__ = ["LAYOUT_OPCODES", "canonical_operands", "dot", "dot_supported", "layout_op", "to_logical", "to_memory"]
+__all__ = ["LAYOUT_OPCODES", "canonical_operands", "dot", "dot_supported", "layout_op",
+           "summing_dtype", "to_logical", "to_memory"]
 
 LAYOUT_OPCODES = (Opcode.BITCAST, Opcode.COPY, Opcode.TRANSPOSE, Opcode.RESHAPE)
 
@@ -64,13 +70,26 @@ def layout_op(xp: Any, inst: HloInstruction, flat: Any) -> Any:
 
 def dot_supported(inst: HloInstruction, storage_dtype: Any) -> bool:
     """Whether `dot` runs `inst` with an `xp` whose storage type of a dtype is
-    `storage_dtype(dtype)`: floating-point products in float32 or float64."""
+    `storage_dtype(dtype)`: floating-point products in float32 or float64, complex ones
+    in a complex type, integer ones of integer operands (summed with wrap-around)."""
     lhs, rhs = (o.shape.dtype for o in inst.operands)
     out = inst.shape.dtype
     if any(np.dtype(storage_dtype(d)) != np.dtype(d) for d in (lhs, rhs, out)):
         return False
-    return accumulation_dtype(lhs, rhs, out) in (np.float32, np.float64) and \
-        out.kind == "f"
+    accumulation = np.dtype(accumulation_dtype(lhs, rhs, out))
+    if out.kind == "f":
+        return accumulation in (np.float32, np.float64)
+    if out.kind == "c":
+        return accumulation.kind == "c"
+    return out.kind in "iu" and accumulation.kind in "iu"
+
+
+def summing_dtype(accumulation: Any) -> np.dtype:
+    """The type a product's sums are computed in on the device: `accumulation`, except
+    that integer sums use 64-bit unsigned integers (they wrap by definition; see the
+    module docstring)."""
+    accumulation = np.dtype(accumulation)
+    return np.dtype(np.uint64) if accumulation.kind in "iu" else accumulation
 
 
 def canonical_operands(xp: Any, inst: HloInstruction, lhs_flat: Any,
@@ -94,6 +113,6 @@ def canonical_operands(xp: Any, inst: HloInstruction, lhs_flat: Any,
 def dot(xp: Any, inst: HloInstruction, lhs_flat: Any, rhs_flat: Any) -> Any:
     """XLA's dot (dot_general) of two flat operands, as one batched matmul."""
     a, b = canonical_operands(xp, inst, lhs_flat, rhs_flat)
-    acc = accumulation_dtype(a.dtype, b.dtype, inst.shape.dtype)
+    acc = summing_dtype(accumulation_dtype(a.dtype, b.dtype, inst.shape.dtype))
     product = xp.matmul(a.astype(acc), b.astype(acc)).reshape(inst.shape.dims)
     return to_memory(xp, product.astype(inst.shape.dtype), inst.shape)

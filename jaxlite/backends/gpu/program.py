@@ -16,7 +16,9 @@ control flow calls:
   `ownership` allows (else into a copy); sort: `sort_kernels` (a bitonic kernel, or
   CuPy's sort for long rows with a plain order); convolution: `convolution`;
 - parameters, constants (uploaded once, at compile time), tuples, get-tuple-element: no
-  work; bitcast, copy, transpose, reshape and floating-point dots: `device_ops` with `xp`;
+  work; bitcast, copy, transpose, reshape and dots (floating-point, complex and integer:
+  cuBLAS, or CuPy's integer kernel, with wrap-around sums) with `xp` (`device_ops`),
+  small ones other than complex as the tiled GEMM kernel (`gemm_kernels`);
 - `while`: the loop runs on the host, the condition's predicate read back each iteration
   (one 1-byte copy and a stream synchronization per iteration), then the body's kernels
   enqueued; state elements the body updates in place are copied once before the first
@@ -149,7 +151,7 @@ class Program:
                 multiply = self._product(inst)
             except UnsupportedFusion as error:
                 return self._host(inst, str(error))
-            where = "xp" if _gemm_sizes(inst) is None else "kernel"  # (a tiled gemm)
+            where = "kernel" if _tiled(inst) else "xp"
             return Step(inst, where, lambda ops: multiply(ops[0], ops[1]))
         if op is _O.WHILE:
             owned = self._loop_owned[id(inst.called[1])] = loop_owned(inst)
@@ -193,9 +195,9 @@ class Program:
         storage = self.launcher.storage_dtype
         if inst.opcode is _O.DOT:
             if not device_ops.dot_supported(inst, storage):
-                raise UnsupportedFusion("a dot of integers, complex numbers or types the "
-                                        "array module does not store")
-            if _gemm_sizes(inst) is not None:
+                raise UnsupportedFusion("a dot of bools, of floats into integers, or of "
+                                        "types the array module does not store")
+            if _tiled(inst):
                 return self._tiled_gemm(inst, *_gemm_sizes(inst))
             return lambda lhs, rhs: device_ops.dot(self.xp, inst, lhs, rhs)
         if any(storage(s.dtype) != s.dtype for s in (inst.shape, inst.operands[1].shape)):
@@ -210,7 +212,8 @@ class Program:
         """A small dot as one generated tiled-GEMM kernel (`gemm_kernels`) on its
         operands brought to (batch, m, k) and (batch, k, n) by `xp`."""
         lhs, rhs = (o.shape.dtype for o in inst.operands)
-        accumulation = np.dtype(accumulation_dtype(lhs, rhs, inst.shape.dtype)).name
+        accumulation = device_ops.summing_dtype(
+            accumulation_dtype(lhs, rhs, inst.shape.dtype)).name
         options = self.launcher.build_options
         kernels = build_tiled_gemm(f"{kernel_name(inst, options)}_gemm", batch, m, n, k,
                                    (lhs.name, rhs.name), accumulation,
@@ -371,6 +374,12 @@ def _gemm_sizes(dot: HloInstruction) -> tuple[int, int, int, int] | None:
     free_r = [d for d in range(len(rhs)) if d not in (*rc, *rb)]
     sizes = (size(lhs, lb), size(lhs, free_l), size(rhs, free_r), size(lhs, lc))
     return sizes if use_tiled_gemm(*sizes[1:]) else None
+
+
+def _tiled(dot: HloInstruction) -> bool:
+    """Whether a dot runs as the generated tiled GEMM: small, and not complex (complex
+    products go to cuBLAS through `xp`; the renderer has no complex type)."""
+    return _gemm_sizes(dot) is not None and dot.shape.dtype.kind != "c"
 
 
 def _check_renderable(kernels: FusionKernels) -> None:

@@ -173,3 +173,29 @@ def test_a_second_client_loads_the_module_from_the_persistent_cache(client, tmp_
         entry.write_bytes(entry.read_bytes()[:-3])  # truncated: removed, compiled again
         _run(GpuClient(launchers.start_cupy(0), "gpu"), softmax, x)
         assert len(fake_cupy.COMPILED) == 2 and entry.exists()
+
+
+def test_integer_and_complex_products_through_the_launcher(client):
+    """Integer dots (the tiled kernel; `xp.matmul` in 64-bit unsigned sums) and complex
+    ones (`xp.matmul`), integer and complex convolutions: on the device, the cpu's
+    numbers."""
+    rng = np.random.default_rng(4)
+    small = rng.integers(-2**31, 2**31, (5, 7)).astype(np.int32)  # products wrap
+    large = rng.integers(-128, 128, (70, 66)).astype(np.int8)
+    # (whole parts: exact sums, as `assert_close` compares complex numbers exactly)
+    z = (rng.integers(-9, 9, (6, 9)) + 1j * rng.integers(-9, 9, (6, 9))).astype(np.complex64)
+    conv = lambda a, b: jax.lax.conv_general_dilated(
+        a, b, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    image = rng.integers(-50, 50, (1, 4, 4, 2)).astype(np.int32)
+    kernel = rng.integers(-50, 50, (3, 3, 2, 3)).astype(np.int32)
+    for fn, args in ((lambda a: a @ a.T, (small,)),
+                     (lambda a: jax.lax.dot(a, a.T, preferred_element_type=jnp.int32),
+                      (large,)),
+                     (lambda a: a @ a.T, (z,)),
+                     (conv, (image, kernel)),
+                     (conv, (image.astype(np.complex64) * (1 + 2j),
+                             kernel.astype(np.complex64)))):
+        plan = _run(client, fn, *args).text("kernels")
+        assert "host" not in plan, plan
+    assert any(name.endswith("_gemm") for name in fake_cupy.LAUNCHES)
+    assert any(name.endswith("_im2col") for name in fake_cupy.LAUNCHES)
