@@ -28,6 +28,15 @@ _W_EDGES = [complex(np.inf, 0), complex(0, np.inf), complex(1, -np.inf), complex
             complex(0, np.nan), complex(1, np.nan), -30j, 1 - 30j, -26.6j, 3 - 26.7j,
             26.6 - 26.7j, 1e200 + 1e200j, 1e160 + 0j]
 _W_Z = np.concatenate([(_W_X[:, None] + 1j * _W_Y[None, :]).ravel(), _W_EDGES])
+# Owen's T on a grid of h and a: both sides of |a| = 1 (Owen's identity), the peak of
+# large h, infinities and NaN (not at tiny a with h >= 5, where scipy's owens_t, the
+# kernel, is off by 1e-7).
+_T_H = np.array([0.0, -1e-10, 0.1, -0.5, 1.0, 2.0, 3.0, 5.0, -8.0, 10.0, 15.0, 20.0, 30.0,
+                 np.inf, -np.inf, np.nan])
+_T_A = np.array([0.0, 0.01, -0.01, 0.3, -0.9, 0.999, 1.0, 1.001, 1.5, -3.0, 10.0, 100.0,
+                 1e5, 1e10, np.inf, -np.inf, np.nan])
+_T_GRID = tuple(g.ravel() for g in np.meshgrid(_T_H, _T_A, indexing="ij"))
+_T_FINITE = tuple(g.ravel() for g in np.meshgrid(_T_H[:-3], _T_A[:-3], indexing="ij"))
 
 # name -> (function, arguments: float64 or complex128 arrays)
 _FUNCTIONS = {
@@ -35,6 +44,8 @@ _FUNCTIONS = {
     # (up to x = 100: beyond, 1 - 2x D(x) cancels to a few digits)
     "dawsn_grad": (jax.vmap(jax.grad(_SP.dawsn)), (_DAWSN_X[:-5],)),
     "wofz": (_SP.wofz, (_W_Z,)),
+    "owens_t": (_SP.owens_t, _T_GRID),
+    "owens_t_grad": (jax.vmap(jax.grad(_SP.owens_t, argnums=(0, 1))), _T_FINITE),
 }
 _PRECISIONS = {"32": ((np.float32, np.complex64), 2e-6),
                "64": ((np.float64, np.complex128), 1e-11)}

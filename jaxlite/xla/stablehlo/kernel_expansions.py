@@ -41,6 +41,7 @@ from jaxlite.xla.stablehlo.special_gamma import GAMMA_EXPANSIONS
 from jaxlite.xla.stablehlo.special_hyp1f1 import HYP1F1_EXPANSIONS
 from jaxlite.xla.stablehlo.special_igamma import IGAMMA_EXPANSIONS
 from jaxlite.xla.stablehlo.special_igamma_grad import IGAMMA_GRAD_EXPANSIONS
+from jaxlite.xla.stablehlo.special_owens_t import OWENS_T_EXPANSIONS
 from jaxlite.xla.stablehlo.special_sici import SICI_EXPANSIONS
 from jaxlite.xla.stablehlo.special_spence import SPENCE_EXPANSIONS
 
@@ -131,6 +132,7 @@ EXPANSIONS: dict[str, L.KernelRule] = {
     **GAMMA_EXPANSIONS, **IGAMMA_EXPANSIONS, **BETAINC_EXPANSIONS, **ERROR_EXPANSIONS,
     **EXPINT_EXPANSIONS, **SPENCE_EXPANSIONS, **EXPN_EXPANSIONS,
     **SICI_EXPANSIONS, **IGAMMA_GRAD_EXPANSIONS, **JV_EXPANSIONS, **DAWSON_EXPANSIONS,
+    **OWENS_T_EXPANSIONS,
     **HYP1F1_EXPANSIONS,
     "jaxlite_fma_f64": _fma,
     "jaxlite_lapack_symmetric_product": _symmetric_product,
