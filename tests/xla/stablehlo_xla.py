@@ -8,7 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import jaxlite as jax
 from jaxlite.core import dtypes
+from jaxlite.export import from_stablehlo
 
 RUNNER = Path(__file__).with_name("stablehlo_runner.py")
 JAX_PYTHON = os.environ.get("JAXLITE_JAX_PYTHON", "/tmp/jaxvenv/bin/python")
@@ -60,3 +62,54 @@ def run_cases(cases: dict, folder: Path) -> dict:
 
 def unpack_like(result: np.ndarray, mine: np.ndarray) -> np.ndarray:
     return result.view(dtypes.bfloat16) if mine.dtype == dtypes.bfloat16 else result
+
+
+def lower_programs(programs: dict, x64) -> dict:
+    """name -> (Lowered, jaxlite's result leaves, StableHLO text) of each
+    `programs[name] = (function, arguments, tolerance)`, traced with x64 where `x64(name)`."""
+    out = {}
+    for name, (fn, args, _) in programs.items():
+        jitted = jax.jit(fn)
+        with jax.enable_x64(x64(name)):
+            lowered = jitted.lower(*args)
+            out[name] = (lowered, [np.asarray(v) for v in
+                                   jax.tree_util.tree_leaves(jitted(*args))],
+                         lowered.as_text(dialect="stablehlo"))
+    return out
+
+
+def run_programs(programs: dict, lowered: dict, x64, folder: Path) -> dict:
+    """Every lowered program run by jaxlib on its arguments (see `run_cases`)."""
+    cases = {}
+    for name, (fn, args, _) in programs.items():
+        with jax.enable_x64(x64(name)):
+            add_lowered_case(cases, name, lowered[name][0], jax.tree_util.tree_leaves(args))
+    return run_cases(cases, folder)
+
+
+def assert_relative_close(theirs, mine: np.ndarray, tolerance: float, what: str):
+    """Same shape and dtype, and equal to a relative `tolerance` (inf and NaN alike)."""
+    theirs = unpack_like(np.asarray(theirs), mine)
+    assert theirs.shape == mine.shape and theirs.dtype == mine.dtype, (what, theirs, mine)
+    np.testing.assert_allclose(theirs, mine, rtol=tolerance, atol=0, err_msg=what)
+
+
+def check_runs_in_xla(programs: dict, name: str, lowered: dict, xla_results: dict):
+    """jaxlib ran program `name` without error, with jaxlite's numbers, leaf by leaf."""
+    assert f"{name}/error" not in xla_results, xla_results.get(f"{name}/error")
+    mine = lowered[name][1]
+    assert f"{name}/out{len(mine)}" not in xla_results
+    for i, value in enumerate(mine):
+        assert_relative_close(xla_results[f"{name}/out{i}"], value, programs[name][2],
+                              f"{name} output {i}")
+
+
+def check_reads_back(programs: dict, name: str, lowered: dict, x64):
+    """`from_stablehlo` of the text runs (through jaxlite's compiler) with the same numbers."""
+    _, args, tolerance = programs[name]
+    inputs = list(lowered[name][0]._lowered.const_args) + jax.tree_util.tree_leaves(args)
+    with jax.enable_x64(x64(name)):
+        again = jax.tree_util.tree_leaves(from_stablehlo(lowered[name][2]).call(*inputs))
+    assert len(again) == len(lowered[name][1])
+    for i, (theirs, value) in enumerate(zip(again, lowered[name][1])):
+        assert_relative_close(np.asarray(theirs), value, tolerance, f"{name} output {i}")

@@ -1,0 +1,109 @@
+"""jaxlite's confluent hypergeometric kernels (`hyp1f1` and the parameter derivatives
+`hyp1f1_da`, `hyp1f1_db` behind its gradient) printed as standard StableHLO: the text
+names no `jaxlite_*` target, jaxlib runs it with jaxlite's numbers (scipy's), and
+`from_stablehlo` reads it back into a program that jaxlite runs with the same numbers.
+
+The grids cover a, b, x of both signs, |x| up to 700, b at and near negative integers
+and 0, a = 0, a = b, whole negative a, infinities and NaN, overflow (+inf of either
+sign, as scipy) and x down to -1e6 (the asymptotic expansion). Two regions are kept apart
+(see jaxlite/xla/stablehlo/special_hyp1f1.py): near a pole of b with x < 0 scipy itself
+is off by up to 1.4e-5 (checked against mpmath's values here), and the band of large
+negative a (x > 0) or b - a (x < 0) at moderate |x|, where the expansion loses digits,
+is not on the grids.
+
+Skips the XLA half when no python with jax is found (see stablehlo_xla.py).
+"""
+import itertools
+
+import numpy as np
+import pytest
+
+import jaxlite as jax
+from stablehlo_xla import check_reads_back, check_runs_in_xla, lower_programs, run_programs
+
+_hyp1f1 = jax.scipy.special.hyp1f1
+
+
+def _grid(*axes):
+    return tuple(np.array(column) for column in zip(*itertools.product(*axes)))
+
+
+# Ordinary values: every sign of a, b, x; |x| from 1e-3 to 700 (overflow beyond e^700).
+_VALUES = _grid([-3.7, -1.5, -0.5, 0.3, 1.0, 2.5, 7.2],
+                [-3.7, -0.5, 0.25, 1.0, 1.5, 8.5, 25.3],
+                [-700.0, -80.0, -10.2, -0.7, -1e-3, 0.6, 9.3, 85.7, 320.4, 700.0])
+# (a, b, x) rows at the edges: a = 0, a = b, b = 0, whole negative a (terminating
+# series), b at a pole and just off one, infinities, NaN, overflow, x <= -1000.
+_EDGES = np.array([
+    [0.0, 2.0, 5.0], [0.0, -3.0, 5.0], [0.0, np.nan, 1.0], [2.5, 2.5, -3.0],
+    [-1.5, -1.5, 40.0], [2.0, 0.0, 1.0], [-2.0, 0.0, -1.0], [-3.0, 1.5, 20.0],
+    [-3.0, 1.5, -20.0], [-7.0, 2.5, 9.0], [-7.0, -10.5, 20.0], [-4.0, 1.5, -30.0],
+    [-2.0, 0.5, 700.0], [1.5, -2.0, 3.0], [1.5, -2.0, 0.0], [1.5, -2.0, 150.0],
+    [1.5, -2.0001, 3.0], [2.5, -0.9999, 6.0], [0.5, -2.9999, 1.0], [1.0, 1e-8, 2.0],
+    [np.inf, 2.0, 3.0], [-np.inf, 2.0, 3.0], [np.inf, 2.0, -3.0], [np.inf, -2.0, 3.0],
+    [2.0, np.inf, 3.0], [2.0, -np.inf, 3.0], [np.nan, 2.0, 3.0], [2.0, np.nan, 0.0],
+    [2.0, 3.0, np.nan], [2.0, 3.0, np.inf], [2.0, 3.0, -np.inf], [np.inf, 2.0, 200.0],
+    [3.0, 1.0, 710.0], [1.0, 3.0, 710.0], [0.5, 1.5, -1e-300], [2.0, 3.0, -0.0],
+    [1.0, -0.5, 700.0], [-2.0, 1.0, 1e4], [-0.5, 1.0, 1e4], [-3.7, 0.25, -1000.5],
+    [7.2, 8.5, -5000.0], [1.5, 25.3, -1e6], [-0.5, 1.0, -1200.0], [0.5, -1.5, -3000.0]]).T
+# Near a pole of b with x < 0 scipy (boost) loses digits: its values there are checked
+# against mpmath (40 digits) instead, at 1e-13.
+_POLE_NEIGHBOURS = (np.array([1.0, 1.0, 15.5]), np.array([-2.9999, -2.9999, -10.5]),
+                    np.array([-3.0, -0.7, -0.7]))
+_MPMATH = np.array([-6720.03673417742, -197.39791065965193, 3.195316990168643])
+# The gradient in a, b and x (the kernels hyp1f1_da, hyp1f1_db, and hyp1f1 at a + 1, b + 1).
+_GRADIENT = _grid([-2.5, -0.5, 0.3, 1.0, 3.5], [-1.5, 0.5, 1.0, 4.5],
+                  [-300.0, -30.0, -3.0, -0.5, 0.0, 0.7, 5.0, 40.0, 300.0])
+_GRADIENT_EDGES = np.array([[np.nan, 1.0, 1.0], [1.0, np.inf, 1.0], [1.0, 2.0, np.inf],
+                            [0.0, 2.0, 3.0], [-2.0, 1.5, 4.0], [2.0, 2.0, -1.0]]).T
+_grad = jax.vmap(jax.grad(lambda a, b, x: _hyp1f1(a, b, x), argnums=(0, 1, 2)))
+
+PROGRAMS = {}
+for _dtype, _tolerance in ((np.float32, 2e-6), (np.float64, 1e-11)):
+    _suffix = np.dtype(_dtype).name
+    _cast = lambda arrays: tuple(np.asarray(v, _dtype) for v in arrays)  # noqa: E731
+    PROGRAMS[f"hyp1f1_{_suffix}"] = (_hyp1f1, _cast(_VALUES), _tolerance)
+    PROGRAMS[f"hyp1f1_edges_{_suffix}"] = (_hyp1f1, _cast(_EDGES), _tolerance)
+    PROGRAMS[f"hyp1f1_grad_{_suffix}"] = (
+        _grad, _cast(np.concatenate([_GRADIENT, _GRADIENT_EDGES], axis=1)), _tolerance)
+PROGRAMS["hyp1f1_pole_neighbours_float64"] = (_hyp1f1, _POLE_NEIGHBOURS, 1e-4)
+
+
+def _x64(name):
+    return name.endswith("float64")
+
+
+@pytest.fixture(scope="module")
+def lowered():
+    """Each program's Lowered, jaxlite's results and the StableHLO text."""
+    return lower_programs(PROGRAMS, _x64)
+
+
+@pytest.fixture(scope="module")
+def xla_results(lowered, tmp_path_factory):
+    return run_programs(PROGRAMS, lowered, _x64, tmp_path_factory.mktemp("hyp1f1"))
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_no_jaxlite_targets_are_printed(name, lowered):
+    text = lowered[name][2]
+    assert "jaxlite_" not in text
+    assert "stablehlo.while" in text
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_runs_in_xla_with_our_numbers(name, lowered, xla_results):
+    check_runs_in_xla(PROGRAMS, name, lowered, xla_results)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_reads_back_with_the_same_numbers(name, lowered):
+    check_reads_back(PROGRAMS, name, lowered, _x64)
+
+
+def test_expansion_is_right_where_scipy_is_not(lowered, xla_results):
+    # Next to a pole of b with x < 0 the expansion gives mpmath's value; scipy does not.
+    name = "hyp1f1_pole_neighbours_float64"
+    np.testing.assert_allclose(xla_results[f"{name}/out0"], _MPMATH, rtol=1e-13)
+    kernel_error = np.abs(lowered[name][1][0] / _MPMATH - 1)
+    assert kernel_error.max() > 1e-6, kernel_error
