@@ -6,35 +6,27 @@
 The value. Kummer's transformation 1F1(a; b; x) = e^x 1F1(b - a; b; -x) turns x < 0 into
 M(alpha; b; y) = 1F1(alpha; b; y) with y = |x| >= 0, whose terms
 t_(k+1) = t_k (alpha + k) / (b + k) y / (k + 1) change sign only while alpha + k or b + k
-is negative. M is taken from whichever of two forms has the smaller error estimate:
-
-- the power series, summed from t_0 = e^(-shift), shift = y/2 (at most SHIFT_LIMIT for
-  x > 0), so that e^(-700) M(alpha; b; 700) neither overflows nor underflows, in
-  SERIES_STEPS steps (enough for |x| up to ASYMPTOTIC_FROM); its error is about
-  eps sum|t_k| / |sum t_k|;
-- for alpha < -1 (at most RECURRENCE_STEPS below), the recurrence in the first parameter
-  (b - a) M(a - 1) = a M(a + 1) - (2a - b + y) M(a), run down from the series at alpha's
-  fractional part f and f - 1 (where the series does not cancel). Its error is estimated
-  by running it a second time from a start nudged by NUDGE (relative): the change, over
-  NUDGE, is the factor by which it amplifies rounding errors.
+is negative. The power series of M is summed in double-double arithmetic
+(`double_double.py`, about 32 digits; alpha + k and b + k exact by two-sums), because
+where alpha is large and negative and y moderate its terms grow to about
+e^(2 sqrt(|alpha| y)) before they alternate down to the value: a float64 sum loses all
+digits at alpha = -39.1, y = 80 (1F1(40.1; 1; -80) = 2.4e-19), the double-double sum
+keeps 13. The terms start from t_0 = e^(-shift), shift = y/2 (at most SHIFT_LIMIT for
+x > 0), so that e^(-700) M(alpha; b; 700) neither overflows nor underflows, and the sum
+runs SERIES_STEPS steps, enough for |x| < ASYMPTOTIC_FROM.
 
 For x <= -ASYMPTOTIC_FROM, the algebraic part of the asymptotic expansion,
 1F1 = Gamma(b) / Gamma(b - a) |x|^(-a) sum_k (a)_k (a - b + 1)_k / k! |x|^(-k) (the e^x
 part is below float64's reach). A value that overflows is +inf whatever its sign, as
 scipy (boost's overflow error) gives it; 1F1(1; -0.5; 700) is -6.7e308 (mpmath).
 
-Where a is negative (x > 0) or b - a is (x < 0), both forms lose digits in a band where
-|alpha| is large and y moderate: the series cancels (its terms grow to about
-e^(2 sqrt(|alpha| y)) before they alternate down to the value) and the recurrence runs
-where M is its minimal solution (a recurrence of this kind is stable only where
-4 |alpha| y > (y - b)^2, that is, away from small |alpha|, the start). Measured against
-mpmath (40 digits) on a grid of 1980 points (a, b, x of both signs, |x| <= 700): the
-error is below 5e-14 wherever |alpha| <= 10; up to 5e-9 for 10 < |alpha| <= 15, 5e-6 for
-15 < |alpha| <= 30, and no correct digits beyond at 30 <= y <= 80 (e.g. a = 40.1, b = 1,
-x = -80). scipy (boost's 1F1) is accurate there: that band is not printed faithfully.
-
-scipy is the inaccurate one near the poles of b with x < 0: 1F1(1; -2.9999; -3) is off by
-1.4e-5 relative in scipy 1.17 (mpmath and this expansion agree to 1e-15).
+Measured against mpmath (40 digits) on 1980 points (a from -20.5 to 40.1, b from -10.5 to
+60.2 with -2.9999, x from -700 to 700): within 2e-13 everywhere but where b - a rounds to
+a whole number in float64 (b = -3.7, a = 0.3: b - a = -4 exactly, a terminating series,
+while the true b - a is not whole; scipy gives the same values). scipy (1.17, boost's
+1F1) is the inaccurate one next to the poles of b with x < 0: 1F1(1; -2.9999; -3) is off
+by 1.4e-5 there, 1F1(15.5; -10.5; -0.7) by 7.8e-7, 1F1(40.1; -2.9999; -35.5) by 3.7e-11
+(this expansion: mpmath's values to 1e-15).
 
 The derivatives are the kernel's series (`_hypergeometric_kernels._series`) step for step,
 with Kummer's transformation for x < 0, in DERIVATIVE_STEPS steps; NaN where the terms
@@ -47,22 +39,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxlite.xla.stablehlo import double_double as D
 from jaxlite.xla.stablehlo import lapack as L
 from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
 from jaxlite.xla.stablehlo.special_gamma import unary
 from jaxlite.xla.stablehlo.special_igamma import (as_float, both, either, in_float64,
                                                   is_value, loop, pick)
 
-__all__ = ["HYP1F1_EXPANSIONS", "SERIES_STEPS", "RECURRENCE_STEPS", "DERIVATIVE_STEPS",
-           "ASYMPTOTIC_FROM", "ASYMPTOTIC_STEPS"]
+__all__ = ["HYP1F1_EXPANSIONS", "SERIES_STEPS", "DERIVATIVE_STEPS", "ASYMPTOTIC_FROM",
+           "ASYMPTOTIC_STEPS", "SHIFT_LIMIT"]
 
 SERIES_STEPS = 1500
-RECURRENCE_STEPS = 64
 DERIVATIVE_STEPS = 2000
 ASYMPTOTIC_FROM = 1000.0
 ASYMPTOTIC_STEPS = 60
 SHIFT_LIMIT = 300.0
-NUDGE = 1e-6
 _EPS = float(np.finfo(np.float64).eps)
 
 
@@ -99,58 +90,21 @@ def _k(w: FunctionWriter, i: str, like: str) -> str:
     return _sub(w, as_float(w, i, L.shape_of(w, like)), _const(w, 1.0, like))
 
 
-def _series(w: FunctionWriter, alpha: str, b: str, y: str,
-            shift: str) -> tuple[str, str]:
-    """(e^(-shift) M(alpha; b; y), e^(-shift) sum |t_k|) for y >= 0."""
+def _series(w: FunctionWriter, alpha: str, b: str, y: str, shift: str) -> str:
+    """e^(-shift) M(alpha; b; y) for y >= 0, summed in double-double arithmetic (the
+    factors alpha + k and b + k exactly, by two-sums)."""
     first = _exp(w, unary(w, "stablehlo.negate", shift))
 
     def step(i: str, values: Leaves) -> Leaves:
-        term, total, size = values
+        term, total = (values[0], values[1]), (values[2], values[3])
         k = _k(w, i, y)
-        ratio = _mul(w, _div(w, _add(w, alpha, k), _add(w, b, k)),
-                     _div(w, y, _add(w, k, _const(w, 1.0, y))))
-        term = _mul(w, term, ratio)
-        return [term, _add(w, total, term), _add(w, size, _abs(w, term))]
-    _, total, size = loop(w, SERIES_STEPS, [first, first, first], step)
-    return total, size
-
-
-def _recurred(w: FunctionWriter, alpha: str, b: str, y: str, upper: str, lower: str,
-              start: str) -> str:
-    """e^(-y/2) M(alpha; b; y) by the recurrence in a, down from `upper` = M(start + 1)
-    and `lower` = M(start) (scaled alike) to alpha (no further than RECURRENCE_STEPS)."""
-    one = _const(w, 1.0, y)
-    steps = _sub(w, start, alpha)
-
-    def step(i: str, values: Leaves) -> Leaves:
-        a, upper, lower = values
-        go = L.compare(w, _k(w, i, y), steps, "LT", "FLOAT")
-        middle = _add(w, _sub(w, _add(w, a, a), b), y)
-        below = _div(w, _sub(w, _mul(w, a, upper), _mul(w, middle, lower)), _sub(w, b, a))
-        return [L.select(w, go, _sub(w, a, one), a), L.select(w, go, lower, upper),
-                L.select(w, go, below, lower)]
-    return loop(w, RECURRENCE_STEPS, [start, upper, lower], step)[2]
-
-
-def _scaled_value(w: FunctionWriter, alpha: str, b: str, y: str, shift: str) -> str:
-    """e^(-shift) M(alpha; b; y) from the series or the recurrence, whichever is
-    estimated the more accurate."""
-    value, size = _series(w, alpha, b, y, shift)
-    one = _const(w, 1.0, y)
-    fraction = _sub(w, alpha, unary(w, "stablehlo.floor", alpha))
-    start = _sub(w, fraction, one)
-    upper, _ = _series(w, fraction, b, y, shift)
-    lower, _ = _series(w, start, b, y, shift)
-    recurred = _recurred(w, alpha, b, y, upper, lower, start)
-    nudged = _recurred(w, alpha, b, y, _mul(w, upper, _const(w, 1.0 + NUDGE, y)), lower,
-                       start)
-    amplification = _div(w, _abs(w, _sub(w, nudged, recurred)),
-                         _mul(w, _abs(w, recurred), _const(w, NUDGE, y)))
-    cancellation = _div(w, size, _abs(w, value))
-    reachable = both(w, is_value(w, alpha, "LT", -1.0),
-                     is_value(w, alpha, "GE", -float(RECURRENCE_STEPS)))
-    better = L.compare(w, amplification, cancellation, "LT", "FLOAT")
-    return L.select(w, both(w, reachable, better), recurred, value)
+        top = D.dd_mul(w, D.two_sum(w, alpha, k), D.exact(w, y))
+        bottom = D.dd_mul(w, D.two_sum(w, b, k), D.exact(w, _add(w, k, _const(w, 1.0, y))))
+        term = D.dd_mul(w, term, D.dd_div(w, top, bottom))
+        return [*term, *D.dd_add(w, total, term)]
+    zero = _const(w, 0.0, y)
+    high, low = loop(w, SERIES_STEPS, [first, zero, first, zero], step)[2:]
+    return _add(w, high, low)
 
 
 def _gamma_sign(w: FunctionWriter, z: str) -> str:
@@ -226,7 +180,7 @@ def _hyp1f1(w: FunctionWriter, a: str, b: str, x: str) -> str:
     limited = L.binary(w, "minimum", half, _const(w, SHIFT_LIMIT, y))
     shift = L.select(w, negative, half, limited)
     scale = _exp(w, L.select(w, negative, unary(w, "stablehlo.negate", half), shift))
-    value = _mul(w, _scaled_value(w, alpha, b, y, shift), scale)
+    value = _mul(w, _series(w, alpha, b, y, shift), scale)
     value = L.select(w, is_value(w, x, "LE", -ASYMPTOTIC_FROM), _asymptotic(w, a, b, x),
                      value)
     # scipy (boost's overflow error) gives +inf for an overflowing value of either sign
