@@ -12,6 +12,7 @@ import pytest
 
 import jaxlite as jax
 from jaxlite.export import from_stablehlo
+from jaxlite.scipy._special_gamma import digamma_complex_p
 from stablehlo_xla import add_lowered_case, run_cases, unpack_like
 
 _SP = jax.scipy.special
@@ -37,6 +38,20 @@ _T_A = np.array([0.0, 0.01, -0.01, 0.3, -0.9, 0.999, 1.0, 1.001, 1.5, -3.0, 10.0
                  1e5, 1e10, np.inf, -np.inf, np.nan])
 _T_GRID = tuple(g.ravel() for g in np.meshgrid(_T_H, _T_A, indexing="ij"))
 _T_FINITE = tuple(g.ravel() for g in np.meshgrid(_T_H[:-3], _T_A[:-3], indexing="ij"))
+# log Gamma and psi of complex z: the cut and the poles on the negative real axis (both
+# sides: +-0 imaginary parts), reflection (Re z < 1/2), the Taylor discs at 1 and 2 and
+# at psi's root 1.4616..., Stirling's series from |z| = 10 on, large |z|, edges.
+_G_X = np.array([0.0, -0.0, 1e-8, 0.3, 0.5, 0.9, 1.0, 1.1, 1.25, 1.46, 1.7, 2.0, 2.15, 3.3,
+                 9.9, 10.5, 30.0, 1e5, 1e250, -1e-8, -0.3, -0.5, -1.0, -2.5, -3.0, -7.7,
+                 -100.3, -1e5 - 0.5])
+_G_Y = np.array([0.0, -0.0, 1e-10, 0.05, -0.15, 0.3, -1.0, 3.0, 7.5, -10.0, 50.0, -1e4,
+                 1e200])
+_G_EDGES = [complex(1.0000001, 1e-7), complex(1.4616321449683622, 0), 1.46163 + 1e-6j,
+            complex(np.inf, 0), complex(-np.inf, 0), complex(0, np.inf), complex(-2, -np.inf),
+            complex(2, np.inf), complex(np.inf, np.inf), complex(-np.inf, 1),
+            complex(np.inf, -1), complex(np.nan, 0), complex(1, np.nan), complex(np.inf, np.nan)]
+_G_Z = np.concatenate([(_G_X[:, None] + 1j * _G_Y[None, :]).ravel(), _G_EDGES])
+_G_FINITE = np.array([z for z in _G_Z if np.isfinite(z) and abs(z) < 1e6])
 
 # name -> (function, arguments: float64 or complex128 arrays)
 _FUNCTIONS = {
@@ -46,6 +61,10 @@ _FUNCTIONS = {
     "wofz": (_SP.wofz, (_W_Z,)),
     "owens_t": (_SP.owens_t, _T_GRID),
     "owens_t_grad": (jax.vmap(jax.grad(_SP.owens_t, argnums=(0, 1))), _T_FINITE),
+    "loggamma_complex": (_SP.loggamma, (_G_Z,)),
+    "digamma_complex": (digamma_complex_p.bind, (_G_Z,)),
+    "loggamma_complex_grad": (jax.vmap(jax.grad(_SP.loggamma, holomorphic=True)),
+                              (_G_FINITE,)),
 }
 _PRECISIONS = {"32": ((np.float32, np.complex64), 2e-6),
                "64": ((np.float64, np.complex128), 1e-11)}

@@ -33,6 +33,7 @@ from jaxlite.xla.stablehlo import types as T
 from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
 from jaxlite.xla.stablehlo.special_bessel_jv import JV_EXPANSIONS
 from jaxlite.xla.stablehlo.special_betainc import BETAINC_EXPANSIONS
+from jaxlite.xla.stablehlo.special_complex_gamma import COMPLEX_GAMMA_EXPANSIONS
 from jaxlite.xla.stablehlo.special_dawson import DAWSON_EXPANSIONS
 from jaxlite.xla.stablehlo.special_error import ERROR_EXPANSIONS
 from jaxlite.xla.stablehlo.special_expint import EXPINT_EXPANSIONS
@@ -132,7 +133,7 @@ EXPANSIONS: dict[str, L.KernelRule] = {
     **GAMMA_EXPANSIONS, **IGAMMA_EXPANSIONS, **BETAINC_EXPANSIONS, **ERROR_EXPANSIONS,
     **EXPINT_EXPANSIONS, **SPENCE_EXPANSIONS, **EXPN_EXPANSIONS,
     **SICI_EXPANSIONS, **IGAMMA_GRAD_EXPANSIONS, **JV_EXPANSIONS, **DAWSON_EXPANSIONS,
-    **OWENS_T_EXPANSIONS,
+    **OWENS_T_EXPANSIONS, **COMPLEX_GAMMA_EXPANSIONS,
     **HYP1F1_EXPANSIONS,
     "jaxlite_fma_f64": _fma,
     "jaxlite_lapack_symmetric_product": _symmetric_product,
