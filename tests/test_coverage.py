@@ -16,6 +16,9 @@ TESTED_THROUGH_TRANSFORMATIONS = {
     "pure_callback": "jax.pure_callback in tests/test_callbacks.py and tests/test_debug.py",
     "io_callback": "jax.experimental.io_callback in tests/test_callbacks.py",
     "debug_callback": "jax.debug.print/callback/breakpoint in tests/test_debug.py",
+    "call_exported": "jax.export's Exported.call in tests/test_export.py and "
+                     "tests/test_export_shape_poly.py (eager, jit, grad through the exported "
+                     "vjp, serialized round trips)",
     "ffi_call": "jax.ffi.ffi_call in tests/test_ffi.py (C/C++ handlers built at test time: "
                 "eager, jit, every vmap_method, grad through custom_vjp)",
     "checkpoint": "jax.checkpoint in tests/test_transformations.py",
