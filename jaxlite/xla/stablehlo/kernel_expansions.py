@@ -15,7 +15,9 @@ same function (so real XLA runs them, and the reader reads them back as those op
   `expn` (`special_expn.py`), `sici_si` / `sici_ci` and `fresnel_s` / `fresnel_c`
   (`special_sici.py`), `igamma_grad_a` and `random_gamma_grad`
   (`special_igamma_grad.py`), `bessel_jv` of whole orders (`special_bessel_jv.py`),
-  `hyp1f1` and its parameter derivatives `hyp1f1_da` / `hyp1f1_db` (`special_hyp1f1.py`).
+  `hyp1f1` and its parameter derivatives `hyp1f1_da` / `hyp1f1_db` (`special_hyp1f1.py`),
+  `hyp2f1` and its parameter derivatives `hyp2f1_da` / `_db` / `_dc`
+  (`special_hyp2f1.py`, `special_hyp2f1_grad.py`).
 
 `kernel_expansion(target)` gives the rule, or None.
 """
@@ -39,6 +41,7 @@ from jaxlite.xla.stablehlo.special_error import ERROR_EXPANSIONS
 from jaxlite.xla.stablehlo.special_expint import EXPINT_EXPANSIONS
 from jaxlite.xla.stablehlo.special_expn import EXPN_EXPANSIONS
 from jaxlite.xla.stablehlo.special_gamma import GAMMA_EXPANSIONS
+from jaxlite.xla.stablehlo.special_hyp2f1 import HYP2F1_EXPANSIONS
 from jaxlite.xla.stablehlo.special_hyp1f1 import HYP1F1_EXPANSIONS
 from jaxlite.xla.stablehlo.special_igamma import IGAMMA_EXPANSIONS
 from jaxlite.xla.stablehlo.special_igamma_grad import IGAMMA_GRAD_EXPANSIONS
@@ -134,7 +137,7 @@ EXPANSIONS: dict[str, L.KernelRule] = {
     **EXPINT_EXPANSIONS, **SPENCE_EXPANSIONS, **EXPN_EXPANSIONS,
     **SICI_EXPANSIONS, **IGAMMA_GRAD_EXPANSIONS, **JV_EXPANSIONS, **DAWSON_EXPANSIONS,
     **OWENS_T_EXPANSIONS, **COMPLEX_GAMMA_EXPANSIONS,
-    **HYP1F1_EXPANSIONS,
+    **HYP1F1_EXPANSIONS, **HYP2F1_EXPANSIONS,
     "jaxlite_fma_f64": _fma,
     "jaxlite_lapack_symmetric_product": _symmetric_product,
     "jaxlite_lapack_cholesky_update": _cholesky_update,
