@@ -270,6 +270,15 @@ def exhaustive_cases(form: str, f: int) -> dict[type, list[DotCase]]:
     return cases
 
 
+@pytest.mark.parametrize("form", list(FORMS), ids=["ab", "abT", "aTb", "aTbT"])
+def test_every_eighth_small_and_edge_shape(form):
+    """The default run's share of the exhaustive test below: every eighth pair (m, n),
+    a different eighth in each form."""
+    offset = list(FORMS).index(form)
+    for dtype, cases in exhaustive_cases(form, offset).items():
+        check_dots(cases[offset::8], dtype, seed=4)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("form", list(FORMS), ids=["ab", "abT", "aTb", "aTbT"])
 def test_exhaustive_small_and_edge_shapes(form):
