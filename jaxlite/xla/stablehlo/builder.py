@@ -14,13 +14,20 @@ The structural mapping is the printer's (printer.py) read backwards:
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
 
 from jaxlite.xla.ir import ComputationBuilder, HloComputation, HloInstruction, HloModule, \
     NameUniquer, reachable_computations
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
 from jaxlite.xla.stablehlo.parser import Function, Module, Op, Region
+from jaxlite.xla.stablehlo.syntax import DYNAMIC, TOKEN_SHAPE
+
+
+# refine(fb, op, operands, types) -> the op's result types without `?` sizes
+Refine = Callable[["FunctionBuilder", Op, list[HloInstruction], Sequence[Shape]], list[Shape]]
 
 
 def tuple_shape(shapes: Sequence[Shape]) -> Shape:
@@ -30,25 +37,37 @@ def tuple_shape(shapes: Sequence[Shape]) -> Shape:
 class ModuleBuilder:
     """Builds every function of a parsed module that `@main` reaches, once each."""
 
-    def __init__(self, module: Module, rules: dict) -> None:
+    def __init__(self, module: Module, rules: dict, refine: Refine | None = None,
+                 argument_shapes: Sequence[Shape] | None = None) -> None:
         self.module = module
         self.rules = rules
+        self.refine = refine  # gives ops with `?` sizes their result types (refinement.py)
+        self.argument_shapes = argument_shapes
         self.names = NameUniquer()
-        self.computations: dict[str, HloComputation] = {}
+        self.computations: dict[tuple, HloComputation] = {}
 
     def build(self) -> HloModule:
         if "main" not in self.module.functions:
             raise ValueError("from_stablehlo: the module has no `func.func public @main`")
-        entry = FunctionBuilder(self, "main").function(self.module.functions["main"])
+        entry = FunctionBuilder(self, "main").function(
+            self.module.functions["main"], entry=True, shapes=self.argument_shapes)
         return HloModule(self.module.name, entry, tuple(reachable_computations(entry)))
 
-    def called(self, name: str) -> HloComputation:
-        if name not in self.computations:
-            function = self.module.functions.get(name)
-            if function is None:
-                raise ValueError(f"from_stablehlo: func.call of unknown function @{name}")
-            self.computations[name] = FunctionBuilder(self, name).function(function)
-        return self.computations[name]
+    def called(self, name: str, operand_shapes: Sequence[Shape] = (),
+               known: tuple[tuple[int, int], ...] = ()) -> HloComputation:
+        """The computation of function `name` (one per shape of its operands when its
+        arguments have `?` sizes; `known` (argument index, value) pairs are arguments whose
+        values are known while reading, the dimension variables JAX passes)."""
+        function = self.module.functions.get(name)
+        if function is None:
+            raise ValueError(f"from_stablehlo: func.call of unknown function @{name}")
+        dynamic = any(DYNAMIC in shape.dims for _, shape in function.arguments
+                      if not shape.is_tuple)
+        key = (name, tuple(operand_shapes), known) if dynamic or known else (name,)
+        if key not in self.computations:
+            self.computations[key] = FunctionBuilder(self, name).function(
+                function, shapes=operand_shapes if dynamic else None, known=dict(known))
+        return self.computations[key]
 
 
 class FunctionBuilder:
@@ -85,10 +104,54 @@ class FunctionBuilder:
 
     # ------------------------------------------------------------------ functions, regions
 
-    def function(self, function: Function, tuple_root: bool = False) -> HloComputation:
-        for value, shape in function.arguments:
-            self.env[value] = self.b.parameter(shape, "Arg")
-        return self.finish(self.run(function.body.ops), tuple_root)
+    def function(self, function: Function, tuple_root: bool = False, entry: bool = False,
+                 shapes: Sequence[Shape] | None = None, known: dict[int, int] | None = None
+                 ) -> HloComputation:
+        """The computation of `function`. In the `entry` function, the tokens that JAX
+        threads through for ordered effects (arguments and results marked
+        `jax.token = true`) are left out of the signature: jaxlite keeps effects in
+        program order, so the caller has no token to pass, and the function makes its own.
+        Tuple-typed arguments and results of the entry are flattened to their arrays (as
+        jaxlite's printer writes them), so that callers pass and get arrays. `shapes`, when
+        given, are the arguments' shapes (effect tokens left out), for `?`-sized ones;
+        `known` maps arguments to the values they are known to have."""
+        effect_args = _effect_tokens(function.argument_attrs) if entry else set()
+        given = iter(shapes) if shapes is not None else None
+        for i, (value, shape) in enumerate(function.arguments):
+            if given is not None and i not in effect_args:
+                shape = next(given)
+            if i in effect_args:
+                self.env[value] = self.token()
+            else:
+                self.env[value] = self.flat_parameter(shape) if entry \
+                    else self.b.parameter(shape, "Arg")
+            if known and i in known:  # read as the constant it is
+                self.env[value] = self.add(Opcode.CONSTANT, shape, (), {
+                    "literal": np.asarray(known[i], shape.dtype)})
+        results = self.run(function.body.ops)
+        if entry:
+            dropped = _effect_tokens(function.result_attrs)
+            results = [leaf for i, r in enumerate(results) if i not in dropped
+                       for leaf in self.leaves(r)]
+        return self.finish(results, tuple_root)
+
+    def flat_parameter(self, shape: Shape) -> HloInstruction:
+        """A parameter per array of `shape`, tupled again when it is a tuple."""
+        if not shape.is_tuple:
+            return self.b.parameter(shape, "Arg")
+        return self.tuple([self.flat_parameter(part) for part in shape.tuple_shapes])
+
+    def leaves(self, value: HloInstruction) -> list[HloInstruction]:
+        """The arrays of a (possibly nested) tuple-shaped value, depth first."""
+        if not value.shape.is_tuple:
+            return [value]
+        return [leaf for i in range(len(value.shape.tuple_shapes))
+                for leaf in self.leaves(self.element(value, i))]
+
+    def token(self) -> HloInstruction:
+        """A new token (jaxlite's tokens are empty bool arrays, `syntax.TOKEN_SHAPE`)."""
+        return self.add(Opcode.CONSTANT, TOKEN_SHAPE, (),
+                        {"literal": np.zeros(TOKEN_SHAPE.dims, np.bool_)})
 
     def finish(self, results: list[HloInstruction], tuple_root: bool) -> HloComputation:
         root = results[0] if len(results) == 1 and not tuple_root else self.tuple(results)
@@ -122,9 +185,13 @@ class FunctionBuilder:
                 "(jaxlite.xla.stablehlo.ops_parse.RULES lists the ops it reads)")
         types = op.result_types[len(op.result_types) - len(op.results):]
         try:
+            if self.module.refine is not None and any(
+                    DYNAMIC in t.dims for t in types if not t.is_tuple):
+                types = self.module.refine(self, op, operands, types)
             return rule(self, op, operands, types)
         except (KeyError, TypeError, ValueError, IndexError) as err:
-            if "from_stablehlo:" in str(err):  # already names the op (a nested region's)
+            if "from_stablehlo:" in str(err) or any(  # already names the op
+                    "from_stablehlo:" in note for note in getattr(err, "__notes__", ())):
                 raise
             raise type(err)(f"from_stablehlo: line {op.line} ('{op.name}'): {err}") from err
 
@@ -159,6 +226,27 @@ class FunctionBuilder:
         return sub.finish(results, tuple_root=False)
 
 
+def entry_arguments(module: Module) -> list[Shape]:
+    """The types of the arguments a caller passes to `@main` (its effect tokens left out)."""
+    main = module.functions.get("main")
+    if main is None:
+        raise ValueError("from_stablehlo: the module has no `func.func public @main`")
+    dropped = _effect_tokens(main.argument_attrs)
+    return [shape for i, (_, shape) in enumerate(main.arguments) if i not in dropped]
+
+
+def entry_results(module: Module) -> list[Shape]:
+    """The types of the results `@main` gives its caller (effect tokens left out)."""
+    main = module.functions["main"]
+    dropped = _effect_tokens(main.result_attrs)
+    return [shape for i, shape in enumerate(main.result_types) if i not in dropped]
+
+
+def _effect_tokens(attrs: Sequence[dict]) -> set[int]:
+    """The positions whose attributes mark an ordered-effect token (`jax.token = true`)."""
+    return {i for i, a in enumerate(attrs) if a.get("jax.token") is True}
+
+
 def free_values(region: Region) -> list[str]:
     """SSA names a region uses but neither defines nor receives, in order of first use."""
     defined = {value for value, _ in region.arguments}
@@ -174,6 +262,8 @@ def free_values(region: Region) -> list[str]:
     return free
 
 
-def build_module(module: Module, rules: dict) -> HloModule:
-    """jaxlite's HLO module of a parsed StableHLO module."""
-    return ModuleBuilder(module, rules).build()
+def build_module(module: Module, rules: dict, refine: Refine | None = None,
+                 argument_shapes: Sequence[Shape] | None = None) -> HloModule:
+    """jaxlite's HLO module of a parsed StableHLO module (with `argument_shapes`, @main's
+    arguments have those shapes, and `refine` gives the ops' `?` sizes)."""
+    return ModuleBuilder(module, rules, refine, argument_shapes).build()

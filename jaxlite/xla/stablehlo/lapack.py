@@ -46,12 +46,21 @@ def call_lapack(w: FunctionWriter, routine: str, dtype: np.dtype, operands: Sequ
     `aliases` says that the result reuses the operand's buffer, as JAX declares."""
     if dtype.name not in _TYPE_LETTERS:
         raise NotImplementedError(f"StableHLO printer: LAPACK has no {dtype.name} {routine}")
-    operand_shapes = [shape_of(w, o) for o in operands]
     alias_texts = [f"#stablehlo.output_operand_alias<output_tuple_indices = "
                    f"{f'[{out}]' if len(results) > 1 else '[]'}, operand_index = {operand}, "
                    "operand_tuple_indices = []>" for out, operand in aliases]
+    target = f"lapack_{_TYPE_LETTERS[dtype.name]}{routine}_ffi"
+    return custom_call(w, target, operands, results, batch, config, alias_texts)
+
+
+def custom_call(w: FunctionWriter, target: str, operands: Sequence[str],
+                results: Sequence[Shape], batch: int, config: dict[str, str],
+                alias_texts: Sequence[str]) -> Leaves:
+    """`stablehlo.custom_call @target` of a LAPACK routine: attributes as `config`'s
+    texts, aliases as `alias_texts` (`#stablehlo.output_operand_alias<...>`)."""
+    operand_shapes = [shape_of(w, o) for o in operands]
     props = {
-        "call_target_name": T.string(f"lapack_{_TYPE_LETTERS[dtype.name]}{routine}_ffi"),
+        "call_target_name": T.string(target),
         "api_version": "1 : i32", "backend_config": '""', "has_side_effect": "false",
         "operand_layouts": "[" + ", ".join(_layout(s, batch) for s in operand_shapes) + "]",
         "result_layouts": "[" + ", ".join(_layout(s, batch) for s in results) + "]",

@@ -7,6 +7,12 @@ other triangle, NaN where `info` is nonzero). Our kernels already give numpy's a
 (zeros in the other triangle, NaN on failure), so each call becomes the kernel and the
 results LAPACK has beyond it: `info` is zero (a failure is already NaN), getrf's pivots
 count from 1, gesdd's overwritten input is the input.
+
+Those instructions sit in a computation of their own, named after the target, that an HLO
+`call` calls; the call keeps the LAPACK call's target and attributes (`lapack_call`, JSON)
+so that the printer writes the very same LAPACK call back (`lapack.recorded_call`) instead
+of printing the kernel with its own fix-ups after it: read and printed again, a module keeps
+one set of fix-ups (printing is a fixed point after the first round).
 """
 from __future__ import annotations
 
@@ -205,9 +211,10 @@ ROUTINES: dict[str, Callable[..., Values]] = {
 
 
 def lapack_call(fb: FunctionBuilder, target: str, operands: Values, types: Sequence[Shape],
-                config: dict) -> Values | None:
-    """The values of XLA's LAPACK call `target` as jaxlite kernels; None when `target` is
-    not one (NotImplementedError for a LAPACK routine without a kernel here)."""
+                attrs: dict) -> Values | None:
+    """The values of XLA's LAPACK call `target` (with the op's attributes `attrs`) as a
+    `call` of jaxlite kernels; None when `target` is not one (NotImplementedError for a
+    LAPACK routine without a kernel here)."""
     match = _TARGET.fullmatch(target)
     if match is None:
         return None
@@ -215,4 +222,31 @@ def lapack_call(fb: FunctionBuilder, target: str, operands: Values, types: Seque
     if rule is None:
         raise NotImplementedError(f"from_stablehlo: LAPACK call @{target} has no jaxlite "
                                   "kernel")
-    return rule(fb, operands, types, config)
+    config = attrs.get("mhlo.backend_config") or {}
+    sub = fb.subcomputation(target)
+    params = [sub.b.parameter(o.shape, "Arg") for o in operands]
+    body = sub.finish(rule(sub, params, types, config), tuple_root=len(types) != 1)
+    call = fb.add(Opcode.CALL, body.root.shape, operands,
+                  {"lapack_call": json.dumps(_record(target, config, attrs, operands))}, [body])
+    return fb.split(call, len(types))
+
+
+def _record(target: str, config: dict, attrs: dict, operands: Values) -> dict:
+    """What the printer needs to write the call again: target, attribute texts, batch
+    dimensions and aliases."""
+    frontend = attrs.get("mhlo.frontend_attributes") or {}
+    batch = frontend.get("num_batch_dims", operands[0].shape.rank - 2 if operands else 0)
+    aliases = attrs.get("output_operand_aliases") or ()
+    return {"target": target, "config": {k: _attribute_text(v) for k, v in config.items()},
+            "batch": int(batch), "aliases": [str(a) for a in aliases]}
+
+
+def _attribute_text(value: Any) -> str:
+    """MLIR's text of a parsed attribute value (`76 : ui8`, `true`)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    element_type = getattr(value, "element_type", None)
+    if element_type is not None:
+        return f"{value!r} : {element_type}" if isinstance(value, float) \
+            else f"{int(value)} : {element_type}"
+    return str(value)

@@ -17,7 +17,7 @@ from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
 from jaxlite.xla.shape_inference_base import Window
-from jaxlite.xla.stablehlo import ops, ops_regions
+from jaxlite.xla.stablehlo import ops, ops_regions, refinement, tokens_parse
 from jaxlite.xla.stablehlo import syntax as S
 from jaxlite.xla.stablehlo.builder import FunctionBuilder, free_values, tuple_shape
 from jaxlite.xla.stablehlo.ffi_parse import is_typed_ffi_call, read_ffi_call
@@ -251,7 +251,7 @@ def _branches(fb: FunctionBuilder, op: Op, operands: Values, types: Sequence[Sha
 
 
 def _call(fb: FunctionBuilder, op: Op, operands: Values, types: Sequence[Shape]) -> Values:
-    callee = fb.module.called(op.attrs["callee"].lstrip("@").strip('"'))
+    callee = refinement.called(fb, op, operands)
     call = fb.add(_O.CALL, callee.root.shape, operands, None, [callee])
     return fb.split(call, len(types))
 
@@ -262,7 +262,11 @@ def _custom_call(fb: FunctionBuilder, op: Op, operands: Values,
     target = str(target).lstrip("@").strip('"')
     if target in IDENTITY_TARGETS:
         return list(operands)
-    lapack = lapack_call(fb, target, operands, types, op.attrs.get("mhlo.backend_config") or {})
+    if target in refinement.CUSTOM_CALLS:  # of shape-polymorphic modules
+        return refinement.CUSTOM_CALLS[target](fb, op, operands, types)
+    if target in tokens_parse.PYTHON_CALLBACK_TARGETS:
+        raise tokens_parse.python_callback_error(target, op.line)
+    lapack = lapack_call(fb, target, operands, types, op.attrs)
     if lapack is not None:
         return lapack
     if is_typed_ffi_call(op):
@@ -411,4 +415,6 @@ RULES: dict[str, Rule] = {
     "chlo.top_k": _top_k,
     "sdy.sharding_constraint": _identity,
     "sdy.reshard": _identity,
+    **tokens_parse.RULES,
+    **refinement.RULES,
 }

@@ -22,6 +22,7 @@ from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.stablehlo import types as T
 from jaxlite.xla.stablehlo.ffi_calls import ffi_custom_call, is_ffi_call
 from jaxlite.xla.stablehlo.kernel_expansions import kernel_expansion
+from jaxlite.xla.stablehlo.lapack import custom_call
 from jaxlite.xla.stablehlo.lapack_reductions import lapack_rule
 from jaxlite.xla.stablehlo.ops import Rule, single_values, window_fields
 from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
@@ -124,8 +125,13 @@ def _conditional(w: FunctionWriter, inst: HloInstruction,
 
 
 def _call(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]) -> Leaves:
-    callee = w.module.symbol(inst.called[0])
     values = [value for leaves in operands for value in leaves]
+    recorded = inst.attr("lapack_call", None)
+    if recorded is not None:  # a LAPACK call as the reader found it (lapack_parse.py)
+        record = json.loads(recorded)
+        return custom_call(w, record["target"], values, _results(inst), record["batch"],
+                           record["config"], record["aliases"])
+    callee = w.module.symbol(inst.called[0])
     return w.generic(REGION_OPS[inst.opcode], values, _results(inst), {"callee": callee})
 
 

@@ -47,6 +47,9 @@ class Function:
     result_types: list[Shape]
     body: Region
     public: bool
+    # The attribute dictionary of each argument and result (`{jax.token = true}`, ...).
+    argument_attrs: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    result_attrs: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -120,29 +123,33 @@ class Parser:
             public = self.next().text == "public"
         name = self.next().text[1:].strip('"')
         self.expect("(")
-        arguments = []
+        arguments, argument_attrs = [], []
         while not self.accept(")"):
             value = self.next().text
             self.expect(":")
             arguments.append((value, self.type()))
-            if self.peek().text == "{":
-                self.attribute_dict()
+            argument_attrs.append(self.attribute_dict() if self.peek().text == "{" else {})
             self.accept(",")
         results: list[Shape] = []
+        result_attrs: list[dict[str, Any]] = []
         if self.accept("->"):
-            results = self.result_type_list()
+            results = self.result_type_list(result_attrs)
         if self.accept("attributes"):
             self.attribute_dict()
-        return Function(name, arguments, results, self.region(arguments), public)
+        return Function(name, arguments, results, self.region(arguments), public,
+                        argument_attrs, result_attrs)
 
-    def result_type_list(self) -> list[Shape]:
+    def result_type_list(self, attrs: list[dict[str, Any]] | None = None) -> list[Shape]:
+        """`T` or `(T {attrs}, T)`; each result's attributes (jax.result_info and the like)
+        are appended to `attrs` when given."""
+        attrs = [] if attrs is None else attrs
         if not self.accept("("):
+            attrs.append({})
             return [self.type()]
         results = []
         while not self.accept(")"):
             results.append(self.type())
-            if self.peek().text == "{":
-                self.attribute_dict()  # jax.result_info and the like
+            attrs.append(self.attribute_dict() if self.peek().text == "{" else {})
             self.accept(",")
         return results
 
@@ -167,11 +174,11 @@ class Parser:
     # ------------------------------------------------------------------ types, attributes
 
     def type(self) -> Shape:
-        return S.parse_tensor_type(self.next().text)
+        return S.parse_type(self.next().text)
 
     def type_list(self) -> list[Shape]:
         types = [self.type()]
-        while self.peek().text == "," and self.peek(1).text.startswith("tensor<"):
+        while self.peek().text == "," and S.is_type(self.peek(1).text):
             self.next()
             types.append(self.type())
         return types
@@ -234,7 +241,7 @@ class Parser:
             self.next()
             return (result, self.value())
         if self.peek().text == ":" and self.peek(1).kind == "word" and \
-                not self.peek(1).text.startswith("tensor<"):
+                not S.is_type(self.peek(1).text):
             self.pos += 2  # `1 : i64`: the number keeps its type
             if isinstance(result, (int, float)) and not isinstance(result, bool):
                 result = S.typed_number(result, self.peek(-1).text)

@@ -23,7 +23,7 @@ _TOKEN = re.compile(r"""
   | (?P<value>%[A-Za-z0-9_$.\-]+(?:\#\d+)?)
   | (?P<symbol>@(?:[A-Za-z0-9_$.\-]+|"(?:[^"\\]|\\.)*"))
   | (?P<block>\^[A-Za-z0-9_]+)
-  | (?P<word>\#?[A-Za-z_][A-Za-z0-9_$.]*)
+  | (?P<word>[\#!]?[A-Za-z_][A-Za-z0-9_$.]*)
   | (?P<number>[-+]?(?:0x[0-9A-Fa-f]+|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?))
   | (?P<punct>->|[()\[\]{}<>,:=*?x])
 """, re.VERBOSE)
@@ -99,17 +99,43 @@ def _without_locations(tokens: list[Token]) -> list[Token]:
 
 # ----------------------------------------------------------------------------- types
 
-_DIMS = re.compile(r"((?:\d+x)*)(.*)", re.DOTALL)
+_DIMS = re.compile(r"((?:(?:\d+|\?)x)*)(.*)", re.DOTALL)
+# A dynamic dimension (`tensor<?x4xf32>`, as JAX prints shape-polymorphic modules): known
+# once the arguments' shapes are (`refinement.py`).
+DYNAMIC = -1
+
+
+# jaxlite has no token type: a token is an empty bool array, as `jaxlite.lax.create_token`
+# makes it (side effects keep program order, so a token only has to flow).
+TOKEN_TYPE = "!stablehlo.token"
+TOKEN_SHAPE = Shape(np.dtype(np.bool_), (0,))
+
+
+def is_type(text: str) -> bool:
+    """Whether the token `text` is a type (tensor, tuple or token)."""
+    return text.startswith(("tensor<", "tuple<")) or text == TOKEN_TYPE
+
+
+def parse_type(text: str) -> Shape:
+    """The Shape of a tensor type, of `tuple<T, ...>` (a tuple shape) or of
+    `!stablehlo.token` (an empty bool array, TOKEN_SHAPE)."""
+    if text == TOKEN_TYPE:
+        return TOKEN_SHAPE
+    if text.startswith("tuple<") and text.endswith(">"):
+        # each element type is one token (a word with its `<...>`)
+        parts = [token.text for token in tokenize(text[6:-1]) if token.text != ","]
+        return Shape.tuple([parse_type(part) for part in parts])
+    return parse_tensor_type(text)
 
 
 def parse_tensor_type(text: str) -> Shape:
     """The Shape of `tensor<3x4xf32>` (`tensor<f32>` for a scalar)."""
     if not (text.startswith("tensor<") and text.endswith(">")):
-        raise NotImplementedError(f"StableHLO parser: type {text} is not a tensor type "
-                                  "(tokens and tuples are not supported)")
+        raise NotImplementedError(f"StableHLO parser: type {text} is not a tensor, tuple "
+                                  "or token type")
     inner = text[len("tensor<"):-1]
     match = _DIMS.match(inner)
-    dims = tuple(int(d) for d in match.group(1).split("x") if d)
+    dims = tuple(DYNAMIC if d == "?" else int(d) for d in match.group(1).split("x") if d)
     element = match.group(2).split(",")[0].strip()  # drop a trailing encoding
     if element == "index":  # layouts and other attributes of machine-sized integers
         return Shape(np.dtype(np.int64), dims)

@@ -1,0 +1,176 @@
+"""`from_stablehlo` of shape-polymorphic modules (`tensor<?x4xf32>` arguments): modules that
+real JAX 0.10.2 exported for `symbolic_shape("b, 4")` (tests/xla/fixtures/stablehlo_poly,
+written by generate_stablehlo_poly.py) and that jaxlite's own `Exported.mlir_module()`
+prints. Each call refines the module to its arguments' shapes
+(jaxlite/xla/stablehlo/refinement.py); shapes that do not fit raise JAX's errors.
+"""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import jaxlite as jax
+import jaxlite.numpy as jnp
+from jaxlite import export
+from jaxlite.export import from_stablehlo
+from jaxlite.xla.evaluator import evaluate_module
+from jaxlite.xla.shape import Shape
+from jaxlite.xla.stablehlo import syntax
+from jaxlite.xla.stablehlo.reader import parse_module
+
+MODULES = Path(__file__).parent / "fixtures" / "stablehlo_poly"
+NAMES = sorted(p.stem for p in MODULES.glob("*.mlir"))
+CALLS = 3  # batch sizes 1, 3 and 8 per program
+
+
+def _outputs(result):
+    return result if isinstance(result, tuple) else (result,)
+
+
+def _recorded(name, call):
+    recorded = np.load(MODULES / f"{name}.npz")
+    count = lambda kind: len([k for k in recorded if k.startswith(f"{call}/{kind}_")])
+    return ([recorded[f"{call}/in_{i}"] for i in range(count("in"))],
+            [recorded[f"{call}/out_{i}"] for i in range(count("out"))])
+
+
+def test_fixtures_exist():
+    assert NAMES == ["constrained", "max_dim", "mlp", "pad_max", "reshape_iota", "sin_sum",
+                     "two_args"]
+
+
+def test_dynamic_sizes_parse_as_dynamic():
+    assert syntax.parse_type("tensor<?x4xf32>").dims == (syntax.DYNAMIC, 4)
+    assert syntax.parse_type("tensor<3x?xi32>").dims == (3, syntax.DYNAMIC)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_jax_exported_modules_run_with_jax_numbers(name):
+    exported = from_stablehlo((MODULES / f"{name}.mlir").read_text())
+    assert exported.uses_shape_polymorphism
+    assert str(exported.in_avals[0].shape[0]) == "b"  # the variable JAX passes along
+    for call in range(CALLS):
+        inputs, want = _recorded(name, call)
+        got = _outputs(exported.call(*inputs))
+        assert len(got) == len(want)
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert np.shape(g) == w.shape, (name, call, i)
+            np.testing.assert_allclose(np.asarray(g), w, rtol=2e-5, atol=2e-5)
+
+
+def test_refined_calls_compose_with_jit():
+    exported = from_stablehlo((MODULES / "sin_sum.mlir").read_text())
+    x = np.linspace(-2, 2, 20, dtype=np.float32).reshape(5, 4)
+    first, total = jax.jit(exported.call)(x)
+    np.testing.assert_allclose(np.asarray(first), np.sin(x) * 2 + x.sum(0), rtol=1e-6)
+    np.testing.assert_allclose(float(total), x[1:].sum(), rtol=1e-6)
+    assert exported.out_avals_for([(6, 4)])[0].shape == (6, 4)
+
+
+def _error(exported, *args):
+    with pytest.raises(ValueError) as info:
+        exported.call(*args)
+    return str(info.value)
+
+
+def test_mismatched_shapes_raise_jax_errors():
+    exported = from_stablehlo((MODULES / "sin_sum.mlir").read_text())
+    assert _error(exported, np.zeros((3, 5), np.float32)).startswith(
+        "Shape mismatch for args[0].shape[1] (expected same constant): expected (b, 4) and "
+        "called with (3, 5)")
+    assert _error(exported, np.zeros((3,), np.float32)).startswith(
+        "Rank mismatch for args[0]: expected (b, 4) and called with (3,)")
+    assert _error(exported, np.zeros((0, 4), np.float32)).startswith(
+        "Input shapes do not match the polymorphic shapes specification. Expected value >= 1 "
+        "for dimension variable 'b'.")
+
+
+def test_shape_assertions_of_the_module_raise_jax_error():
+    # JAX checks that both arguments have `b` rows by a shape_assertion in the module;
+    # this is JAX 0.10.2's message, word for word.
+    exported = from_stablehlo((MODULES / "two_args.mlir").read_text())
+    message = _error(exported, np.zeros((3, 4), np.float32), np.zeros((2,), np.float32))
+    assert message == (
+        "Input shapes do not match the polymorphic shapes specification. Found inconsistency "
+        "between dimension size args[1].shape[0] (= 2) and the specification 'b' (= 3). "
+        "Using the following polymorphic shapes specifications: args[0].shape = (b, 4),"
+        "args[1].shape = (b,). Obtained dimension variables: 'b' = 3 from specification 'b' "
+        "for dimension args[0].shape[0] (= 3), . Please see https://docs.jax.dev/en/latest/"
+        "export/shape_poly.html#shape-assertion-errors for more details.")
+
+
+def test_symbolic_constraints_are_checked_by_the_module():
+    # `symbolic_shape("b, 4", constraints=("b >= 2",))`: JAX writes the check as a
+    # shape_assertion; its message, recorded from JAX, word for word.
+    exported = from_stablehlo((MODULES / "constrained.mlir").read_text())
+    recorded = np.load(MODULES / "constrained.npz")
+    message = _error(exported, recorded["error/in_0"])
+    assert message == str(recorded["error"])
+    assert message.startswith("Input shapes do not match the symbolic shape constraint "
+                              "b >= 2. Expected 'b - 2' to be greater or equal to 0, but "
+                              "found -1.")
+
+
+def test_max_of_sizes_refines():
+    # `jnp.zeros((core.max_dim(b, 3),))`: a `stablehlo.maximum` of the size and 3 feeds a
+    # dynamic_broadcast_in_dim; the result has max(b, 3) elements.
+    exported = from_stablehlo((MODULES / "max_dim.mlir").read_text())
+    for b in (1, 3, 5):
+        x = np.arange(1, b + 1, dtype=np.float32)
+        out = np.asarray(exported.call(x))
+        np.testing.assert_array_equal(out, np.full((max(b, 3),), 1.0, np.float32))
+
+
+def _softmax_rows(x, w):
+    return jax.nn.softmax(jnp.tanh(x @ w), axis=1), jnp.arange(x.shape[0]) * 2
+
+
+JAXLITE_PROGRAMS = {
+    "sin_sum": (lambda x: (jnp.sin(x) * 2 + x.sum(axis=0), x[1:].sum()), ["b, 4"]),
+    "softmax_rows": (_softmax_rows, ["b, 4", "4, 3"]),
+    "reshape_pad": (lambda x: (jnp.pad(x, ((1, 0), (0, 0))).reshape(-1), jnp.flip(x, 0).T),
+                    ["b, 4"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JAXLITE_PROGRAMS))
+def test_jaxlite_exported_modules_read_back(name):
+    fn, specs = JAXLITE_PROGRAMS[name]
+    scope = export.SymbolicScope()
+    structs = [jax.ShapeDtypeStruct(export.symbolic_shape(s, scope=scope), np.float32)
+               for s in specs]
+    exported = export.export(jax.jit(fn))(*structs)
+    text = exported.mlir_module()
+    assert "tensor<?x4xf32>" in text
+    again = from_stablehlo(text)
+    rng = np.random.default_rng(3)
+    for batch in (1, 2, 7):
+        args = [rng.normal(size=tuple(batch if d == "b" else int(d) for d in s.split(", ")))
+                .astype(np.float32) for s in specs]
+        want = _outputs(exported.call(*args))
+        got = _outputs(again.call(*args))
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-6)
+
+
+def test_parse_module_needs_the_argument_shapes():
+    text = (MODULES / "sin_sum.mlir").read_text()
+    with pytest.raises(ValueError) as info:
+        parse_module(text)
+    assert "dynamic sizes" in str(info.value)
+    module = parse_module(text, [Shape(np.float32, (2, 4))])
+    x = np.array([[1, 2, 3, 4], [5, 6, 7, 8]], np.float32)
+    first, total = evaluate_module(module, [x])
+    np.testing.assert_allclose(first, np.sin(x) * 2 + x.sum(0), rtol=1e-6)
+    assert total == 26.0
+
+
+def test_a_size_computed_from_values_is_not_refined():
+    text = ("module @m {\n  func.func public @main(%arg0: tensor<?xf32>, %arg1: tensor<1xi32>)"
+            " -> tensor<?xf32> {\n"
+            "    %0 = stablehlo.dynamic_broadcast_in_dim %arg0, %arg1, dims = [0] : "
+            "(tensor<?xf32>, tensor<1xi32>) -> tensor<?xf32>\n"
+            "    return %0 : tensor<?xf32>\n  }\n}\n")
+    with pytest.raises(NotImplementedError) as info:
+        parse_module(text, [Shape(np.float32, (1,)), Shape(np.int32, (1,))])
+    assert "line 3" in str(info.value) and "depends on the values" in str(info.value)
