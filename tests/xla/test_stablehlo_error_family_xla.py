@@ -9,9 +9,11 @@ Skips the XLA half when no python with jax is found (see stablehlo_xla.py).
 """
 import numpy as np
 import pytest
+import scipy.special as sp
 
 import jaxlite as jax
 from jaxlite.export import from_stablehlo
+from jaxlite.scipy._bessel import bessel_jv_p
 from jaxlite.scipy._special_gamma import digamma_complex_p
 from stablehlo_xla import add_lowered_case, run_cases, unpack_like
 
@@ -52,6 +54,27 @@ _G_EDGES = [complex(1.0000001, 1e-7), complex(1.4616321449683622, 0), 1.46163 + 
             complex(np.inf, -1), complex(np.nan, 0), complex(1, np.nan), complex(np.inf, np.nan)]
 _G_Z = np.concatenate([(_G_X[:, None] + 1j * _G_Y[None, :]).ravel(), _G_EDGES])
 _G_FINITE = np.array([z for z in _G_Z if np.isfinite(z) and abs(z) < 1e6])
+# J_v(z) of whole and non-whole orders (v < 0 only whole) on every form's region: the
+# small-z series, Miller's recurrence, Hankel's expansion and the upward recurrence for
+# z >= 240 below v^2 / 2. From z = 30 on, points where J is within 0.3 of its envelope
+# sqrt(2 / (pi z)) of a zero are left out: there scipy's jv, the kernel, is itself off
+# by up to 2e-11 (against mpmath).
+_JV_V = np.array([0.0, 0.5, 0.25, 1.0, 1.5, 2.7, 3.0, 7.5, 8.0, 10.3, 20.5, 25.0, 49.9, 70.0,
+                  99.7, 100.0, -3.0])
+_JV_Z = np.array([0.0, -0.0, 1e-30, 1e-6, 0.5, -1.3, 3.1, 7.7, 11.1, 25.3, 29.9, 30.5, 45.2,
+                  100.3, 230.1, 240.0, 301.9, 500.7, 1200.0, 4990.0, 1e4 + 0.3, 2345.6,
+                  np.inf, np.nan])
+
+
+def _away_from_zeros(v, z):
+    far = np.abs(z) >= 30
+    envelope = np.sqrt(2 / (np.pi * np.where(far, np.abs(z), 1.0)))
+    with np.errstate(invalid="ignore"):
+        keep = ~far | ~np.isfinite(z) | (np.abs(sp.jv(v, z)) > 0.3 * envelope)
+    return v[keep], z[keep]
+
+
+_JV_GRID = _away_from_zeros(*(g.ravel() for g in np.meshgrid(_JV_V, _JV_Z, indexing="ij")))
 
 # name -> (function, arguments: float64 or complex128 arrays)
 _FUNCTIONS = {
@@ -65,6 +88,7 @@ _FUNCTIONS = {
     "digamma_complex": (digamma_complex_p.bind, (_G_Z,)),
     "loggamma_complex_grad": (jax.vmap(jax.grad(_SP.loggamma, holomorphic=True)),
                               (_G_FINITE,)),
+    "bessel_jv": (bessel_jv_p.bind, _JV_GRID),
 }
 _PRECISIONS = {"32": ((np.float32, np.complex64), 2e-6),
                "64": ((np.float64, np.complex128), 1e-11)}
