@@ -4,6 +4,7 @@ written by generate_stablehlo_poly.py) and that jaxlite's own `Exported.mlir_mod
 prints. Each call refines the module to its arguments' shapes
 (jaxlite/xla/stablehlo/refinement.py); shapes that do not fit raise JAX's errors.
 """
+import re
 from pathlib import Path
 
 import numpy as np
@@ -174,3 +175,45 @@ def test_a_size_computed_from_values_is_not_refined():
     with pytest.raises(NotImplementedError) as info:
         parse_module(text, [Shape(np.float32, (1,)), Shape(np.int32, (1,))])
     assert "line 3" in str(info.value) and "depends on the values" in str(info.value)
+
+
+def _assertion_messages(text):
+    return re.findall(r'error_message = "((?:[^"\\]|\\.)*)"', text)
+
+
+def test_jaxlite_prints_jax_shape_assertions():
+    # jaxlite's mlir_module() checks each dimension variable as JAX's does: the same
+    # message as JAX's module of the same export.
+    fn, specs = JAXLITE_PROGRAMS["sin_sum"]
+    structs = [jax.ShapeDtypeStruct(export.symbolic_shape(s), np.float32) for s in specs]
+    text = export.export(jax.jit(fn))(*structs).mlir_module()
+    theirs = _assertion_messages((MODULES / "sin_sum.mlir").read_text())
+    assert _assertion_messages(text) == theirs and len(theirs) == 1
+    with pytest.raises(ValueError) as info:
+        parse_module(text, [Shape(np.float32, (0, 4))])
+    assert str(info.value) == theirs[0].format(0)
+
+
+def test_every_variable_is_asserted_with_all_values():
+    scope = export.SymbolicScope()
+    structs = [jax.ShapeDtypeStruct(export.symbolic_shape(s, scope=scope), np.float32)
+               for s in ("b, c", "c")]
+    text = export.export(jax.jit(lambda x, y: x * y))(*structs).mlir_module()
+    # JAX 0.10.2's two messages for these specs (it adds a third, that args[1] has c
+    # elements, which jaxlite's module does not check: Exported.call does)
+    using = ("Using the following polymorphic shapes specifications: args[0].shape = (b, c),"
+             "args[1].shape = (c,). Obtained dimension variables: 'b' = {0} from "
+             "specification 'b' for dimension args[0].shape[0] (= {0}), ")
+    tail = ". Please see https://docs.jax.dev/en/latest/export/shape_poly.html" \
+        "#shape-assertion-errors for more details."
+    head = "Input shapes do not match the polymorphic shapes specification. Expected value " \
+        ">= 1 for dimension variable "
+    assert _assertion_messages(text) == [
+        head + "'b'. " + using + tail,
+        head + "'c'. " + using + "'c' = {1} from specification 'c' for dimension "
+        "args[0].shape[1] (= {1}), " + tail]
+    with pytest.raises(ValueError) as info:
+        parse_module(text, [Shape(np.float32, (2, 0)), Shape(np.float32, (0,))])
+    assert "Expected value >= 1 for dimension variable 'c'" in str(info.value)
+    assert "'b' = 2 from specification 'b' for dimension args[0].shape[0] (= 2), 'c' = 0 " \
+        "from specification 'c' for dimension args[0].shape[1] (= 0), ." in str(info.value)

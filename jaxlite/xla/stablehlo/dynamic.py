@@ -82,6 +82,43 @@ class PolymorphicModuleWriter(ModuleWriter):
                 f"StableHLO printer: the dimension variables {missing} are not the size of "
                 "any argument dimension by themselves; jaxlite reads each variable off such "
                 "a dimension (`b`, not only `2*b`).")
+        self.assert_positive(writer, params)
+
+    def assert_positive(self, writer: FunctionWriter, params: Sequence[Leaves]) -> None:
+        """JAX's `shape_assertion` that each dimension variable is at least 1, with JAX's
+        message (`{0}`, ... stand for the variables' values, the custom call's operands
+        after the predicate)."""
+        shapes = [writer.shapes[n] for leaves in params for n in leaves]
+        specs = ",".join(f"args[{i}].shape = {_spec(s.dims)}" for i, s in enumerate(shapes))
+        found = []
+        for variable in self.variables:
+            i, axis = next((i, k) for i, s in enumerate(shapes) for k, d in enumerate(s.dims)
+                           if _symbolic(d) and str(d) == variable)
+            n = len(found)
+            found.append(f"'{variable}' = {{{n}}} from specification '{variable}' for "
+                         f"dimension args[{i}].shape[{axis}] (= {{{n}}}), ")
+        values = list(self.variables.values())
+        one = writer.constant("dense<1>", _SIZE)[0]
+        # As JAX's: the k-th assertion reports the variables read so far.
+        for k, (variable, value) in enumerate(self.variables.items()):
+            ok = writer.generic("stablehlo.compare", [value, one], [_SIZE.with_dtype(np.bool_)], {
+                "comparison_direction": T.enum_attr("comparison_direction", "GE"),
+                "compare_type": T.enum_attr("comparison_type", "SIGNED")})[0]
+            message = (
+                "Input shapes do not match the polymorphic shapes specification. Expected "
+                f"value >= 1 for dimension variable '{variable}'. Using the following "
+                f"polymorphic shapes specifications: {specs}. Obtained dimension variables: "
+                f"{''.join(found[:k + 1])}. Please see https://docs.jax.dev/en/latest/"
+                "export/shape_poly.html#shape-assertion-errors for more details.")
+            writer.generic("stablehlo.custom_call", [ok, *values[:k + 1]], [], {
+                "call_target_name": T.string("shape_assertion"), "api_version": "2 : i32",
+                "has_side_effect": "true"}, attributes={"error_message": T.string(message)})
+
+
+def _spec(dims: Sequence[Any]) -> str:
+    """A shape as JAX's messages spell it: `(b, 4)`, `(b,)`."""
+    inner = ", ".join(str(d) for d in dims)
+    return f"({inner},)" if len(dims) == 1 else f"({inner})"
 
 
 def _inline_call(w: FunctionWriter, inst: HloInstruction, operands: Sequence[Leaves]
