@@ -1,8 +1,10 @@
 """`ArrayImpl`: the immutable concrete array that users hold (a `jax.Array`).
 
 An Array owns a read-only numpy buffer on the host, its dtype already canonical, and the
-weak-type flag of values that came from Python scalars. Operators and numpy-style methods
-come from the operator table that `jaxlite.numpy` fills, shared with tracers.
+weak-type flag of values that came from Python scalars; an Array placed on a GPU holds a
+`DeviceValue` instead, its contents in device memory (see `device_values`). Operators and
+numpy-style methods come from the operator table that `jaxlite.numpy` fills, shared with
+tracers.
 
 `delete()` (which donating the Array to a jitted call does) hands its memory back: the
 Array keeps its shape and dtype, and every use of its contents raises `RuntimeError`, as
@@ -20,6 +22,7 @@ from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.sharding_rules import aval_sharding
 from jaxlite.core.basearray import Array
+from jaxlite.runtime.device_values import DeviceValue, place
 from jaxlite.runtime.dlpack_buffers import CPU_DEVICE, export_capsule
 from jaxlite.runtime.sharding import Sharding, SingleDeviceSharding
 
@@ -82,9 +85,10 @@ class ArrayImpl(Array):
     __slots__ = ("_value", "weak_type", "_aval", "_sharding", "_shards")
 
     def __init__(self, value: np.ndarray, weak_type: bool = False) -> None:
-        value = np.asarray(value)
-        if value.flags.writeable:
-            value.flags.writeable = False
+        if type(value) is not DeviceValue:
+            value = np.asarray(value)
+            if value.flags.writeable:
+                value.flags.writeable = False
         self._value = value
         self.weak_type = bool(weak_type)
         self._aval: ShapedArray | None = None
@@ -96,8 +100,9 @@ class ArrayImpl(Array):
 
     def with_sharding(self, sharding: Sharding) -> "ArrayImpl":
         """The same contents, placed with `sharding`: on one device the read-only buffer is
-        shared; on several, each device gets a copy of its block."""
-        out = ArrayImpl(self._value, self.weak_type)
+        shared (or moved into, or out of, a GPU's memory: `device_values.place`); on
+        several, each device gets a copy of its block."""
+        out = ArrayImpl(place(self._value, sharding.device_set), self.weak_type)
         out._sharding = sharding
         if len(sharding.device_set) > 1:
             out._shards = tuple(
@@ -146,6 +151,8 @@ class ArrayImpl(Array):
         value = self._value
         if type(value) is _DeletedValue:
             value.gone()
+        if type(value) is DeviceValue:
+            value = value.host()  # (one transfer, kept)
         if dtype is None:
             return value if not copy else value.copy()
         return value.astype(dtype)
@@ -170,6 +177,8 @@ class ArrayImpl(Array):
         value = self._value
         if type(value) is _DeletedValue:
             value.gone()
+        if type(value) is DeviceValue:
+            return value.host()  # (C-ordered, as transfers make it)
         if not value.flags.c_contiguous:
             value = np.array(value, order="C")
             value.setflags(write=False)
@@ -185,9 +194,12 @@ class ArrayImpl(Array):
         return self._value.tolist()
 
     def block_until_ready(self) -> "ArrayImpl":
-        """Wait until the value is computed; eager values always are."""
+        """Wait until the value is computed; eager values on the host always are, those
+        in a GPU's memory when the device's stream reaches them."""
         if type(self._value) is _DeletedValue:
             self._value.gone()
+        if type(self._value) is DeviceValue:
+            self._value.block_until_ready()
         return self
 
     def copy_to_host_async(self) -> None:
@@ -242,7 +254,7 @@ class ArrayImpl(Array):
         if self.size == 0:
             body = f"[], shape={self.shape}"
         else:
-            body = np.array2string(self._value, separator=", ", prefix=prefix)
+            body = np.array2string(self.__array__(), separator=", ", prefix=prefix)
         weak = ", weak_type=True" if self.weak_type else ""
         return f"{prefix}{body}, dtype={self.dtype.name}{weak})"
 

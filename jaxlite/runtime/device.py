@@ -8,10 +8,11 @@ failed to start raises `RuntimeError` with the reason.
 The default backend is the LLVM CPU backend ("cpu", as in JAX). Differences from JAX: on a
 host where llvmlite cannot start, the default falls back to the HLO interpreter, whose
 platform is honestly called "interpreter" (its device prints as `InterpreterDevice(id=0)`).
-`Array`s keep their values in host memory whatever the device: `device_put` to one device
-marks the Array as there, `device_put` to a sharding over several devices also keeps a copy
-of each device's block (`Array.addressable_shards`), and compiled calls move values into
-the backend's buffers (without a copy for the interpreter).
+`Array`s keep their values in host memory, except on a GPU (CuPy): `device_put` to one
+device marks the Array as there (moving it into a GPU's memory: `device_values`),
+`device_put` to a sharding over several devices also keeps a copy of each device's block
+(`Array.addressable_shards`), and compiled calls move values into the backend's buffers
+(without a copy for the interpreter, or for Arrays already in the GPU's memory).
 """
 from __future__ import annotations
 
@@ -163,8 +164,9 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
 
     `device` is a Device, a Sharding, a PartitionSpec (over the mesh `set_mesh` made
     current), or a pytree of those that is a prefix of `x`. The result is committed to that
-    placement (`Array.committed`). Differences from JAX: values stay in host memory (a
-    sharded Array holds its global value and a copy of each device's block).
+    placement (`Array.committed`). Differences from JAX: values stay in host memory,
+    except on a GPU (a sharded Array holds its global value and a copy of each device's
+    block).
     """
     if _is_placement(device):
         return tree_map(lambda leaf: _put_leaf(leaf, device), x)

@@ -28,6 +28,8 @@ from jaxlite.runtime import compiler
 from jaxlite.runtime.allocation import (INT64_MAX, allocation_error, out_of_memory,
                                         staged_avals)
 from jaxlite.runtime.array import ArrayImpl, fresh_array
+from jaxlite.runtime.device_eager import (apply_on_device, argument_buffer, device_results,
+                                          host_operands)
 from jaxlite.runtime.placement import place_eager, place_jit_outputs
 from jaxlite.runtime.call_cache import LRUCache, SingleFlight
 from jaxlite.runtime.collector import collection_paused
@@ -73,9 +75,20 @@ def wrap_output(value: Any, aval: ShapedArray) -> Array:
 
 def apply_primitive(primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
     """Run one primitive eagerly with its numpy reference rule (its shape rule's answer
-    remembered per signature, see `fast_path.shape_rule`)."""
+    remembered per signature, see `fast_path.shape_rule`); on placed operands, see
+    `_apply_placed`."""
     state = eager_state()
     in_avals, out_avals, plain = shape_rule(state, primitive, args, params)
+    for arg in args:  # (a loop, not any(): this runs for every eager operation)
+        if type(arg) is ArrayImpl and arg._sharding is not None:
+            return _apply_placed(primitive, args, params, in_avals, out_avals, plain)
+    return _evaluate(primitive, args, params, in_avals, out_avals, plain, state.checking)
+
+
+def _evaluate(primitive: Any, args: Sequence[Any], params: dict[str, Any],
+              in_avals: Sequence[ShapedArray], out_avals: Any, plain: bool,
+              checking: bool) -> Any:
+    """The primitive's numpy reference rule on host arguments, its results as Arrays."""
     np_args = [to_numpy(a, aval) for a, aval in zip(args, in_avals)]
     token = ignoring_fp_errors()
     try:
@@ -87,12 +100,25 @@ def apply_primitive(primitive: Any, args: Sequence[Any], params: dict[str, Any])
         results = [wrap(o, aval) for o, aval in zip(outs, out_avals)]
     else:
         results = wrap(outs, out_avals)
-    if state.checking:
+    if checking:
         check_values(results if primitive.multiple_results else [results], primitive.name)
-    for arg in args:  # (a loop, not any(): this runs for every eager operation)
-        if type(arg) is ArrayImpl and arg._sharding is not None:
-            return place_eager(primitive, args, results, params)
     return results
+
+
+def _apply_placed(primitive: Any, args: Sequence[Any], params: dict[str, Any],
+                  in_avals: Sequence[ShapedArray], out_avals: Any, plain: bool) -> Any:
+    """A primitive on committed operands: in a GPU's memory where an operand lives there
+    and the primitive has a device rule (`device_eager`), else the reference on the host
+    (device operands copied over once); the results placed as JAX places them
+    (`placement`), which sends host results to the GPU."""
+    checking = eager_state().checking
+    results = apply_on_device(primitive, args, params, in_avals, out_avals)
+    if results is None:
+        results = _evaluate(primitive, host_operands(args), params, in_avals, out_avals,
+                            plain, checking)
+    elif checking:
+        check_values(results if primitive.multiple_results else [results], primitive.name)
+    return place_eager(primitive, args, results, params)
 
 
 def _checking_values() -> bool:
@@ -256,16 +282,22 @@ class CompiledCall:
     def _call_buffers(self, args: Sequence[Any]) -> list[ArrayImpl]:
         client = self.executable.client
         device = self.const_buffers[0].device if self.const_buffers else None
+        # Arrays in the device's memory go as they are (`device_eager.argument_buffer`),
+        # and then the results stay there too.
+        on_device = [argument_buffer(client, a) for a in args]
         buffers = list(self.const_buffers)
-        buffers += [client.buffer_from_numpy(_device_value(a, aval), device)
-                    for a, aval in zip(args, self.in_avals)]
+        buffers += [b if b is not None else client.buffer_from_numpy(_device_value(a, aval),
+                                                                      device)
+                    for b, a, aval in zip(on_device, args, self.in_avals)]
         try:
             outs = self.executable.execute(buffers)
         except KeyboardInterrupt:
             self._delete_donated(args)  # (as above)
             raise
         self._delete_donated(args)
-        return [_array_of(out.to_numpy(), aval) for out, aval in zip(outs, self.out_avals)]
+        kept = any(b is not None for b in on_device) and device_results(outs, self.out_avals)
+        return kept or [_array_of(out.to_numpy(), aval)
+                        for out, aval in zip(outs, self.out_avals)]
 
     def _delete_donated(self, args: Sequence[Any]) -> None:
         for i in self.donated:

@@ -37,9 +37,11 @@ The pieces:
   `host_fallback` (the HLO evaluator for what has no kernel), `launchers` (CuPy, or the
   kernel interpreter) and `kernel_cache` (compiled modules in the persistent cache).
 
-Eager mode runs on the host (the primitives' reference rules with numpy): arrays placed on
-the GPU device hold host memory, and a `jit` call copies its arguments to the device and
-its results back.
+Eager mode on the GPU (`jaxlite.runtime.device_eager`): Arrays put on the gpu device hold
+device memory (`runtime.device_values.DeviceValue`); eager primitives with a rule over
+`xp` run there with CuPy (`runtime.device_rules`), the others on host copies, one
+transfer each way; a `jit` call for this backend takes such Arrays' memory as it is and
+leaves its results on the device. Under the kernel interpreter memory is the host's.
 """
 from __future__ import annotations
 

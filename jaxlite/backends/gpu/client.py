@@ -50,6 +50,12 @@ class GpuClient(Client):
             stored = self.launcher.to_device(array)  # type: ignore[attr-defined]
         return GpuBuffer(stored, array.dtype, self._devices[0], self.launcher)
 
+    def buffer_from_device(self, array: object, dtype: np.dtype) -> GpuBuffer:
+        """A buffer over an array already in this device's memory (an eager result): no
+        transfer; it may share memory, so a program given it to donate writes a copy."""
+        array = self.launcher.xp.ascontiguousarray(array)  # type: ignore[attr-defined]
+        return GpuBuffer(array, dtype, self._devices[0], self.launcher, owns_memory=False)
+
     def compile(self, module: HloModule, options: CompileOptions) -> GpuExecutable:
         num_params = len(module.entry.parameters)
         bad = [i for i in options.donated_parameters if not 0 <= i < num_params]

@@ -21,8 +21,9 @@ no complex type), then multiply with cuBLAS's complex GEMM.
 A convolution inside an output fusion (a bias, an activation after it) splits like a dot
 (`dot_epilogue`): the convolution as above, then the epilogue's loop kernel reading the
 product. Convolutions of bools, mixed integer and floating-point ones and
-`batch_group_count` > 1 are not built (the host runs them). The patch matrix costs (output positions x taps x features) floats of memory: for
-the bench's 32x56x56x64 3x3 convolution, 231 MB.
+`batch_group_count` > 1 are not built (the host runs them). The patch matrix costs
+(output positions x taps x features) floats of memory: for the bench's 32x56x56x64 3x3
+convolution, 231 MB.
 """
 from __future__ import annotations
 
@@ -102,7 +103,8 @@ class ConvolutionPlan:
             inside = ir.Binary("and", inside, ok)
             at[d.lhs_spatial[k]] = div(q, dilation)
         load = ir.Load(source, linear_index(tuple(at), lhs))
-        value = ir.Select(inside, ir.Cast(load, self.patch_type), ir.Const(0, self.patch_type))
+        value = ir.Select(inside, ir.Cast(load, self.patch_type),
+                          ir.Const(0, self.patch_type))
         grid, first, step = grid_stride(options, self.patches.size)
         loop = ir.For(p, first, ir.index_const(self.patches.size), step,
                       (ir.Store(out, p, value),))

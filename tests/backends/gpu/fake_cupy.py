@@ -7,7 +7,12 @@ launcher's uint16 storage is viewed as bfloat16 here, as a kernel's pointer woul
 `cuda.nvrtc` compiles to a fake cubin (the source behind an ELF magic) that
 `RawModule(path=...)` loads. `linalg` and `fft` are numpy's behind CuPy's names (cuSOLVER and cuFFT there), each call
 recorded in LIBRARY_CALLS; `SCIPY_LINALG` stands for `cupyx.scipy.linalg` (tests put it
-in sys.modules under that name)."""
+in sys.modules under that name).
+
+Device arrays are `ndarray`, a numpy subclass that marks memory as the device's (views,
+ufuncs and numpy's functions on them keep the class): `asarray` of host data and
+`asnumpy` are the transfers, each recorded in TRANSFERS as (direction, elements), so
+tests can count round trips through the host."""
 from __future__ import annotations
 
 import types
@@ -24,17 +29,48 @@ LAUNCHES: list[str] = []
 SOURCES: list[str] = []
 LIBRARY_CALLS: list[str] = []
 STREAMS: list = []
+TRANSFERS: list[tuple[str, int]] = []  # ("to_device" | "to_host", number of elements)
 COMPILED: list[str] = []  # sources the fake NVRTC compiled
 LOADED: list[str] = []    # binaries RawModule loaded from a file
 _ELF = b"\x7fELF"
 SCIPY_LINALG = scipy.linalg
 
 
-def __getattr__(name):  # everything else of the array API: numpy's
-    return getattr(np, name)
+def __getattr__(name):  # everything else of the array API: numpy's, on device arrays
+    found = getattr(np, name)
+    if not callable(found) or isinstance(found, (type, np.ufunc)):
+        return found  # (types; ufuncs keep the device class themselves)
+
+    def on_device(*args, **kwargs):
+        return _as_device(found(*args, **kwargs))
+    return on_device
+
+
+def _as_device(result):
+    """numpy's results as device arrays (CuPy's functions return CuPy arrays)."""
+    if isinstance(result, tuple):
+        return tuple(_as_device(r) for r in result)
+    if type(result) is np.ndarray:
+        return result.view(ndarray)
+    return result
+
+
+class ndarray(np.ndarray):
+    """An array in the fake device's memory."""
+
+
+def asarray(array, dtype=None, order=None):
+    """Device memory: a device array as it is (or converted on the device); host data
+    copied over (a recorded transfer)."""
+    if isinstance(array, ndarray):
+        return array if dtype is None else array.astype(dtype)
+    host = np.asarray(array, dtype=dtype, order=order)
+    TRANSFERS.append(("to_device", host.size))
+    return np.array(host).view(ndarray)
 
 
 def asnumpy(array, stream=None):
+    TRANSFERS.append(("to_host", int(np.size(array))))
     return np.array(array)
 
 
