@@ -36,8 +36,8 @@ def _recorded(name, call):
 
 
 def test_fixtures_exist():
-    assert NAMES == ["constrained", "max_dim", "mlp", "pad_max", "reshape_iota", "sin_sum",
-                     "two_args"]
+    assert NAMES == ["constrained", "constraints_three", "max_dim", "mlp", "pad_max",
+                     "reshape_iota", "sin_sum", "two_args"]
 
 
 def test_dynamic_sizes_parse_as_dynamic():
@@ -100,16 +100,45 @@ def test_shape_assertions_of_the_module_raise_jax_error():
         "export/shape_poly.html#shape-assertion-errors for more details.")
 
 
-def test_symbolic_constraints_are_checked_by_the_module():
-    # `symbolic_shape("b, 4", constraints=("b >= 2",))`: JAX writes the check as a
-    # shape_assertion; its message, recorded from JAX, word for word.
-    exported = from_stablehlo((MODULES / "constrained.mlir").read_text())
-    recorded = np.load(MODULES / "constrained.npz")
-    message = _error(exported, recorded["error/in_0"])
+# Programs exported with symbolic constraints: (specs, constraints, the constraint that
+# the recorded failing call breaks).
+CONSTRAINED = {
+    "constrained": (["b, 4"], ("b >= 2",), "b >= 2. Expected 'b - 2' to be greater or "
+                    "equal to 0, but found -1."),
+    "constraints_three": (["b, 4", "c"], ("b <= 12", "c >= b + 1", "2*b >= c"),
+                          "c >= b + 1. Expected 'c - b - 1' to be greater or equal to 0, "
+                          "but found -1."),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONSTRAINED))
+def test_symbolic_constraints_are_checked_by_the_module(name):
+    # JAX writes each check as a shape_assertion; its message, recorded from JAX.
+    exported = from_stablehlo((MODULES / f"{name}.mlir").read_text())
+    recorded = np.load(MODULES / f"{name}.npz")
+    inputs = [recorded[f"error/in_{i}"] for i in range(len(exported.in_avals))]
+    message = _error(exported, *inputs)
     assert message == str(recorded["error"])
-    assert message.startswith("Input shapes do not match the symbolic shape constraint "
-                              "b >= 2. Expected 'b - 2' to be greater or equal to 0, but "
-                              "found -1.")
+    assert message.startswith("Input shapes do not match the symbolic shape constraint " +
+                              CONSTRAINED[name][2])
+
+
+@pytest.mark.parametrize("name", sorted(CONSTRAINED))
+def test_jaxlite_prints_the_constraints_as_jax(name):
+    specs, constraints, _ = CONSTRAINED[name]
+    scope = export.SymbolicScope(constraints)
+    structs = [jax.ShapeDtypeStruct(export.symbolic_shape(s, scope=scope), np.float32)
+               for s in specs]
+    fn = (lambda x: x * 2) if len(specs) == 1 else (lambda x, y: (x * 2, y + 1))
+    text = export.export(jax.jit(fn))(*structs).mlir_module()
+    theirs = _assertion_messages((MODULES / f"{name}.mlir").read_text())
+    assert _assertion_messages(text) == theirs
+    assert len(theirs) == len(specs) + len(constraints)
+    recorded = np.load(MODULES / f"{name}.npz")
+    shapes = [Shape(np.float32, recorded[f"error/in_{i}"].shape) for i in range(len(specs))]
+    with pytest.raises(ValueError) as info:
+        parse_module(text, shapes)
+    assert str(info.value) == str(recorded["error"])
 
 
 def test_max_of_sizes_refines():

@@ -82,37 +82,52 @@ class PolymorphicModuleWriter(ModuleWriter):
                 f"StableHLO printer: the dimension variables {missing} are not the size of "
                 "any argument dimension by themselves; jaxlite reads each variable off such "
                 "a dimension (`b`, not only `2*b`).")
-        self.assert_positive(writer, params)
+        self.assert_specification(writer, params)
 
-    def assert_positive(self, writer: FunctionWriter, params: Sequence[Leaves]) -> None:
-        """JAX's `shape_assertion` that each dimension variable is at least 1, with JAX's
-        message (`{0}`, ... stand for the variables' values, the custom call's operands
-        after the predicate)."""
+    def assert_specification(self, writer: FunctionWriter, params: Sequence[Leaves]) -> None:
+        """JAX's `shape_assertion`s, with JAX's messages: each dimension variable is at
+        least 1, then each inequality constraint of the scope holds (`{0}`, ... in a
+        message stand for the custom call's operands after the predicate)."""
         shapes = [writer.shapes[n] for leaves in params for n in leaves]
         specs = ",".join(f"args[{i}].shape = {_spec(s.dims)}" for i, s in enumerate(shapes))
-        found = []
-        for variable in self.variables:
-            i, axis = next((i, k) for i, s in enumerate(shapes) for k, d in enumerate(s.dims)
-                           if _symbolic(d) and str(d) == variable)
-            n = len(found)
-            found.append(f"'{variable}' = {{{n}}} from specification '{variable}' for "
-                         f"dimension args[{i}].shape[{axis}] (= {{{n}}}), ")
-        values = list(self.variables.values())
+        origins = [next((i, k) for i, s in enumerate(shapes) for k, d in enumerate(s.dims)
+                        if _symbolic(d) and str(d) == variable) for variable in self.variables]
+        names, values = list(self.variables), list(self.variables.values())
+
+        def obtained(count: int, first: int) -> str:
+            return "".join(f"'{v}' = {{{first + n}}} from specification '{v}' for dimension "
+                           f"args[{i}].shape[{k}] (= {{{first + n}}}), " for n, (v, (i, k))
+                           in enumerate(zip(names[:count], origins[:count])))
+        tail = (f"Using the following polymorphic shapes specifications: {specs}. Obtained "
+                "dimension variables: {}. Please see https://docs.jax.dev/en/latest/export/"
+                "shape_poly.html#shape-assertion-errors for more details.")
         one = writer.constant("dense<1>", _SIZE)[0]
-        # As JAX's: the k-th assertion reports the variables read so far.
         for k, (variable, value) in enumerate(self.variables.items()):
-            ok = writer.generic("stablehlo.compare", [value, one], [_SIZE.with_dtype(np.bool_)], {
-                "comparison_direction": T.enum_attr("comparison_direction", "GE"),
-                "compare_type": T.enum_attr("comparison_type", "SIGNED")})[0]
-            message = (
+            # As JAX's: the k-th assertion reports the variables read so far.
+            _shape_assertion(writer, value, one, values[:k + 1], (
                 "Input shapes do not match the polymorphic shapes specification. Expected "
-                f"value >= 1 for dimension variable '{variable}'. Using the following "
-                f"polymorphic shapes specifications: {specs}. Obtained dimension variables: "
-                f"{''.join(found[:k + 1])}. Please see https://docs.jax.dev/en/latest/"
-                "export/shape_poly.html#shape-assertion-errors for more details.")
-            writer.generic("stablehlo.custom_call", [ok, *values[:k + 1]], [], {
-                "call_target_name": T.string("shape_assertion"), "api_version": "2 : i32",
-                "has_side_effect": "true"}, attributes={"error_message": T.string(message)})
+                f"value >= 1 for dimension variable '{variable}'. "
+                + tail.format(obtained(k + 1, 0))))
+        scope = next((d.scope for s in shapes for d in s.dims if _symbolic(d)), None)
+        inequalities = [t for t in getattr(scope, "constraints_str", ()) if "==" not in t]
+        zero = writer.constant("dense<0>", _SIZE)[0] if inequalities else None
+        for text, difference in zip(inequalities, getattr(scope, "nonnegative", ())):
+            amount = size_value(writer, difference)
+            _shape_assertion(writer, amount, zero, [amount, *values], (
+                f"Input shapes do not match the symbolic shape constraint {text}. Expected "
+                f"'{difference}' to be greater or equal to 0, but found {{0}}.  "
+                + tail.format(obtained(len(values), 1))))
+
+
+def _shape_assertion(w: FunctionWriter, value: str, bound: str, reported: Sequence[str],
+                     message: str) -> None:
+    """`custom_call @shape_assertion(value >= bound, reported...)` with `message`."""
+    ok = w.generic("stablehlo.compare", [value, bound], [_SIZE.with_dtype(np.bool_)], {
+        "comparison_direction": T.enum_attr("comparison_direction", "GE"),
+        "compare_type": T.enum_attr("comparison_type", "SIGNED")})[0]
+    w.generic("stablehlo.custom_call", [ok, *reported], [], {
+        "call_target_name": T.string("shape_assertion"), "api_version": "2 : i32",
+        "has_side_effect": "true"}, attributes={"error_message": T.string(message)})
 
 
 def _spec(dims: Sequence[Any]) -> str:
