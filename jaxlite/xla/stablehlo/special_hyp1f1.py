@@ -12,25 +12,45 @@ where alpha is large and negative and y moderate its terms grow to about
 e^(2 sqrt(|alpha| y)) before they alternate down to the value: a float64 sum loses all
 digits at alpha = -39.1, y = 80 (1F1(40.1; 1; -80) = 2.4e-19), the double-double sum
 keeps 13. The terms start from t_0 = e^(-shift), shift = y/2 (at most SHIFT_LIMIT for
-x > 0), so that e^(-700) M(alpha; b; 700) neither overflows nor underflows, and the sum
-runs SERIES_STEPS steps, enough for |x| < ASYMPTOTIC_FROM.
+x > 0), so that e^(-700) M(alpha; b; 700) neither overflows nor underflows; term and sum
+are scaled down by 2^RESCALE_BITS whenever they pass it (counted, and undone through
+logarithms at the end), so that 1F1(-150.5; 2; -900) = e^-900 M(152.5; 2; 900) is found
+with M far beyond float64's range. The sum runs SERIES_STEPS steps, enough for
+|x| < ASYMPTOTIC_FROM.
+
+Below alpha = -(y - b)^2 / (4y) the recurrence in the first parameter,
+(b - a) M(a - 1) = a M(a + 1) - (2a - b + y) M(a), has oscillating solutions (its
+characteristic roots are complex), so rounding errors do not grow along it; there (at most
+RECURRENCE_STEPS below that bound) M(alpha) comes from the series at the two a just above
+the bound, recurred down. Above the bound M is the recurrence's minimal solution going
+down (unstable) and the series alone is used.
 
 For x <= -ASYMPTOTIC_FROM, the algebraic part of the asymptotic expansion,
 1F1 = Gamma(b) / Gamma(b - a) |x|^(-a) sum_k (a)_k (a - b + 1)_k / k! |x|^(-k) (the e^x
 part is below float64's reach). A value that overflows is +inf whatever its sign, as
 scipy (boost's overflow error) gives it; 1F1(1; -0.5; 700) is -6.7e308 (mpmath).
 
-Measured against mpmath (40 digits) on 1980 points (a from -20.5 to 40.1, b from -10.5 to
-60.2 with -2.9999, x from -700 to 700): within 2e-13 everywhere but where b - a rounds to
-a whole number in float64 (b = -3.7, a = 0.3: b - a = -4 exactly, a terminating series,
-while the true b - a is not whole; scipy gives the same values). scipy (1.17, boost's
-1F1) is the inaccurate one next to the poles of b with x < 0: 1F1(1; -2.9999; -3) is off
-by 1.4e-5 there, 1F1(15.5; -10.5; -0.7) by 7.8e-7, 1F1(40.1; -2.9999; -35.5) by 3.7e-11
-(this expansion: mpmath's values to 1e-15).
+Measured against mpmath (40 to 60 digits):
+- 1980 points, a from -20.5 to 40.1, b from -10.5 to 60.2 and -2.9999, |x| <= 700: within
+  2e-13 everywhere but where b - a rounds to a whole number in float64 (b = -3.7, a = 0.3:
+  b - a = -4 exactly, a terminating series, while the true b - a is not whole; scipy gives
+  the same values);
+- 433 points, a from -150.5 to 120.9, b from -30.5 to 150.25, |x| <= 999: within 1.3e-13
+  but for alpha <= -80 with y >= 400 (above the recurrence's bound, where the series
+  cancels beyond double-double: 1F1(-150.5; 2; 600) has no correct digit,
+  1F1(120.9; 2; -400) is off by 2.4e-5) and 1F1(-80.3; 150.25; 600), off by 4.6e-3.
+  scipy is accurate there: these are not printed faithfully.
+scipy (1.17, boost's 1F1) is the inaccurate one next to the poles of b with x < 0:
+1F1(1; -2.9999; -3) is off by 1.4e-5 there, 1F1(15.5; -10.5; -0.7) by 7.8e-7,
+1F1(40.1; -2.9999; -35.5) by 3.7e-11 (this expansion: mpmath's values to 1e-15).
 
-The derivatives are the kernel's series (`_hypergeometric_kernels._series`) step for step,
-with Kummer's transformation for x < 0, in DERIVATIVE_STEPS steps; NaN where the terms
-have not become negligible by then (|x| beyond about 1300) or an operand is not finite.
+The derivatives are the kernel's float64 series (`_hypergeometric_kernels._series`) step
+for step, with Kummer's transformation for x < 0, in DERIVATIVE_STEPS steps; NaN where
+the terms have not become negligible by then (|x| beyond about 1300) or an operand is not
+finite. Where that series cancels (the band above, from |alpha| ~ 10 at moderate y) the
+kernel itself is inaccurate (d/da of 1F1(-20.5; 25.3; 30) off by 6e-5 against mpmath),
+and the two round differently (XLA fuses multiply-adds): they agree to 1e-11 only
+outside it.
 
 Edges as the kernel: NaN at infinite x; at NaN or infinite a or b, or b a negative
 integer, JAX's series values; inf at b = 0 != a; e^x at a = b != 0; 1 at a = 0.
@@ -41,19 +61,22 @@ import numpy as np
 
 from jaxlite.xla.stablehlo import double_double as D
 from jaxlite.xla.stablehlo import lapack as L
+from jaxlite.xla.stablehlo import types as T
 from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
 from jaxlite.xla.stablehlo.special_gamma import unary
 from jaxlite.xla.stablehlo.special_igamma import (as_float, both, either, in_float64,
                                                   is_value, loop, pick)
 
 __all__ = ["HYP1F1_EXPANSIONS", "SERIES_STEPS", "DERIVATIVE_STEPS", "ASYMPTOTIC_FROM",
-           "ASYMPTOTIC_STEPS", "SHIFT_LIMIT"]
+           "ASYMPTOTIC_STEPS", "SHIFT_LIMIT", "RESCALE_BITS", "RECURRENCE_STEPS"]
 
 SERIES_STEPS = 1500
 DERIVATIVE_STEPS = 2000
 ASYMPTOTIC_FROM = 1000.0
 ASYMPTOTIC_STEPS = 60
 SHIFT_LIMIT = 300.0
+RESCALE_BITS = 600
+RECURRENCE_STEPS = 200
 _EPS = float(np.finfo(np.float64).eps)
 
 
@@ -90,21 +113,98 @@ def _k(w: FunctionWriter, i: str, like: str) -> str:
     return _sub(w, as_float(w, i, L.shape_of(w, like)), _const(w, 1.0, like))
 
 
-def _series(w: FunctionWriter, alpha: str, b: str, y: str, shift: str) -> str:
-    """e^(-shift) M(alpha; b; y) for y >= 0, summed in double-double arithmetic (the
-    factors alpha + k and b + k exactly, by two-sums)."""
+def _series(w: FunctionWriter, alpha: str, b: str, y: str, shift: str) -> tuple[str, str]:
+    """(S, n) with e^(-shift) M(alpha; b; y) = S 2^(RESCALE_BITS n) for y >= 0, summed in
+    double-double arithmetic (the factors alpha + k and b + k exactly, by two-sums); the
+    term and the sum are scaled down by 2^RESCALE_BITS (exactly) whenever either passes
+    2^RESCALE_BITS, n counting how often."""
     first = _exp(w, unary(w, "stablehlo.negate", shift))
+    limit = _const(w, 2.0 ** RESCALE_BITS, y)
+    down = _const(w, 2.0 ** -RESCALE_BITS, y)
+    one = _const(w, 1.0, y)
 
     def step(i: str, values: Leaves) -> Leaves:
         term, total = (values[0], values[1]), (values[2], values[3])
         k = _k(w, i, y)
         top = D.dd_mul(w, D.two_sum(w, alpha, k), D.exact(w, y))
-        bottom = D.dd_mul(w, D.two_sum(w, b, k), D.exact(w, _add(w, k, _const(w, 1.0, y))))
+        bottom = D.dd_mul(w, D.two_sum(w, b, k), D.exact(w, _add(w, k, one)))
         term = D.dd_mul(w, term, D.dd_div(w, top, bottom))
-        return [*term, *D.dd_add(w, total, term)]
+        total = D.dd_add(w, total, term)
+        large = L.binary(w, "maximum", _abs(w, term[0]), _abs(w, total[0]))
+        big = L.compare(w, large, limit, "GT", "FLOAT")
+        factor = L.select(w, big, down, one)
+        count = _add(w, values[4], L.select(w, big, one, _const(w, 0.0, y)))
+        return [*(_mul(w, v, factor) for v in (*term, *total)), count]
     zero = _const(w, 0.0, y)
-    high, low = loop(w, SERIES_STEPS, [first, zero, first, zero], step)[2:]
-    return _add(w, high, low)
+    high, low, count = loop(w, SERIES_STEPS, [first, zero, first, zero, zero], step)[2:]
+    return _add(w, high, low), count
+
+
+def _stacked(w: FunctionWriter, values: list[str]) -> str:
+    """The arrays (of one shape) stacked along a new leading axis."""
+    shape = L.shape_of(w, values[0])
+    single = shape.with_dims((1,) + shape.dims)
+    pieces = [w.generic("stablehlo.reshape", [v], [single])[0] for v in values]
+    return w.generic("stablehlo.concatenate", pieces,
+                     [shape.with_dims((len(values),) + shape.dims)], {"dimension": T.i64(0)})[0]
+
+
+def _rows(w: FunctionWriter, stacked: str, count: int) -> list[str]:
+    """The `count` arrays stacked in `stacked` (the inverse of `_stacked`)."""
+    shape = L.shape_of(w, stacked)
+    inner = shape.dims[1:]
+    out = []
+    for i in range(count):
+        piece = w.generic("stablehlo.slice", [stacked], [shape.with_dims((1,) + inner)],
+                          {"start_indices": T.i64_array([i] + [0] * len(inner)),
+                           "limit_indices": T.i64_array([i + 1, *inner]),
+                           "strides": T.i64_array([1] * shape.rank)})[0]
+        out.append(w.generic("stablehlo.reshape", [piece], [shape.with_dims(inner)])[0])
+    return out
+
+
+def _recurred(w: FunctionWriter, b: str, y: str, start: str, steps: str, lower: str,
+              upper: str) -> str:
+    """M(start - steps) from lower = M(start), upper = M(start + 1) (scaled alike) by the
+    recurrence (b - a) M(a - 1) = a M(a + 1) - (2a - b + y) M(a), at most
+    RECURRENCE_STEPS steps."""
+    one = _const(w, 1.0, y)
+
+    def step(i: str, values: Leaves) -> Leaves:
+        a, upper, lower = values
+        go = L.compare(w, _k(w, i, y), steps, "LT", "FLOAT")
+        middle = _add(w, _sub(w, _add(w, a, a), b), y)
+        below = _div(w, _sub(w, _mul(w, a, upper), _mul(w, middle, lower)), _sub(w, b, a))
+        return [L.select(w, go, _sub(w, a, one), a), L.select(w, go, lower, upper),
+                L.select(w, go, below, lower)]
+    return loop(w, RECURRENCE_STEPS, [start, upper, lower], step)[2]
+
+
+def _scaled_value(w: FunctionWriter, alpha: str, b: str, y: str,
+                  shift: str) -> tuple[str, str]:
+    """(S, n) with e^(-shift) M(alpha; b; y) = S 2^(RESCALE_BITS n): the series, or where
+    alpha is below -(y - b)^2 / (4y) (there the recurrence in a oscillates: rounding
+    errors do not grow), the recurrence from the series at the last two a above that."""
+    one = _const(w, 1.0, y)
+    bound = _div(w, L.binary(w, "power", _sub(w, y, b), _const(w, 2.0, y)),
+                 _mul(w, _const(w, 4.0, y), y))
+    steps = unary(w, "stablehlo.floor", _sub(w, _sub(w, unary(w, "stablehlo.negate", alpha),
+                                                       bound), one))
+    useful = both(w, is_value(w, steps, "GE", 1.0),
+                  is_value(w, steps, "LE", float(RECURRENCE_STEPS)))
+    steps = L.select(w, useful, steps, _const(w, 0.0, y))
+    start = _add(w, alpha, steps)
+    # One loop sums the three series, stacked on a new leading axis.
+    totals, counts = (_rows(w, v, 3) for v in _series(
+        w, _stacked(w, [alpha, start, _add(w, start, one)]), *(_stacked(w, [v] * 3)
+                                                                for v in (b, y, shift))))
+    (total, lower, upper), (count, lower_count, upper_count) = totals, counts
+    recurred = _recurred(w, b, y, start, steps, lower, upper)
+    # (not where a start overflowed, nor where the recurrence met a = b, its singular point)
+    usable = both(w, both(w, useful, is_value(w, _abs(w, recurred), "LT", np.inf)),
+                  is_value(w, _add(w, lower_count, upper_count), "EQ", 0.0))
+    return (L.select(w, usable, recurred, total),
+            L.select(w, usable, _const(w, 0.0, y), count))
 
 
 def _gamma_sign(w: FunctionWriter, z: str) -> str:
@@ -179,8 +279,13 @@ def _hyp1f1(w: FunctionWriter, a: str, b: str, x: str) -> str:
     # 1F1 = e^shift (e^-shift M) for x >= 0, e^(x + shift) (e^-shift M) for x < 0.
     limited = L.binary(w, "minimum", half, _const(w, SHIFT_LIMIT, y))
     shift = L.select(w, negative, half, limited)
-    scale = _exp(w, L.select(w, negative, unary(w, "stablehlo.negate", half), shift))
-    value = _mul(w, _series(w, alpha, b, y, shift), scale)
+    log_scale = L.select(w, negative, unary(w, "stablehlo.negate", half), shift)
+    total, count = _scaled_value(w, alpha, b, y, shift)
+    # Rescaled sums (far beyond float64's range, the value need not be) through logarithms.
+    logarithm = _add(w, _add(w, unary(w, "stablehlo.log", _abs(w, total)), log_scale),
+                     _mul(w, count, _const(w, RESCALE_BITS * np.log(2.0), y)))
+    value = L.select(w, is_value(w, count, "EQ", 0.0), _mul(w, total, _exp(w, log_scale)),
+                     _mul(w, _sign(w, total), _exp(w, logarithm)))
     value = L.select(w, is_value(w, x, "LE", -ASYMPTOTIC_FROM), _asymptotic(w, a, b, x),
                      value)
     # scipy (boost's overflow error) gives +inf for an overflowing value of either sign
