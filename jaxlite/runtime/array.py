@@ -350,6 +350,10 @@ class ArrayImpl(Array):
         return self.nbytes
 
     def unsafe_buffer_pointer(self) -> int:
+        """The address of the first element: in device memory for an Array on a GPU
+        (mirrors `jax.Array.unsafe_buffer_pointer`)."""
+        if type(self._value) is DeviceValue:
+            return self._value.launcher.pointer(self._value.array)
         return self.__array__().ctypes.data
 
     def tobytes(self, order: str = "C") -> bytes:

@@ -115,6 +115,8 @@ def test_results_report_the_device_and_move_back_to_the_host(gpu):
     assert y.device == gpu and y.committed and y.platform == "gpu"
     assert repr(y) == "Array([[ 0.,  3.,  6.],\n       [ 9., 12., 15.]], dtype=float32)"
     assert float(y[1, 2]) == 15.0 and y.tolist()[1] == [9.0, 12.0, 15.0]
+    # (fake_cupy's device memory is numpy's: its address is the device array's)
+    assert y.unsafe_buffer_pointer() == y._value.array.ctypes.data
     host = jax.device_put(y, jax.devices("cpu")[0])
     assert type(host._value) is np.ndarray and host.devices() == set(jax.devices("cpu"))
     np.testing.assert_array_equal(jax.device_get(y), np.asarray(host))
