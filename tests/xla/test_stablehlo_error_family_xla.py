@@ -1,5 +1,6 @@
-"""The error-function family's kernels (dawsn, wofz, owens_t) and the complex gamma
-kernels (loggamma, digamma of complex) printed as standard StableHLO: for each program the
+"""The error-function family's kernels (dawsn, wofz, owens_t), the complex gamma
+kernels (gamma, loggamma, digamma of complex) and bessel_jv of any order printed as
+standard StableHLO: for each program the
 text names no `jaxlite_*` target, real XLA (jaxlib, in a subprocess of JAX's virtual
 environment) runs it with jaxlite's numbers, and `from_stablehlo` reads it back with the
 same numbers; float32/complex64 within 2e-6, float64/complex128 within 1e-11 (relative;
@@ -54,6 +55,13 @@ _G_EDGES = [complex(1.0000001, 1e-7), complex(1.4616321449683622, 0), 1.46163 + 
             complex(np.inf, -1), complex(np.nan, 0), complex(1, np.nan), complex(np.inf, np.nan)]
 _G_Z = np.concatenate([(_G_X[:, None] + 1j * _G_Y[None, :]).ravel(), _G_EDGES])
 _G_FINITE = np.array([z for z in _G_Z if np.isfinite(z) and abs(z) < 1e6])
+# Gamma(z) = exp(log Gamma(z)) (scipy's): where |log Gamma| is large its digits become
+# Gamma's exponent, so the grid stays below |z| = 40 (and the overflow at 171.7).
+_GAMMA_Z = np.concatenate([
+    (np.array([0.0, -0.0, 1e-8, 0.3, 0.5, 1.0, 1.1, 2.0, 3.3, 9.9, 10.5, 30.0, 171.5,
+               180.0, -1e-8, -0.5, -1.0, -2.5, -7.7, -30.3, -180.5])[:, None]
+     + 1j * np.array([0.0, -0.0, 1e-10, 0.05, -0.15, 1.0, -3.0, 7.5, -10.0, 30.0])).ravel(),
+    [complex(np.inf, 0), complex(0, np.inf), complex(np.nan, 0), complex(1, np.nan)]])
 # J_v(z) of whole and non-whole orders (v < 0 only whole) on every form's region: the
 # small-z series, Miller's recurrence, Hankel's expansion and the upward recurrence for
 # z >= 240 below v^2 / 2. From z = 30 on, points where J is within 0.3 of its envelope
@@ -88,6 +96,11 @@ _FUNCTIONS = {
     "digamma_complex": (digamma_complex_p.bind, (_G_Z,)),
     "loggamma_complex_grad": (jax.vmap(jax.grad(_SP.loggamma, holomorphic=True)),
                               (_G_FINITE,)),
+    "gamma_complex": (_SP.gamma, (_GAMMA_Z,)),
+    # (not where Gamma overflows: inf times psi is a complex product of infinities,
+    # whose NaN parts XLA and jaxlite place differently)
+    "gamma_complex_grad": (jax.vmap(jax.grad(_SP.gamma, holomorphic=True)),
+                           (_GAMMA_Z[np.isfinite(_GAMMA_Z) & (abs(_GAMMA_Z) < 100)],)),
     "bessel_jv": (bessel_jv_p.bind, _JV_GRID),
 }
 _PRECISIONS = {"32": ((np.float32, np.complex64), 2e-6),

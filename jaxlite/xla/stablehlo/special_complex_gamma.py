@@ -1,7 +1,9 @@
 """jaxlite's complex gamma-family kernels printed as standard ops on float64 parts:
 `loggamma_complex` (scipy's loggamma, the principal branch: analytic off the negative
-real axis, real on the positive one, NaN + NaN i at the poles and NaN) and
-`digamma_complex` (scipy's psi of complex z).
+real axis, real on the positive one, NaN + NaN i at the poles and NaN),
+`digamma_complex` (scipy's psi of complex z) and `gamma` of complex operands (scipy's
+gamma, which is exp(loggamma(z)), NaN + NaN i at the poles and where a part is not finite;
+real operands are special_gamma.py's).
 
 Both are conjugate-symmetric, so z is taken into the upper half-plane (a negative or -0
 imaginary part is the lower side of the cut, as the kernel reads it) and the result
@@ -25,9 +27,10 @@ import numpy as np
 import scipy.special as sp
 
 from jaxlite.xla.stablehlo import complex_pairs as C
+from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.stablehlo import lapack as L
-from jaxlite.xla.stablehlo.printer import FunctionWriter
-from jaxlite.xla.stablehlo.special_gamma import unary
+from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
+from jaxlite.xla.stablehlo.special_gamma import GAMMA_EXPANSIONS, unary
 from jaxlite.xla.stablehlo.special_igamma import as_float, both, either, loop
 
 __all__ = ["COMPLEX_GAMMA_EXPANSIONS", "ASYMPTOTIC_FROM", "SHIFT", "TAYLOR_RADIUS"]
@@ -225,7 +228,35 @@ def _digamma(w: FunctionWriter, z: C.Pair) -> C.Pair:
     return C.select_pair(w, pole, nan, value)
 
 
+def _gamma(w: FunctionWriter, z: C.Pair) -> C.Pair:
+    """exp(log Gamma(z)) as the kernel's complex exp: exp(re) (cos im, sin im), the
+    imaginary part exactly 0 where im is."""
+    x, y = z
+    shape = L.shape_of(w, x)
+    re, im = _loggamma(w, z)
+    modulus = unary(w, "stablehlo.exponential", re)
+    value = (C.real_op(w, "multiply", modulus, unary(w, "stablehlo.cosine", im)),
+             L.select(w, L.compare(w, im, L.splat(w, 0.0, shape), "EQ", "FLOAT"), im,
+                      C.real_op(w, "multiply", modulus, unary(w, "stablehlo.sine", im))))
+    finite = both(w, L.compare(w, unary(w, "stablehlo.abs", x), L.splat(w, np.inf, shape), "LT",
+                               "FLOAT"),
+                  L.compare(w, unary(w, "stablehlo.abs", y), L.splat(w, np.inf, shape), "LT",
+                            "FLOAT"))
+    return C.select_pair(w, finite, value, C.constant(w, complex(np.nan, np.nan), x))
+
+
+_real_gamma = GAMMA_EXPANSIONS["jaxlite_special_gamma"]
+_complex_gamma = C.in_complex128(_gamma)
+
+
+def _gamma_rule(w: FunctionWriter, inst: HloInstruction, operands: list[str],
+                config: dict) -> Leaves | None:
+    rule = _complex_gamma if inst.shape.dtype.kind == "c" else _real_gamma
+    return rule(w, inst, operands, config)
+
+
 COMPLEX_GAMMA_EXPANSIONS = {
     "jaxlite_special_loggamma_complex": C.in_complex128(_loggamma),
     "jaxlite_special_digamma_complex": C.in_complex128(_digamma),
+    "jaxlite_special_gamma": _gamma_rule,
 }
