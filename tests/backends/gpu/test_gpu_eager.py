@@ -193,7 +193,7 @@ def _same_as_cpu(device, fn, *args):
     placed = [jax.device_put(a, device) for a in args]
     _transfers()
     got = fn(*placed)
-    if args[0].dtype in (np.float32, np.int32, np.uint8, np.int16):
+    if args[0].dtype in (np.float32, np.float16, np.int32, np.uint8, np.int16):
         # every primitive of these has an `xp` rule: nothing came back to the host
         assert all(kind == "to_device" for kind, _ in _transfers()), fn
     # (a result that depends on no operand, as isfinite of integers, is uncommitted)
