@@ -36,8 +36,8 @@ def _recorded(name, call):
 
 
 def test_fixtures_exist():
-    assert NAMES == ["constrained", "constraints_three", "max_dim", "mlp", "pad_max",
-                     "reshape_iota", "sin_sum", "two_args"]
+    assert NAMES == ["consistency", "constrained", "constraints_three", "max_dim", "mlp",
+                     "pad_max", "reshape_iota", "sin_sum", "two_args"]
 
 
 def test_dynamic_sizes_parse_as_dynamic():
@@ -100,14 +100,20 @@ def test_shape_assertions_of_the_module_raise_jax_error():
         "export/shape_poly.html#shape-assertion-errors for more details.")
 
 
-# Programs exported with symbolic constraints: (specs, constraints, the constraint that
-# the recorded failing call breaks).
+# Programs exported with symbolic constraints: (function, specs, constraints, the start of
+# JAX's message for the recorded failing call).
 CONSTRAINED = {
-    "constrained": (["b, 4"], ("b >= 2",), "b >= 2. Expected 'b - 2' to be greater or "
-                    "equal to 0, but found -1."),
-    "constraints_three": (["b, 4", "c"], ("b <= 12", "c >= b + 1", "2*b >= c"),
-                          "c >= b + 1. Expected 'c - b - 1' to be greater or equal to 0, "
-                          "but found -1."),
+    "constrained": (lambda x: x * 2, ["b, 4"], ("b >= 2",),
+                    "Input shapes do not match the symbolic shape constraint b >= 2. "
+                    "Expected 'b - 2' to be greater or equal to 0, but found -1."),
+    "constraints_three": (lambda x, y: (x * 2, y + 1), ["b, 4", "c"],
+                          ("b <= 12", "c >= b + 1", "2*b >= c"),
+                          "Input shapes do not match the symbolic shape constraint c >= b + 1."
+                          " Expected 'c - b - 1' to be greater or equal to 0, but found -1."),
+    "consistency": (lambda x, y, z: (x * 2, y + 1, z), ["b, c", "c", "2*b, b"], ("c >= b",),
+                    "Input shapes do not match the polymorphic shapes specification. Found "
+                    "inconsistency between dimension size args[2].shape[0] (= 5) and the "
+                    "specification '2*b' (= 4)."),
 }
 
 
@@ -119,21 +125,20 @@ def test_symbolic_constraints_are_checked_by_the_module(name):
     inputs = [recorded[f"error/in_{i}"] for i in range(len(exported.in_avals))]
     message = _error(exported, *inputs)
     assert message == str(recorded["error"])
-    assert message.startswith("Input shapes do not match the symbolic shape constraint " +
-                              CONSTRAINED[name][2])
+    assert message.startswith(CONSTRAINED[name][3])
 
 
 @pytest.mark.parametrize("name", sorted(CONSTRAINED))
 def test_jaxlite_prints_the_constraints_as_jax(name):
-    specs, constraints, _ = CONSTRAINED[name]
+    fn, specs, constraints, _ = CONSTRAINED[name]
     scope = export.SymbolicScope(constraints)
     structs = [jax.ShapeDtypeStruct(export.symbolic_shape(s, scope=scope), np.float32)
                for s in specs]
-    fn = (lambda x: x * 2) if len(specs) == 1 else (lambda x, y: (x * 2, y + 1))
     text = export.export(jax.jit(fn))(*structs).mlir_module()
     theirs = _assertion_messages((MODULES / f"{name}.mlir").read_text())
     assert _assertion_messages(text) == theirs
-    assert len(theirs) == len(specs) + len(constraints)
+    # a variable >= 1 each, each dimension not read as a variable, each constraint
+    assert len(theirs) == {"constrained": 2, "constraints_three": 5, "consistency": 6}[name]
     recorded = np.load(MODULES / f"{name}.npz")
     shapes = [Shape(np.float32, recorded[f"error/in_{i}"].shape) for i in range(len(specs))]
     with pytest.raises(ValueError) as info:
@@ -228,8 +233,8 @@ def test_every_variable_is_asserted_with_all_values():
     structs = [jax.ShapeDtypeStruct(export.symbolic_shape(s, scope=scope), np.float32)
                for s in ("b, c", "c")]
     text = export.export(jax.jit(lambda x, y: x * y))(*structs).mlir_module()
-    # JAX 0.10.2's two messages for these specs (it adds a third, that args[1] has c
-    # elements, which jaxlite's module does not check: Exported.call does)
+    # JAX 0.10.2's first two messages for these specs (the third checks that args[1] has
+    # c elements)
     using = ("Using the following polymorphic shapes specifications: args[0].shape = (b, c),"
              "args[1].shape = (c,). Obtained dimension variables: 'b' = {0} from "
              "specification 'b' for dimension args[0].shape[0] (= {0}), ")
@@ -237,10 +242,12 @@ def test_every_variable_is_asserted_with_all_values():
         "#shape-assertion-errors for more details."
     head = "Input shapes do not match the polymorphic shapes specification. Expected value " \
         ">= 1 for dimension variable "
-    assert _assertion_messages(text) == [
+    messages = _assertion_messages(text)
+    assert messages[:2] == [
         head + "'b'. " + using + tail,
         head + "'c'. " + using + "'c' = {1} from specification 'c' for dimension "
         "args[0].shape[1] (= {1}), " + tail]
+    assert len(messages) == 3 and "between dimension size args[1].shape[0]" in messages[2]
     with pytest.raises(ValueError) as info:
         parse_module(text, [Shape(np.float32, (2, 0)), Shape(np.float32, (0,))])
     assert "Expected value >= 1 for dimension variable 'c'" in str(info.value)

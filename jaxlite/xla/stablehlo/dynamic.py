@@ -85,49 +85,75 @@ class PolymorphicModuleWriter(ModuleWriter):
         self.assert_specification(writer, params)
 
     def assert_specification(self, writer: FunctionWriter, params: Sequence[Leaves]) -> None:
-        """JAX's `shape_assertion`s, with JAX's messages: each dimension variable is at
-        least 1, then each inequality constraint of the scope holds (`{0}`, ... in a
-        message stand for the custom call's operands after the predicate)."""
-        shapes = [writer.shapes[n] for leaves in params for n in leaves]
-        specs = ",".join(f"args[{i}].shape = {_spec(s.dims)}" for i, s in enumerate(shapes))
-        origins = [next((i, k) for i, s in enumerate(shapes) for k, d in enumerate(s.dims)
-                        if _symbolic(d) and str(d) == variable) for variable in self.variables]
-        names, values = list(self.variables), list(self.variables.values())
-
-        def obtained(count: int, first: int) -> str:
-            return "".join(f"'{v}' = {{{first + n}}} from specification '{v}' for dimension "
-                           f"args[{i}].shape[{k}] (= {{{first + n}}}), " for n, (v, (i, k))
-                           in enumerate(zip(names[:count], origins[:count])))
-        tail = (f"Using the following polymorphic shapes specifications: {specs}. Obtained "
-                "dimension variables: {}. Please see https://docs.jax.dev/en/latest/export/"
-                "shape_poly.html#shape-assertion-errors for more details.")
+        """JAX's `shape_assertion`s, in JAX's order and with its messages: each dimension
+        variable is at least 1; every other symbolic argument dimension equals its
+        specification; each inequality constraint of the scope holds."""
+        args = [n for leaves in params for n in leaves]
+        shapes = [writer.shapes[n] for n in args]
+        check = _Assertions(writer, self.variables, shapes)
         one = writer.constant("dense<1>", _SIZE)[0]
         for k, (variable, value) in enumerate(self.variables.items()):
-            # As JAX's: the k-th assertion reports the variables read so far.
-            _shape_assertion(writer, value, one, values[:k + 1], (
-                "Input shapes do not match the polymorphic shapes specification. Expected "
-                f"value >= 1 for dimension variable '{variable}'. "
-                + tail.format(obtained(k + 1, 0))))
+            # the k-th reports the variables read so far
+            check(value, one, "GE", [], "Input shapes do not match the polymorphic shapes "
+                  f"specification. Expected value >= 1 for dimension variable '{variable}'.",
+                  reported=k + 1)
+        for i, (name, shape) in enumerate(zip(args, shapes)):
+            for axis, d in enumerate(shape.dims):
+                if _symbolic(d) and (i, axis) not in check.origins.values():
+                    size = writer.generic("stablehlo.get_dimension_size", [name], [_SIZE],
+                                          {"dimension": T.i64(axis)})[0]
+                    spec = size_value(writer, d)
+                    check(size, spec, "EQ", [size, spec], "Input shapes do not match the "
+                          "polymorphic shapes specification. Found inconsistency between "
+                          f"dimension size args[{i}].shape[{axis}] (= {{0}}) and the "
+                          f"specification '{d}' (= {{1}}).")
         scope = next((d.scope for s in shapes for d in s.dims if _symbolic(d)), None)
         inequalities = [t for t in getattr(scope, "constraints_str", ()) if "==" not in t]
-        zero = writer.constant("dense<0>", _SIZE)[0] if inequalities else None
+        zero = writer.constant("dense<0>", _SIZE)[0] if inequalities else ""
         for text, difference in zip(inequalities, getattr(scope, "nonnegative", ())):
             amount = size_value(writer, difference)
-            _shape_assertion(writer, amount, zero, [amount, *values], (
-                f"Input shapes do not match the symbolic shape constraint {text}. Expected "
-                f"'{difference}' to be greater or equal to 0, but found {{0}}.  "
-                + tail.format(obtained(len(values), 1))))
+            check(amount, zero, "GE", [amount], "Input shapes do not match the symbolic "
+                  f"shape constraint {text}. Expected '{difference}' to be greater or equal "
+                  "to 0, but found {0}. ")
 
 
-def _shape_assertion(w: FunctionWriter, value: str, bound: str, reported: Sequence[str],
-                     message: str) -> None:
-    """`custom_call @shape_assertion(value >= bound, reported...)` with `message`."""
-    ok = w.generic("stablehlo.compare", [value, bound], [_SIZE.with_dtype(np.bool_)], {
-        "comparison_direction": T.enum_attr("comparison_direction", "GE"),
-        "compare_type": T.enum_attr("comparison_type", "SIGNED")})[0]
-    w.generic("stablehlo.custom_call", [ok, *reported], [], {
-        "call_target_name": T.string("shape_assertion"), "api_version": "2 : i32",
-        "has_side_effect": "true"}, attributes={"error_message": T.string(message)})
+class _Assertions:
+    """Writes `custom_call @shape_assertion(pred, operands...)`: JAX numbers the operands
+    that its message shows (`{0}`, `{1}`, ...) in order of first use, the given ones first,
+    then the variables of its "Obtained dimension variables" part."""
+
+    def __init__(self, w: FunctionWriter, variables: Mapping[str, str],
+                 shapes: Sequence[Shape]) -> None:
+        self.w, self.variables = w, variables
+        self.specs = ",".join(f"args[{i}].shape = {_spec(s.dims)}"
+                              for i, s in enumerate(shapes))
+        # each variable's argument dimension (where the prologue read it)
+        self.origins = {v: next((i, k) for i, s in enumerate(shapes)
+                                for k, d in enumerate(s.dims) if _symbolic(d) and str(d) == v)
+                        for v in variables}
+
+    def __call__(self, lhs: str, rhs: str, direction: str, shown: Sequence[str], head: str,
+                 reported: int | None = None) -> None:
+        operands = list(dict.fromkeys(shown))
+
+        def index(value: str) -> int:
+            if value not in operands:
+                operands.append(value)
+            return operands.index(value)
+        obtained = "".join(
+            f"'{v}' = {{{index(value)}}} from specification '{v}' for dimension "
+            f"args[{self.origins[v][0]}].shape[{self.origins[v][1]}] (= {{{index(value)}}}), "
+            for v, value in list(self.variables.items())[:reported])
+        message = (f"{head} Using the following polymorphic shapes specifications: "
+                   f"{self.specs}. Obtained dimension variables: {obtained}. Please see "
+                   "https://docs.jax.dev/en/latest/export/shape_poly.html"
+                   "#shape-assertion-errors for more details.")
+        ok = self.w.generic("stablehlo.compare", [lhs, rhs], [_SIZE.with_dtype(np.bool_)], {
+            "comparison_direction": T.enum_attr("comparison_direction", direction),
+            "compare_type": T.enum_attr("comparison_type", "SIGNED")})[0]
+        self.w.generic("stablehlo.custom_call", [ok, *operands], [], {
+            "call_target_name": T.string("shape_assertion"), "api_version": "2 : i32",
+            "has_side_effect": "true"}, attributes={"error_message": T.string(message)})
 
 
 def _spec(dims: Sequence[Any]) -> str:
