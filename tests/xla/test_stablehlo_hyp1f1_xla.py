@@ -57,25 +57,23 @@ _EDGES = np.array([
 _POLE_NEIGHBOURS = (np.array([1.0, 1.0, 15.5]), np.array([-2.9999, -2.9999, -10.5]),
                     np.array([-3.0, -0.7, -0.7]))
 _MPMATH = np.array([-6720.03673417742, -197.39791065965193, 3.195316990168643])
-# The gradient in a, b and x (the kernels hyp1f1_da, hyp1f1_db, and hyp1f1 at a + 1, b + 1).
 _GRADIENT = _grid([-7.5, -2.5, -0.5, 0.3, 1.0, 3.5, 9.2], [-3.5, -1.5, 0.5, 1.0, 4.5, 12.0],
                   [-300.0, -30.0, -3.0, -0.5, 0.0, 0.7, 5.0, 40.0, 300.0])
 _GRADIENT_EDGES = np.array([[np.nan, 1.0, 1.0], [1.0, np.inf, 1.0], [1.0, 2.0, np.inf],
                             [0.0, 2.0, 3.0], [-2.0, 1.5, 4.0], [2.0, 2.0, -1.0]]).T
-_grad = jax.vmap(jax.grad(lambda a, b, x: _hyp1f1(a, b, x), argnums=(0, 1, 2)))
-# d/dx of d/da and d/db: the kernels at a + 1, b + 1 (their rules in x).
-_mixed = jax.vmap(lambda a, b, x: [jax.grad(jax.grad(_hyp1f1, argnums=p), argnums=2)(a, b, x)
-                                   for p in (0, 1)])
+# The gradient in a, b and x (the kernels hyp1f1_da, hyp1f1_db, and hyp1f1 at a + 1,
+# b + 1), and d/dx of d/da and d/db (the derivative kernels' rules in x).
+_first = jax.grad(_hyp1f1, argnums=(0, 1, 2))
+_derivatives = jax.vmap(lambda a, b, x: [*_first(a, b, x)] + [
+    jax.grad(jax.grad(_hyp1f1, argnums=p), argnums=2)(a, b, x) for p in (0, 1)])
 
 PROGRAMS = {}
 for _dtype, _tolerance in ((np.float32, 2e-6), (np.float64, 1e-11)):
     _suffix = np.dtype(_dtype).name
-    _cast = lambda arrays: tuple(np.asarray(v, _dtype) for v in arrays)  # noqa: E731
-    PROGRAMS[f"hyp1f1_{_suffix}"] = (_hyp1f1, _cast(_VALUES), _tolerance)
-    PROGRAMS[f"hyp1f1_edges_{_suffix}"] = (_hyp1f1, _cast(_EDGES), _tolerance)
-    PROGRAMS[f"hyp1f1_grad_{_suffix}"] = (
-        _grad, _cast(np.concatenate([_GRADIENT, _GRADIENT_EDGES], axis=1)), _tolerance)
-    PROGRAMS[f"hyp1f1_mixed_{_suffix}"] = (_mixed, _cast(_GRADIENT), _tolerance)
+    PROGRAMS[f"hyp1f1_{_suffix}"] = (_hyp1f1, tuple(
+        np.concatenate([v, e]).astype(_dtype) for v, e in zip(_VALUES, _EDGES)), _tolerance)
+    PROGRAMS[f"hyp1f1_derivatives_{_suffix}"] = (_derivatives, tuple(
+        np.concatenate([_GRADIENT, _GRADIENT_EDGES], axis=1).astype(_dtype)), _tolerance)
 PROGRAMS["hyp1f1_pole_neighbours_float64"] = (_hyp1f1, _POLE_NEIGHBOURS, 1e-4)
 
 
