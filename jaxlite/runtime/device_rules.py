@@ -13,7 +13,7 @@ None. Two families:
 - max, min (real), div (floating), and structure, reductions and products, written over
   `xp` step for step as their references do: convert_element_type, broadcast_in_dim,
   reshape, transpose, squeeze, rev, slice, concatenate, select_n, reduce_sum / max / min
-  / prod / and / or, dot_general.
+  / prod / and / or, argmax / argmin, stop_gradient, dot_general.
 
 Everything else runs its reference on the host (`device_eager`): rules over scipy
 (special functions, LAPACK through `scipy.linalg`), complex special values and the
@@ -164,6 +164,20 @@ def _extremum(largest: bool) -> Callable[..., Any]:
     return rule
 
 
+def _arg_extremum(largest: bool) -> Callable[..., Any]:
+    def rule(xp: Any, x: Any, *, axes: tuple, index_dtype: Any) -> Any:
+        if x.shape[axes[0]] == 0:
+            return None
+        # Ties: the first index (CuPy's, as numpy's). The first NaN wins, as the
+        # reference's numpy and XLA choose, whatever CuPy does with NaNs.
+        found = (xp.argmax if largest else xp.argmin)(x, axis=axes[0])
+        if dtypes.is_floating(x.dtype):
+            nans = xp.isnan(x)
+            found = xp.where(xp.any(nans, axis=axes[0]), xp.argmax(nans, axis=axes[0]), found)
+        return found.astype(index_dtype)
+    return rule
+
+
 def _reduce_prod(xp: Any, x: Any, *, axes: tuple, **_: Any) -> Any:
     if all(x.shape[d] == 1 for d in axes):  # one factor: XLA multiplies by no 1
         return x.reshape(tuple(n for d, n in enumerate(x.shape) if d not in axes))
@@ -217,6 +231,8 @@ _RULES: dict[str, Callable[..., Any]] = {
     "concatenate": lambda xp, *xs, dimension: xp.concatenate(xs, axis=dimension),
     "reduce_sum": _reduce_sum, "reduce_max": _extremum(True),
     "reduce_min": _extremum(False), "reduce_prod": _reduce_prod,
+    "argmax": _arg_extremum(True), "argmin": _arg_extremum(False),
+    "stop_gradient": lambda xp, x: x,
     "reduce_and": lambda xp, x, *, axes: xp.all(x, axis=axes),
     "reduce_or": lambda xp, x, *, axes: xp.any(x, axis=axes),
     "dot_general": _dot_general, "real": lambda xp, x: xp.real(x),

@@ -131,6 +131,16 @@ def test_host_arrays_join_device_ones_on_the_device(gpu):
     np.testing.assert_array_equal(np.asarray(y), np.asarray(x) + 2)
 
 
+def test_argmax_takes_the_first_nan_as_numpy_and_xla(gpu):
+    x = np.array([[1.0, np.nan, 3.0, np.nan], [2.0, 5.0, 5.0, -1.0]], np.float32)
+    got = jnp.argmax(jax.device_put(x, gpu), axis=1)
+    assert _on_device(got, gpu)
+    np.testing.assert_array_equal(np.asarray(got), [1, 1])
+    # (JAX 0.10.2 gives [1 1] and [0 0 0 0])
+    np.testing.assert_array_equal(np.asarray(jnp.argmin(jax.device_put(x, gpu), axis=0)),
+                                  [0, 0, 0, 0])
+
+
 def test_bfloat16_stays_correct_through_the_host(gpu):
     x = jax.device_put(_random((5,), jnp.bfloat16, 4), gpu)
     y = x * 2 + 1  # CuPy stores no bfloat16: the reference runs on host copies
@@ -180,6 +190,8 @@ UNARY = [jnp.negative, jnp.abs, jnp.floor, jnp.ceil, jnp.exp, jnp.sqrt, jnp.sin,
          lambda v: v.reshape(-1), lambda v: jnp.flip(v, 0), lambda v: v[1:, ::2],
          lambda v: jnp.concatenate([v, v], axis=-1), lambda v: jnp.expand_dims(v, 1)[:, 0],
          lambda v: jnp.broadcast_to(v, (2,) + v.shape), lambda v: v @ v.T,
+         lambda v: jnp.argmax(v, axis=0), lambda v: jnp.argmin(v, axis=-1),
+         lambda v: jax.lax.stop_gradient(v) * 2,
          lambda v: jnp.einsum("ij,ij->i", v, v)]
 BINARY = [jnp.add, jnp.subtract, jnp.multiply, jnp.maximum, jnp.minimum, jnp.equal,
           jnp.less, jnp.greater_equal, lambda a, b: jnp.where(a > b, a, b)]
