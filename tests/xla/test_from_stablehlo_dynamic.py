@@ -253,3 +253,35 @@ def test_every_variable_is_asserted_with_all_values():
     assert "Expected value >= 1 for dimension variable 'c'" in str(info.value)
     assert "'b' = 2 from specification 'b' for dimension args[0].shape[0] (= 2), 'c' = 0 " \
         "from specification 'c' for dimension args[0].shape[1] (= 0), ." in str(info.value)
+
+
+@pytest.mark.parametrize("name, specs, constraints", [
+    ("two_args", ["(b, 4)", "(b,)"], []),
+    ("consistency", ["(b, c)", "(c,)", "(2*b, b)"], ["c >= b"]),
+    ("constraints_three", ["(b, 4)", "(c,)"], ["b <= 12", "c >= b + 1", "2*b >= c"]),
+])
+def test_argument_specifications_come_from_the_assertions(name, specs, constraints):
+    # as JAX's Exported.in_avals of the export: the assertions' messages name them
+    exported = from_stablehlo((MODULES / f"{name}.mlir").read_text())
+    spelled = ["(" + ", ".join(str(d) for d in a.shape) + ("," if a.ndim == 1 else "") + ")"
+               for a in exported.in_avals]
+    assert spelled == specs
+    assert list(exported.in_avals[0].shape[0].scope.constraints_str) == constraints
+
+
+def test_jaxlite_modules_name_their_variables():
+    scope = export.SymbolicScope(("c >= b",))
+    structs = [jax.ShapeDtypeStruct(export.symbolic_shape(s, scope=scope), np.float32)
+               for s in ("b, c", "2*b")]
+    mine = export.export(jax.jit(lambda x, y: (x.sum(), y * 2)))(*structs)
+    again = from_stablehlo(mine.mlir_module())
+    assert [str(a.shape) for a in again.in_avals] == [str(a.shape) for a in mine.in_avals]
+    total, doubled = again.call(np.ones((2, 3), np.float32), np.ones((4,), np.float32))
+    assert float(total) == 6.0 and np.asarray(doubled).tolist() == [2.0] * 4
+    with pytest.raises(ValueError) as info:
+        again.call(np.ones((2, 3), np.float32), np.ones((5,), np.float32))
+    with pytest.raises(ValueError) as theirs:
+        mine.call(np.ones((2, 3), np.float32), np.ones((5,), np.float32))
+    assert str(info.value) == str(theirs.value)
+    assert "Found inconsistency between dimension size args[1].shape[0] (= 5)" in \
+        str(info.value)

@@ -2,12 +2,15 @@
 `jax.export`'s `mlir_module()` prints an export for `symbolic_shape("b, 4")`, and as
 jaxlite's own `Exported.mlir_module()` prints one).
 
-The text says which sizes are dynamic but not what they are called, except where JAX
-passes a dimension variable to its wrapped function (`jax.global_constant = "b"` on an
-argument of `@_wrapped_jax_export_main`, fed by `get_dimension_size` of an argument of
-`@main`): those sizes are named after their variable, and the others `_<arg>_<dim>`. The
-`?` sizes of the results are their own variables (`_out<result>_<dim>`), which calls
-replace by the sizes they find.
+The text says which sizes are dynamic but not what they are called. The messages of the
+shape assertions at the top of `@main` (JAX's, and jaxlite's own) name the specification
+of the argument dimensions they check ("... from specification 'b' for dimension
+args[0].shape[0]", "... args[1].shape[0] (= {0}) and the specification '2*b'") and the
+scope's constraints ("the symbolic shape constraint b >= 2"); a variable that JAX passes to
+its wrapped function (`jax.global_constant = "b"` on an argument of
+`@_wrapped_jax_export_main`, fed by `get_dimension_size`) is named too; other sizes are
+`_<arg>_<dim>`. The `?` sizes of the results are their own variables (`_out<result>_<dim>`),
+which calls replace by the sizes they find.
 
 Each call reads the module again for the shapes of its arguments (XLA's shape refinement,
 see `jaxlite.xla.stablehlo.refinement`), once per shape: `get_dimension_size` becomes the
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from typing import Sequence
 
 from jaxlite.core.avals import ShapedArray
@@ -75,8 +79,9 @@ class RefinedExported(Exported):
 def symbolic_avals(module: Module, results: Sequence[Shape]
                    ) -> tuple[tuple[ShapedArray, ...], tuple[ShapedArray, ...]]:
     """The argument and result avals of `@main`, each `?` a dimension variable."""
-    scope = SymbolicScope(())
-    names = _variable_names(module)
+    specs, constraints = _assertion_specs(module)
+    scope = SymbolicScope(constraints)
+    names = {**_variable_names(module), **specs}
 
     def aval(shape: Shape, name_of) -> ShapedArray:
         dims = tuple(parse_dimension(name_of(k), scope) if d == DYNAMIC else d
@@ -86,6 +91,31 @@ def symbolic_avals(module: Module, results: Sequence[Shape]
                 for i, s in enumerate(entry_arguments(module)))
     outs = tuple(aval(s, lambda k, i=i: f"_out{i}_{k}") for i, s in enumerate(results))
     return ins, outs
+
+
+_OBTAINED = re.compile(r"'[^']+' = \{\d+\} from specification '([^']+)' for dimension "
+                       r"args\[(\d+)\]\.shape\[(\d+)\]")
+_INCONSISTENT = re.compile(r"dimension size args\[(\d+)\]\.shape\[(\d+)\] \(= \{\d+\}\) "
+                           r"and the specification '([^']+)'")
+_CONSTRAINT = re.compile(r"the symbolic shape constraint (.+?)\. Expected ")
+
+
+def _assertion_specs(module: Module) -> tuple[dict[tuple[int, int], str], list[str]]:
+    """What the shape assertions of `@main` say (as JAX and jaxlite write them): the
+    specification of each argument dimension they name, and the scope's constraints."""
+    specs: dict[tuple[int, int], str] = {}
+    constraints: list[str] = []
+    for op in module.functions["main"].body.ops:
+        target = str(op.attrs.get("callee") or op.attrs.get("call_target_name") or "")
+        if op.name != "stablehlo.custom_call" or target.lstrip("@") != "shape_assertion":
+            continue
+        message = str(op.attrs.get("error_message", ""))
+        for spec, i, k in _OBTAINED.findall(message):
+            specs[(int(i), int(k))] = spec
+        for i, k, spec in _INCONSISTENT.findall(message):
+            specs[(int(i), int(k))] = spec
+        constraints += [c for c in _CONSTRAINT.findall(message) if c not in constraints]
+    return specs, constraints
 
 
 def _variable_names(module: Module) -> dict[tuple[int, int], str]:
