@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import jaxlite as jax
+from jaxlite.export import from_stablehlo
 from stablehlo_xla import check_reads_back, check_runs_in_xla, lower_programs, run_programs
 
 _hyp1f1 = jax.scipy.special.hyp1f1
@@ -75,6 +76,27 @@ for _dtype, _tolerance in ((np.float32, 2e-6), (np.float64, 1e-11)):
     PROGRAMS[f"hyp1f1_derivatives_{_suffix}"] = (_derivatives, tuple(
         np.concatenate([_GRADIENT, _GRADIENT_EDGES], axis=1).astype(_dtype)), _tolerance)
 PROGRAMS["hyp1f1_pole_neighbours_float64"] = (_hyp1f1, _POLE_NEIGHBOURS, 1e-4)
+# Large parameters, where the series cancels beyond double-double or the asymptotic series
+# does not converge in its steps (scipy is right there): mpmath's values (60 digits). The
+# expansion printed wrong numbers here (1F1(-250.3; -3.5; 150) as 1.5e114 for 6.1e40);
+# now each is mpmath's value or NaN, never another number.
+_LARGE_PARAMETERS = np.array([
+    [-400.5, 400.5, 550.0, -2.584454723230476e-116],
+    [-250.3, -30.5, 700.0, 4.320855408551816e+199],
+    [-250.3, -3.5, 150.0, 6.100686700301692e+40],
+    [-250.3, 40.5, -1500.0, 7.135030104748928e+270],
+    [-250.3, 150.25, -1500.0, 5.255738160179024e+212],
+    [-150.5, 2.0, 550.0, -5.319023255474951e+115],
+    [-150.5, 150.25, 999.0, -1.188838222237331e+84],
+    [-100.2, 400.5, 999.0, -0.00016822752921352968],
+    [-80.3, 150.25, 550.0, 3175757409021.708],
+    [-80.3, 400.5, 150.0, 9.141574646927802e-19],
+    [60.2, 400.5, -1500.0, 9.039006337840256e-43],
+    [150.7, -30.5, -700.0, -8.884041305106858e-106],
+    [150.7, 400.5, -1500.0, 5.873263403450465e-112],
+    [-100.2, 2.0, 400.0, 7.3183540633445e+82],
+    [150.7, 40.5, -400.0, 6.98035276551016e-135],
+    [-40.1, 150.25, 700.0, -3.973118503384207e+76]]).T
 
 
 def _x64(name):
@@ -115,3 +137,15 @@ def test_expansion_is_right_where_scipy_is_not(lowered, xla_results):
     np.testing.assert_allclose(xla_results[f"{name}/out0"], _MPMATH, rtol=1e-13)
     kernel_error = np.abs(lowered[name][1][0] / _MPMATH - 1)
     assert kernel_error.max() > 1e-6, kernel_error
+
+
+def test_large_parameters_give_mpmaths_value_or_nan():
+    a, b, x, expected = _LARGE_PARAMETERS
+    with jax.enable_x64(True):
+        text = jax.jit(_hyp1f1).lower(a, b, x).as_text(dialect="stablehlo")
+        got = np.asarray(from_stablehlo(text).call(a, b, x))
+    known = ~np.isnan(got)
+    np.testing.assert_allclose(got[known], expected[known], rtol=1e-11)
+    # (1F1(-40.1; 150.25; 700), a large positive sum after a short alternating start,
+    # stays a number)
+    assert known[-1], got
