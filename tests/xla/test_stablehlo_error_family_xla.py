@@ -62,13 +62,14 @@ _GAMMA_Z = np.concatenate([
                180.0, -1e-8, -0.5, -1.0, -2.5, -7.7, -30.3, -180.5])[:, None]
      + 1j * np.array([0.0, -0.0, 1e-10, 0.05, -0.15, 1.0, -3.0, 7.5, -10.0, 30.0])).ravel(),
     [complex(np.inf, 0), complex(0, np.inf), complex(np.nan, 0), complex(1, np.nan)]])
-# J_v(z) of whole and non-whole orders (v < 0 only whole) on every form's region: the
-# small-z series, Miller's recurrence, Hankel's expansion and the upward recurrence for
-# z >= 240 below v^2 / 2. From z = 30 on, points where J is within 0.3 of its envelope
-# sqrt(2 / (pi z)) of a zero are left out: there scipy's jv, the kernel, is itself off
-# by up to 2e-11 (against mpmath).
+# J_v(z) of whole and non-whole orders of both signs on every form's region: the small-z
+# series, Miller's recurrence, Hankel's expansion and the recurrences for z >= 240 below
+# v^2 / 2 and for negative v. From z = 30 on, points where J is within 0.3 of its
+# envelope sqrt(2 / (pi z)) of a zero are left out: there scipy's jv, the kernel, is
+# itself off by up to 2e-11 (against mpmath); so are the overflows of J_v(1e-6) for
+# v < -40, which the kernel gives as +inf whatever their sign.
 _JV_V = np.array([0.0, 0.5, 0.25, 1.0, 1.5, 2.7, 3.0, 7.5, 8.0, 10.3, 20.5, 25.0, 49.9, 70.0,
-                  99.7, 100.0, -3.0])
+                  99.7, 100.0, -3.0, -0.5, -0.25, -1.5, -2.7, -7.5, -20.5, -49.9, -99.7])
 _JV_Z = np.array([0.0, -0.0, 1e-30, 1e-6, 0.5, -1.3, 3.1, 7.7, 11.1, 25.3, 29.9, 30.5, 45.2,
                   100.3, 230.1, 240.0, 301.9, 500.7, 1200.0, 4990.0, 1e4 + 0.3, 2345.6,
                   np.inf, np.nan])
@@ -78,7 +79,9 @@ def _away_from_zeros(v, z):
     far = np.abs(z) >= 30
     envelope = np.sqrt(2 / (np.pi * np.where(far, np.abs(z), 1.0)))
     with np.errstate(invalid="ignore"):
-        keep = ~far | ~np.isfinite(z) | (np.abs(sp.jv(v, z)) > 0.3 * envelope)
+        kernel = sp.jv(v, z)
+        keep = ~far | ~np.isfinite(z) | (np.abs(kernel) > 0.3 * envelope)
+        keep &= ~np.isinf(kernel) | (z == 0)
     return v[keep], z[keep]
 
 
