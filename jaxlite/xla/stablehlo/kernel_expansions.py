@@ -14,8 +14,7 @@ same function (so real XLA runs them, and the reader reads them back as those op
   (`special_expint.py`), `spence` (`special_spence.py`),
   `expn` (`special_expn.py`), `sici_si` / `sici_ci` and `fresnel_s` / `fresnel_c`
   (`special_sici.py`), `igamma_grad_a` and `random_gamma_grad`
-  (`special_igamma_grad.py`), `bessel_jv` of orders up to 100, whole where negative
-  (`special_bessel_jv.py`),
+  (`special_igamma_grad.py`), `bessel_jv` of orders |v| <= 100 (`special_bessel_jv.py`),
   `hyp1f1` and its parameter derivatives `hyp1f1_da` / `hyp1f1_db` (`special_hyp1f1.py`),
   `hyp2f1` and its parameter derivatives `hyp2f1_da` / `_db` / `_dc`
   (`special_hyp2f1.py`, `special_hyp2f1_grad.py`), `dawsn` and `wofz`
