@@ -109,10 +109,12 @@ _FUNCTIONS = {
 _PRECISIONS = {"32": ((np.float32, np.complex64), 2e-6),
                "64": ((np.float64, np.complex128), 1e-11)}
 PROGRAMS = {}
-for _name, (_fn, _args) in _FUNCTIONS.items():
-    for _bits, ((_real, _complex), _tolerance) in _PRECISIONS.items():
-        PROGRAMS[f"{_name}_{_bits}"] = (_fn, tuple(
-            a.astype(_complex if np.iscomplexobj(a) else _real) for a in _args), _tolerance)
+with np.errstate(over="ignore"):  # float32 grids: 1e300 and the like become inf
+    for _name, (_fn, _args) in _FUNCTIONS.items():
+        for _bits, ((_real, _complex), _tolerance) in _PRECISIONS.items():
+            PROGRAMS[f"{_name}_{_bits}"] = (_fn, tuple(
+                a.astype(_complex if np.iscomplexobj(a) else _real) for a in _args),
+                _tolerance)
 
 
 def _x64(name):
