@@ -17,11 +17,17 @@ or "ptx") and is checked before loading.
 Where any of this fails (no cache folder, an NVRTC binding CuPy lacks, an architecture
 this NVRTC does not know), the module comes from `RawModule(code=...)` as before, which
 CuPy compiles and keeps in its own cache (~/.cupy/kernel_cache). HIP modules always take
-that path: hiprtc's code objects are not stored here.
+that path: hiprtc's code objects are not stored here. CuPy adds `-ftz=true` to what it
+compiles there, so such modules flush float32 subnormals to zero; the modules compiled
+here keep them, as XLA's GPU backend does by default (hence the warning).
+
+NVRTC has no system headers: the folder of cuda_fp16.h and cuda_bf16.h is passed with
+-I, found as CuPy finds it (`_header_folders`).
 """
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import logging
 import os
@@ -30,7 +36,7 @@ from typing import Any
 from jaxlite.backends.cpu import disk_cache
 from jaxlite.version import __version__
 
-__all__ = ["load_module", "module_key"]
+__all__ = ["compile_payload", "load_module", "module_key"]
 
 logger = logging.getLogger("jaxlite")
 
@@ -61,17 +67,38 @@ def _check(payload: bytes) -> str:
     return ""
 
 
-def _include_options(cupy: Any) -> tuple[str, ...]:
-    """The toolkit's include folder (cuda_fp16.h, cuda_bf16.h), which CuPy passes to
-    NVRTC too; none where CuPy knows no toolkit (NVRTC's built-in headers then)."""
+def _header_folders(cupy: Any) -> list[str]:
+    """Folders that may hold cuda_fp16.h and cuda_bf16.h, which NVRTC does not carry, in
+    the order CuPy trusts them: the toolkit CuPy uses, else the CUDA runtime wheel that
+    cuda-pathfinder finds (pip's cupy-cuda12x knows no toolkit folder: its NVRTC and
+    headers are separate wheels), else CUDA_PATH / CUDA_HOME."""
     get_path = getattr(cupy.cuda, "get_cuda_path", None)
-    folder = get_path() if get_path is not None else None
-    include = os.path.join(folder, "include") if folder else ""
-    return (f"-I{include}",) if include and os.path.isdir(include) else ()
+    roots = [get_path() if get_path is not None else None]
+    folders = [os.path.join(root, "include") for root in roots if root]
+    try:
+        found = importlib.import_module("cuda.pathfinder").find_nvidia_header_directory(
+            "cudart")
+    except Exception:  # noqa: BLE001 - no pathfinder, or it fails: the next folder
+        found = None
+    if found:
+        folders.append(str(getattr(found, "abs_path", found)))
+    roots = [os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME")]
+    return folders + [os.path.join(root, "include") for root in roots if root]
 
 
-def _compile(cupy: Any, source: str, options: tuple[str, ...], arch: str) -> bytes:
-    """NVRTC's cubin (else PTX) of `source` for `sm_<arch>`, as a payload record."""
+def _include_options(cupy: Any) -> tuple[str, ...]:
+    """NVRTC's -I option for the 16-bit float headers; none where no folder has them
+    (NVRTC then fails to open cuda_fp16.h, and CuPy's own compilation is tried: install
+    nvidia-cuda-runtime-cu12, or set CUDA_PATH to a CUDA toolkit)."""
+    for folder in _header_folders(cupy):
+        if os.path.isfile(os.path.join(folder, "cuda_fp16.h")):
+            return (f"-I{folder}",)
+    return ()
+
+
+def compile_payload(cupy: Any, source: str, options: tuple[str, ...], arch: str) -> bytes:
+    """NVRTC's cubin (else PTX) of `source` for `sm_<arch>`, as a payload record: what a
+    cache miss runs (`arch` as CuPy spells compute capabilities, "90" for sm_90)."""
     nvrtc = cupy.cuda.nvrtc
     program = nvrtc.createProgram(source, "jaxlite_kernels.cu", (), ())
     try:
@@ -107,11 +134,12 @@ def load_module(cupy: Any, device_id: int, source: str, options: tuple[str, ...]
         readable, writable = disk_cache.folder_status(folder) if folder else (False, False)
         payload = disk_cache.read_entry(folder, key, _check) if readable else None
         if payload is None:
-            payload = _compile(cupy, source, options, _architecture(cupy, device_id))
+            payload = compile_payload(cupy, source, options, _architecture(cupy, device_id))
             if writable:
                 disk_cache.write_entry(folder, key, payload)
         return _load(cupy, payload, scratch, key)
     except (AttributeError, TypeError, OSError, RuntimeError) as error:
-        logger.info("jaxlite: gpu module not from the persistent cache (%s: %s); CuPy "
-                    "compiles it", type(error).__name__, error)
+        logger.warning("jaxlite: gpu module not compiled by jaxlite (%s: %s); CuPy "
+                       "compiles it, flushing float32 subnormals to zero",
+                       type(error).__name__, error)
         return cupy.RawModule(code=source, options=options)

@@ -16,6 +16,8 @@ import math
 import re
 from collections.abc import Iterable
 
+import numpy as np
+
 from jaxlite.backends.gpu import kernel_ir as ir
 from jaxlite.backends.gpu.render_header import HEADER
 
@@ -80,12 +82,13 @@ def _constant_array(buffer: ir.Buffer) -> str:
 
 def _static_literal(value: object, dtype: str) -> str:
     """`literal`, but a constant expression (initializers of `__device__` arrays cannot
-    call the bit-cast intrinsics JL_NAN_* and JL_INF_* use)."""
+    call the bit-cast intrinsics JL_NAN_* and JL_INF_* use, and NVRTC knows no
+    __builtin_nan / __builtin_inf): a non-finite float is its bits, bit-cast at compile
+    time, so a NaN keeps its sign and payload too."""
     if dtype in ("float32", "float64") and not math.isfinite(float(value)):
-        f = "f" if dtype == "float32" else ""
-        if math.isnan(float(value)):
-            return f"__builtin_nan{f}(\"\")"
-        return f"__builtin_inf{f}()" if float(value) > 0 else f"(-__builtin_inf{f}())"
+        bits = np.array(value, dtype).view(np.uint32 if dtype == "float32" else np.uint64)
+        ctype, suffix = ("float", "u") if dtype == "float32" else ("double", "ull")
+        return f"__builtin_bit_cast({ctype}, {int(bits):#x}{suffix})"
     return literal(value, dtype)
 
 

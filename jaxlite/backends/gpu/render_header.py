@@ -50,10 +50,9 @@ template <> __device__ __forceinline__ double jl_min<double>(double a, double b)
   return (a != a || b != b) ? a + b : fmin(a, b);
 }
 template <typename T> __device__ __forceinline__ T jl_abs(T a) { return a < 0 ? -a : a; }
-/* HLO's bitcast-convert: the same bits read as another type of the same width. */
+/* HLO's bitcast-convert: the same bits read as another type of the same width
+   (__builtin_bit_cast: NVRTC knows no __builtin_memcpy). */
 template <typename To, typename From> __device__ __forceinline__ To jl_bitcast(From x) {
-  To y;
-  __builtin_memcpy(&y, &x, sizeof(To));
-  return y;
+  return __builtin_bit_cast(To, x);
 }
 """
