@@ -59,19 +59,20 @@ class ndarray(np.ndarray):
     """An array in the fake device's memory."""
 
 
-def asarray(array, dtype=None, order=None):
+def asarray(a, dtype=None, order=None):
     """Device memory: a device array as it is (or converted on the device); host data
-    copied over (a recorded transfer)."""
-    if isinstance(array, ndarray):
-        return array if dtype is None else array.astype(dtype)
-    host = np.asarray(array, dtype=dtype, order=order)
+    copied over (a recorded transfer). (Parameters as CuPy names them: see
+    test_gpu_cupy_api.)"""
+    if isinstance(a, ndarray):
+        return a if dtype is None else a.astype(dtype)
+    host = np.asarray(a, dtype=dtype, order=order)
     TRANSFERS.append(("to_device", host.size))
     return np.array(host).view(ndarray)
 
 
-def asnumpy(array, stream=None):
-    TRANSFERS.append(("to_host", int(np.size(array))))
-    return np.array(array)
+def asnumpy(a, stream=None):
+    TRANSFERS.append(("to_host", int(np.size(a))))
+    return np.array(a)
 
 
 class _Recorded:
@@ -115,7 +116,7 @@ class _Stream(_Context):
     """A stream whose `ptr` is a made-up address, distinct per stream (what FFI handlers
     are given as their `cudaStream_t`)."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, null=False, non_blocking=False, ptds=False, priority=None) -> None:
         STREAMS.append(self)
         self.ptr = 0x5EED0000 + 0x100 * len(STREAMS)
 
@@ -147,7 +148,8 @@ class RawModule:
     """From `code` (a compilation, recorded in SOURCES) or from `path`, a file the fake
     NVRTC below wrote: the ELF magic and then the source."""
 
-    def __init__(self, code: str | None = None, options=(), path: str | None = None) -> None:
+    def __init__(self, code: str | None = None, *, path: str | None = None,
+                 options=()) -> None:
         if path is not None:
             with open(path, "rb") as binary:
                 data = binary.read()
@@ -173,20 +175,20 @@ class _Nvrtc:
         return (12, 4)
 
     @staticmethod
-    def createProgram(source, name, headers, include_names):
-        return {"source": source}
+    def createProgram(src, name, headers, include_names):
+        return {"source": src}
 
     @staticmethod
-    def compileProgram(program, options):
+    def compileProgram(prog, options):
         assert any(o.startswith("-arch=sm_") for o in options), options
-        COMPILED.append(program["source"])
+        COMPILED.append(prog["source"])
 
     @staticmethod
-    def getCUBIN(program):
-        return _ELF + program["source"].encode()
+    def getCUBIN(prog):
+        return _ELF + prog["source"].encode()
 
     @staticmethod
-    def destroyProgram(program):
+    def destroyProgram(prog):
         return None
 
 
@@ -196,6 +198,9 @@ _runtime = types.SimpleNamespace(
     getDeviceProperties=lambda i: {"name": b"Fake GPU (numpy)"})
 class _Device(_Context):
     compute_capability = "90"
+
+    def __init__(self, device=None) -> None:
+        self.id = 0 if device is None else int(device)
 
 
 cuda = types.SimpleNamespace(runtime=_runtime, Device=_Device, Stream=_Stream, nvrtc=_Nvrtc)
