@@ -99,7 +99,11 @@ def literal(value: object, dtype: str) -> str:
     if dtype in _SIXTEEN_BIT:
         return f"JL_F32_TO_{_SIXTEEN_BIT[dtype]}({literal(value, 'float32')})"
     if dtype in ("float32", "float64"):
-        x, bits = float(value), "F32" if dtype == "float32" else "F64"
+        # a float32 constant is its value rounded to float32 (as the interpreter reads
+        # it): the literal is then exact, with no rounding left to the C compiler
+        with np.errstate(over="ignore"):  # (beyond float32's range is its infinity)
+            x = float(np.float32(value)) if dtype == "float32" else float(value)
+        bits = "F32" if dtype == "float32" else "F64"
         if math.isnan(x):
             return f"JL_NAN_{bits}"
         if math.isinf(x):

@@ -195,7 +195,8 @@ def _refused_by_cupy(fake: inspect.Signature, real: inspect.Signature) -> list[s
                 problems.append(f"{p.name}: CuPy takes no {p.kind.description}")
             continue
         if p.kind != q.kind:
-            problems.append(f"{p.name}: {p.kind.description}, CuPy's is {q.kind.description}")
+            problems.append(f"{p.name}: {p.kind.description}, CuPy's is "
+                            f"{q.kind.description}")
         if p.kind != p.KEYWORD_ONLY and real_order.index(p.name) != k:
             problems.append(f"{p.name}: position {k}, CuPy's {real_order.index(p.name)}")
         if q.default is q.empty and p.default is not p.empty:
