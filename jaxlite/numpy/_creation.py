@@ -337,8 +337,8 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     """`num` evenly spaced samples from `start` to `stop` (mirrors `jax.numpy.linspace`).
 
     `start` and `stop` may be arrays (traced ones included); the samples then run along a
-    new axis `axis`. Low-precision floats and integers are computed in float32; integer
-    results are floored, as in JAX.
+    new axis `axis`. Floats are computed in their own dtype, integers in the default float
+    dtype and floored, as in JAX.
     """
     num = concrete_int(num, "linspace: num")
     if num < 0:
@@ -349,9 +349,9 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
             dtypes.to_inexact_dtype(dtypes.result_type(start, stop)))
     else:
         target = user_dtype(dtype, "linspace")
-    compute = target
-    if not dtypes.is_inexact(target) or target in (np.float16, dtypes.bfloat16):
-        compute = dtypes.default_float_dtype()
+    # As JAX, float16 and bfloat16 samples are computed in their own dtype, integers in
+    # the default float dtype.
+    compute = target if dtypes.is_inexact(target) else dtypes.default_float_dtype()
     start_a, stop_a = convert(start, compute), convert(stop, compute)
     bounds = broadcast_shapes("linspace", np.shape(start_a), np.shape(stop_a))
     axis = canonicalize_axis(axis, len(bounds) + 1)
@@ -363,9 +363,15 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     span = lax.sub(broadcast_to_shape(stop_a, bounds), broadcast_to_shape(start_a, bounds))
     if divisions > 0:
         step = lax.div(span, float(divisions))
-        step_b = lax.broadcast_in_dim(broadcast_to_shape(step, bounds), out_shape, kept)
+        # JAX interpolates between the bounds in the computation dtype, with the fractions
+        # t = i * r, r = 1 / divisions (XLA turns the division by a constant into a product),
+        # and stop * t evaluated as i * (stop * r) (XLA reassociates the constant): the
+        # roundings differ from start + i * step (linspace(-2., 3., 6)[3] is 1.0000001).
+        inverse = lax.full(out_shape, np.asarray(1.0 / divisions, dtype=compute), compute)
         positions = lax.broadcasted_iota(compute, out_shape, axis)
-        out = lax.add(start_b, lax.mul(positions, step_b))
+        remainder = lax.sub(lax.full(out_shape, 1, compute), lax.mul(positions, inverse))
+        out = lax.add(lax.mul(start_b, remainder),
+                      lax.mul(positions, lax.mul(stop_b, inverse)))
         if endpoint:
             # The last sample is exactly `stop`, whatever the rounding of the steps.
             last = lax.eq(lax.broadcasted_iota(np.dtype(np.int32), out_shape, axis), num - 1)

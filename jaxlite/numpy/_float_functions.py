@@ -13,8 +13,8 @@ import numpy as np
 
 import jaxlite.lax as lax
 from jaxlite.core import dtypes
-from jaxlite.numpy._promotion import (check_arraylike, ensure_array, promote_args_inexact,
-                                      promote_shapes)
+from jaxlite.numpy._promotion import (check_arraylike, convert, ensure_array,
+                                      promote_args_inexact, promote_shapes)
 
 __all__ = ["frexp", "ldexp", "modf", "spacing", "nextafter", "copysign", "signbit",
            "heaviside", "angle", "float_power"]
@@ -155,7 +155,8 @@ def spacing(x: Any, /) -> Any:
     reject_complex("spacing", x, ValueError)
     toward = lax.select(lax.lt(x, strong_constant(0, x.dtype)), lax.full_like(x, -np.inf),
                         lax.full_like(x, np.inf))
-    return lax.sub(lax.nextafter(x, toward), x)
+    # JAX's spacing is strong-typed even for a Python float.
+    return convert(lax.sub(lax.nextafter(x, toward), x), x.dtype)
 
 
 def signbit(x: Any, /) -> Any:
@@ -197,7 +198,8 @@ def angle(z: Any, deg: bool = False) -> Any:
     if dtypes.is_complex(z.dtype):
         out = lax.atan2(lax.imag(z), lax.real(z))
     else:
-        out = lax.atan2(lax.full_like(z, 0), z)
+        # JAX's angle of a real argument is strong-typed, even for a Python scalar.
+        out = convert(lax.atan2(lax.full_like(z, 0), z), z.dtype)
     return lax.mul(out, strong_constant(180 / np.pi, out.dtype)) if deg else out
 
 

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 import jaxlite.lax as lax
+from jaxlite.numpy._creation import linspace
 from jaxlite.numpy._placement import accepts_placement
 from jaxlite.core import dtypes
 from jaxlite.numpy._nonzero import concrete_or_none, per_dimension
@@ -98,12 +99,8 @@ def _edges(fun_name: str, a: Any, bins: Any, range_: Any) -> Any:
     half = convert(0.5, a.dtype)
     low = lax.select(flat, lax.sub(low, half), low)
     high = lax.select(flat, lax.add(high, half), high)
-    step = lax.div(lax.sub(high, low), convert(count, a.dtype))
-    edges = lax.add(lax.broadcast_in_dim(low, (count + 1,), ()),
-                    lax.mul(lax.iota(a.dtype, count + 1),
-                            lax.broadcast_in_dim(step, (count + 1,), ())))
-    # The last edge is exactly `high` (rounding could leave it just below).
-    return lax.concatenate([edges[:-1], lax.reshape(high, (1,))], 0)
+    # JAX's edges are linspace's samples, whose roundings place values on the edges.
+    return linspace(low, high, count + 1, dtype=a.dtype)
 
 
 def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,  # noqa: A002

@@ -86,10 +86,14 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
 def array_equiv(a1: Any, a2: Any) -> Any:
     """Whether two arrays are equal after broadcasting (mirrors `jnp.array_equiv`).
 
-    Shapes that do not broadcast raise ValueError, as in JAX (numpy returns False).
+    As JAX 0.10.2: shapes of different ranks that do not broadcast give False, shapes of
+    equal rank that do not broadcast raise the elementwise TypeError (numpy gives False).
     """
     x, y = _as_array("array_equiv", a1), _as_array("array_equiv", a2)
-    return all_(equal(x, y))
+    try:
+        return all_(equal(x, y))
+    except ValueError:
+        return lax.full((), False)
 
 
 def iscomplex(x: Any) -> Any:

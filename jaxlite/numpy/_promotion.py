@@ -194,8 +194,12 @@ def promote_shapes(fun_name: str, *args: Any) -> list[Any]:
     try:
         shape = tuple(_numpy_broadcast_shapes(*shapes))
     except ValueError:
-        # Elementwise operations raise what JAX's lax operations raise.
         listed = ", ".join(str(s) for s in shapes)
+        if len({len(s) for s in shapes if s}) > 1:
+            # JAX broadcasts operands of different ranks up front, with broadcast_shapes's
+            # ValueError; equal ranks reach the lax operation and its TypeError.
+            raise ValueError("Incompatible shapes for broadcasting: "
+                             f"shapes={[tuple(s) for s in shapes]}") from None
         raise TypeError(f"{fun_name} got incompatible shapes for broadcasting: {listed}. "
                         "Trailing dimensions must be equal or 1.") from None
     return [broadcast_to_shape(a, shape) for a in args]

@@ -17,7 +17,7 @@ import jaxlite.lax as lax
 from jaxlite.core import dtypes
 from jaxlite.lax.custom_derivatives import custom_jvp
 from jaxlite.numpy._float_functions import reject_complex, strong_constant
-from jaxlite.numpy._promotion import check_arraylike, ensure_array, promote_args, \
+from jaxlite.numpy._promotion import check_arraylike, convert, ensure_array, promote_args, \
     promote_args_inexact
 from jaxlite.scipy._bessel import i0e as _i0e
 
@@ -140,7 +140,8 @@ def sinc(x: Any, /) -> Any:
     series = lax.full_like(x, 0)
     for coefficient in reversed(_SINC_SERIES):
         series = lax.add(lax.mul(series, square), strong_constant(coefficient, x.dtype))
-    return lax.select(zero, series, away)
+    # The constants above are strong; the result keeps the argument's weak type, as JAX's.
+    return convert(lax.select(zero, series, away), x.dtype, dtypes.is_weakly_typed(x))
 
 
 def i0(x: Any) -> Any:

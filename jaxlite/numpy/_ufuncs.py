@@ -394,8 +394,17 @@ def _truth(x: Any) -> Any:
 
 
 def _logical(fun_name: str, op: Any, x1: Any, x2: Any) -> Any:
-    check_arraylike(fun_name, x1, x2)
-    return op(*promote_shapes(fun_name, _truth(x1), _truth(x2)))
+    # Promoted together first, as in JAX (a float16 array with 1e-10 compares 0 to 0).
+    y1, y2 = promote_args(fun_name, x1, x2)
+    return _logical_weak_type(op(_truth(y1), _truth(y2)), x1, x2)
+
+
+def _logical_weak_type(out: Any, *args: Any) -> Any:
+    """`out` with the weak type JAX 0.10.2's logical functions give: weak only for a
+    0-d result with a weakly typed operand (checked against JAX for arrays, Python
+    scalars and bools, eagerly and under jit)."""
+    weak = np.ndim(out) == 0 and any(dtypes.is_weakly_typed(x) for x in args)
+    return convert(out, np.bool_, weak)
 
 
 def logical_and(x1: Any, x2: Any, /) -> Any:
@@ -416,7 +425,7 @@ def logical_xor(x1: Any, x2: Any, /) -> Any:
 def logical_not(x: Any, /) -> Any:
     """Elementwise truth of `not x` (mirrors `jax.numpy.logical_not`)."""
     check_arraylike("logical_not", x)
-    return lax.bitwise_not(_truth(x))
+    return _logical_weak_type(lax.bitwise_not(_truth(x)), x)
 
 
 # ------------------------------------------------------------------------ selection

@@ -1,0 +1,78 @@
+"""Regressions found by differential fuzzing of jaxlite.numpy against JAX 0.10.2.
+
+Each expected value below was read from real JAX 0.10.2 on CPU (x64 off).
+"""
+import numpy as np
+import pytest
+
+import jaxlite
+import jaxlite.numpy as jnp
+
+
+def test_logical_ops_promote_before_taking_truth():
+    # True is a strong bool, -0.5j a weak complex: promoted together they are a weak
+    # complex, whose truth is a weak bool in JAX.
+    for op in (jnp.logical_and, jnp.logical_or, jnp.logical_xor):
+        out = op(True, -0.5j)
+        assert out.dtype == np.bool_ and out.weak_type
+    assert not jnp.logical_and(True, True).weak_type
+    assert jnp.logical_or(1, 2.0).weak_type
+    assert jaxlite.jit(jnp.logical_xor)(True, 2.0).weak_type
+    # JAX's logical functions give weak results only when 0-d.
+    weak_vector = jnp.broadcast_to(jnp.asarray(2.0), (2,))
+    assert weak_vector.weak_type
+    assert not jnp.logical_and(weak_vector, 2.0).weak_type
+    assert not jnp.logical_not(weak_vector).weak_type
+    assert jnp.logical_not(jnp.asarray(2.0)).weak_type
+    assert jnp.logical_and(jnp.ones((), jnp.int32), 2.0).weak_type
+    assert not jnp.logical_and(jnp.ones(2, jnp.int32), 2.0).weak_type
+    # Promotion first: 1e-10 is 0 in float16.
+    assert jnp.logical_and(jnp.ones(2, jnp.float16), 1e-10).tolist() == [False, False]
+
+
+def test_sinc_keeps_weak_type_angle_and_spacing_are_strong():
+    assert jnp.sinc(2).weak_type and jnp.sinc(-0.0).weak_type and jnp.sinc(1j).weak_type
+    assert float(jnp.sinc(-0.0)) == 1.0
+    assert not jnp.sinc(True).weak_type
+    assert not jnp.angle(2).weak_type and not jnp.angle(-0.0).weak_type
+    assert jnp.angle(1j).weak_type
+    assert float(jnp.angle(2)) == 0.0 and float(jnp.angle(-2)) == np.float32(np.pi)
+    assert not jnp.spacing(2).weak_type and not jnp.spacing(-0.0).weak_type
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_broadcast_error_type_depends_on_ranks(jit):
+    # Different ranks: JAX broadcasts up front (ValueError); equal ranks reach lax (TypeError).
+    def call(f, a, b):
+        return (jaxlite.jit(f) if jit else f)(a, b)
+    with pytest.raises(ValueError) as info:
+        call(jnp.remainder, np.ones(4, np.uint32), np.ones((2, 3), np.float32))
+    assert str(info.value) == "Incompatible shapes for broadcasting: shapes=[(4,), (2, 3)]"
+    with pytest.raises(ValueError, match="Incompatible shapes for broadcasting"):
+        call(jnp.add, np.ones((2, 1, 3)), np.ones((2, 4)))
+    with pytest.raises(TypeError, match="got incompatible shapes for broadcasting"):
+        call(jnp.add, np.ones(3), np.ones(2))
+
+
+def test_array_equiv_of_unbroadcastable_ranks_is_false():
+    assert not bool(jnp.array_equiv(np.ones(4), np.ones((2, 3))))
+    assert not bool(jnp.array_equiv(np.ones((2, 1, 3)), np.ones((2, 4))))
+    assert bool(jnp.array_equiv(np.ones(3), np.ones((2, 3))))
+    with pytest.raises(TypeError, match="got incompatible shapes for broadcasting"):
+        jnp.array_equiv(np.ones(3), np.ones(2))
+
+
+def test_linspace_rounds_as_jax():
+    # JAX's samples are start * (1 - i * r) + i * (stop * r), r = 1 / divisions.
+    assert jnp.linspace(-2.0, 3.0, 6).tolist() == [-2.0, -1.0, 0.0, 1.0000001192092896,
+                                                    2.0, 3.0]
+    out = jnp.linspace(1.0, -7.3, 11)
+    assert float(out[9]) == np.float32(-6.4700002670288086)
+    assert jnp.linspace(0.0, 1.0, 7).tolist()[5] == np.float32(0.8333333730697632)
+    # float16 samples are computed in float16.
+    half = jnp.linspace(0.1, -7.3, 10, dtype=jnp.float16)
+    assert half.dtype == np.float16
+    assert float(half[2]) == -1.5439453125 and float(half[7]) == -5.65234375
+    # histogram's edges come from linspace: 1.0 falls below the edge 1.0000001.
+    counts, _ = jnp.histogram(jnp.array([1.0, 1.066, 1e-40]), bins=5, range=(-2.0, 3.0))
+    assert counts.tolist() == [0, 0, 2, 1, 0]
