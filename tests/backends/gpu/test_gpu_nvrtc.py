@@ -6,6 +6,7 @@ NVRTC library is found (see nvrtc_testing)."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
 
 import numpy as np
@@ -145,3 +146,24 @@ def test_the_headers_are_found_as_the_launcher_finds_them(monkeypatch):
     payload = kernel_cache.compile_payload(cupy_like(NVRTC, None), source,
                                            launchers._OPTIONS, "90")
     assert payload.startswith(b"cubin\n\x7fELF")
+
+
+def test_the_fallback_through_cupys_raw_module_compiles_them_too():
+    """Where jaxlite's own compilation fails, `RawModule(code=...)` compiles the module
+    with CuPy's options added to the launcher's: its include folders, -ftz=true and
+    --device-as-default-execution-space (CuPy 14's `_compile_with_cache_cuda`)."""
+    core = pytest.importorskip("cupy._core.core", reason="CuPy does not import here")
+    assemble = getattr(core, "assemble_cupy_compiler_options", None)
+    if assemble is None:
+        pytest.skip("this CuPy has no assemble_cupy_compiler_options to read its options")
+    options = (*assemble(launchers._OPTIONS), "-ftz=true", "-arch=sm_90",
+               "--device-as-default-execution-space")
+    nvrtc = importlib.import_module("cupy").cuda.nvrtc
+    kernels = _programs(None) + _gemms()
+    program = nvrtc.createProgram(render_many(kernels, "cuda"), "kern.cu", (), ())
+    try:
+        nvrtc.compileProgram(program, options)
+        cubin = bytes(nvrtc.getCUBIN(program))
+    finally:
+        nvrtc.destroyProgram(program)
+    assert all(k.name.encode() in cubin for k in kernels)
