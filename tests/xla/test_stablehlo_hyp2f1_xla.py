@@ -1,0 +1,181 @@
+"""jaxlite's Gauss hypergeometric kernels (hyp2f1 and its derivatives in a, b, c) printed
+as standard StableHLO (jaxlite/xla/stablehlo/special_hyp2f1*.py): the text names no
+`jaxlite_*` target; jaxlib runs it (in a subprocess of JAX's virtual environment) with
+jaxlite's numbers, rtol 1e-11 in float64 and 2e-6 in float32; `from_stablehlo` reads it
+back into a program that jaxlite runs with the same numbers.
+
+The grids cover x < -1, -1..0, 0..0.5, 0.5..0.9, near 1 and 1 itself, parameters of both
+signs, polynomials (whole negative a or b), c at and near poles, whole c - a - b (the
+logarithmic cases of the 1 - x transformation) and whole b - a (x < -1), inf and NaN; at
+each of their points scipy (the kernel) agrees with mpmath to 1e-12. Where scipy does not
+(its recurrence in a large |a|, its 1/x form with large negative parameters), the
+expansion is compared with mpmath instead (`test_accurate_where_scipy_is_not`).
+
+Skips the XLA half when no python with jax is found (see stablehlo_xla.py).
+"""
+import itertools
+
+import numpy as np
+import pytest
+
+import jaxlite as jax
+from jaxlite.export import from_stablehlo
+from jaxlite.scipy._special_hypergeometric import _hyp2f1_kernel
+from stablehlo_xla import add_lowered_case, run_cases, unpack_like
+
+_hyp2f1 = jax.scipy.special.hyp2f1
+
+
+def _product(*axes):
+    return tuple(np.array(column) for column in zip(*itertools.product(*axes)))
+
+
+# Parameters of both signs, a polynomial (-2), c near a pole (-1.999); x in every region.
+_GRID = _product([-3.3, -2.0, -0.5, 0.25, 1.5, 2.7], [-3.3, -2.0, -0.5, 0.25, 1.5, 2.7],
+                 [-2.7, -1.999, 0.3, 1.0, 2.5, 4.6],
+                 [-30.0, -5.0, -2.5, -1.7, -1.0, -0.7, -0.3, 0.2, 0.45, 0.55, 0.75, 0.9,
+                  0.95, 0.97, 1.0])
+# Closer to 1, where the series needs thousands of terms (a smaller grid: the loop runs
+# as long as its slowest element).
+_NEAR_ONE = _product([-3.3, -0.5, 1.5, 2.7], [-3.3, -0.5, 1.5, 2.7], [-1.999, 0.3, 2.5, 4.6],
+                     [0.995, 0.9999, 1.0])
+
+
+def _whole_differences():
+    """c - a - b whole (m = -3 .. 2) and b - a whole, where the transformations of x near
+    1 and of x < -1 take their logarithmic limits (numbers exact in binary: with
+    c - a = -1 + 2e-16, scipy's near-polynomial is not one)."""
+    rows = [(a, b, a + b + m) for a, b, m in itertools.product(
+        [-2.5, 0.25, 1.5, 3.25], [-1.25, 0.75, 2.0], [-3, -1, 0, 1, 2])]
+    rows += [(a, a + n, c) for a, n, c in itertools.product([-2.5, 0.25, 1.5], [0, 1, 3],
+                                                             [0.5, 2.25, 6.0])]
+    xs = [-30.0, -5.0, -1.7, 0.55, 0.9, 0.97, 0.995, 1.0]
+    return tuple(np.array(column) for column in zip(*[r + (x,) for r in rows for x in xs]))
+
+
+def _edges():
+    """inf and NaN, poles of c, a = 0, polynomials at x = +-inf, 1 and beyond; not the
+    exact zeros of polynomials (2F1(-3, 2; 1; 1) = 0, where relative error means nothing)."""
+    p = [-3.0, -1.0, 0.0, 0.7, 3.5, np.nan]
+    a, b, c, x = _product(p, p, [-2.0, -1.5, 0.0, 0.5, 1.0, 3.0, 6.5, np.nan, np.inf],
+                          [-np.inf, -3.0, -1.0, 0.0, 0.5, 1.0, 1.5, np.inf, np.nan])
+    with np.errstate(all="ignore"):
+        zero = _hyp2f1_kernel(a, b, c, x) == 0
+    return a[~zero], b[~zero], c[~zero], x[~zero]
+
+
+# x near 1 (0.999: the derivative series does not converge, NaN as the kernel), beyond 1,
+# NaN and -inf (NaN too).
+_GRAD_GRID = _product([-3.3, -2.0, 1.5], [-2.0, 0.25, 1.5], [-2.7, 1.0, 4.6],
+                      [-30.0, -5.0, -1.0, -0.3, 0.0, 0.2, 0.55, 0.9, 0.99, 0.999, 1.0, 1.5,
+                       np.nan, -np.inf])
+_grad = jax.vmap(jax.grad(_hyp2f1, argnums=(0, 1, 2)))
+
+PROGRAMS = {}
+for _dtype, _tolerance in ((np.float32, 2e-6), (np.float64, 1e-11)):
+    _suffix = np.dtype(_dtype).name
+    for _name, _fn, _args in (("hyp2f1", _hyp2f1, _GRID),
+                              ("hyp2f1_near_one", _hyp2f1, _NEAR_ONE),
+                              ("hyp2f1_whole", _hyp2f1, _whole_differences()),
+                              ("hyp2f1_edges", _hyp2f1, _edges()),
+                              ("hyp2f1_grad", _grad, _GRAD_GRID)):
+        PROGRAMS[f"{_name}_{_suffix}"] = (_fn, tuple(v.astype(_dtype) for v in _args),
+                                          _tolerance)
+X64 = {name for name in PROGRAMS if name.endswith("float64")}
+
+# Where scipy's own value is off by up to 1e-8 (see the expansion's docstring): the
+# expansion gives mpmath's value. (a, b, c, x, mpmath's 2F1 to 16 digits)
+SCIPY_INACCURATE = np.array([
+    [-7.5, 6.2, -0.5, 0.97, 1.7793626580761654],
+    [-7.5, 6.2, 1.0, 0.97, 0.0007303334961210134],
+    [-3.3, 6.2, 2.5, 0.995, 0.05984637512952858],
+    [-7.5, 6.2, 0.3, 0.9, -0.07032515276042461],
+    [-7.5, -7.5, 9.3, -5.0, -22.13631801277202],
+    [-7.5, -0.5, 9.3, -5.0, -10.700852486669541],
+    [-7.5, -3.3, 9.3, -30.0, 47012.317657007836],
+    [-7.5, 6.2, 4.6, 0.9999, 1.151443923248044e-05],
+]).T
+
+
+@pytest.fixture(scope="module")
+def lowered():
+    """Each program's StableHLO text and jaxlite's results."""
+    out = {}
+    for name, (fn, args, _) in PROGRAMS.items():
+        jitted = jax.jit(fn)
+        with jax.enable_x64(name in X64):
+            low = jitted.lower(*args)
+            out[name] = (low, [np.asarray(v) for v in
+                               jax.tree_util.tree_leaves(jitted(*args))],
+                         low.as_text(dialect="stablehlo"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def xla_results(lowered, tmp_path_factory):
+    cases = {}
+    for name, (fn, args, _) in PROGRAMS.items():
+        with jax.enable_x64(name in X64):
+            add_lowered_case(cases, name, lowered[name][0], list(args))
+    with jax.enable_x64(True):
+        add_lowered_case(cases, "scipy_inaccurate", jax.jit(_hyp2f1).lower(
+            *SCIPY_INACCURATE[:4]), list(SCIPY_INACCURATE[:4]))
+    return run_cases(cases, tmp_path_factory.mktemp("hyp2f1"))
+
+
+def _close(theirs, mine, tolerance, what):
+    theirs = unpack_like(np.asarray(theirs), mine)
+    assert theirs.shape == mine.shape and theirs.dtype == mine.dtype, (what, theirs, mine)
+    np.testing.assert_allclose(theirs, mine, rtol=tolerance, atol=0, err_msg=what)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_no_jaxlite_targets_are_printed(name, lowered):
+    text = lowered[name][2]
+    assert "jaxlite_" not in text
+    assert "stablehlo.while" in text
+    assert "chlo.lgamma" in text     # the Gamma-function coefficients of the transformations
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_runs_in_xla_with_our_numbers(name, lowered, xla_results):
+    assert f"{name}/error" not in xla_results, xla_results.get(f"{name}/error")
+    mine = lowered[name][1]
+    for i, value in enumerate(mine):
+        _close(xla_results[f"{name}/out{i}"], value, PROGRAMS[name][2], f"{name} output {i}")
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_reads_back_with_the_same_numbers(name, lowered):
+    fn, args, tolerance = PROGRAMS[name]
+    inputs = list(lowered[name][0]._lowered.const_args) + list(args)
+    with jax.enable_x64(name in X64):
+        again = jax.tree_util.tree_leaves(from_stablehlo(lowered[name][2]).call(*inputs))
+    for i, (theirs, value) in enumerate(zip(again, lowered[name][1])):
+        _close(np.asarray(theirs), value, tolerance, f"{name} output {i}")
+
+
+def test_grids_reach_every_region():
+    a, b, c, x = _GRID
+    for low, high in ((-np.inf, -1), (-1, 0), (0, 0.5), (0.5, 0.9), (0.9, 1.0)):
+        assert np.any((x >= low) & (x < high)), (low, high)
+    assert np.any(x == 1.0) and np.any(a == -2.0) and np.any(c == -1.999)
+    values = _hyp2f1_kernel(*_GRID)
+    assert np.isfinite(values).mean() > 0.8      # mostly ordinary numbers, not edges
+    grads = [np.asarray(g) for g in _grad(*PROGRAMS["hyp2f1_grad_float32"][1])]
+    x = _GRAD_GRID[3]
+    # the kernels' series have not converged at 0.999 for some parameters: NaN there
+    assert all(np.isnan(g[x == 0.999]).any() and np.isfinite(g[x == 0.2]).all()
+               for g in grads)
+
+
+def test_accurate_where_scipy_is_not(xla_results):
+    mpmath = pytest.importorskip("mpmath")
+    a, b, c, x, reference = SCIPY_INACCURATE
+    mpmath.mp.dps = 30
+    exact = np.array([float(mpmath.hyp2f1(*p)) for p in zip(a, b, c, x)])
+    np.testing.assert_allclose(reference, exact, rtol=1e-15)
+    ours = xla_results["scipy_inaccurate/out0"]
+    np.testing.assert_allclose(ours, exact, rtol=1e-12)
+    scipy_error = np.abs(_hyp2f1_kernel(a, b, c, x) - exact) / np.abs(exact)
+    assert np.all(scipy_error > 1e-11), scipy_error   # why these are not in the grids
