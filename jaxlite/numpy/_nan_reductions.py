@@ -60,19 +60,21 @@ def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
 def _nan_extremum(fun_name: str, a: Any, axis: Any, keepdims: bool, initial: Any,
                   where: Any) -> Any:
     largest = fun_name == "nanmax"
+    reduce = red.max if largest else red.min
     if not dtypes.is_inexact(a.dtype):
-        reduce = red.max if largest else red.min
         return reduce(a, axis, None, keepdims, initial, where)
+    if initial is None and where is None and a.size == 0:
+        # An empty array reduces as max/min does: empty results, or JAX's ValueError
+        # ('zero-size array to reduction operation ...') over an empty axis.
+        return reduce(a, axis, None, keepdims)
     mask = _not_nan_where(a, where)
     if initial is None:
         # Without an identity, reduce with the far end of the range and put NaN back
         # where nothing was left.
         far = -np.inf if largest else np.inf
-        reduce = red.max if largest else red.min
         out = reduce(a, axis, None, keepdims, far, mask)
         empty = red.any(mask, axis, None, keepdims)
         return lax.select(empty, out, lax.full_like(out, np.nan))
-    reduce = red.max if largest else red.min
     return reduce(a, axis, None, keepdims, initial, mask)
 
 

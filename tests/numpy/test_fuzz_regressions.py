@@ -76,3 +76,15 @@ def test_linspace_rounds_as_jax():
     # histogram's edges come from linspace: 1.0 falls below the edge 1.0000001.
     counts, _ = jnp.histogram(jnp.array([1.0, 1.066, 1e-40]), bins=5, range=(-2.0, 3.0))
     assert counts.tolist() == [0, 0, 2, 1, 0]
+
+
+@pytest.mark.parametrize("name", ["nanmax", "nanmin"])
+def test_nan_extremum_of_an_empty_axis_raises_as_jax(name):
+    empty = np.zeros((2, 0, 3), np.float32)
+    for axis in (None, 1, (0, 1)):
+        with pytest.raises(ValueError) as info:
+            getattr(jnp, name)(empty, axis=axis)
+        assert str(info.value).startswith("zero-size array to reduction operation")
+    assert getattr(jnp, name)(empty, axis=0).shape == (0, 3)
+    assert float(getattr(jnp, name)(empty, axis=1, initial=2.0)[0, 0]) == 2.0
+    assert np.isnan(float(getattr(jnp, name)(jnp.array([np.nan, np.nan]))))
