@@ -149,14 +149,21 @@ def nextafter(x1: Any, x2: Any, /) -> Any:
 
 
 def spacing(x: Any, /) -> Any:
-    """The distance from `x` to the next float away from zero, signed like `x`
-    (mirrors `jax.numpy.spacing`); infinities and NaN give NaN."""
+    """The distance from `x` to the next float away from zero, signed like `x` (-0.0
+    included) (mirrors `jax.numpy.spacing`); infinities and NaN give NaN.
+
+    As JAX, float16 steps toward +inf whatever the sign (spacing(-5.1) is +0.0039), and a
+    zero step becomes the smallest subnormal, signed like `x`.
+    """
     (x,) = promote_args_inexact("spacing", x)
     reject_complex("spacing", x, ValueError)
-    toward = lax.select(lax.lt(x, strong_constant(0, x.dtype)), lax.full_like(x, -np.inf),
-                        lax.full_like(x, np.inf))
+    infinity = lax.full_like(x, np.inf)
+    if x.dtype == np.float16:
+        return convert(lax.sub(lax.nextafter(x, infinity), x), x.dtype)
+    step = lax.sub(lax.nextafter(x, copysign(infinity, x)), x)
+    tiny = copysign(lax.full_like(x, dtypes.finfo(x.dtype).smallest_subnormal), x)
     # JAX's spacing is strong-typed even for a Python float.
-    return convert(lax.sub(lax.nextafter(x, toward), x), x.dtype)
+    return convert(lax.select(lax.eq(step, lax.full_like(x, 0)), tiny, step), x.dtype)
 
 
 def signbit(x: Any, /) -> Any:

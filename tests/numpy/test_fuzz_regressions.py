@@ -88,3 +88,12 @@ def test_nan_extremum_of_an_empty_axis_raises_as_jax(name):
     assert getattr(jnp, name)(empty, axis=0).shape == (0, 3)
     assert float(getattr(jnp, name)(empty, axis=1, initial=2.0)[0, 0]) == 2.0
     assert np.isnan(float(getattr(jnp, name)(jnp.array([np.nan, np.nan]))))
+
+
+def test_spacing_signs_as_jax():
+    half = jnp.spacing(np.array([0.0, 4.0, -5.109375, -0.0], np.float16))
+    assert half.tolist() == [np.float16(6e-8), 0.00390625, 0.00390625, np.float16(6e-8)]
+    single = jnp.spacing(np.array([-0.0, 4.0, -4.0], np.float32))
+    assert single.tolist() == [-1.401298464324817e-45, 4.76837158203125e-07,
+                               -4.76837158203125e-07]
+    assert np.signbit(np.asarray(single)[0])
