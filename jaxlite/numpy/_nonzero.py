@@ -132,6 +132,12 @@ def _unravel(positions: Any, shape: tuple[int, ...]) -> list[Any]:
     return out
 
 
+def _padding(a: Any, fill_value: Any) -> Any:
+    """The padding of nonzero's results: `fill_value` (0 by default), but 0 for an empty
+    `a`, whose padded results JAX 0.10.2 fills with zeros whatever `fill_value` says."""
+    return 0 if fill_value is None or np.size(a) == 0 else fill_value
+
+
 def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple[Any, ...]:
     """The indices of the nonzero entries, one array per axis (mirrors `jnp.nonzero`).
 
@@ -143,16 +149,15 @@ def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple
         raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
                          "jnp.atleast_1d(scalar).nonzero() instead.")
     positions, real, a = _flat_true_positions("nonzero", a, size)
-    fills = per_dimension("nonzero", "fill_value", 0 if fill_value is None else fill_value,
-                          a.ndim)
+    fills = per_dimension("nonzero", "fill_value", _padding(a, fill_value), a.ndim)
     return tuple(fill_where(real, index, fill)
                  for index, fill in zip(_unravel(positions, a.shape), fills))
 
 
 def flatnonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
     """The indices of the nonzero entries of the flattened `a` (`jnp.flatnonzero`)."""
-    positions, real, _ = _flat_true_positions("flatnonzero", a, size)
-    return fill_where(real, positions, 0 if fill_value is None else fill_value)
+    positions, real, a = _flat_true_positions("flatnonzero", a, size)
+    return fill_where(real, positions, _padding(a, fill_value))
 
 
 def argwhere(a: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
@@ -164,7 +169,7 @@ def argwhere(a: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
     check_arraylike("argwhere", a)
     a = ensure_array(a)
     positions, real, _ = _flat_true_positions("argwhere", a, size)
-    columns = [fill_where(real, index, 0 if fill_value is None else fill_value)
+    columns = [fill_where(real, index, _padding(a, fill_value))
                for index in _unravel(positions, a.shape)]
     if not columns:
         return lax.full((positions.shape[0], 0), 0, positions.dtype)

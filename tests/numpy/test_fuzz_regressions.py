@@ -97,3 +97,13 @@ def test_spacing_signs_as_jax():
     assert single.tolist() == [-1.401298464324817e-45, 4.76837158203125e-07,
                                -4.76837158203125e-07]
     assert np.signbit(np.asarray(single)[0])
+
+
+def test_nonzero_of_an_empty_array_pads_with_zeros():
+    # JAX 0.10.2 pads with zeros for an empty input whatever fill_value says.
+    empty = np.zeros((0, 2), np.uint8)
+    assert [r.tolist() for r in jnp.nonzero(empty, size=2, fill_value=-1)] == [[0, 0], [0, 0]]
+    assert jnp.flatnonzero(empty, size=2, fill_value=-1).tolist() == [0, 0]
+    assert jnp.argwhere(empty, size=2, fill_value=-1).tolist() == [[0, 0], [0, 0]]
+    zeros = np.zeros((2, 2), np.uint8)
+    assert jnp.flatnonzero(zeros, size=2, fill_value=-1).tolist() == [-1, -1]
