@@ -96,11 +96,11 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
 
 def indices(dimensions: Sequence[int], dtype: Any = None,
             sparse: bool = False) -> Any:
-    """The coordinates of every position in an array of shape `dimensions`: one int32 grid
-    per axis, stacked, or a tuple of broadcastable ones when `sparse` (mirrors
-    `jax.numpy.indices`)."""
+    """The coordinates of every position in an array of shape `dimensions`: one grid of
+    the default int dtype per axis, stacked, or a tuple of broadcastable ones when `sparse`
+    (mirrors `jax.numpy.indices`)."""
     shape = canonicalize_shape(tuple(dimensions), "indices")
-    target = np.dtype(np.int32) if dtype is None else user_dtype(dtype, "indices")
+    target = dtypes.default_int_dtype() if dtype is None else user_dtype(dtype, "indices")
     grids = []
     for axis, n in enumerate(shape):
         grid_shape = tuple(n if d == axis else 1 for d in range(len(shape))) if sparse \

@@ -374,7 +374,10 @@ def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str
         raise ValueError(f"ravel_multi_index: order must be 'C' or 'F', got {order!r}.")
     hosts = [known_value(c) for c in multi_index]
     coords = [_integer_indices("ravel_multi_index", c) for c in multi_index]
-    target = np.dtype(np.int32) if dtype is None else dtypes.canonicalize_dtype(dtype)
+    # JAX's default is the promotion of a Python int with the coordinates: int8
+    # coordinates give int8, int64 ones int64.
+    target = (dtypes.result_type(int, *multi_index) if dtype is None
+              else dtypes.canonicalize_dtype(dtype))
     coords = [lax.convert_element_type(c, target) for c in broadcast_arrays(*coords)]
     if mode == "raise":
         if any(h is None for h in hosts):

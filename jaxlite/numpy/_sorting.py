@@ -191,7 +191,8 @@ def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
         raise TypeError("jnp.argpartition does not accept bool arrays, as in JAX; convert "
                         "them to an integer type first.")
     _, perm = sorted_with_indices(a, axis)
-    return _split_reversed(perm, k, axis)
+    # JAX's argpartition gives int32 indices, x64 or not.
+    return lax.convert_element_type(_split_reversed(perm, k, axis), np.int32)
 
 
 # ------------------------------------------------------------------------ searching

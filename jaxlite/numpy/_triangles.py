@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 import jaxlite.lax as lax
+from jaxlite.core import dtypes
 from jaxlite.numpy._creation import _default_dtype, asarray
 from jaxlite.numpy._linalg_basic import diagonal
 from jaxlite.numpy._promotion import (check_arraylike, concrete_int, ensure_array,
@@ -73,7 +74,9 @@ def triu(m: Any, k: int = 0) -> Any:
 
 
 def _index_arrays(host: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
-    return tuple(host_to_array(np.asarray(i, np.int64), _INDEX) for i in host)
+    # Index results are of the default int dtype (int64 under x64), as JAX's.
+    return tuple(host_to_array(np.asarray(i, np.int64), dtypes.default_int_dtype())
+                 for i in host)
 
 
 def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Any, Any]:
@@ -120,7 +123,7 @@ def diag_indices(n: int, ndim: int = 2) -> tuple[Any, ...]:
     if n < 0 or ndim < 0:
         raise ValueError(f"diag_indices: n and ndim must be non-negative, got n={n}, "
                          f"ndim={ndim}.")
-    return (lax.iota(_INDEX, n),) * ndim
+    return (lax.iota(dtypes.default_int_dtype(), n),) * ndim
 
 
 def diag_indices_from(arr: Any) -> tuple[Any, ...]:

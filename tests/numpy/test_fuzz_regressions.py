@@ -107,3 +107,18 @@ def test_nonzero_of_an_empty_array_pads_with_zeros():
     assert jnp.argwhere(empty, size=2, fill_value=-1).tolist() == [[0, 0], [0, 0]]
     zeros = np.zeros((2, 2), np.uint8)
     assert jnp.flatnonzero(zeros, size=2, fill_value=-1).tolist() == [-1, -1]
+
+
+def test_index_dtypes_as_jax_with_and_without_x64():
+    x = np.array([3.0, 1.0, 2.0, 5.0, 4.0], np.float32)
+    for x64, default in ((False, np.int32), (True, np.int64)):
+        with jaxlite.enable_x64(x64):
+            assert jnp.argpartition(x, 2).dtype == np.int32
+            assert jnp.indices((2,)).dtype == default
+            assert all(i.dtype == default for i in jnp.tril_indices(2) + jnp.triu_indices(2))
+            assert all(i.dtype == default for i in jnp.diag_indices(2))
+            coords = (np.array([0, 1]), np.array([2, 1]))
+            flat = jnp.ravel_multi_index(coords, (2, 3), mode="wrap")
+            assert flat.dtype == default and flat.tolist() == [2, 4]
+            small = (np.array([0, 1], np.int8), np.array([2, 1], np.int8))
+            assert jnp.ravel_multi_index(small, (2, 3)).dtype == np.int8
