@@ -122,3 +122,12 @@ def test_index_dtypes_as_jax_with_and_without_x64():
             assert flat.dtype == default and flat.tolist() == [2, 4]
             small = (np.array([0, 1], np.int8), np.array([2, 1], np.int8))
             assert jnp.ravel_multi_index(small, (2, 3)).dtype == np.int8
+
+
+def test_cond_of_an_empty_array_raises_as_jax():
+    for shape in ((0, 0), (2, 0, 0), (2, 3, 0)):
+        with pytest.raises(ValueError) as info:
+            jnp.linalg.cond(np.zeros(shape, np.float32))
+        assert str(info.value) == ("jnp.linalg.cond: input array must not be empty; got "
+                                   f"arr.shape={shape}")
+    assert jnp.linalg.cond(np.zeros((0, 2, 2), np.float32)).shape == (0,)

@@ -180,6 +180,9 @@ def cond(x: Any, p: Any = None) -> Any:
     """
     (x,) = inexact_args("jnp.linalg.cond", x)
     check_matrix("jnp.linalg.cond", x, ValueError)
+    if 0 in x.shape[-2:]:  # JAX accepts an empty batch of non-empty matrices
+        raise ValueError("jnp.linalg.cond: input array must not be empty; got "
+                         f"arr.shape={x.shape}")
     if p is None or p == 2 or p == -2:
         s = svd(x, compute_uv=False)
         first = lax.index_in_dim(s, 0, axis=s.ndim - 1, keepdims=False)
