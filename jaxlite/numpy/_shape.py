@@ -261,16 +261,18 @@ def concatenate(arrays: Any, axis: int | None = 0, dtype: Any = None) -> Any:
     arrays = _promote_for_join("concatenate", arrays, dtype)
     if any(x.ndim == 0 for x in arrays):
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+    # Mismatched shapes raise JAX's TypeError and message (those of lax.concatenate).
     ndims = {x.ndim for x in arrays}
     if len(ndims) != 1:
-        raise ValueError("Cannot concatenate arrays with different numbers of dimensions: "
-                         f"got {', '.join(str(x.shape) for x in arrays)}.")
+        raise TypeError("Cannot concatenate arrays with different numbers of dimensions: "
+                        f"got {', '.join(str(x.shape) for x in arrays)}.")
     axis = canonicalize_axis(axis, arrays[0].ndim)
     for x in arrays[1:]:
         if any(n != m for d, (n, m) in enumerate(zip(x.shape, arrays[0].shape)) if d != axis):
-            raise ValueError("All input array dimensions other than the concatenation axis "
-                             f"must match exactly, got shapes "
-                             f"{', '.join(str(y.shape) for y in arrays)} for axis {axis}.")
+            raise TypeError("Cannot concatenate arrays with shapes that differ in dimensions "
+                            "other than the one being concatenated: concatenating along "
+                            f"dimension {axis} for shapes "
+                            f"{', '.join(str(y.shape) for y in arrays)}.")
     if len(arrays) == 1:
         return arrays[0]
     return lax.concatenate(arrays, axis)

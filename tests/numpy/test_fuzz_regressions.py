@@ -131,3 +131,15 @@ def test_cond_of_an_empty_array_raises_as_jax():
         assert str(info.value) == ("jnp.linalg.cond: input array must not be empty; got "
                                    f"arr.shape={shape}")
     assert jnp.linalg.cond(np.zeros((0, 2, 2), np.float32)).shape == (0,)
+
+
+def test_concatenate_shape_mismatch_raises_jax_type_error():
+    with pytest.raises(TypeError) as info:
+        jnp.append(np.ones((2, 3)), np.ones((2, 1)), axis=0)
+    assert str(info.value) == (
+        "Cannot concatenate arrays with shapes that differ in dimensions other than the one "
+        "being concatenated: concatenating along dimension 0 for shapes (2, 3), (2, 1).")
+    with pytest.raises(TypeError) as info:
+        jnp.concatenate([np.ones((2, 3)), np.ones(3)])
+    assert str(info.value) == ("Cannot concatenate arrays with different numbers of "
+                               "dimensions: got (2, 3), (3,).")
