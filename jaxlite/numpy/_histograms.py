@@ -18,6 +18,7 @@ import jaxlite.lax as lax
 from jaxlite.numpy._creation import linspace
 from jaxlite.numpy._placement import accepts_placement
 from jaxlite.core import dtypes
+from jaxlite.errors import ConcretizationTypeError
 from jaxlite.numpy._nonzero import concrete_or_none, per_dimension
 from jaxlite.numpy._promotion import (check_arraylike, convert, ensure_array,
                                       promote_dtypes_inexact)
@@ -32,7 +33,8 @@ def _bincount_length(x: Any, minlength: int, length: Any) -> int:
         return operator.index(length)
     known = concrete_or_none(x)
     if known is None:
-        raise ValueError(
+        raise ConcretizationTypeError(
+            "Abstract tracer value encountered where concrete value is expected: "
             "jnp.bincount: the number of bins depends on the values of x, which are traced "
             f"here ({x.aval.str_short()}). Pass a static length= to use bincount under jit "
             "or other transformations; larger values are then dropped.")

@@ -143,3 +143,12 @@ def test_concatenate_shape_mismatch_raises_jax_type_error():
         jnp.concatenate([np.ones((2, 3)), np.ones(3)])
     assert str(info.value) == ("Cannot concatenate arrays with different numbers of "
                                "dimensions: got (2, 3), (3,).")
+
+
+def test_bincount_under_jit_without_length_raises_concretization_error():
+    with pytest.raises(jaxlite.errors.ConcretizationTypeError) as info:
+        jaxlite.jit(jnp.bincount)(np.array([1, 2]))
+    assert str(info.value).startswith("Abstract tracer value encountered where concrete "
+                                      "value is expected")
+    counts = jaxlite.jit(lambda x: jnp.bincount(x, length=4))(np.array([1, 2, 2]))
+    assert counts.tolist() == [0, 1, 2, 0]
