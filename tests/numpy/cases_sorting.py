@@ -160,7 +160,10 @@ CASES = [
          else xp.bincount(x, weights=w, minlength=12, length=12), nargs=2,
          dtypes=("i32",), shapes=same_shapes(2, min_dims=1, max_dims=1),
          domain="positive", grad=False, variant="weights"),
-    Case("histogram", lambda xp, x, **kw: xp.histogram(x, **kw), dtypes=REAL_NUMERIC,
+    # Floats only: JAX's edges are linspace's roundings (1.0000001 for 1), so integer data
+    # lying on an edge may count one bin off numpy's, as it does in JAX (matched exactly in
+    # test_fuzz_regressions.py).
+    Case("histogram", lambda xp, x, **kw: xp.histogram(x, **kw), dtypes=FLOATS,
          shapes=small_shapes(1, min_side=1).map(lambda s: (s,)), grad=False,
          kwargs=lambda s: st.fixed_dictionaries({"bins": st.integers(1, 6),
                                                  "density": st.booleans()}), ulps=64),
