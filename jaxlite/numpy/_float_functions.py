@@ -193,7 +193,9 @@ def heaviside(x1: Any, x2: Any, /) -> Any:
     x, y = promote_args_inexact("heaviside", x1, x2)
     reject_complex("heaviside", x)
     zero, one = lax.full_like(x, 0), lax.full_like(x, 1)
-    return lax.select(lax.lt(x, zero), zero, lax.select(lax.gt(x, zero), one, y))
+    out = lax.select(lax.lt(x, zero), zero, lax.select(lax.gt(x, zero), one, y))
+    # JAX's result is weak only for a 0-d x1 and weak promoted operands (checked).
+    return convert(out, out.dtype, np.ndim(x1) == 0 and dtypes.is_weakly_typed(x))
 
 
 def angle(z: Any, deg: bool = False) -> Any:

@@ -112,6 +112,12 @@ def convert(x: Any, dtype: Any, weak_type: bool = False) -> Any:
     return lax._convert_element_type(x, dtype, weak_type=weak_type)
 
 
+def weak_only_when_0d(out: Any, promoted: Any) -> Any:
+    """`out` weak-typed as JAX 0.10.2's hypot and logaddexp2 give it: weak only
+    when `out` is 0-d and the promoted operand `promoted` is weak (checked against JAX)."""
+    return convert(out, out.dtype, np.ndim(out) == 0 and dtypes.is_weakly_typed(promoted))
+
+
 # ------------------------------------------------------------------------ promotion
 
 def promote_dtypes(*args: Any) -> list[Any]:

@@ -18,7 +18,7 @@ from jaxlite.core import dtypes
 from jaxlite.lax.custom_derivatives import custom_jvp
 from jaxlite.numpy._float_functions import reject_complex, strong_constant
 from jaxlite.numpy._promotion import check_arraylike, convert, ensure_array, promote_args, \
-    promote_args_inexact
+    promote_args_inexact, weak_only_when_0d
 from jaxlite.scipy._bessel import i0e as _i0e
 
 __all__ = ["logaddexp", "logaddexp2", "sinc", "i0", "gcd", "lcm", "bitwise_count"]
@@ -116,7 +116,7 @@ def logaddexp2(x1: Any, x2: Any, /) -> Any:
     """`log2(2**x1 + 2**x2)` without overflow (mirrors `jax.numpy.logaddexp2`), with
     JAX's derivative `t1 2**(x1 - out) + t2 2**(x2 - out)`; complex inputs as JAX."""
     x, y = promote_args_inexact("logaddexp2", x1, x2)
-    return _logaddexp2(x, y)
+    return weak_only_when_0d(_logaddexp2(x, y), x)
 
 
 # ------------------------------------------------------------------------ sinc and i0

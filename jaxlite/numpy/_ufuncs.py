@@ -18,7 +18,8 @@ from jaxlite.core.trace import Tracer
 from jaxlite.numpy._nonzero import nonzero
 from jaxlite.numpy._promotion import (broadcast_shapes, check_arraylike, check_python_ints,
                                       convert, ensure_array, promote_args, promote_args_inexact,
-                                      promote_args_numeric, promote_dtypes, promote_shapes)
+                                      promote_args_numeric, promote_dtypes, promote_shapes,
+                                      weak_only_when_0d)
 from jaxlite.runtime import fast_path
 
 __all__ = [
@@ -297,9 +298,7 @@ def hypot(x1: Any, x2: Any, /) -> Any:
     infinite = lax.bitwise_or(lax.eq(x, lax.full_like(x, np.inf)),
                               lax.eq(y, lax.full_like(y, np.inf)))
     out = lax.select(infinite, lax.full_like(out, np.inf), out)
-    # JAX's result is weak only when both arguments are (a strong constant enters otherwise).
-    weak = dtypes.is_weakly_typed(x1) and dtypes.is_weakly_typed(x2)
-    return lax._convert_element_type(out, out.dtype, weak_type=weak)
+    return weak_only_when_0d(out, x)
 
 
 # ------------------------------------------------------------------------ comparisons

@@ -152,3 +152,15 @@ def test_bincount_under_jit_without_length_raises_concretization_error():
                                       "value is expected")
     counts = jaxlite.jit(lambda x: jnp.bincount(x, length=4))(np.array([1, 2, 2]))
     assert counts.tolist() == [0, 1, 2, 0]
+
+
+def test_weak_types_of_hypot_logaddexp2_heaviside_as_jax():
+    weak_vector = jnp.broadcast_to(jnp.asarray(1.0), (2,))
+    ints, int_scalar = jnp.ones(2, jnp.int32), jnp.ones((), jnp.int32)
+    for f in (jnp.hypot, jnp.logaddexp2):
+        assert f(1.0, 2.0).weak_type and f(1.0, int_scalar).weak_type
+        assert not f(weak_vector, weak_vector).weak_type
+        assert not f(1.0, ints).weak_type and not f(weak_vector, 1.0).weak_type
+    assert jnp.heaviside(1.0, ints).weak_type
+    assert not jnp.heaviside(weak_vector, 1.0).weak_type
+    assert jnp.logaddexp(1.0, ints).weak_type  # logaddexp follows add
