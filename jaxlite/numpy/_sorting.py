@@ -110,7 +110,8 @@ def argsort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = N
 def sort_complex(a: Any) -> Any:
     """`a` sorted along its last axis and returned as complex (`jax.numpy.sort_complex`)."""
     a, axis = _along("sort_complex", a, -1)
-    target = dtypes.canonicalize_dtype(dtypes.result_type(a.dtype, np.complex64))
+    # JAX's to_complex_dtype: 64-bit integers give complex128 under x64.
+    target = dtypes.canonicalize_dtype(dtypes.to_complex_dtype(a.dtype))
     return convert(stable_sort(a, axis), target)
 
 

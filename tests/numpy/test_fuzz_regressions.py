@@ -164,3 +164,13 @@ def test_weak_types_of_hypot_logaddexp2_heaviside_as_jax():
     assert jnp.heaviside(1.0, ints).weak_type
     assert not jnp.heaviside(weak_vector, 1.0).weak_type
     assert jnp.logaddexp(1.0, ints).weak_type  # logaddexp follows add
+
+
+def test_sort_complex_dtypes_as_jax():
+    with jaxlite.enable_x64(True):
+        for dtype, expected in (("int64", np.complex128), ("uint64", np.complex128),
+                                ("int32", np.complex64), ("float16", np.complex64),
+                                ("float64", np.complex128)):
+            out = jnp.sort_complex(np.array([2, 1], dtype))
+            assert out.dtype == expected and out.tolist() == [1, 2]
+    assert jnp.sort_complex(np.array([2, 1], np.int32)).dtype == np.complex64
