@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The gpu backend on a machine with an NVIDIA GPU (issue 16, "Testing with a GPU"), in
-# under 8 minutes: installs what it needs from the package registries (cupy-cuda12x,
-# jax[cuda12] when it installs), runs tests/backends/gpu on the device
+# under 8 minutes: installs what it needs from the package registries
+# (cupy-cuda12x[ctk]: CuPy with NVRTC and the CUDA headers; jax[cuda12] when it installs), runs tests/backends/gpu on the device
 # (JAXLITE_PLATFORMS=gpu: every kernel builder, gathers, scatters, sorts and
 # convolutions included), the registry and backend tests with the GPU present and no
 # platform asked for (they state their platforms, so they pass where the GPU is the
@@ -52,7 +52,7 @@ if ! "$PY" -c "import numpy, scipy, llvmlite, ml_dtypes, opt_einsum" 2>/dev/null
   pip_install 90 numpy scipy llvmlite ml_dtypes opt_einsum pytest pytest-xdist ||
     say "jaxlite's dependencies did not install"
 fi
-"$PY" -c "import cupy" 2>/dev/null || pip_install 120 cupy-cuda12x ||
+"$PY" -c "import cupy" 2>/dev/null || pip_install 180 "cupy-cuda12x[ctk]" ||
   say "cupy-cuda12x did not install"
 JAX_GPU=$("$PY" -c "import jax; print(int(jax.devices()[0].platform == 'gpu'))" 2>/dev/null)
 if [ "${JAX_GPU:-0}" != 1 ]; then
