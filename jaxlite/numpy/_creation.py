@@ -361,7 +361,11 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     stop_b = lax.broadcast_in_dim(broadcast_to_shape(stop_a, bounds), out_shape, kept)
     divisions = num - 1 if endpoint else num
     span = lax.sub(broadcast_to_shape(stop_a, bounds), broadcast_to_shape(start_a, bounds))
-    if divisions > 0:
+    if num == 1:
+        # One sample is `start` even when `stop` is not finite, as in JAX.
+        step = span if not endpoint else lax.full(bounds, np.nan, compute)
+        out = start_b
+    elif divisions > 0:
         step = lax.div(span, float(divisions))
         # JAX interpolates between the bounds in the computation dtype, with the fractions
         # t = i * r, r = 1 / divisions (XLA turns the division by a constant into a product),

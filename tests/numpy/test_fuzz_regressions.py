@@ -174,3 +174,12 @@ def test_sort_complex_dtypes_as_jax():
             out = jnp.sort_complex(np.array([2, 1], dtype))
             assert out.dtype == expected and out.tolist() == [1, 2]
     assert jnp.sort_complex(np.array([2, 1], np.int32)).dtype == np.complex64
+
+
+def test_linspace_of_one_sample_is_start():
+    assert jnp.linspace(0.5, np.nan, 1, endpoint=False).tolist() == [0.5]
+    assert jnp.linspace(0.5, np.inf, 1, endpoint=False).tolist() == [0.5]
+    out, step = jnp.linspace(0.5, 2.0, 1, endpoint=False, retstep=True)
+    assert out.tolist() == [0.5] and float(step) == 1.5
+    out, step = jnp.linspace(0.5, 2.0, 1, retstep=True)
+    assert out.tolist() == [0.5] and np.isnan(float(step))
