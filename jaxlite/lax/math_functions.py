@@ -63,7 +63,9 @@ def _replace_zero(x: Any) -> Any:
 
 # ------------------------------------------------------------------------------ max, min
 
-def _extremum(x: np.ndarray, y: np.ndarray, *, larger: bool) -> np.ndarray:
+def extremum_reference(x: np.ndarray, y: np.ndarray, *, larger: bool) -> np.ndarray:
+    """max(x, y) (or min) on host values, as XLA computes it (the rule of lax.max/min, and
+    the combiner of reductions and scatters)."""
     if dtypes.is_complex(x.dtype):
         # Lexicographic order on (real, imag), as XLA compares complex numbers.
         first, second = (x, y) if larger else (y, x)
@@ -90,11 +92,11 @@ def _balanced_share(x: Any, other: Any, out: Any) -> Any:
 
 
 def _max_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return _extremum(x, y, larger=True)
+    return extremum_reference(x, y, larger=True)
 
 
 def _min_reference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return _extremum(x, y, larger=False)
+    return extremum_reference(x, y, larger=False)
 
 
 max_p = elementwise("max", _max_reference, kinds=ANY, num_args=2)

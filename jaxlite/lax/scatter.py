@@ -35,6 +35,7 @@ from jaxlite.lax._gather_scatter_util import (GatherScatterMode, ScatterDimensio
 from jaxlite.lax.arithmetic import add, div, full, mul, neg
 from jaxlite.lax.broadcast import reshape
 from jaxlite.lax.comparisons import eq
+from jaxlite.lax.math_functions import extremum_reference
 from jaxlite.lax.gather_scatter import (bind_scatter, combiner_computation, gather_p,
                                         gather_updates, linear_scatter_jvp, reducer_combiner,
                                         scatter_abstract_eval, scatter_add_p, scatter_batch,
@@ -338,12 +339,11 @@ def _extremum_jvp(primitive: Primitive) -> Callable[..., tuple[Any, Any]]:
 
 def _extremum_primitive(name: str, larger: bool) -> Primitive:
     primitive = Primitive(name)
-    pick = np.maximum if larger else np.minimum
-
     def combine(old: np.ndarray, new: np.ndarray) -> np.ndarray:
         if old.dtype == np.bool_:
             return (old | new) if larger else (old & new)
-        return pick(old, new)
+        # As XLA's combiner: complex numbers in lexicographic order, NaN asymmetrically.
+        return extremum_reference(old, new, larger=larger)
 
     def combiner(ctx: LoweringContext, dtype: Any) -> HloComputation:
         return hlo.extremum_computation(ctx, dtype, larger)

@@ -183,3 +183,22 @@ def test_linspace_of_one_sample_is_start():
     assert out.tolist() == [0.5] and float(step) == 1.5
     out, step = jnp.linspace(0.5, 2.0, 1, retstep=True)
     assert out.tolist() == [0.5] and np.isnan(float(step))
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_complex_min_max_reductions_and_scatters_order_nan_as_xla(jit):
+    # Values read from JAX 0.10.2: lexicographic comparisons where a NaN loses to the
+    # running value on one side only, eagerly and under jit alike.
+    nan = np.nan
+    a = np.array([4.9, 4.9, complex(nan, 0), 1 + 1j, complex(1, nan)], np.complex64)
+    b = np.array([complex(7e4, nan), complex(nan, 0), 1, 1 + 2j, 1], np.complex64)
+    wrap = jaxlite.jit if jit else (lambda f: f)
+    low = wrap(lambda s: jnp.min(s, axis=0))(np.stack([a, b]))
+    assert np.asarray(low)[[0, 2, 3, 4]].tolist() == [np.complex64(4.9),
+                                                       1, 1 + 1j, 1]
+    assert np.isnan(np.asarray(low)[1].real)
+    high = wrap(lambda s: jnp.max(s, axis=0))(np.stack([a, b]))
+    assert np.asarray(high)[[2, 3, 4]].tolist() == [1, 1 + 2j, 1]
+    scattered = wrap(lambda x, v: x.at[np.array([0, 1])].min(v))(jnp.asarray(a), b[:2])
+    assert np.asarray(scattered)[0] == np.complex64(4.9)
+    assert np.isnan(np.asarray(scattered)[1].real)
