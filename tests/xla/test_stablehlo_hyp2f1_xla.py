@@ -179,3 +179,29 @@ def test_accurate_where_scipy_is_not(xla_results):
     np.testing.assert_allclose(ours, exact, rtol=1e-12)
     scipy_error = np.abs(_hyp2f1_kernel(a, b, c, x) - exact) / np.abs(exact)
     assert np.all(scipy_error > 1e-11), scipy_error   # why these are not in the grids
+
+
+# Random points (|a|, |b|, |c| <= 30) where the expansion printed numbers wrong in every
+# digit (a series stopped at a small term before c + k passed 0, where terms spike again;
+# a polynomial cancelling to nothing): mpmath's values (40 digits). Each is now mpmath's
+# value or NaN.
+_ONCE_WRONG = np.array([
+    [-22.79, -7.05, -25.44, -29.17702903652368, -1.993275090899674e+22],
+    [-1.34, -26.8, -29.87, -9.696294617459209, 3.42184260676728e+18],
+    [-27.08, -9.93, -28.78, -22.076735079791085, -6.464639438424169e+24],
+    [-16.93, -0.64, -28.48, -18.387903735859727, 92892513120.65782],
+    [-27.0, 24.37, 12.13, 0.534166852565733, -3.2387957936378035e-10],
+    [-11.51, -21.52, -24.69, -6.172788802385433, 1285578058.0967734],
+    [1.15, -6.34, -29.52, 0.642646813991198, 0.9894441052924435],
+    [-16.85, -23.95, -28.11, 0.8989183369676192, 4.274768454024781e-14],
+    [-23.0, -28.09, -26.59, 0.8570437123956355, -9.605032568905105e-06]]).T
+
+
+def test_once_wrong_points_give_mpmaths_value_or_nan():
+    a, b, c, x, expected = _ONCE_WRONG
+    with jax.enable_x64(True):
+        text = jax.jit(_hyp2f1).lower(a, b, c, x).as_text(dialect="stablehlo")
+        got = np.asarray(from_stablehlo(text).call(a, b, c, x))
+    known = ~np.isnan(got)
+    np.testing.assert_allclose(got[known], expected[known], rtol=1e-11)
+    assert known.sum() >= 4, got  # the four spikes at x < 0 are summed past them now

@@ -38,6 +38,14 @@ tests/xla/test_stablehlo_hyp2f1_xla.py):
   1e-13 there, so the numbers are mpmath's, not scipy's. On a grid of a, b in
   [-7.5, 6.2], c in [-4.5, 9.3], x in [-30, 1] that is 30 of 20570 points; everywhere
   else the two agree to 1e-11.
+- where no form is known accurate (every usable estimate above ERROR_LIMIT, a
+  polynomial whose sum cancels beyond it): NaN, not a number that may be wrong in every
+  digit. The series do not stop before k passes -a, -b and -c, where a term may spike
+  again. On 3000 random points (|a|, |b|, |c| <= 30 to two decimals, x in [-50, 1)) that
+  leaves 4 values off by more than 1e-6 (all with c < -10 and 0.5 < x < 0.9, e.g.
+  2F1(-19.33, 19.72; -10.28; 0.8286) = 1.35e10 for mpmath's 7.80e10; from 36 before the
+  guard), 204 NaN where mpmath's value is finite, and 2991 within 1e-9 (scipy, the
+  kernel: 669 off by more than 1e-9).
 - at the zeros of polynomials (2F1(-3, 2; 1; 1) = 0): scipy's recurrence may give 0 and
   the sum 2e-16, or the reverse: equal to rounding, not in relative terms.
 - infinite a or b (not polynomials): NaN, where scipy gives +-inf, 1 or NaN depending on
@@ -57,9 +65,10 @@ from jaxlite.xla.stablehlo.special_hyp2f1_series import (MACHEP, Floats, gamma_r
                                                          logarithmic, series)
 from jaxlite.xla.stablehlo.special_igamma import in_float64
 
-__all__ = ["HYP2F1_EXPANSIONS", "SERIES_STEPS", "scipy_hyp2f1"]
+__all__ = ["HYP2F1_EXPANSIONS", "SERIES_STEPS", "ERROR_LIMIT", "scipy_hyp2f1"]
 
 SERIES_STEPS = 10000   # scipy's own limit: enough for x up to about 0.997
+ERROR_LIMIT = 1e-12    # the largest estimated relative error of a value given as a number
 _INF = np.inf
 
 
@@ -72,16 +81,17 @@ def _two_terms(f: Floats, first: str, second: str, errors: list[str]) -> tuple[s
     return value, f.div(spread, f.abs(value))
 
 
-def _best(f: Floats, candidates: list[tuple[str, str, str]]) -> str:
-    """The value of the candidate (value, error, usable) with the smallest error among the
-    usable ones with a finite value; the first candidate where none is."""
+def _best(f: Floats, candidates: list[tuple[str, str, str]]) -> tuple[str, str]:
+    """The value and error estimate of the candidate (value, error, usable) with the
+    smallest error among the usable ones with a finite value; the first candidate (and an
+    infinite error) where none is."""
     value, error = candidates[0][0], f.of(_INF)
     for v, e, usable in candidates:
         ok = f.all(usable, f.cmp(f.abs(v), "LT", _INF))
         e = f.where(ok, e, _INF)
         better = f.cmp(e, "LT", error)
         value, error = f.where(better, v, value), f.where(better, e, error)
-    return value
+    return value, error
 
 
 class _Arguments:
@@ -135,8 +145,8 @@ def _candidates(f: Floats, g: _Arguments) -> list[tuple[str, str, str]]:
     ], SERIES_STEPS)
     (euler, e_euler), (direct, e_direct), (pfaff_a, e_pfaff_a), (pfaff_b, e_pfaff_b) = \
         terms[:4]
-    # polynomials are summed as they are (scipy does), Euler's where |x| <= 1
-    e_direct = f.where(g.polynomial, 0.0, e_direct)
+    # (polynomials are summed as they are, as scipy does: `scipy_hyp2f1`); Euler's where
+    # |x| <= 1
     e_euler = f.where(f.all(g.c_minus, g.inside), 0.0, e_euler)
     first = f.mul(gamma_ratio(f, [c, big_d], [f.sub(c, a), f.sub(c, big_b)]), terms[4][0])
     second = f.mul(f.mul(f.pow(y, big_d), gamma_ratio(f, [c, f.neg(big_d)], [a, big_b])),
@@ -195,8 +205,16 @@ def scipy_hyp2f1(f: Floats, a: str, b: str, c: str, x: str) -> str:
     g = _Arguments(f, a, b, c, x)
     candidates = _candidates(f, g)
     # polynomials: their direct sum, even where it overflows (x = +-inf)
-    value = f.where(g.polynomial, candidates[1][0], _best(f, candidates))
+    best, error = _best(f, candidates)
     ordinary = f.no(g.polynomial)
+    # Where no form is known accurate (every estimate above ERROR_LIMIT, or none usable)
+    # the value is NaN, not a number that may be wrong in every digit.
+    best = f.where(f.all(ordinary, f.no(f.cmp(error, "LE", ERROR_LIMIT))), np.nan, best)
+    direct, direct_error = candidates[1][0], candidates[1][1]
+    # (a polynomial that cancels to nothing may sum to exactly 0)
+    unsure = f.all(f.no(f.cmp(direct_error, "LE", ERROR_LIMIT)), f.cmp(direct, "NE", 0.0),
+                   f.cmp(f.abs(direct), "LT", _INF), f.cmp(f.abs(x), "LT", _INF))
+    value = f.where(g.polynomial, f.where(unsure, np.nan, direct), best)
     value = f.where(f.all(ordinary, f.cmp(x, "EQ", 1.0)), _at_one(f, g), value)
     beyond = f.all(ordinary, f.no(g.c_minus), f.cmp(x, "GT", 1.0))
     value = f.where(beyond, f.mul(f.pow(g.s, g.d), _INF), value)

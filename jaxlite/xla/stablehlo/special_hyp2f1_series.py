@@ -188,6 +188,11 @@ def series(w: FunctionWriter, params: Sequence[tuple[str, str, str, str]],
         # (a zero sum goes on unless a zero term ended a polynomial)
         zero_sum = f.all(f.cmp(total, "EQ", 0.0), f.cmp(term, "NE", 0.0))
         still = f.any(zero_sum, f.cmp(f.abs(f.div(term, total)), "GT", MACHEP))
+        # Until k passes -a, -b and -c the ratio may still grow (a term spikes where
+        # c + k nears 0): a small term there is no sign of convergence.
+        ahead = f.add(f.max(f.max(f.neg(a), f.neg(b)), f.neg(c)), 2.0)
+        still = f.any(still, f.all(f.cmp(k, "LT", ahead), f.cmp(term, "NE", 0.0),
+                                   f.cmp(f.abs(total), "LT", np.inf)))
         return [term, total, f.max(largest, f.abs(term)), f.add(steps, 1.0)], still
     _, total, largest, steps, busy = until_converged(w, max_steps, busy,
                                                      [one, one, one, zero], step)
