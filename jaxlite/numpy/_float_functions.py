@@ -188,12 +188,13 @@ def copysign(x1: Any, x2: Any, /) -> Any:
 
 
 def heaviside(x1: Any, x2: Any, /) -> Any:
-    """The step function: 0 where x1 < 0, `x2` where x1 == 0, 1 where x1 > 0
+    """The step function: 0 where x1 < 0, `x2` where x1 == 0, 1 where x1 > 0, NaN for NaN
     (mirrors `jax.numpy.heaviside`); computed in floating point."""
     x, y = promote_args_inexact("heaviside", x1, x2)
     reject_complex("heaviside", x)
     zero, one = lax.full_like(x, 0), lax.full_like(x, 1)
     out = lax.select(lax.lt(x, zero), zero, lax.select(lax.gt(x, zero), one, y))
+    out = lax.select(lax.ne(x, x), x, out)  # a NaN x1 gives NaN, as in JAX and numpy
     # JAX's result is weak only for a 0-d x1 and weak promoted operands (checked).
     return convert(out, out.dtype, np.ndim(x1) == 0 and dtypes.is_weakly_typed(x))
 

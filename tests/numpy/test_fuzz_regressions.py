@@ -202,3 +202,11 @@ def test_complex_min_max_reductions_and_scatters_order_nan_as_xla(jit):
     scattered = wrap(lambda x, v: x.at[np.array([0, 1])].min(v))(jnp.asarray(a), b[:2])
     assert np.asarray(scattered)[0] == np.complex64(4.9)
     assert np.isnan(np.asarray(scattered)[1].real)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_heaviside_of_nan_is_nan(jit):
+    x = np.array([-3.7, 0.0, np.nan, 2.0, -0.0], np.float32)
+    f = jaxlite.jit(jnp.heaviside) if jit else jnp.heaviside
+    out = np.asarray(f(x, np.uint8(7)))
+    assert out[[0, 1, 3, 4]].tolist() == [0.0, 7.0, 1.0, 7.0] and np.isnan(out[2])
