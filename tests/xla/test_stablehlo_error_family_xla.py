@@ -13,10 +13,9 @@ import pytest
 import scipy.special as sp
 
 import jaxlite as jax
-from jaxlite.export import from_stablehlo
 from jaxlite.scipy._bessel import bessel_jv_p
 from jaxlite.scipy._special_gamma import digamma_complex_p
-from stablehlo_xla import add_lowered_case, run_cases, unpack_like
+from stablehlo_xla import check_reads_back, check_runs_in_xla, lower_programs, run_programs
 
 _SP = jax.scipy.special
 
@@ -124,30 +123,12 @@ def _x64(name):
 @pytest.fixture(scope="module")
 def lowered():
     """Each program's Lowered, jaxlite's results and StableHLO text."""
-    out = {}
-    for name, (fn, args, _) in PROGRAMS.items():
-        jitted = jax.jit(fn)
-        with jax.enable_x64(_x64(name)):
-            low = jitted.lower(*args)
-            out[name] = (low, [np.asarray(v) for v in
-                               jax.tree_util.tree_leaves(jitted(*args))],
-                         low.as_text(dialect="stablehlo"))
-    return out
+    return lower_programs(PROGRAMS, _x64)
 
 
 @pytest.fixture(scope="module")
 def xla_results(lowered, tmp_path_factory):
-    cases = {}
-    for name, (fn, args, _) in PROGRAMS.items():
-        with jax.enable_x64(_x64(name)):
-            add_lowered_case(cases, name, lowered[name][0], jax.tree_util.tree_leaves(args))
-    return run_cases(cases, tmp_path_factory.mktemp("error_family"))
-
-
-def _close(theirs, mine, tolerance, what):
-    theirs = unpack_like(np.asarray(theirs), mine)
-    assert theirs.shape == mine.shape and theirs.dtype == mine.dtype, (what, theirs, mine)
-    np.testing.assert_allclose(theirs, mine, rtol=tolerance, atol=0, err_msg=what)
+    return run_programs(PROGRAMS, lowered, _x64, tmp_path_factory.mktemp("error_family"))
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -159,18 +140,9 @@ def test_no_jaxlite_targets_are_printed(name, lowered):
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_runs_in_xla_with_our_numbers(name, lowered, xla_results):
-    assert f"{name}/error" not in xla_results, xla_results.get(f"{name}/error")
-    mine = lowered[name][1]
-    assert f"{name}/out{len(mine)}" not in xla_results
-    for i, value in enumerate(mine):
-        _close(xla_results[f"{name}/out{i}"], value, PROGRAMS[name][2], f"{name} output {i}")
+    check_runs_in_xla(PROGRAMS, name, lowered, xla_results)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_reads_back_with_the_same_numbers(name, lowered):
-    fn, args, tolerance = PROGRAMS[name]
-    inputs = list(lowered[name][0]._lowered.const_args) + jax.tree_util.tree_leaves(args)
-    with jax.enable_x64(_x64(name)):
-        again = jax.tree_util.tree_leaves(from_stablehlo(lowered[name][2]).call(*inputs))
-    for i, (theirs, value) in enumerate(zip(again, lowered[name][1])):
-        _close(np.asarray(theirs), value, tolerance, f"{name} output {i}")
+    check_reads_back(PROGRAMS, name, lowered, _x64)
