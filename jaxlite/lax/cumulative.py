@@ -24,7 +24,8 @@ from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax._declare import FLOATING, NUMERIC, check_dtype_kind
 from jaxlite.lax.arithmetic import add, full_like, mul, neg, sub
 from jaxlite.lax.comparisons import eq, ne
-from jaxlite.lax.math_functions import abs as abs_, exp, log1p, max as max_, min as min_
+from jaxlite.lax.math_functions import abs as abs_, exp, extremum_reference, log1p, max as max_, \
+    min as min_
 from jaxlite.lax.selection import select_n
 from jaxlite.lax.shape_ops import rev
 from jaxlite.lax.slicing import concatenate, pad, slice_in_dim
@@ -278,10 +279,24 @@ def _signed_zeros(x: np.ndarray, out: np.ndarray, axis: int, largest: bool) -> n
     return np.where(out == 0, zero, out)
 
 
-_cummax_reference = _order_free(lambda x, axis: _signed_zeros(
-    x, np.maximum.accumulate(x, axis=axis), axis, largest=True))
-_cummin_reference = _order_free(lambda x, axis: _signed_zeros(
-    x, np.minimum.accumulate(x, axis=axis), axis, largest=False))
+def _running_extremum(x: np.ndarray, axis: int, largest: bool) -> np.ndarray:
+    """The running max (or min) along `axis`. Complex values fold in order through XLA's
+    lexicographic comparison, where a NaN loses on one side only (numpy's accumulate would
+    propagate it), as JAX's cummax does."""
+    if not dtypes.is_complex(x.dtype):
+        running = np.maximum if largest else np.minimum
+        return _signed_zeros(x, running.accumulate(x, axis=axis), axis, largest)
+    moved = np.moveaxis(x, axis, -1)
+    out = np.empty_like(moved)
+    if moved.shape[-1]:
+        out[..., 0] = moved[..., 0]
+    for k in range(1, moved.shape[-1]):
+        out[..., k] = extremum_reference(out[..., k - 1], moved[..., k], larger=largest)
+    return np.moveaxis(out, -1, axis)
+
+
+_cummax_reference = _order_free(lambda x, axis: _running_extremum(x, axis, largest=True))
+_cummin_reference = _order_free(lambda x, axis: _running_extremum(x, axis, largest=False))
 
 
 def _logaddexp_body(inner: LoweringContext, a: HloInstruction,

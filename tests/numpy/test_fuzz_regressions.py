@@ -210,3 +210,15 @@ def test_heaviside_of_nan_is_nan(jit):
     f = jaxlite.jit(jnp.heaviside) if jit else jnp.heaviside
     out = np.asarray(f(x, np.uint8(7)))
     assert out[[0, 1, 3, 4]].tolist() == [0.0, 7.0, 1.0, 7.0] and np.isnan(out[2])
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_complex_cummax_folds_nan_as_xla(jit):
+    x = np.array([[complex(-1.1775, np.nan), complex(3.198, np.nan), -1 + 1.49j,
+                   complex(0.747, np.nan)]], np.complex64)
+    f = jaxlite.jit(lambda v: jaxlite.lax.cummax(v, axis=1, reverse=True)) if jit else \
+        (lambda v: jaxlite.lax.cummax(v, axis=1, reverse=True))
+    out = np.asarray(f(x))
+    # JAX 0.10.2: [3.198+nanj, 3.198+nanj, 0.747+nanj, 0.747+nanj].
+    assert out.real.tolist()[0] == [np.float32(3.198)] * 2 + [np.float32(0.747)] * 2
+    assert np.isnan(out.imag).all()
