@@ -121,7 +121,9 @@ def _complex_extremum(x: np.ndarray, axes: tuple[int, ...], identity: float,
     reduce does: its lexicographic comparisons let NaNs through asymmetrically, unlike
     numpy's (JAX's min of [4.9, 7e4 + nan j] is 4.9)."""
     kept = [d for d in range(x.ndim) if d not in axes]
-    rows = np.transpose(x, kept + list(axes)).reshape([x.shape[d] for d in kept] + [-1])
+    count = int(np.prod([x.shape[d] for d in axes], dtype=np.int64))
+    # (the count spelled out: -1 is ambiguous where a kept dimension is 0)
+    rows = np.transpose(x, kept + list(axes)).reshape([x.shape[d] for d in kept] + [count])
     out = np.full(rows.shape[:-1], complex(identity, 0), x.dtype)
     for k in range(rows.shape[-1]):
         out = extremum_reference(out, rows[..., k], larger=largest)
