@@ -17,6 +17,10 @@ from jaxlite.scipy._bessel import bessel_jv_p
 from jaxlite.scipy._special_gamma import digamma_complex_p
 from stablehlo_xla import check_reads_back, check_runs_in_xla, lower_programs, run_programs
 
+# One xdist worker runs the whole module: its module fixtures (lowering, one jaxlib
+# subprocess) would otherwise be built again in each worker.
+pytestmark = pytest.mark.xdist_group("test_stablehlo_error_family_xla")
+
 _SP = jax.scipy.special
 
 _DAWSN_X = np.array([0.0, -0.0, 1e-300, 1e-20, 0.3, -0.7, 1.0, 2.5, -4.0, 6.0, 7.99, 8.0,

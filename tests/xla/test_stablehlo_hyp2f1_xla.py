@@ -25,6 +25,10 @@ from jaxlite.scipy._special_hypergeometric import _hyp2f1_kernel
 from stablehlo_xla import (add_lowered_case, check_reads_back, check_runs_in_xla,
                           lower_programs, run_cases)
 
+# One xdist worker runs the whole module: its module fixtures (lowering, one jaxlib
+# subprocess) would otherwise be built again in each worker.
+pytestmark = pytest.mark.xdist_group("test_stablehlo_hyp2f1_xla")
+
 _hyp2f1 = jax.scipy.special.hyp2f1
 
 
