@@ -24,10 +24,6 @@ from tests.xla.collective_programs import program
 sys.path.insert(0, str(Path(__file__).parent))
 from stablehlo_xla import jax_python_or_skip  # noqa: E402
 
-# One xdist worker runs the whole module: its module fixtures (lowering, one jaxlib
-# subprocess) would otherwise be built again in each worker.
-pytestmark = pytest.mark.xdist_group("test_collectives_xla")
-
 RUNNER = Path(__file__).parent / "collectives_runner.py"
 CHANNEL = "channel_id=1"
 GLOBAL = "channel_id=1, use_global_device_ids=true"

@@ -10,10 +10,6 @@ from jaxlite import export
 
 from stablehlo_xla import add_text_case, jax_python_or_skip, run_cases
 
-# One xdist worker runs the whole module: its module fixtures (lowering, one jaxlib
-# subprocess) would otherwise be built again in each worker.
-pytestmark = pytest.mark.xdist_group("test_export_in_xla")
-
 
 def _mlp(params, x):
     h = jnp.tanh(x @ params["w"] + params["b"])

@@ -14,10 +14,6 @@ from jaxlite import export, lax
 
 from stablehlo_xla import jax_python_or_skip
 
-# One xdist worker runs the whole module: its module fixtures (lowering, one jaxlib
-# subprocess) would otherwise be built again in each worker.
-pytestmark = pytest.mark.xdist_group("test_export_shape_poly_in_xla")
-
 RUNNER = Path(__file__).with_name("stablehlo_poly_runner.py")
 F32 = np.float32
 

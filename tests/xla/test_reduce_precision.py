@@ -23,10 +23,6 @@ from jaxlite.xla.text import print_module
 from jaxlite.xla.verifier import HloVerificationError, verify_module
 from stablehlo_xla import add_text_case, jax_python_or_skip, run_cases
 
-# One xdist worker runs the whole module: its module fixtures (lowering, one jaxlib
-# subprocess) would otherwise be built again in each worker.
-pytestmark = pytest.mark.xdist_group("test_reduce_precision")
-
 RECORD = json.loads(Path(__file__).with_name("fixtures").joinpath(
     "reduce_precision.json").read_text())
 UNSIGNED = {"float32": np.uint32, "float64": np.uint64, "float16": np.uint16,

@@ -13,10 +13,6 @@ import pytest
 import jaxlite
 from stablehlo_xla import add_lowered_case, jax_python_or_skip, run_cases
 
-# One xdist worker runs the whole module: its module fixtures (lowering, one jaxlib
-# subprocess) would otherwise be built again in each worker.
-pytestmark = pytest.mark.xdist_group("test_stablehlo_bench")
-
 BENCH = Path(__file__).resolve().parents[3] / "shared" / "bench" / "workloads.py"
 
 

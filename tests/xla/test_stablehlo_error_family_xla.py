@@ -17,10 +17,6 @@ from jaxlite.scipy._bessel import bessel_jv_p
 from jaxlite.scipy._special_gamma import digamma_complex_p
 from stablehlo_xla import check_reads_back, check_runs_in_xla, lower_programs, run_programs
 
-# One xdist worker runs the whole module: its module fixtures (lowering, one jaxlib
-# subprocess) would otherwise be built again in each worker.
-pytestmark = pytest.mark.xdist_group("test_stablehlo_error_family_xla")
-
 _SP = jax.scipy.special
 
 _DAWSN_X = np.array([0.0, -0.0, 1e-300, 1e-20, 0.3, -0.7, 1.0, 2.5, -4.0, 6.0, 7.99, 8.0,
@@ -135,6 +131,7 @@ def xla_results(lowered, tmp_path_factory):
     return run_programs(PROGRAMS, lowered, _x64, tmp_path_factory.mktemp("error_family"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_no_jaxlite_targets_are_printed(name, lowered):
     text = lowered[name][2]
@@ -142,11 +139,13 @@ def test_no_jaxlite_targets_are_printed(name, lowered):
     assert "stablehlo.while" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_runs_in_xla_with_our_numbers(name, lowered, xla_results):
     check_runs_in_xla(PROGRAMS, name, lowered, xla_results)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_reads_back_with_the_same_numbers(name, lowered):
     check_reads_back(PROGRAMS, name, lowered, _x64)

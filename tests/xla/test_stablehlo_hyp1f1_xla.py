@@ -22,10 +22,6 @@ import jaxlite as jax
 from jaxlite.export import from_stablehlo
 from stablehlo_xla import check_reads_back, check_runs_in_xla, lower_programs, run_programs
 
-# One xdist worker runs the whole module: its module fixtures (lowering, one jaxlib
-# subprocess) would otherwise be built again in each worker.
-pytestmark = pytest.mark.xdist_group("test_stablehlo_hyp1f1_xla")
-
 _hyp1f1 = jax.scipy.special.hyp1f1
 
 

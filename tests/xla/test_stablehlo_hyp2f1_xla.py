@@ -25,10 +25,6 @@ from jaxlite.scipy._special_hypergeometric import _hyp2f1_kernel
 from stablehlo_xla import (add_lowered_case, check_reads_back, check_runs_in_xla,
                           lower_programs, run_cases)
 
-# One xdist worker runs the whole module: its module fixtures (lowering, one jaxlib
-# subprocess) would otherwise be built again in each worker.
-pytestmark = pytest.mark.xdist_group("test_stablehlo_hyp2f1_xla")
-
 _hyp2f1 = jax.scipy.special.hyp2f1
 
 
@@ -125,6 +121,7 @@ def xla_results(lowered, tmp_path_factory):
     return run_cases(cases, tmp_path_factory.mktemp("hyp2f1"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_no_jaxlite_targets_are_printed(name, lowered):
     text = lowered[name][2]
@@ -133,11 +130,13 @@ def test_no_jaxlite_targets_are_printed(name, lowered):
     assert "chlo.lgamma" in text     # the Gamma-function coefficients of the transformations
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_runs_in_xla_with_our_numbers(name, lowered, xla_results):
     check_runs_in_xla(PROGRAMS, name, lowered, xla_results)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_reads_back_with_the_same_numbers(name, lowered):
     check_reads_back(PROGRAMS, name, lowered, _x64)
@@ -157,6 +156,7 @@ def test_grids_reach_every_region():
                for g in grads)
 
 
+@pytest.mark.slow
 def test_accurate_where_scipy_is_not(xla_results):
     a, b, c, x, reference = SCIPY_INACCURATE      # (mpmath's values, recorded)
     ours = xla_results["scipy_inaccurate/out0"]

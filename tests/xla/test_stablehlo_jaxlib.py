@@ -21,10 +21,6 @@ import test_fixture_programs as fixtures
 from stablehlo_xla import (add_lowered_case, add_text_case, jax_python_or_skip, run_cases,
                            unpack_like)
 
-# One xdist worker runs the whole module: its module fixtures (lowering, one jaxlib
-# subprocess) would otherwise be built again in each worker.
-pytestmark = pytest.mark.xdist_group("test_stablehlo_jaxlib")
-
 _rng = np.random.default_rng(0)
 X = _rng.normal(size=(3, 4)).astype(np.float32)
 SPD = (X[:, :3].T @ X[:, :3] + 3 * np.eye(3)).astype(np.float32)

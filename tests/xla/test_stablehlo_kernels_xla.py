@@ -15,10 +15,6 @@ from jaxlite import lax
 from jaxlite.export import from_stablehlo
 from stablehlo_xla import add_lowered_case, run_cases, unpack_like
 
-# One xdist worker runs the whole module: its module fixtures (lowering, one jaxlib
-# subprocess) would otherwise be built again in each worker.
-pytestmark = pytest.mark.xdist_group("test_stablehlo_kernels_xla")
-
 _rng = np.random.default_rng(7)
 SQUARE = _rng.normal(size=(6, 6)).astype(np.float32)
 SYMMETRIC = (SQUARE + SQUARE.T).astype(np.float32)

@@ -23,10 +23,6 @@ from jaxlite.xla.stablehlo import syntax
 from jaxlite.xla.stablehlo.reader import parse_module
 from stablehlo_xla import add_text_case, jax_python_or_skip, run_cases
 
-# One xdist worker runs the whole module: its module fixtures (lowering, one jaxlib
-# subprocess) would otherwise be built again in each worker.
-pytestmark = pytest.mark.xdist_group("test_stablehlo_parse")
-
 FIXTURES = Path(__file__).parent / "fixtures"
 MODULES = FIXTURES / "stablehlo"
 BENCH = Path(__file__).resolve().parents[3] / "shared" / "bench" / "workloads.py"

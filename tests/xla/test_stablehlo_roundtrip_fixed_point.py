@@ -21,10 +21,6 @@ from jaxlite.xla.stablehlo.reader import parse_module
 from stablehlo_xla import add_text_case, run_cases, unpack_like
 from test_stablehlo_kernels_xla import PROGRAMS as KERNEL_PROGRAMS
 
-# One xdist worker runs the whole module: its module fixtures (lowering, one jaxlib
-# subprocess) would otherwise be built again in each worker.
-pytestmark = pytest.mark.xdist_group("test_stablehlo_roundtrip_fixed_point")
-
 _rng = np.random.default_rng(11)
 _A = _rng.normal(size=(5, 5)).astype(np.float32)
 SPD = (_A @ _A.T + 5 * np.eye(5)).astype(np.float32)
