@@ -8,6 +8,8 @@ the numpy kernel interpreter as its launcher, for machines without a GPU (tests)
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from jaxlite.backends.base import Client, CompileOptions, Device
@@ -52,8 +54,15 @@ class GpuClient(Client):
 
     def buffer_from_device(self, array: object, dtype: np.dtype) -> GpuBuffer:
         """A buffer over an array already in this device's memory (an eager result): no
-        transfer; it may share memory, so a program given it to donate writes a copy."""
-        array = self.launcher.xp.ascontiguousarray(array)  # type: ignore[attr-defined]
+        transfer; it may share memory, so a program given it to donate writes a copy. A
+        view starting off a 16-byte boundary (an eager slice `x[1:]`) is copied: kernels
+        read their operands with vector loads of up to 16 bytes, which a GPU refuses at
+        a misaligned address."""
+        launcher: Any = self.launcher
+        array = launcher.xp.ascontiguousarray(array)
+        if launcher.pointer(array) % launcher.build_options.vector_bytes:
+            with launcher.scope():  # (on the stream the program's kernels will read it on)
+                array = launcher.xp.copy(array)  # fresh memory from the pool is aligned
         return GpuBuffer(array, dtype, self._devices[0], self.launcher, owns_memory=False)
 
     def compile(self, module: HloModule, options: CompileOptions) -> GpuExecutable:

@@ -14,7 +14,8 @@
 - Data races are errors: within one phase, two threads of a block touching the same
   shared element where one of them writes; anywhere in the kernel, two threads writing
   the same global element other than through atomics.
-- Out-of-bounds accesses, misaligned vector accesses, integer division by zero,
+- Out-of-bounds accesses, misaligned vector accesses (by index, or by the array's
+  address), integer division by zero,
   oversized shifts and float-to-int casts out of range (undefined in C) are errors.
 - Shared memory starts as NaN (floats) or a fill pattern, so reading before writing shows.
 
@@ -88,6 +89,12 @@ class _Memory:
         if i % width:
             raise KernelError(f"vector access of {width} elements at {buffer.name}[{i}] is "
                               "not aligned")
+        if width > 1 and array.ctypes.data % (width * array.itemsize):
+            # a GPU faults on a vector access not aligned to its size (an offset view of a
+            # larger array, x[1:], starts off the boundary its allocation had)
+            raise KernelError(f"vector access of {width} elements at {buffer.name}[{i}] is "
+                              f"not aligned: the buffer starts at address "
+                              f"{array.ctypes.data:#x}")
         return array, i
 
     def note_read(self, buffer: ir.Buffer, i: int, thread: "_Thread") -> None:

@@ -90,6 +90,10 @@ class InterpreterLauncher:
     def storage_dtype(self, dtype: np.dtype) -> np.dtype:
         return np.dtype(dtype)
 
+    def pointer(self, array: np.ndarray) -> int:
+        """The host address of an array's first element."""
+        return int(array.ctypes.data)
+
     @contextlib.contextmanager
     def scope(self) -> Iterator[None]:
         yield

@@ -10,8 +10,18 @@ HEADER = r"""
 #if JL_HIP
 #include <hip/hip_runtime.h>
 #include <hip/hip_fp16.h>
+#if __has_include(<hip/hip_bf16.h>)
 #include <hip/hip_bf16.h>
 typedef __hip_bfloat16 jl_bf16;
+#define JL_BF16_TO_F32(x) __bfloat162float(x)
+#define JL_F32_TO_BF16(x) __float2bfloat16(x)
+#else
+/* ROCm before 5.7 has only the class hip_bfloat16 (rounding to nearest even too). */
+#include <hip/hip_bfloat16.h>
+typedef hip_bfloat16 jl_bf16;
+#define JL_BF16_TO_F32(x) static_cast<float>(x)
+#define JL_F32_TO_BF16(x) hip_bfloat16(x)
+#endif
 /* AMD wavefronts: no lane mask, the width defaults to warpSize (64 on CDNA). */
 #define JL_SHFL_DOWN(v, d) __shfl_down((v), (d))
 #define JL_SHFL_XOR(v, m) __shfl_xor((v), (m))
@@ -19,13 +29,13 @@ typedef __hip_bfloat16 jl_bf16;
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 typedef __nv_bfloat16 jl_bf16;
+#define JL_BF16_TO_F32(x) __bfloat162float(x)
+#define JL_F32_TO_BF16(x) __float2bfloat16(x)
 /* Every lane of the warp takes part in a shuffle: the kernel IR requires it. */
 #define JL_SHFL_DOWN(v, d) __shfl_down_sync(0xffffffffu, (v), (d))
 #define JL_SHFL_XOR(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))
 #endif
 typedef __half jl_f16;
-#define JL_BF16_TO_F32(x) __bfloat162float(x)
-#define JL_F32_TO_BF16(x) __float2bfloat16(x)
 #define JL_F16_TO_F32(x) __half2float(x)
 #define JL_F32_TO_F16(x) __float2half(x)
 #define JL_INF_F32 __int_as_float(0x7f800000)

@@ -165,6 +165,19 @@ def test_jit_and_grad_take_device_arrays(gpu):
                                np.sin(2 * np.asarray(x)), rtol=1e-5, atol=1e-6)
 
 
+def test_jit_of_an_eager_slice_reads_aligned_memory(gpu):
+    # x[1:] is a view 4 bytes into x's memory; the jitted loop kernel reads its operand
+    # with 16-byte vector loads (a GPU's misaligned-address fault, the interpreter's
+    # KernelError), so the call takes an aligned copy
+    x = jax.device_put(np.arange(9, dtype=np.float32), gpu)
+    y = x[1:]
+    assert _on_device(y, gpu) and y._value.array.ctypes.data % 16
+    got = jax.jit(lambda v: jnp.exp(v) * 2, device=gpu)(y)
+    assert _on_device(got, gpu)
+    np.testing.assert_allclose(np.asarray(got), np.exp(np.arange(1, 9)) * 2, rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(x), np.arange(9))
+
+
 def test_a_donated_device_array_is_given_up(gpu):
     x = jax.device_put(_random((3, 3), np.float32, 6), gpu)
     keep = np.asarray(x)

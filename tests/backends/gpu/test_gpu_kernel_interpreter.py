@@ -122,6 +122,19 @@ def test_out_of_bounds_and_misaligned_accesses_are_errors():
     assert str(error.value) == "vector access of 4 elements at out[2] is not aligned"
 
 
+def test_a_vector_access_to_a_buffer_starting_off_its_boundary_is_an_error():
+    # (index 0 of x[1:]: aligned by index, but a GPU faults on the address)
+    out = ir.Buffer("out", "float32")
+    lanes = tuple(ir.Var(f"x{k}", "float32") for k in range(4))
+    load = [ir.If(_b("eq", THREAD, c(0)), (ir.VectorLoad(lanes, out, c(0)),))]
+    whole = np.zeros(9, np.float32)
+    run_kernel(_one_block(load, buffers=[out]), {"out": whole[:8]})
+    with pytest.raises(KernelError) as error:
+        run_kernel(_one_block(load, buffers=[out]), {"out": whole[1:]})
+    assert str(error.value).startswith("vector access of 4 elements at out[0] is not "
+                                       "aligned: the buffer starts at address 0x")
+
+
 def test_vector_load_and_store_move_consecutive_elements():
     source, target = ir.Buffer("src", "bfloat16"), ir.Buffer("dst", "bfloat16")
     lanes = tuple(ir.Var(f"x{k}", "bfloat16") for k in range(8))
