@@ -1,5 +1,6 @@
 """Every kernel the gpu builders make for a set of jitted programs, run in the kernel
-interpreter against the HLO evaluator, and compiled with nvcc.
+interpreter against the HLO evaluator, and compiled with nvcc; built again for AMD's
+64-lane wavefronts, run likewise and compiled as HIP with hipcc (where it is installed).
 
 Each program is jitted, its optimized module taken from `Compiled.runtime_executable()`,
 and each fusion's kernels run on random operands and compared with the evaluator's value
@@ -12,13 +13,14 @@ import dataclasses
 
 import numpy as np
 import pytest
-from gpu_testing import (assert_close, compile_kernels, needs_nvcc, require_gpu,
-                         run_fusion_on_device)
+from gpu_testing import (assert_close, compile_kernels, needs_hipcc, needs_nvcc,
+                         require_gpu, run_fusion_on_device)
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite.backends.gpu.build import BuildOptions, build_fusion, build_module
 from jaxlite.backends.gpu.reference_run import run_fusion
+from jaxlite.backends.gpu.render import render_many
 from jaxlite.xla.evaluator import evaluate_computation
 from jaxlite.xla.passes.tiling import tiling_of
 
@@ -120,8 +122,14 @@ def _random(shape, dtype, rng):
     return rng.standard_normal(shape).astype(dtype)
 
 
-def _program_kernels(name: str):
+def _warp64(options: BuildOptions) -> BuildOptions:
+    """`options` for 64-lane wavefronts (rows per block and loops kept small)."""
+    return dataclasses.replace(options, warp_size=64, block=128, row_block=128)
+
+
+def _program_kernels(name: str, wavefront: bool = False):
     fn, specs, options, _ = PROGRAMS[name]
+    options = _warp64(options) if wavefront else options
     args = [jnp.zeros(shape, dtype) for shape, dtype in specs]
     module = jax.jit(fn).lower(*args).compile().runtime_executable().hlo_module(
         optimized=True)
@@ -134,9 +142,24 @@ def built():
     return {name: _program_kernels(name) for name in PROGRAMS}
 
 
+@pytest.fixture(scope="module")
+def built_warp64():
+    return {name: _program_kernels(name, wavefront=True) for name in PROGRAMS}
+
+
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_kernels_match_the_evaluator(name, built):
-    kernels = built[name]
+    _check_against_the_evaluator(name, built[name])
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_wavefront_kernels_match_the_evaluator(name, built_warp64):
+    kernels = built_warp64[name]
+    assert {k.warp_size for _, fk in kernels.fusions for k in fk.kernels} == {64}
+    _check_against_the_evaluator(name, kernels)
+
+
+def _check_against_the_evaluator(name, kernels):
     assert kernels.fusions, f"{name}: no fusion in the optimized module"
     assert not kernels.unsupported, f"{name}: {kernels.unsupported}"
     kinds = {_kind(k.notes) for _, fk in kernels.fusions for k in fk.kernels}
@@ -165,6 +188,25 @@ def test_kernels_compile_with_nvcc(name, built, nvcc_errors):
     names = [k.name for _, fk in built[name].fusions for k in fk.kernels]
     assert names and all(n in nvcc_errors for n in names)
     failures = {n: nvcc_errors[n] for n in names if nvcc_errors[n]}
+    assert not failures, failures
+
+
+def test_hip_sources_differ_from_cuda_only_in_the_dialect_switch(built_warp64):
+    kernels = [k for name in sorted(built_warp64) for _, fk in built_warp64[name].fusions
+               for k in fk.kernels]
+    cuda, hip = (render_many(kernels, d).splitlines() for d in ("cuda", "hip"))
+    assert [(a, b) for a, b in zip(cuda, hip) if a != b] == [("#define JL_HIP 0",
+                                                             "#define JL_HIP 1")]
+    assert len(cuda) == len(hip)
+
+
+@needs_hipcc
+def test_wavefront_kernels_compile_as_hip(built_warp64, tmp_path):
+    kernels = [k for name in sorted(built_warp64) for _, fk in built_warp64[name].fusions
+               for k in fk.kernels]
+    errors = compile_kernels(kernels, tmp_path, "hip")
+    assert len(errors) == len(kernels)
+    failures = {n: e for n, e in errors.items() if e}
     assert not failures, failures
 
 
