@@ -9,7 +9,7 @@ import sys
 import fake_cupy
 import numpy as np
 import pytest
-from gpu_testing import assert_close
+from gpu_testing import HIPCC, assert_close, compile_kernels
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
@@ -199,3 +199,40 @@ def test_integer_and_complex_products_through_the_launcher(client):
         assert "host" not in plan, plan
     assert any(name.endswith("_gemm") for name in fake_cupy.LAUNCHES)
     assert any(name.endswith("_im2col") for name in fake_cupy.LAUNCHES)
+
+
+@pytest.fixture
+def rocm_client(monkeypatch, request):
+    """The client on fake_cupy posing as CuPy for ROCm (`runtime.is_hip`)."""
+    monkeypatch.setattr(fake_cupy.cuda.runtime, "is_hip", True)
+    return request.getfixturevalue("client")
+
+
+def _every_kind_of_kernel(x, i, u, a, b, image, kernel):
+    """Row and column reductions, a vectorized loop, a transpose, scatters with atomics
+    and compare-and-swap, a gather, a sort, a small dot and a convolution."""
+    conv = jax.lax.conv_general_dilated(image, kernel, (1, 1), "SAME",
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    return (jax.nn.softmax(x, axis=-1), x.sum(0), jax.nn.gelu(x), x.T * 2,
+            x.at[i].add(u), x.at[i].max(u), jnp.take(x, i, axis=0), jnp.sort(x, -1),
+            a @ b, conv)
+
+
+def test_on_rocm_the_launcher_renders_hip_for_64_lane_wavefronts(rocm_client, tmp_path):
+    rng = np.random.default_rng(4)
+    f32 = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    args = (f32(6, 40), np.array([4, 1, 4], np.int32), f32(3, 40), f32(5, 7), f32(7, 3),
+            f32(1, 4, 4, 2), f32(3, 3, 2, 3))
+    [device] = rocm_client.devices()
+    assert repr(device) == "RocmDevice(id=0)" and str(device) == "rocm:0"
+    executable = _run(rocm_client, _every_kind_of_kernel, *args)
+    assert "host" not in executable.text("kernels"), executable.text("kernels")
+    kernels = [k for fk in executable.program.kernels for k in fk.kernels]
+    assert kernels and {k.warp_size for k in kernels} == {64}
+    # hiprtc through RawModule(code=...): NVRTC's persistent cache is CUDA's alone
+    assert [s.splitlines()[0] for s in fake_cupy.SOURCES] == ["#define JL_HIP 1"]
+    assert not fake_cupy.COMPILED and not fake_cupy.LOADED
+    assert executable.text("cuda") == fake_cupy.SOURCES[0]
+    if HIPCC is not None:  # (the numbers above stand without it)
+        errors = compile_kernels(kernels, tmp_path, "hip")
+        assert not any(errors.values()), errors
