@@ -233,6 +233,12 @@ class BackendRegistry:
         where = f" (jax_platforms={setting!r})" if setting else ""
         raise RuntimeError(f"No backend could be initialized{where}: " + " ".join(reasons))
 
+    def started_default(self) -> Client | None:
+        """The default backend's client when a call has already chosen it under the
+        current `jax_platforms` setting, else None; starts nothing (eager dispatch asks
+        this on every operation)."""
+        return self._defaults.get(_PLATFORMS())
+
     def clear(self) -> None:
         """Forget the started clients and the failures, so that the next use starts each
         backend again (`jax.extend.backend.clear_backends`). Arrays made on the old clients
@@ -263,6 +269,11 @@ _DEFAULT = BackendRegistry()
 def default_registry() -> BackendRegistry:
     """The registry `jaxlite.devices`, `jit` and `device_put` use."""
     return _DEFAULT
+
+
+# The default registry's `started_default` (eager dispatch asks it on every operation: a
+# bound method spares it a call).
+started_default = _DEFAULT.started_default
 
 
 def register_backend_factory(name: str, factory: BackendFactory, priority: int = 0) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from jaxlite.runtime.array import ArrayImpl
+from jaxlite.runtime.device_eager import put_on_default_device
 from jaxlite.backends.base import Device
 from jaxlite.backends.registry import get_backend
 from jaxlite.core.avals import get_aval, is_array_like
@@ -141,7 +142,9 @@ def _put_leaf(x: Any, target: Any) -> Any:
         aval = get_aval(x)
         x = ArrayImpl(np.array(x, dtype=aval.dtype), aval.weak_type)
     sharding = _placement(target, x.ndim)
-    if sharding is None or sharding == x._sharding:
+    if sharding is None:
+        return put_on_default_device(x)
+    if sharding == x._sharding:
         return x
     sharding.shard_shape(x.shape)  # a dimension that does not split evenly raises
     return x.with_sharding(sharding)
@@ -164,9 +167,10 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
 
     `device` is a Device, a Sharding, a PartitionSpec (over the mesh `set_mesh` made
     current), or a pytree of those that is a prefix of `x`. The result is committed to that
-    placement (`Array.committed`). Differences from JAX: values stay in host memory,
-    except on a GPU (a sharded Array holds its global value and a copy of each device's
-    block).
+    placement (`Array.committed`); without one it is uncommitted, on the default device
+    (in its memory when that is a GPU's). Differences from JAX: values stay in host
+    memory, except on a GPU (a sharded Array holds its global value and a copy of each
+    device's block).
     """
     if _is_placement(device):
         return tree_map(lambda leaf: _put_leaf(leaf, device), x)

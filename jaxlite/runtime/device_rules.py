@@ -11,7 +11,7 @@ None. Two families:
   for real operands; real and imag. float16 is computed in float32 and rounded once, as
   the references do;
 - max, min (real), div (floating), and structure, reductions and products, written over
-  `xp` step for step as their references do: convert_element_type, broadcast_in_dim,
+  `xp` step for step as their references do: iota, convert_element_type, broadcast_in_dim,
   reshape, transpose, squeeze, rev, slice, concatenate, select_n, reduce_sum / max / min
   / prod / and / or, argmax / argmin, stop_gradient, dot_general.
 
@@ -222,8 +222,17 @@ def _dot_out_dtype(lhs: np.dtype, rhs: np.dtype, preferred: Any) -> np.dtype | N
     return out  # (halves are summed in float32, as `accumulation_dtype` says)
 
 
+def _iota(xp: Any, *, dtype: Any, shape: tuple, dimension: int) -> Any:
+    # As the reference: counted in int64 (float64) and converted once.
+    count_type = np.int64 if dtypes.is_integer(dtype) else np.float64
+    counts = xp.arange(shape[dimension], dtype=count_type).astype(dtype)
+    expanded = [1] * len(shape)
+    expanded[dimension] = shape[dimension]
+    return xp.broadcast_to(counts.reshape(expanded), shape)
+
+
 _RULES: dict[str, Callable[..., Any]] = {
-    "convert_element_type": _convert, "broadcast_in_dim": _broadcast_in_dim,
+    "iota": _iota, "convert_element_type": _convert, "broadcast_in_dim": _broadcast_in_dim,
     "reshape": _reshape, "slice": _slice, "select_n": _select_n,
     "transpose": lambda xp, x, *, permutation: xp.transpose(x, permutation),
     "squeeze": lambda xp, x, *, dimensions: xp.squeeze(x, axis=tuple(dimensions)),

@@ -14,12 +14,17 @@ The gpu backend under the kernel interpreter keeps its buffers in host memory al
 """
 from __future__ import annotations
 
+import functools
+import importlib.util
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-__all__ = ["DeviceValue", "host_value", "memory_launcher", "place", "upload"]
+from jaxlite.backends.registry import default_registry, get_backend
+
+__all__ = ["DeviceValue", "default_client", "host_value", "memory_device_of",
+           "memory_launcher", "place", "upload"]
 
 # What `flags` of a device value answers: not host memory that compiled code could read.
 _FLAGS = SimpleNamespace(c_contiguous=False, f_contiguous=False, writeable=False,
@@ -35,17 +40,21 @@ class DeviceValue:
     dtype : the element type the Array holds.
     device : the device whose memory holds it.
     launcher : the device's launcher (`xp`, `to_host`, `to_device`, `scope`).
+    host : the same contents in host memory (read-only, C-ordered), when the value was
+        sent from there: reading it back then costs no transfer.
     """
 
     __slots__ = ("array", "dtype", "shape", "device", "launcher", "_host")
 
-    def __init__(self, array: Any, dtype: np.dtype, device: Any, launcher: Any) -> None:
+    def __init__(self, array: Any, dtype: np.dtype, device: Any, launcher: Any,
+                 host: np.ndarray | None = None) -> None:
         self.array = array
         self.dtype = np.dtype(dtype)
         self.shape = tuple(int(d) for d in array.shape)
         self.device = device
         self.launcher = launcher
-        self._host: np.ndarray | None = None
+        # `host`: the read-only C-ordered contents the array was sent from, if known.
+        self._host: np.ndarray | None = host
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
@@ -122,6 +131,34 @@ def memory_launcher(device: Any) -> Any:
     if launcher is None or getattr(launcher, "xp", np) is np:
         return None
     return launcher
+
+
+def default_client() -> Any:
+    """The default backend's client, for eager work: the one a call has chosen, else,
+    where CuPy is installed (a GPU may be the default), the default started now; None
+    before anything chose one on a machine without CuPy, where eager work runs on the
+    host as it would on the cpu backend (starting that costs a third of a second, which
+    an eager-only script need not pay)."""
+    client = default_registry().started_default()
+    if client is None and _cupy_installed():
+        try:
+            client = get_backend()
+        except RuntimeError:  # no backend starts: eager work stays on the host
+            return None
+    return client
+
+
+@functools.cache
+def _cupy_installed() -> bool:
+    return importlib.util.find_spec("cupy") is not None
+
+
+def memory_device_of(client: Any) -> Any:
+    """The first device of `client` when its memory is not the host's, else None."""
+    if client is None or getattr(client, "launcher", None) is None:
+        return None
+    device = client.local_devices()[0]
+    return device if memory_launcher(device) is not None else None
 
 
 def stores_natively(launcher: Any, dtype: np.dtype) -> bool:

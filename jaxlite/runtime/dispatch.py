@@ -1,12 +1,7 @@
-"""Eager execution: single primitives op by op, and `jit` calls through the compiler
-(mirrors JAX's dispatch: `apply_primitive` and the pjit implementation).
+"""`jit` calls through the compiler (mirrors JAX's pjit implementation; single primitives
+op by op are `eager`'s, whose hook importing this module installs too).
 
-Outside every transformation, `bind` ends here. A primitive's arguments become numpy arrays,
-its `reference` rule computes the result, and the result becomes an `Array` with the dtype
-and weak type that the primitive's abstract evaluation gives. Importing this module installs
-`apply_primitive` as the eager hook of the core.
-
-The `jit` primitive instead compiles: its jaxpr is lowered to HLO (`lower_jaxpr`), compiled
+The `jit` primitive compiles: its jaxpr is lowered to HLO (`lower_jaxpr`), compiled
 by the default backend (`jaxlite.backends`), cached per jaxpr and backend (and executables
 per module text), and run on the backend's buffers; importing this module installs that as
 `jit_p.impl`.
@@ -28,20 +23,17 @@ from jaxlite.runtime import compiler
 from jaxlite.runtime.allocation import (INT64_MAX, allocation_error, out_of_memory,
                                         staged_avals)
 from jaxlite.runtime.array import ArrayImpl, fresh_array
-from jaxlite.runtime.device_eager import (apply_on_device, argument_buffer, device_results,
-                                          host_operands)
-from jaxlite.runtime.placement import place_eager, place_jit_outputs
+from jaxlite.runtime.device_eager import argument_buffer, device_results
+from jaxlite.runtime.eager import checking_values, invalid_kind
+from jaxlite.runtime.placement import place_jit_outputs
 from jaxlite.runtime.call_cache import LRUCache, SingleFlight
 from jaxlite.runtime.collector import collection_paused
-from jaxlite.runtime.fast_path import (eager_state, ignoring_fp_errors, plain_output,
-                                       restoring_fp_errors, shape_rule)
 from jaxlite.backends.base import Buffer, Client, CompileOptions, Executable, HostExecutable
 from jaxlite.backends.registry import get_backend
 from jaxlite.config import config
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray
 from jaxlite.core.jaxpr import ClosedJaxpr, eval_jaxpr
-from jaxlite.core.trace import EVAL_HOOKS
 from jaxlite.errors import JaxRuntimeError, warn_at_user
 from jaxlite.interpreters.lowering import LoweredModule, lower_jaxpr
 from jaxlite.lax.higher_order import jit_p
@@ -50,105 +42,6 @@ from jaxlite.xla.ir import HloModule
 from jaxlite.xla.text import print_module
 
 
-def to_numpy(value: Any, aval: ShapedArray) -> np.ndarray:
-    """The numpy value behind an eager argument, in its canonical dtype."""
-    if type(value) is ArrayImpl:
-        return value._value
-    if dtypes.is_extended(aval.dtype):
-        # Typed keys reach only higher-order primitives, whose jaxprs take them as keys.
-        return aval.dtype.from_physical(aval.dtype.to_physical(value))
-    if type(value) is int and aval.dtype.kind in "iu" and not (
-            np.iinfo(aval.dtype).min <= value <= np.iinfo(aval.dtype).max):
-        # JAX's words, not numpy's "too large to convert to C long" / "out of bounds".
-        raise OverflowError(f"Python int {value} too large to convert to {aval.dtype.name}")
-    # A copy, so that an output which is a view of a user's numpy array stays immutable.
-    return np.array(value, dtype=aval.dtype)
-
-
-def wrap_output(value: Any, aval: ShapedArray) -> Array:
-    if dtypes.is_extended(aval.dtype):  # a typed key already, or its physical data
-        if getattr(value, "dtype", None) == aval.dtype:
-            return value
-        return aval.dtype.from_physical(ArrayImpl(np.asarray(value)))
-    return plain_output(value, aval)
-
-
-def apply_primitive(primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    """Run one primitive eagerly with its numpy reference rule (its shape rule's answer
-    remembered per signature, see `fast_path.shape_rule`); on placed operands, see
-    `_apply_placed`."""
-    state = eager_state()
-    in_avals, out_avals, plain = shape_rule(state, primitive, args, params)
-    for arg in args:  # (a loop, not any(): this runs for every eager operation)
-        if type(arg) is ArrayImpl and arg._sharding is not None:
-            return _apply_placed(primitive, args, params, in_avals, out_avals, plain)
-    return _evaluate(primitive, args, params, in_avals, out_avals, plain, state.checking)
-
-
-def _evaluate(primitive: Any, args: Sequence[Any], params: dict[str, Any],
-              in_avals: Sequence[ShapedArray], out_avals: Any, plain: bool,
-              checking: bool) -> Any:
-    """The primitive's numpy reference rule on host arguments, its results as Arrays."""
-    np_args = [to_numpy(a, aval) for a, aval in zip(args, in_avals)]
-    token = ignoring_fp_errors()
-    try:
-        outs = primitive.reference(*np_args, **params)
-    finally:
-        restoring_fp_errors(token)
-    wrap = plain_output if plain else wrap_output
-    if primitive.multiple_results:
-        results = [wrap(o, aval) for o, aval in zip(outs, out_avals)]
-    else:
-        results = wrap(outs, out_avals)
-    if checking:
-        check_values(results if primitive.multiple_results else [results], primitive.name)
-    return results
-
-
-def _apply_placed(primitive: Any, args: Sequence[Any], params: dict[str, Any],
-                  in_avals: Sequence[ShapedArray], out_avals: Any, plain: bool) -> Any:
-    """A primitive on committed operands: in a GPU's memory where an operand lives there
-    and the primitive has a device rule (`device_eager`), else the reference on the host
-    (device operands copied over once); the results placed as JAX places them
-    (`placement`), which sends host results to the GPU."""
-    checking = eager_state().checking
-    results = apply_on_device(primitive, args, params, in_avals, out_avals)
-    if results is None:
-        results = _evaluate(primitive, host_operands(args), params, in_avals, out_avals,
-                            plain, checking)
-    elif checking:
-        check_values(results if primitive.multiple_results else [results], primitive.name)
-    return place_eager(primitive, args, results, params)
-
-
-def _checking_values() -> bool:
-    return config.read("jax_debug_nans") or config.read("jax_debug_infs")
-
-
-def _invalid_kind(values: Sequence[Any]) -> str | None:
-    """'nan' or 'inf' if a value holds one that `jax_debug_nans` / `jax_debug_infs` asks to
-    catch, else None."""
-    nans, infs = config.read("jax_debug_nans"), config.read("jax_debug_infs")
-    for value in values:
-        if not dtypes.issubdtype(getattr(value, "dtype", np.float32), np.inexact):
-            continue  # integers, bools, and typed keys (which have no numpy form)
-        array = np.asarray(value)
-        if nans and np.isnan(array).any():
-            return "nan"
-        if infs and np.isinf(array).any():
-            return "inf"
-    return None
-
-
-def check_values(values: Sequence[Any], where: str) -> None:
-    """Raise FloatingPointError, as JAX does under `jax_debug_nans` / `jax_debug_infs`, if
-    `values` (the outputs of `where`) hold a NaN or an infinity."""
-    kind = _invalid_kind(values)
-    if kind is not None:
-        raise FloatingPointError(f"invalid value ({kind}) encountered in {where}")
-
-
-EVAL_HOOKS["apply_primitive"] = apply_primitive
 
 
 # ------------------------------------------------------------------ compiled execution
@@ -213,7 +106,7 @@ class CompiledCall:
             return self._call(args)
         inputs = list(args)  # before donation deletes any
         outs = self._call(args)
-        kind = _invalid_kind(outs)
+        kind = invalid_kind(outs)
         if kind is not None:
             jaxpr, name = self.checked
             logger.warning("Invalid %s value encountered in the output of jit(%s). Calling "
@@ -284,7 +177,7 @@ class CompiledCall:
         device = self.const_buffers[0].device if self.const_buffers else None
         # Arrays in the device's memory go as they are (`device_eager.argument_buffer`),
         # and then the results stay there too.
-        on_device = [argument_buffer(client, a) for a in args]
+        on_device = [argument_buffer(client, a, aval) for a, aval in zip(args, self.in_avals)]
         buffers = list(self.const_buffers)
         buffers += [b if b is not None else client.buffer_from_numpy(_device_value(a, aval),
                                                                       device)
@@ -348,7 +241,7 @@ def _special(aval: ShapedArray) -> bool:
     return aval.dtype == dtypes.float0 or dtypes.is_extended(aval.dtype)
 
 
-def _array_of(value: np.ndarray, aval: ShapedArray) -> Array:
+def _array_of(value: np.ndarray, aval: ShapedArray) -> Any:
     if aval.dtype == dtypes.float0:
         return ArrayImpl(np.zeros(aval.shape, dtypes.float0), aval.weak_type)
     if dtypes.is_extended(aval.dtype):
@@ -437,7 +330,7 @@ def compile_lowered(lowered: LoweredModule, closed: ClosedJaxpr, name: str, clie
                           for c in lowered.const_args)
     return CompiledCall(executable, const_buffers, tuple(closed.in_avals),
                         tuple(closed.out_avals), usable,
-                        (closed, name) if _checking_values() else None)
+                        (closed, name) if checking_values() else None)
 
 
 def _log_compile(name: str, client: Client, closed: ClosedJaxpr, seconds: float,

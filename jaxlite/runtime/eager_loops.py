@@ -43,7 +43,7 @@ from jaxlite.interpreters.staging import trace_to_jaxpr
 from jaxlite.lax._control_flow_util import nested_equations
 from jaxlite.lax.loops import while_p
 from jaxlite.lax.scan import scan_p
-from jaxlite.runtime import dispatch
+from jaxlite.runtime import dispatch, eager
 from jaxlite.runtime.call_cache import LRUCache
 
 __all__ = ["COMPILE_PER_EQUATION", "COMPILE_WORTH", "MAX_LOOPS", "LOOPS", "NESTED_WHILE_GUESS",
@@ -129,7 +129,7 @@ def _while_start(args: Sequence[Any], params: dict[str, Any], iterations: int
     them: the carry reached, the iterations run and whether the loop ended."""
     cond, body = params["cond_jaxpr"], params["body_jaxpr"]
     num_cond, split = params["cond_nconsts"], params["cond_nconsts"] + params["body_nconsts"]
-    values = [dispatch.to_numpy(a, get_aval(a)) for a in args]
+    values = [eager.to_numpy(a, get_aval(a)) for a in args]
     cond_consts, body_consts, carry = values[:num_cond], values[num_cond:split], values[split:]
     for done in range(iterations):
         if not bool(np.asarray(eval_jaxpr(cond.jaxpr, cond.consts, *cond_consts, *carry)[0])):
@@ -165,7 +165,7 @@ def compiled_loop_impl(primitive: Primitive) -> Callable[..., Any]:
             if done:
                 LOOPS[key] = work + iterations * per_iteration
                 out_avals = primitive.abstract_eval(*avals, **params)
-                return [dispatch.wrap_output(c, a) for c, a in zip(carry, out_avals)]
+                return [eager.wrap_output(c, a) for c, a in zip(carry, out_avals)]
             args = (*args[:len(args) - len(carry)], *carry)
         elif work + params["length"] * per_iteration < worth:
             LOOPS[key] = work + params["length"] * per_iteration

@@ -18,7 +18,7 @@ raises the general path's errors.
 
 What is remembered depends on the options that change dtypes and checks, so it is kept
 per value of `config.trace_context()` (`EagerState`); `shape_rule` serves
-`dispatch.apply_primitive` from the same state.
+`eager.apply_primitive` from the same state.
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from typing import Any, Hashable, Sequence
 
 import numpy as np
 
+from jaxlite.backends.registry import started_default
 from jaxlite.config import config
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray, get_aval
@@ -34,6 +35,7 @@ from jaxlite.core.trace import TRACE_VAR, root_trace
 from jaxlite.lax.selection import select_n_p
 from jaxlite.runtime.allocation import MEMORY_BYTES, allocation_error
 from jaxlite.runtime.array import ArrayImpl, fresh_array
+from jaxlite.runtime.device_values import default_client, memory_device_of
 
 __all__ = ["EagerState", "eager_state", "shape_rule", "plain_output", "binary", "unary",
            "select", "ignoring_fp_errors", "restoring_fp_errors"]
@@ -80,11 +82,14 @@ class EagerState:
     checking : whether `jax_debug_nans` / `jax_debug_infs` is on (the fast path then
         steps aside, so that each intermediate is checked where the general path checks).
     out_avals : (primitive, parameters, argument signature) -> (input avals, output
-        avals), the shape rules' answers for `dispatch.apply_primitive`.
+        avals), the shape rules' answers for `eager.apply_primitive`.
     plans : the fast path's plans by operand signature (see `_binary_plan`).
+    client, memory_device : the default client last seen, and its device when that
+        keeps memory apart from the host (see `default_memory_device`).
     """
 
-    __slots__ = ("context", "checking", "out_avals", "plans", "scalar_dtypes")
+    __slots__ = ("context", "checking", "out_avals", "plans", "scalar_dtypes", "client",
+                 "memory_device")
 
     def __init__(self, context: tuple) -> None:
         self.context = context
@@ -92,6 +97,8 @@ class EagerState:
         self.out_avals: dict[Hashable, Any] = {}
         self.plans: dict[Hashable, Any] = {}
         self.scalar_dtypes = {t: dtypes.dtype(t(0)) for t in _WEAK_SCALARS}
+        self.client: Any = None
+        self.memory_device: Any = None
 
 
 _STATES: dict[tuple, EagerState] = {}
@@ -110,6 +117,19 @@ def eager_state() -> EagerState:
         state = _STATES.setdefault(context, EagerState(context))
     _LATEST[:] = [state]
     return state
+
+
+def default_memory_device(state: EagerState) -> Any:
+    """The default device when its memory is not the host's (a GPU through CuPy), else
+    None: eager work with no placed operand runs there, as JAX's runs on its default
+    device. Asked on every eager operation, so the answer is kept per default client."""
+    client = started_default()
+    if client is None:  # (nothing chose the default yet: see `default_client`)
+        client = default_client()
+    if client is not state.client:
+        state.client = client
+        state.memory_device = memory_device_of(client)
+    return state.memory_device
 
 
 def clear() -> None:
@@ -321,8 +341,8 @@ def binary(primitive: Any, x: Any, y: Any, inexact: bool = False,
     if TRACE_VAR.get() is not _ROOT:
         return None
     state = eager_state()
-    if state.checking:
-        return None
+    if state.checking or default_memory_device(state) is not None:
+        return None  # (the general path checks each value, or runs on the device)
     tx, ty = type(x), type(y)
     if (tx is ArrayImpl and x._sharding is not None) or (
             ty is ArrayImpl and y._sharding is not None):
@@ -389,7 +409,7 @@ def unary(primitive: Any, x: Any, inexact: bool = False) -> ArrayImpl | None:
     if type(x) is not ArrayImpl or TRACE_VAR.get() is not _ROOT or x._sharding is not None:
         return None
     state = eager_state()
-    if state.checking:
+    if state.checking or default_memory_device(state) is not None:
         return None
     xv = x._value
     key = (primitive, inexact, xv.dtype, x.weak_type)

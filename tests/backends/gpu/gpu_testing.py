@@ -7,14 +7,17 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import fake_cupy
 import numpy as np
 import pytest
 
 from jaxlite.backends import registry
 from jaxlite.backends.gpu import kernel_ir as ir
+from jaxlite.backends.gpu import launchers
 from jaxlite.backends.gpu.reference_run import from_memory_order, to_memory_order
 from jaxlite.backends.gpu.render import render_many
 from jaxlite.config import config
@@ -125,3 +128,17 @@ def gpu_backend() -> str:
             if "gpu" in chosen:
                 pytest.skip(f"jax_platforms asks for the GPU, which does not start: {error}")
     return "gpu-interpreter"
+
+
+def use_fake_cupy(patch: pytest.MonkeyPatch) -> None:
+    """Point CuPy's name at `fake_cupy` (until `patch.undo()`), and have the launcher hand
+    it each kernel's IR as it renders them: fake_cupy runs the IR in place of compiled
+    code."""
+    patch.setitem(sys.modules, "cupy", fake_cupy)
+    render = launchers.render_many
+
+    def recording(kernels, dialect="cuda"):
+        kernels = list(kernels)
+        fake_cupy.KERNELS.update({k.name: k for k in kernels})
+        return render(kernels, dialect)
+    patch.setattr(launchers, "render_many", recording)

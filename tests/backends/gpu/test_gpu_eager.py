@@ -5,12 +5,11 @@ the others run their reference on host copies, one transfer each way; results st
 the device, `np.asarray` copies back once; the numbers are the cpu's."""
 from __future__ import annotations
 
-import sys
 
 import fake_cupy
 import numpy as np
 import pytest
-from gpu_testing import assert_close, require_gpu
+from gpu_testing import assert_close, use_fake_cupy, require_gpu
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,14 +27,7 @@ def gpu():
     """The gpu device of a client on fake_cupy (CuPy's name points to it meanwhile)."""
     jax.devices()  # (the default backend chosen before CuPy's name points to the fake)
     patch = pytest.MonkeyPatch()
-    patch.setitem(sys.modules, "cupy", fake_cupy)
-    render = launchers.render_many
-
-    def recording(kernels, dialect="cuda"):  # (fake_cupy runs each kernel's IR)
-        kernels = list(kernels)
-        fake_cupy.KERNELS.update({k.name: k for k in kernels})
-        return render(kernels, dialect)
-    patch.setattr(launchers, "render_many", recording)
+    use_fake_cupy(patch)
     try:
         yield GpuClient(launchers.start_cupy(0), "gpu").devices()[0]
     finally:
