@@ -1,9 +1,11 @@
 """Exchanging arrays with other frameworks through DLPack (mirrors `jax.dlpack`).
 
-jaxlite's arrays live in host memory, so tensors come in through numpy's DLPack import and
-go out through `Array.__dlpack__` (numpy's export): any host tensor with `__dlpack__` (numpy,
-and torch or cupy CPU tensors) converts both ways, without a copy in either direction
-(`jaxlite.runtime.dlpack_buffers` says what is shared and how bfloat16 travels).
+Host tensors come in through numpy's DLPack import and go out through `Array.__dlpack__`
+(numpy's export): any host tensor with `__dlpack__` (numpy, torch or cupy CPU tensors)
+converts both ways, without a copy in either direction (`jaxlite.runtime.dlpack_buffers`
+says what is shared and how bfloat16 travels). Tensors in a GPU's memory (CuPy arrays,
+torch CUDA tensors) go through CuPy's DLPack on the gpu backend's device and stay in
+device memory both ways (`jaxlite.runtime.device_dlpack`).
 """
 from __future__ import annotations
 

@@ -19,7 +19,8 @@ from jaxlite.numpy._creation import asarray
 from jaxlite.numpy._promotion import user_dtype
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.runtime.dlpack_buffers import import_host
-from jaxlite.runtime.device import device_put
+from jaxlite.runtime.device import device_put, from_gpu_dlpack
+from jaxlite.runtime.device_dlpack import GPU_DEVICE_TYPES
 
 __all__ = [
     "frombuffer", "fromstring", "fromfile", "fromiter", "from_dlpack", "load", "save",
@@ -87,8 +88,8 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
 def dlpack_to_array(external: Any, device: Any, copy: bool | None) -> Any:
     """The array behind `jnp.from_dlpack` and `jax.dlpack.from_dlpack`.
 
-    The tensor is read through numpy's DLPack import (host memory). Its memory becomes the
-    array's buffer, shared without a copy unless `copy=True` or x64 narrowing needs one;
+    A host tensor is read through numpy's DLPack import (a GPU's through CuPy's, see
+    `runtime.device.from_gpu_dlpack`). Its memory becomes the array's buffer, shared without a copy unless `copy=True` or x64 narrowing needs one;
     the producer must not write to it afterwards. The result goes on `device` (a Device or
     a one-device Sharding) when one is given.
     """
@@ -98,6 +99,8 @@ def dlpack_to_array(external: Any, device: Any, copy: bool | None) -> Any:
     if isinstance(device, Sharding) and len(device.device_set) > 1:
         raise ValueError("from_dlpack can only unpack a dlpack tensor onto a singular device, "
                          f"but a Sharding with {len(device.device_set)} devices was provided.")
+    if external.__dlpack_device__()[0] in GPU_DEVICE_TYPES:
+        return from_gpu_dlpack(external, device, copy)
     host = import_host(external, copy)
     if host.dtype == dtypes.canonicalize_dtype(host.dtype):
         out = ArrayImpl(host)  # the producer's memory itself: a view, or copy=True's copy

@@ -23,6 +23,7 @@ from jaxlite.core.avals import ShapedArray
 from jaxlite.core.sharding_rules import aval_sharding
 from jaxlite.core.basearray import Array
 from jaxlite.runtime.device_values import DeviceValue, place
+from jaxlite.runtime.device_dlpack import device_pair, export_device_capsule
 from jaxlite.runtime.dlpack_buffers import CPU_DEVICE, export_capsule
 from jaxlite.runtime.sharding import Sharding, SingleDeviceSharding
 
@@ -160,13 +161,20 @@ class ArrayImpl(Array):
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None,
                    dl_device: Any = None, copy: bool | None = None) -> Any:
         """The contents as a DLPack capsule (mirrors `jax.Array.__dlpack__`): the Array's
-        own host buffer, shared without a copy unless `copy=True` (see dlpack_buffers)."""
+        own buffer, shared without a copy unless `copy=True`: host memory (see
+        dlpack_buffers), or a GPU's for an Array there (see device_dlpack)."""
+        if type(self._value) is DeviceValue:
+            return export_device_capsule(self._value, stream=stream,
+                                         max_version=max_version, dl_device=dl_device,
+                                         copy=copy)
         return export_capsule(self.contiguous_value(), stream=stream,
                               max_version=max_version, dl_device=dl_device, copy=copy)
 
     def __dlpack_device__(self) -> tuple[Any, int]:
-        """(device type, device id) of the data for DLPack: the host CPU (mirrors
-        `jax.Array.__dlpack_device__`)."""
+        """(device type, device id) of the data for DLPack: the host CPU, or the GPU
+        holding it (mirrors `jax.Array.__dlpack_device__`)."""
+        if type(self._value) is DeviceValue:
+            return device_pair(self._value)
         return CPU_DEVICE
 
     def contiguous_value(self) -> np.ndarray:

@@ -21,13 +21,17 @@ from typing import Any
 import numpy as np
 
 from jaxlite.runtime.array import ArrayImpl
+from jaxlite.runtime.device_dlpack import import_device
 from jaxlite.runtime.device_eager import put_on_default_device
+from jaxlite.runtime.device_values import default_client, memory_device_of, memory_launcher
 from jaxlite.backends.base import Device
 from jaxlite.backends.registry import get_backend
+from jaxlite.core import dtypes
 from jaxlite.core.avals import get_aval, is_array_like
 from jaxlite.core.basearray import Array
 from jaxlite.core.sharding import NamedSharding
 from jaxlite.core.trace import Tracer
+from jaxlite.lax.convert import convert_element_type
 from jaxlite.lax.sharding_constraint import sharding_constraint_p
 from jaxlite import tree_util
 from jaxlite.runtime.sharding import (PartitionSpec, Sharding, SingleDeviceSharding,
@@ -35,7 +39,8 @@ from jaxlite.runtime.sharding import (PartitionSpec, Sharding, SingleDeviceShard
 from jaxlite.tree_util import tree_map
 
 __all__ = ["Device", "block_until_ready", "default_backend", "device_count", "device_get",
-           "device_put", "devices", "local_device_count", "local_devices"]
+           "device_put", "devices", "from_gpu_dlpack", "local_device_count",
+           "local_devices"]
 
 
 def devices(backend: str | None = None) -> list[Device]:
@@ -179,6 +184,35 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
         tree_util.tree_broadcast(device, x, is_leaf=_is_placement))
     return tree_util.tree_unflatten(treedef, [_put_leaf(leaf, target)
                                               for leaf, target in zip(leaves, targets)])
+
+
+def from_gpu_dlpack(external: Any, device: Any, copy: bool | None) -> ArrayImpl:
+    """An Array over a DLPack tensor in GPU memory (`from_dlpack`'s GPU side, see
+    `device_dlpack`): on `device` (a Device or one-device Sharding) when given, committed;
+    else on the default device when that is a GPU, uncommitted; else on the gpu backend's
+    device, committed. 64-bit data with x64 off is narrowed on the device, as in JAX."""
+    target = device
+    if isinstance(device, Sharding):
+        [target] = device.device_set
+    if target is None:
+        target = memory_device_of(default_client())
+    if target is None:
+        try:
+            target = get_backend("gpu").devices()[0]
+        except RuntimeError as error:
+            raise BufferError(f"from_dlpack: the tensor is in GPU memory, and jaxlite's "
+                              f"gpu backend is not available: {error}") from None
+    launcher = memory_launcher(target)
+    if launcher is None:
+        raise BufferError(f"from_dlpack: the tensor is in GPU memory, and {target} keeps "
+                          "its arrays in host memory; copy the tensor to the host first, "
+                          "or pass a GPU device.")
+    out = ArrayImpl(import_device(external, target, launcher, copy))
+    canonical = dtypes.canonicalize_dtype(out.dtype)
+    if canonical != out.dtype:
+        out = convert_element_type(out, canonical)
+    committed = device is not None or target is not memory_device_of(default_client())
+    return _put_leaf(out, target) if committed else out
 
 
 def device_get(x: Any) -> Any:

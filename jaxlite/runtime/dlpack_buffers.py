@@ -27,7 +27,8 @@ import numpy as np
 
 from jaxlite.core import dtypes
 
-__all__ = ["CPU_DEVICE", "DLDeviceType", "export_capsule", "import_host"]
+__all__ = ["BFloat16AsUInt16", "CPU_DEVICE", "DLDeviceType", "KDL_BFLOAT", "KDL_UINT",
+           "export_capsule", "import_host", "retype"]
 
 
 class DLDeviceType(enum.IntEnum):
@@ -41,7 +42,7 @@ class DLDeviceType(enum.IntEnum):
 CPU_DEVICE = (DLDeviceType.kDLCPU, 0)
 
 # DLDataType codes (DLPack's dlpack.h): unsigned integers, and bfloat16.
-_KDL_UINT, _KDL_BFLOAT = 1, 4
+KDL_UINT, KDL_BFLOAT = 1, 4
 # Where the DLTensor starts in the capsule's struct: first in DLManagedTensor; after the
 # version, manager context, deleter and flags (8 bytes each) in DLManagedTensorVersioned.
 # In a DLTensor, the element type follows the data pointer, the device and ndim.
@@ -67,7 +68,7 @@ def _element_type(capsule: Any) -> ctypes.Array:
     return (ctypes.c_uint8 * 4).from_address(address)
 
 
-def _retype(capsule: Any, old_code: int, new_code: int) -> bool:
+def retype(capsule: Any, old_code: int, new_code: int) -> bool:
     """Rewrite a 16-bit element type code from `old_code` to `new_code`; whether it was."""
     element = _element_type(capsule)
     if element[0] != old_code or element[1] != 16:
@@ -114,11 +115,11 @@ def export_capsule(buffer: np.ndarray, *, stream: Any, max_version: Any, dl_devi
     else:
         capsule = buffer.__dlpack__()
     if bfloat16:
-        _retype(capsule, _KDL_UINT, _KDL_BFLOAT)
+        retype(capsule, KDL_UINT, KDL_BFLOAT)
     return capsule
 
 
-class _BFloat16AsUInt16:
+class BFloat16AsUInt16:
     """Stands between numpy's `from_dlpack` and a producer: passes numpy's request on, and
     rewrites a bfloat16 tensor's type to uint16, which numpy can import."""
 
@@ -127,7 +128,7 @@ class _BFloat16AsUInt16:
 
     def __dlpack__(self, **request: Any) -> Any:
         capsule = self.producer.__dlpack__(**request)
-        self.was_bfloat16 = _retype(capsule, _KDL_BFLOAT, _KDL_UINT)
+        self.was_bfloat16 = retype(capsule, KDL_BFLOAT, KDL_UINT)
         return capsule
 
     def __dlpack_device__(self) -> Any:
@@ -137,7 +138,7 @@ class _BFloat16AsUInt16:
 def import_host(external: Any, copy: bool | None) -> np.ndarray:
     """The memory of a host DLPack tensor as a numpy array: a view of it, or a copy when
     `copy=True` (numpy negotiates the protocol version and what is copied)."""
-    proxy = _BFloat16AsUInt16(external)
+    proxy = BFloat16AsUInt16(external)
     host = np.from_dlpack(proxy, copy=copy)
     return host.view(dtypes.bfloat16) if proxy.was_bfloat16 else host
 

@@ -1,4 +1,5 @@
 """The gpu backend tests' folder on sys.path, for their shared helpers (gpu_testing); the
+`gpu` fixture (the device of a gpu client on fake_cupy, not the default device); the
 "gpu-interpreter" backend (the gpu compiler with kernels run by the numpy kernel
 interpreter) registered in the default registry, so that `jit(f, backend=...)` runs end
 to end without a GPU; and, when JAXLITE_PLATFORMS / jax_platforms asks for "gpu" and it
@@ -9,12 +10,30 @@ from pathlib import Path
 
 import pytest
 
-from jaxlite.backends import gpu, registry
+import jaxlite
+from jaxlite.backends import gpu as gpu_backend
+from jaxlite.backends import registry
+from jaxlite.backends.gpu import launchers
+from jaxlite.backends.gpu.client import GpuClient
 from jaxlite.config import config
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
-gpu.register_interpreter(registry.default_registry())
+gpu_backend.register_interpreter(registry.default_registry())
+
+from gpu_testing import use_fake_cupy  # noqa: E402  (found through the path above)
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    """The gpu device of a client on fake_cupy (CuPy's name points to it meanwhile)."""
+    jaxlite.devices()  # (the default backend chosen before CuPy's name points to the fake)
+    patch = pytest.MonkeyPatch()
+    use_fake_cupy(patch)
+    try:
+        yield GpuClient(launchers.start_cupy(0), "gpu").devices()[0]
+    finally:
+        patch.undo()
 
 
 def _missing_gpu() -> str:

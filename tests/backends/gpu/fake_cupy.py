@@ -58,6 +58,33 @@ def _as_device(result):
 class ndarray(np.ndarray):
     """An array in the fake device's memory."""
 
+    def __dlpack_device__(self):
+        return (2, 0)  # (kDLCUDA, device 0), as CuPy's arrays say
+
+
+class _HostSide:
+    """A fake device tensor as numpy's DLPack import may read it: its memory is the
+    host's (the capsule numpy's export makes says so), so only the device it names is
+    told differently."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def __dlpack__(self, **request):
+        request.pop("dl_device", None)
+        return self.tensor.__dlpack__(**request)
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def from_dlpack(array, *, device=None, copy=None):
+    """DLPack import of a tensor in the fake device's memory (no transfer: it stays
+    there), with CuPy's parameters."""
+    if tuple(array.__dlpack_device__()) != (2, 0):
+        raise BufferError("fake_cupy.from_dlpack: not a tensor on fake CUDA device 0")
+    return np.from_dlpack(_HostSide(array), copy=copy).view(ndarray)
+
 
 def asarray(a, dtype=None, order=None):
     """Device memory: a device array as it is (or converted on the device); host data

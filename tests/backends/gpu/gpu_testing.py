@@ -142,3 +142,10 @@ def use_fake_cupy(patch: pytest.MonkeyPatch) -> None:
         fake_cupy.KERNELS.update({k.name: k for k in kernels})
         return render(kernels, dialect)
     patch.setattr(launchers, "render_many", recording)
+
+
+def take_transfers() -> list[tuple[str, int]]:
+    """The transfers fake_cupy recorded since the last call (and forget them)."""
+    done = list(fake_cupy.TRANSFERS)
+    fake_cupy.TRANSFERS.clear()
+    return done

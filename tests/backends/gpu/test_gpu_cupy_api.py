@@ -19,6 +19,7 @@ import fake_cupy
 import pytest
 
 import jaxlite.backends.gpu as gpu_package
+import jaxlite.runtime as runtime_package
 
 try:
     cupy = importlib.import_module("cupy")
@@ -86,14 +87,20 @@ def _dotted(node: ast.expr) -> list[str] | None:
     else:
         return None
     parts.reverse()
-    return parts[1:] if parts[0] == "self" else parts
+    # `self.xp.f`, `launcher.xp.f`, `value.launcher.xp.f` -> ["xp", "f"]
+    return parts[parts.index("xp"):] if "xp" in parts else parts
+
+
+# The gpu backend's modules, and the runtime's that run eager work and DLPack on `xp`.
+_CALLING_CUPY = sorted(Path(gpu_package.__file__).parent.glob("*.py")) + sorted(
+    Path(runtime_package.__file__).parent.glob("device_*.py"))
 
 
 def backend_calls() -> list[tuple[str, str, int, list[str]]]:
     """(where, cupy name, positional count, keywords) of each call on CuPy that the
     gpu backend writes out (calls with *args or **kwargs left out)."""
     calls = []
-    for path in sorted(Path(gpu_package.__file__).parent.glob("*.py")):
+    for path in _CALLING_CUPY:
         for node in ast.walk(ast.parse(path.read_text())):
             if not isinstance(node, ast.Call):
                 continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 import fake_cupy
 import numpy as np
 import pytest
-from gpu_testing import assert_close, use_fake_cupy
+from gpu_testing import assert_close, take_transfers, use_fake_cupy
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
@@ -49,12 +49,6 @@ def fake_gpu_default():
         patch.undo()
 
 
-def _transfers():
-    done = list(fake_cupy.TRANSFERS)
-    fake_cupy.TRANSFERS.clear()
-    return done
-
-
 def _in_default_memory(array):
     value = array._value
     return (type(value) is DeviceValue and type(value.array) is fake_cupy.ndarray
@@ -73,39 +67,39 @@ def test_new_arrays_live_on_the_default_gpu(fake_gpu_default):
 
 def test_an_eager_chain_stays_on_the_gpu_and_downloads_once(fake_gpu_default):
     fake_gpu_default()
-    _transfers()
+    take_transfers()
     x = jnp.ones((3, 4))
     y = jnp.sin(x) * 2.0 + jnp.arange(4.0)
     z = jnp.sum(y.T @ y, axis=0) / 3.0
     assert _in_default_memory(y) and _in_default_memory(z)
     # Only the Python scalars (one element each) and arange's counts (made on the host,
     # as JAX makes them) go over; nothing comes back.
-    assert sorted(_transfers()) == [("to_device", 1)] * 3 + [("to_device", 4)]
+    assert sorted(take_transfers()) == [("to_device", 1)] * 3 + [("to_device", 4)]
     host = np.sin(np.ones((3, 4), np.float32)) * 2 + np.arange(4, dtype=np.float32)
     assert_close(np.asarray(z), np.sum(host.T @ host, axis=0) / 3, "eager chain on the gpu")
-    assert _transfers() == [("to_host", 4)]
+    assert take_transfers() == [("to_host", 4)]
     np.asarray(z)  # the host copy is kept
-    assert _transfers() == []
+    assert take_transfers() == []
 
 
 def test_host_data_goes_over_once_and_keeps_its_copy(fake_gpu_default):
     fake_gpu_default()
     data = np.arange(12, dtype=np.float32).reshape(3, 4)
-    _transfers()
+    take_transfers()
     # jnp's functions copy on the device (as JAX's do) and read back once; device_put
     # keeps the host contents it sent, so reading them back costs nothing.
     for put, read_back in ((jnp.asarray, [("to_host", 12)]), (jnp.array, [("to_host", 12)]),
                            (jax.device_put, [])):
         a = put(data)
-        assert _transfers() == [("to_device", 12)]
+        assert take_transfers() == [("to_device", 12)]
         assert _in_default_memory(a)
         c = a - 1.0
-        assert _transfers() == [("to_device", 1)]  # the scalar; `a` is there already
+        assert take_transfers() == [("to_device", 1)]  # the scalar; `a` is there already
         np.testing.assert_array_equal(np.asarray(a), data)
         np.testing.assert_array_equal(np.asarray(a), data)
-        assert _transfers() == read_back
+        assert take_transfers() == read_back
         np.testing.assert_array_equal(np.asarray(c), data - 1)
-        _transfers()
+        take_transfers()
 
 
 def test_host_arrays_made_earlier_move_on_first_use(fake_gpu_default):
@@ -118,12 +112,12 @@ def test_host_arrays_made_earlier_move_on_first_use(fake_gpu_default):
     finally:
         fake_gpu_default()
     assert type(a._value) is np.ndarray
-    _transfers()
+    take_transfers()
     b = a * 2
-    assert sorted(_transfers()) == [("to_device", 1), ("to_device", 6)]
+    assert sorted(take_transfers()) == [("to_device", 1), ("to_device", 6)]
     assert _in_default_memory(a) and _in_default_memory(b)
     np.testing.assert_array_equal(np.asarray(a), data)
-    assert _transfers() == []
+    assert take_transfers() == []
 
 
 def test_jit_takes_and_leaves_default_gpu_arrays(fake_gpu_default):
@@ -133,11 +127,11 @@ def test_jit_takes_and_leaves_default_gpu_arrays(fake_gpu_default):
     a = jnp.asarray(data)
     out = f(a)  # compiles; `a` goes over and stays
     assert _in_default_memory(a) and _in_default_memory(out)
-    _transfers()
+    take_transfers()
     again = f(a)
     twice = f(again)
     assert _in_default_memory(twice)
-    assert _transfers() == []  # arguments and results stay in device memory
+    assert take_transfers() == []  # arguments and results stay in device memory
     expected = np.tanh(data @ data.T) + 1
     assert_close(np.asarray(again), expected, "jit on the default gpu")
     assert_close(np.asarray(twice), np.tanh(expected @ expected.T) + 1, "jit twice")

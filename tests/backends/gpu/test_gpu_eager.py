@@ -9,29 +9,15 @@ from __future__ import annotations
 import fake_cupy
 import numpy as np
 import pytest
-from gpu_testing import assert_close, use_fake_cupy, require_gpu
+from gpu_testing import assert_close, require_gpu, take_transfers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
-from jaxlite.backends.gpu import launchers
-from jaxlite.backends.gpu.client import GpuClient
 from jaxlite.runtime.device_values import DeviceValue
 
 lax = jax.lax
-
-
-@pytest.fixture(scope="module")
-def gpu():
-    """The gpu device of a client on fake_cupy (CuPy's name points to it meanwhile)."""
-    jax.devices()  # (the default backend chosen before CuPy's name points to the fake)
-    patch = pytest.MonkeyPatch()
-    use_fake_cupy(patch)
-    try:
-        yield GpuClient(launchers.start_cupy(0), "gpu").devices()[0]
-    finally:
-        patch.undo()
 
 
 def test_on_a_real_gpu_eager_results_are_cupy_arrays():
@@ -53,12 +39,6 @@ def _on_device(array, device):
             and type(value.array) is fake_cupy.ndarray and array.devices() == {device})
 
 
-def _transfers():
-    done = list(fake_cupy.TRANSFERS)
-    fake_cupy.TRANSFERS.clear()
-    return done
-
-
 def _random(shape, dtype, seed=0):
     rng = np.random.default_rng(seed)
     if np.dtype(dtype).kind in "iu":
@@ -71,10 +51,10 @@ def _random(shape, dtype, seed=0):
 
 
 def test_a_chain_of_eager_operations_stays_on_the_device(gpu):
-    _transfers()  # (those of earlier tests)
+    take_transfers()  # (those of earlier tests)
     x = jax.device_put(_random((6, 5), np.float32), gpu)
     w = jax.device_put(_random((5, 3), np.float32, 1), gpu)
-    assert _transfers() == [("to_device", 30), ("to_device", 15)]
+    assert take_transfers() == [("to_device", 30), ("to_device", 15)]
     h = jnp.maximum(x @ w + 1.0, 0.0) * 2  # dot, elementwise with scalars
     total = jnp.sum(jnp.exp(-h), axis=0) / h.shape[0]  # elementwise, a reduction
     t = h.T.reshape(-1)[::2]  # layout: transpose, reshape, slice
@@ -82,9 +62,9 @@ def test_a_chain_of_eager_operations_stays_on_the_device(gpu):
     for result in (h, total, t, pick):
         assert _on_device(result, gpu), result._value
     # only the Python scalars went over, one element each
-    assert all(kind == "to_device" and size == 1 for kind, size in _transfers())
+    assert all(kind == "to_device" and size == 1 for kind, size in take_transfers())
     got = np.asarray(total)
-    assert _transfers() == [("to_host", 3)]
+    assert take_transfers() == [("to_host", 3)]
     xs, ws = np.asarray(x), np.asarray(w)
     hs = np.maximum(xs @ ws + 1, 0) * 2
     np.testing.assert_allclose(got, np.exp(-hs).sum(0) / 6, rtol=1e-6)
@@ -93,11 +73,11 @@ def test_a_chain_of_eager_operations_stays_on_the_device(gpu):
 
 def test_primitives_without_a_device_rule_go_through_the_host_once(gpu):
     x = jax.device_put(_random((4, 7), np.float32, 2), gpu)
-    _transfers()
+    take_transfers()
     y = jnp.sort(jnp.tanh(x), axis=-1)  # tanh: its own reference; sort: no rule
     assert _on_device(y, gpu)
     # tanh: x over (once), the result back; sort: the same for tanh's result
-    assert _transfers() == [("to_host", 28), ("to_device", 28)] * 2
+    assert take_transfers() == [("to_host", 28), ("to_device", 28)] * 2
     np.testing.assert_allclose(np.asarray(y), np.sort(np.tanh(np.asarray(x)), -1), rtol=1e-6)
 
 
@@ -117,9 +97,9 @@ def test_results_report_the_device_and_move_back_to_the_host(gpu):
 def test_host_arrays_join_device_ones_on_the_device(gpu):
     x = jax.device_put(_random((3, 4), np.float32, 3), gpu)
     local = jnp.ones((3, 4), np.float32) * 2  # uncommitted, in host memory
-    _transfers()
+    take_transfers()
     y = x + local
-    assert _on_device(y, gpu) and _transfers() == [("to_device", 12)]
+    assert _on_device(y, gpu) and take_transfers() == [("to_device", 12)]
     np.testing.assert_array_equal(np.asarray(y), np.asarray(x) + 2)
 
 
@@ -147,10 +127,10 @@ def test_jit_and_grad_take_device_arrays(gpu):
     # (jit compiles for the default backend, the gpu where one starts; here the cpu)
     jitted = jax.jit(f, device=gpu)
     np.testing.assert_allclose(np.asarray(jitted(x)), f(np.asarray(x)), rtol=1e-6)
-    _transfers()
+    take_transfers()
     y = jitted(x * 2)  # device memory in, device memory out
     assert _on_device(y, gpu) and _on_device(y.block_until_ready(), gpu)
-    moved = _transfers()
+    moved = take_transfers()
     assert all(kind == "to_device" and size == 1 for kind, size in moved), moved
     np.testing.assert_allclose(np.asarray(y), f(2 * np.asarray(x)), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(jax.grad(f)(x)),
@@ -208,11 +188,11 @@ def _same_as_cpu(device, fn, *args):
     host Arrays (uncommitted: the cpu's eager path)."""
     want = np.asarray(fn(*[jnp.asarray(a) for a in args]))
     placed = [jax.device_put(a, device) for a in args]
-    _transfers()
+    take_transfers()
     got = fn(*placed)
     if args[0].dtype in (np.float32, np.float16, np.int32, np.uint8, np.int16):
         # every primitive of these has an `xp` rule: nothing came back to the host
-        assert all(kind == "to_device" for kind, _ in _transfers()), fn
+        assert all(kind == "to_device" for kind, _ in take_transfers()), fn
     # (a result that depends on no operand, as isfinite of integers, is uncommitted)
     assert got.devices() == {device} or not got.committed
     assert_close(np.asarray(got), want, f"{fn} on {[a.dtype for a in args]}")
