@@ -10,7 +10,7 @@ from __future__ import annotations
 import fake_cupy
 import numpy as np
 import pytest
-from gpu_testing import assert_close, take_transfers, use_fake_cupy
+from gpu_testing import assert_close, require_gpu, take_transfers, use_fake_cupy
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
@@ -47,6 +47,19 @@ def fake_gpu_default():
     finally:
         config.update("jax_platforms", before)
         patch.undo()
+
+
+def test_on_a_real_gpu_new_arrays_are_cupy_arrays():
+    """Where CuPy sees a GPU and it is the default (skipped elsewhere; first in the
+    module, before the fixture points CuPy's name at the fake)."""
+    cupy = require_gpu()
+    if jax.default_backend() != "gpu":
+        pytest.skip(f"the default backend is {jax.default_backend()}, not the GPU")
+    made = jnp.ones((3, 4)) * 2.0 + jnp.arange(4.0)
+    assert not made.committed and isinstance(made._value.array, cupy.ndarray)
+    out = jax.jit(lambda v: v.sum(axis=0))(made)
+    assert isinstance(out._value.array, cupy.ndarray)
+    np.testing.assert_array_equal(np.asarray(out), (2.0 + np.arange(4.0, dtype=np.float32)) * 3)
 
 
 def _in_default_memory(array):

@@ -8,11 +8,28 @@ import fake_cupy
 import ml_dtypes
 import numpy as np
 import pytest
-from gpu_testing import take_transfers
+from gpu_testing import require_gpu, take_transfers
 
 import jaxlite as jax
 from jaxlite.runtime import device as runtime_device
 from jaxlite.runtime.device_values import DeviceValue
+
+
+def test_on_a_real_gpu_dlpack_shares_device_memory():
+    """Where CuPy sees a GPU (skipped elsewhere; first in the module, before the `gpu`
+    fixture points CuPy's name at the fake): CuPy reads a device Array's memory in place,
+    and a CuPy array comes in without a copy."""
+    cupy = require_gpu()
+    [device] = jax.devices("gpu")
+    x = jax.device_put(np.arange(6, dtype=np.float32), device) * 2.0
+    assert x.__dlpack_device__() == (2, device.id)
+    seen = cupy.from_dlpack(x)
+    assert seen.data.ptr == x.unsafe_buffer_pointer()
+    np.testing.assert_array_equal(cupy.asnumpy(seen), np.arange(6, dtype=np.float32) * 2)
+    tensor = cupy.arange(5, dtype=cupy.float32)
+    back = jax.dlpack.from_dlpack(tensor)
+    assert back.unsafe_buffer_pointer() == tensor.data.ptr
+    np.testing.assert_array_equal(np.asarray(back + 1.0), np.arange(5, dtype=np.float32) + 1)
 
 
 def _device_array(value):
