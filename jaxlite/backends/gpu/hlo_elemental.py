@@ -18,6 +18,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from jaxlite.backends.gpu import kernel_ir as ir
+from jaxlite.backends.gpu.composed_ops import erf_inv, popcnt
 from jaxlite.backends.gpu.hlo_indexing import (
     dynamic_slice_index, dynamic_update_value, gather_index, total_order_compare)
 from jaxlite.backends.gpu.index_math import add, delinearize, div, linear_index, mul, rem
@@ -198,6 +199,10 @@ class Elemental:
             return _sign(args[0])
         if op in _SHIFTS:
             return _shift(_SHIFTS[op], args[0], args[1])
+        if op is _O.ERF_INV and dtype == "float32":
+            return erf_inv(args[0], self.let)
+        if op is _O.POPCNT:
+            return popcnt(args[0], self.let)
         raise UnsupportedFusion(f"the gpu kernel builders do not compute {op.text} yet")
 
     def _bitcast(self, inst: HloInstruction, index: tuple) -> ir.Expr:

@@ -6,8 +6,11 @@ Which instructions come here, and why, `Program.plan` says (`text("kernels")`): 
 no builder handles, scatters of several operands, sorts too long for a block's shared
 memory with a comparator CuPy cannot run, custom calls with no device rule (eig, the
 tridiagonal solve and the Hessenberg/Schur/tridiagonal reductions, host callbacks, FFI
-targets with only a CPU handler), complex elementwise fusions, rng, non-float dots and
-every other opcode without a kernel or an `xp` rule.
+targets with only a CPU handler), complex elementwise fusions, fusions holding an
+operation `hlo_elemental` does not compute (digamma, next-after, reduce-precision,
+float64 erf-inv, ...), variadic reductions (argmax, argmin), reduce-window (cumulative
+sums, pooling), dots of bools, scatters into 1-byte types other than by addition, rng,
+and every other opcode without a kernel or an `xp` rule.
 """
 from __future__ import annotations
 

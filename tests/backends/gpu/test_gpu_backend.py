@@ -87,6 +87,17 @@ def test_elementwise_bfloat16_and_integers(backend):
           np.arange(-30, 30, dtype=np.int32).reshape(6, 10))
 
 
+def test_random_normal_and_bit_counts_have_no_host_step(backend):
+    # (erf-inv, which normal samples go through, and popcnt: composed in kernel IR)
+    fn = lambda x, n: (jax.random.normal(jax.random.key(3), (4, 6)) * x,
+                       jax.lax.population_count(n), jax.lax.erf_inv(jnp.tanh(x)))
+    x = _random((4, 6), seed=9)
+    n = np.arange(-12, 12, dtype=np.int32).reshape(4, 6) * 977
+    check(backend, fn, x, n)
+    plan = _executable(backend, fn, x, n).text("kernels")
+    assert "host" not in plan, plan
+
+
 def test_softmax(backend):
     check(backend, lambda x: jax.nn.softmax(x, axis=-1), _random((8, 33)))
 

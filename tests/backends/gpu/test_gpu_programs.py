@@ -50,6 +50,10 @@ PROGRAMS = {
     "bias_broadcast": (lambda x, b: jnp.tanh(x + b[None, :]), [((8, 33), f32), ((33,), f32)],
                        SMALL, {"loop"}),
     "integer_mix": (_integer_mix, [((6, 10), i32)], SMALL, {"loop"}),
+    "erf_inv": (lambda x: jax.lax.erf_inv(jnp.tanh(x)) * 2, [((6, 9), f32)], SMALL,
+                {"loop"}),
+    "population_count": (lambda x: jax.lax.population_count(x) + jax.lax.population_count(
+        x.astype(jnp.uint8)).astype(i32), [((5, 7), i32)], SMALL, {"loop"}),
     "saturating_convert": (lambda x: (x * 1e10).astype(i32), [((4, 9), f32)], SMALL,
                            {"loop"}),
     "transpose_2d": (lambda x: x.T * 2, [((8, 33), f32)], SMALL, {"transpose"}),
