@@ -236,12 +236,13 @@ class _Thread:
 # --------------------------------------------------------------------- scalar semantics
 
 def _c_divmod(a: Any, b: Any) -> tuple[int, int]:
+    a, b = int(a), int(b)  # Python integers: exact, and much faster than numpy scalars
     if b == 0:
         raise KernelError("integer division by zero (undefined in C)")
-    quotient = abs(int(a)) // abs(int(b))
+    quotient = abs(a) // abs(b)
     if (a < 0) != (b < 0):
         quotient = -quotient
-    return quotient, int(a) - quotient * int(b)
+    return quotient, a - quotient * b
 
 
 def _shift(a: Any, b: Any, left: bool) -> Any:
@@ -263,8 +264,8 @@ _BINARY = {
 
 
 def _binary(op: str, a: Any, b: Any) -> Any:
-    dtype = np.asarray(a).dtype
-    if op in ("div", "rem"):
+    if op == "div" or op == "rem":
+        dtype = np.asarray(a).dtype
         if dtype.kind in "iu":
             quotient, remainder = _c_divmod(a, b)
             return _wrap(quotient if op == "div" else remainder, dtype)
@@ -272,7 +273,9 @@ def _binary(op: str, a: Any, b: Any) -> Any:
     result = _BINARY[op](a, b)
     if op in ir.COMPARISONS:
         return np.bool_(result)
-    return np.asarray(result).astype(dtype)[()]
+    if type(result) is type(a):  # already a scalar of a's type (the common case): as is
+        return result
+    return np.asarray(result).astype(np.asarray(a).dtype)[()]
 
 
 def _wrap(value: int, dtype: np.dtype) -> Any:
@@ -280,7 +283,7 @@ def _wrap(value: int, dtype: np.dtype) -> Any:
     value &= (1 << bits) - 1
     if dtype.kind == "i" and value >= 1 << (bits - 1):
         value -= 1 << bits
-    return np.asarray(value).astype(dtype)[()]
+    return dtype.type(value)  # in range now, so the scalar type takes it exactly
 
 
 def _round_half_away(x: Any) -> Any:
