@@ -29,7 +29,7 @@ from jaxlite.runtime.placement import place_jit_outputs
 from jaxlite.runtime.call_cache import LRUCache, SingleFlight
 from jaxlite.runtime.collector import collection_paused
 from jaxlite.backends.base import Buffer, Client, CompileOptions, Executable, HostExecutable
-from jaxlite.backends.registry import get_backend
+from jaxlite.backends.registry import get_backend, started_default
 from jaxlite.config import config
 from jaxlite.core import dtypes
 from jaxlite.core.avals import ShapedArray
@@ -188,7 +188,10 @@ class CompiledCall:
             self._delete_donated(args)  # (as above)
             raise
         self._delete_donated(args)
-        kept = any(b is not None for b in on_device) and device_results(outs, self.out_avals)
+        # The results stay in device memory when an argument was there, or when this is
+        # the default backend (uncommitted results belong on the default device).
+        kept = (client is started_default() or any(b is not None for b in on_device)) \
+            and device_results(outs, self.out_avals)
         return kept or [_array_of(out.to_numpy(), aval)
                         for out, aval in zip(outs, self.out_avals)]
 

@@ -150,6 +150,17 @@ def test_jit_takes_and_leaves_default_gpu_arrays(fake_gpu_default):
     assert_close(np.asarray(twice), np.tanh(expected @ expected.T) + 1, "jit twice")
 
 
+def test_jit_of_python_scalars_leaves_its_results_on_the_default_gpu(fake_gpu_default):
+    fake_gpu_default()
+    f = jax.jit(lambda a, b: jnp.arange(3.0) * a + b)
+    f(1.0, 2.0)
+    take_transfers()
+    out = f(2.0, 0.5)
+    assert _in_default_memory(out)
+    assert sorted(take_transfers()) == [("to_device", 1), ("to_device", 1)]
+    np.testing.assert_array_equal(np.asarray(out), np.array([0.5, 2.5, 4.5], np.float32))
+
+
 def test_eager_without_a_device_rule_runs_on_host_copies(fake_gpu_default):
     fake_gpu_default()
     x = jnp.asarray(np.array([[4.0, 1.0], [1.0, 3.0]], np.float32)) + 0.0
