@@ -188,11 +188,45 @@ _ONCE_WRONG = np.array([
     [-23.0, -28.09, -26.59, 0.8570437123956355, -9.605032568905105e-06]]).T
 
 
-def test_once_wrong_points_give_mpmaths_value_or_nan():
-    a, b, c, x, expected = _ONCE_WRONG
+def _read_back(a, b, c, x):
+    """The expansion's values: hyp2f1 printed as StableHLO, read back and run."""
     with jax.enable_x64(True):
         text = jax.jit(_hyp2f1).lower(a, b, c, x).as_text(dialect="stablehlo")
-        got = np.asarray(from_stablehlo(text).call(a, b, c, x))
+        return np.asarray(from_stablehlo(text).call(a, b, c, x))
+
+
+def test_once_wrong_points_give_mpmaths_value_or_nan():
+    a, b, c, x, expected = _ONCE_WRONG
+    got = _read_back(a, b, c, x)
     known = ~np.isnan(got)
     np.testing.assert_allclose(got[known], expected[known], rtol=1e-11)
     assert known.sum() >= 4, got  # the four spikes at x < 0 are summed past them now
+
+
+# Random points where a form's error estimate was too small: Euler's polynomial (c - a or
+# c - b whole <= 0, |x| < 1) was taken as exact while its terms cancelled (the first
+# eleven: c < -10 or 0.5 < x < 0.9), and the logarithmic form's finite sum (whole
+# c - a - b after Pfaff's transformation, x < -1) was counted without its cancellation
+# (the last two). mpmath's values (40 digits); each is now mpmath's value or NaN.
+_ESTIMATE_TOO_SMALL = np.array([
+    [-19.33, 19.72, -10.28, 0.8286, 78047696429.78537],
+    [-27.86, 21.09, -11.91, 0.8624042181035193, -183987694683.64975],
+    [-17.96, 27.810000000000002, -10.19, 0.6150442994935709, 71870732177.06093],
+    [-8.32, -3.25, -27.25, 0.8230726212619268, 0.3697990166466299],
+    [-3.33, -1.75, -29.75, 0.793270450461727, 440267.05542917864],
+    [-21.79, 18.85, -18.15, 0.7856253801117876, -2053077884323.9873],
+    [-2.55, -6.57, -26.57, 0.797649656611293, 0.43837093597228344],
+    [-22.99, 21.439999999999998, -14.56, 0.7804247415942409, -1458084808840.5393],
+    [-21.82, 24.43, -13.57, 0.891905293107238, 2.6715104829444908e+16],
+    [-18.99, 15.96, -14.04, 0.8692116615294148, 1733154523314.4434],
+    [-2.23, 23.5, 2.5, 0.7704411795123427, -1930158.7755683472],
+    [-18.5, 8.5, -26.79, -1.734026950234508, 524.3631592530927],
+    [-24.66, 22.34, -25.06, -1.2408023284515721, -1115789116825679.5]]).T
+
+
+def test_points_whose_error_estimate_was_too_small_give_mpmaths_value_or_nan():
+    a, b, c, x, expected = _ESTIMATE_TOO_SMALL
+    got = _read_back(a, b, c, x)
+    known = ~np.isnan(got)
+    np.testing.assert_allclose(got[known], expected[known], rtol=1e-12)
+    assert known.sum() >= 9, got   # (the other four: no form's estimate is below 1e-12)

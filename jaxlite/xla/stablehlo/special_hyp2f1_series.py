@@ -226,11 +226,13 @@ def logarithmic(f: Floats, a: str, b: str, m: str, y: str,
     total = f.mul(t, bracket(psis))
 
     def step(k: str, values: list[str]) -> tuple[list[str], str]:
-        fin, fin_sum, t, total, largest, *p = values
+        fin, fin_sum, fin_largest, t, total, largest, *p = values
         k1 = f.add(k, 1.0)
         fin = f.mul(fin, f.div(f.mul(f.mul(f.add(a, k), f.add(b, k)), f.neg(y)),
                                f.mul(k1, f.sub(m, k1))))
-        fin_sum = f.add(fin_sum, f.where(f.cmp(k1, "LT", m), fin, 0.0))
+        in_sum = f.cmp(k1, "LT", m)
+        fin_sum = f.add(fin_sum, f.where(in_sum, fin, 0.0))
+        fin_largest = f.where(in_sum, f.max(fin_largest, f.abs(fin)), fin_largest)
         t = f.mul(t, f.div(f.mul(f.mul(f.add(am, k), f.add(bm, k)), y),
                            f.mul(k1, f.add(k1, m))))
         p = [f.add(p[0], f.div(1.0, k1)), f.add(p[1], f.div(1.0, f.add(k1, m))),
@@ -240,19 +242,22 @@ def logarithmic(f: Floats, a: str, b: str, m: str, y: str,
         # the bracket may pass through 0: judge the size of the term by |t| as well
         size = f.add(f.abs(increment), f.abs(t))
         still = f.any(f.cmp(k1, "LT", m), f.cmp(size, "GT", f.mul(f.abs(total), MACHEP)))
-        return [fin, fin_sum, t, total, f.max(largest, size)] + p, still
+        return [fin, fin_sum, fin_largest, t, total, f.max(largest, size)] + p, still
     out = until_converged(f.w, max_steps, f.cmp(y, "EQ", y),
-                          [fin, fin_sum, t, total, f.abs(total)] + psis, step)
-    fin_sum, total, largest, busy = out[1], out[3], out[4], out[-1]
+                          [fin, fin_sum, f.abs(fin_sum), t, total, f.abs(total)] + psis, step)
+    fin_sum, fin_largest, total, largest, busy = out[1], out[2], out[4], out[5], out[-1]
     c = f.add(f.add(a, b), m)
     odd = f.cmp(f.mul(f.floor(f.mul(m, 0.5)), 2.0), "NE", m)
     power = f.mul(f.where(odd, -1.0, 1.0), f.pow(y, m))             # (-y)^m
-    first = f.mul(gamma_ratio(f, [c], [am, bm]), fin_sum)
+    ratio = gamma_ratio(f, [c], [am, bm])
+    first = f.mul(ratio, fin_sum)
     second = f.mul(f.mul(power, gamma_ratio(f, [c], [a, b])), total)
     value = f.sub(first, second)
-    # the finite sum: m terms; the infinite one: its largest term, and digamma's error
-    e_first = f.mul(f.add(m, 2.0), MACHEP)
+    # Each sum's rounding: its largest term's and a step's per term (the finite sum's
+    # terms alternate for y > 0 and may cancel as well); the infinite one's digamma's too.
+    # (The first as an absolute error: its sum is empty for m = 0.)
+    e_first = f.mul(f.abs(ratio), f.mul(
+        f.add(fin_largest, f.mul(f.abs(fin_sum), f.add(m, 2.0))), MACHEP))
     e_second = f.add(f.mul(f.add(f.div(largest, f.abs(total)), 2.0), MACHEP), DIGAMMA_ERROR)
-    error = f.div(f.add(f.mul(f.abs(first), e_first), f.mul(f.abs(second), e_second)),
-                  f.abs(value))
+    error = f.div(f.add(e_first, f.mul(f.abs(second), e_second)), f.abs(value))
     return value, f.where(busy, np.inf, error)
