@@ -109,11 +109,21 @@ class _Reductions:
         """Stores outputs that have one value per kept position: `pairs` of
         ((buffer, shape), output instruction)."""
         for (buffer, shape), output in pairs:
-            if shape.dims != self.kept_shape.dims:
-                raise UnsupportedFusion(f"fusion %{self.fusion.name}: output shape "
-                                        f"{shape.dims} is not the kept {self.kept_shape.dims}")
-            em.emit(store(buffer, linear_index(kept_index, shape),
-                          em.value(output, kept_index)))
+            index = self.output_index(shape, kept_index)
+            em.emit(store(buffer, linear_index(index, shape), em.value(output, index)))
+
+    def output_index(self, shape: Shape, kept_index: tuple) -> tuple:
+        """The index of an output of `shape` at the kept position `kept_index`: the same,
+        with zeros at unit dimensions the output adds (a reshape of the reduced values
+        to (1, m, n) reads them in the same order)."""
+        kept = self.kept_shape.dims
+        if shape.dims == kept:
+            return kept_index
+        if [d for d in shape.dims if d != 1] != [d for d in kept if d != 1]:
+            raise UnsupportedFusion(f"fusion %{self.fusion.name}: output shape "
+                                    f"{shape.dims} is not the kept {kept}")
+        moving = iter(i for i, d in zip(kept_index, kept) if d != 1)
+        return tuple(ir.index_const(0) if d == 1 else next(moving) for d in shape.dims)
 
     def full_index(self, kept_index: tuple, reduced_index: tuple) -> tuple:
         index = [None] * len(self.shape.dims)

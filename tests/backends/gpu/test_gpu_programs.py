@@ -79,6 +79,11 @@ PROGRAMS = {
     "layernorm": (_layernorm, [((8, 33), f32)], SMALL, {"row"}),
     "layernorm_block_rows": (_layernorm, [((2, 130), f32)], BLOCK_ROWS, {"row"}),
     "sum_last_axis": (lambda x: x.sum(-1), [((5, 50), f32)], SMALL, {"row"}),
+    # the row sums reshaped to (1, 5, 1) inside the reduction's fusion
+    "sum_reshaped": (lambda x: (x.sum(-1) * 2).reshape(1, 5, 1), [((5, 50), f32)], SMALL,
+                     {"full"}),
+    "max_reshaped_rows": (lambda x: x.max(-1).reshape(1, 70), [((70, 6), f32)], SMALL,
+                          {"row"}),
     "sum_first_axis": (lambda x: x.sum(0), [((40, 33), f32)], SMALL, {"column"}),
     "sum_all": (lambda x: x.sum(), [((8, 33), f32)], SMALL, {"row"}),
     "sum_all_large": (lambda x: x.sum(), [((20, 500), f32)], SMALL, {"full"}),
