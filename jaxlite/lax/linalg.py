@@ -18,9 +18,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from jaxlite.core import dtypes
 from jaxlite.core.avals import get_aval
 from jaxlite.lax.ad_util import stop_gradient
 from jaxlite.lax.arithmetic import add, conj, mul, sub
+from jaxlite.lax.bitwise import bitwise_or
+from jaxlite.lax.convert import convert_element_type
 from jaxlite.lax.linalg_factorizations import (cholesky_p, lu_p, lu_pivots_to_permutation_p,
                                                permute_rows, triangular_solve_p)
 from jaxlite.lax.linalg_qdwh import qdwh
@@ -71,6 +74,16 @@ class SvdAlgorithm(enum.Enum):
 def _symmetrize(name: str, x: Any) -> Any:
     """(x + x^H) / 2: the Hermitian part, which the decompositions of Hermitian matrices
     read (and so differentiate) whole. `name`: the function, for errors."""
+    dtype = np.dtype(get_aval(x).dtype)
+    if dtypes.is_bool(dtype) or dtypes.is_integer(dtype):
+        # JAX halves with jnp's true division: booleans (added as a logical or, divided as
+        # default ints) and integers become the floating type of jnp.true_divide.
+        if dtypes.is_bool(dtype):
+            x, dtype = bitwise_or(x, mT(x)), dtypes.default_int_dtype()
+        else:
+            x = add(x, mT(x))
+        half = np.array(0.5, dtypes.to_inexact_dtype(dtype))
+        return mul(convert_element_type(x, half.dtype), half)
     check_matrix(name, "x", get_aval(x), square=True)
     return mul(add(x, adjoint(x)), np.array(0.5, get_aval(x).dtype))
 
@@ -109,6 +122,18 @@ def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = F
     transpose_a, conjugate_a : op(a) is a, a^T, conj(a) or a^H.
     unit_diagonal : take a's diagonal to be ones.
     """
+    a_dtype, b_dtype = np.dtype(get_aval(a).dtype), np.dtype(get_aval(b).dtype)
+    if a_dtype != b_dtype:
+        raise TypeError(f"lax.triangular_solve requires arguments to have the same dtypes, "
+                        f"got {a_dtype.name}, {b_dtype.name}.")
+    if a_dtype in (np.dtype(np.float16), np.dtype(dtypes.bfloat16)):
+        # JAX solves these on CPU too (XLA expands the solve into loops); no kernel takes
+        # them here, so the solve runs in float32 and rounds once at the end.
+        x = triangular_solve(convert_element_type(a, np.float32),
+                             convert_element_type(b, np.float32), left_side=left_side,
+                             lower=lower, transpose_a=transpose_a, conjugate_a=conjugate_a,
+                             unit_diagonal=unit_diagonal)
+        return convert_element_type(x, a_dtype)
     if conjugate_a and not transpose_a:
         a = conj(a) if is_complex(a) else a
         conjugate_a = False

@@ -35,6 +35,12 @@ def check_operands(name: str, avals: Sequence[ShapedArray], ranks: Sequence[int]
     """JAX's checks of a linalg primitive's operands: accepted dtypes (TypeError), one
     dtype for all, rank at least `ranks` (TypeError) and one batch shape; returns it."""
     for i, (aval, rank, kinds) in enumerate(zip(avals, ranks, accepted)):
+        dtype = np.dtype(aval.dtype)
+        if dtype not in kinds and dtypes.issubdtype(dtype, np.floating):
+            # JAX accepts float16 and bfloat16, then finds no CPU kernel when it lowers
+            raise NotImplementedError(f"Unsupported dtype {dtype.name}. "
+                                      f"(lax.linalg.{name}: no CPU kernel takes it; convert "
+                                      "to float32 first.)")
         if np.dtype(aval.dtype) not in kinds:
             names = "floating" if kinds == FLOATING else "floating, complexfloating"
             raise TypeError(f"{name} does not accept dtype {np.dtype(aval.dtype).name} at "

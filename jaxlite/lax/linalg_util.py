@@ -39,8 +39,15 @@ LINALG_DTYPES = tuple(np.dtype(d) for d in (np.float32, np.float64, np.complex64
 # --------------------------------------------------------------------------- checks
 
 def check_dtype(name: str, arg: str, aval: ShapedArray, position: int = 0) -> None:
-    """`aval`'s dtype is one the kernels take; TypeError with JAX's words otherwise."""
-    if np.dtype(aval.dtype) not in LINALG_DTYPES:
+    """`aval`'s dtype is one the kernels take; JAX's error otherwise: NotImplementedError
+    for float16 and bfloat16 (JAX accepts them, then finds no CPU kernel when it lowers),
+    TypeError for the rest."""
+    dtype = np.dtype(aval.dtype)
+    if dtype not in LINALG_DTYPES and dtypes.is_inexact(dtype):
+        raise NotImplementedError(f"Unsupported dtype {dtype.name}. (lax.linalg.{name}: no "
+                                  f"CPU kernel takes {dtype.name}; convert {arg} to "
+                                  "float32 first.)")
+    if dtype not in LINALG_DTYPES:
         raise TypeError(f"{name} does not accept dtype {np.dtype(aval.dtype).name} at position "
                         f"{position}. Accepted dtypes at position {position} are subtypes of "
                         f"floating, complexfloating (lax.linalg.{name}: {arg} must be float32, "

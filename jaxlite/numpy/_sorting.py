@@ -148,6 +148,8 @@ def lexsort(keys: Any, axis: int = -1) -> Any:
 def _partition_layout(fun_name: str, a: Any, kth: Any, axis: int) -> tuple[Any, int, int]:
     check_arraylike(fun_name, a)
     a = ensure_array(a)
+    if dtypes.is_complex(a.dtype):
+        raise NotImplementedError(f"jnp.{fun_name} for complex dtype is not implemented.")
     if a.ndim == 0:
         raise ValueError(f"jnp.{fun_name}: the input must have at least one dimension.")
     axis = canonicalize_axis(axis, a.ndim)

@@ -222,3 +222,87 @@ def test_complex_cummax_folds_nan_as_xla(jit):
     # JAX 0.10.2: [3.198+nanj, 3.198+nanj, 0.747+nanj, 0.747+nanj].
     assert out.real.tolist()[0] == [np.float32(3.198)] * 2 + [np.float32(0.747)] * 2
     assert np.isnan(out.imag).all()
+
+
+# ---------------------------------------------- linear algebra (JAX 0.10.2's values, x64 off)
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_partition_of_complex_raises_as_jax(jit):
+    x = np.array([1 + 2j, 3 - 1j, 0.5j], np.complex64)
+    for name in ("partition", "argpartition"):
+        f = getattr(jnp, name)
+        call = jaxlite.jit(lambda a: f(a, 1)) if jit else (lambda a: f(a, 1))
+        with pytest.raises(NotImplementedError) as info:
+            call(x)
+        assert str(info.value) == f"jnp.{name} for complex dtype is not implemented."
+
+
+def test_matrix_rank_of_empty_matrices_raises_and_rtol_is_absolute():
+    for shape in ((0, 3), (0, 0), (2, 0, 3)):
+        with pytest.raises(ValueError, match="zero-size array to reduction operation max"):
+            jnp.linalg.matrix_rank(np.zeros(shape, np.float32))
+    # an empty batch of non-empty matrices is fine
+    assert jnp.linalg.matrix_rank(np.zeros((0, 3, 3), np.float32)).shape == (0,)
+    # JAX compares the singular values with a given rtol (or tol) itself
+    d = np.diag(np.array([10.0, 0.5, 0.05], np.float32))
+    assert int(jnp.linalg.matrix_rank(d, rtol=0.1)) == 2
+    assert int(jnp.linalg.matrix_rank(d, tol=0.01)) == 3
+    assert int(jnp.linalg.matrix_rank(d)) == 3
+
+
+@pytest.mark.parametrize("dtype", [np.float16, jnp.bfloat16])
+@pytest.mark.parametrize("jit", [False, True])
+def test_half_precision_linalg_raises_not_implemented_as_jax(dtype, jit):
+    a = (np.eye(3) + 0.1).astype(dtype)
+    for name in ("inv", "slogdet", "svd", "eigh", "qr", "cholesky", "pinv", "eig",
+                 "matrix_rank", "cond", "solve", "lstsq"):
+        f = getattr(jnp.linalg, name)
+        args = (a, a) if name in ("solve", "lstsq") else (a,)
+        with pytest.raises(NotImplementedError,
+                           match=f"Unsupported dtype {np.dtype(dtype).name}"):
+            (jaxlite.jit(f) if jit else f)(*args)
+    with pytest.raises(NotImplementedError, match="Unsupported dtype"):
+        jnp.linalg.det(np.eye(4, dtype=dtype))
+    with pytest.raises(TypeError, match="does not accept dtype int32"):
+        jaxlite.lax.linalg.lu(np.eye(2, dtype=np.int32))
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_det_of_small_matrices_by_closed_forms_as_jax(jit):
+    det = jaxlite.jit(jnp.linalg.det) if jit else jnp.linalg.det
+    slogdet = jaxlite.jit(jnp.linalg.slogdet) if jit else jnp.linalg.slogdet
+    # the closed forms work in float16 (no LU kernel is needed)
+    half = det(np.array([[1, 2], [3, 4.5]], np.float16))
+    assert half.dtype == np.float16 and float(half) == -1.5
+    b = np.array([[2, 1, 0], [1, 3, 1], [0.5, 1, 4]], np.float16)
+    assert float(det(b)) == 18.5
+    assert float(det(b.astype(jnp.bfloat16))) == 18.5
+    sign, logdet = slogdet(np.array([[-2.5]], np.float16))
+    assert float(sign) == -1.0 and float(logdet) == np.float16(0.9165)
+    # singular 3x3 and 2x2 matrices give an exact zero, as the closed forms do
+    assert float(det(np.array([[1., 2, 3], [4, 5, 6], [7, 8, 9]], np.float32))) == 0.0
+    assert float(det(np.array([[1., 2], [2, 4]], np.float32))) == 0.0
+    assert float(det(np.array([[1., 2, 3], [4, 5, 6], [7, 8, 10]], np.float32))) == -3.0
+    assert np.isnan(float(det(np.diag(np.array([np.inf, 1, 0], np.float32)))))
+
+
+def test_half_precision_triangular_solve_and_integer_symmetrized_inputs_as_jax():
+    a = np.array([[2., 0], [1, 3]], np.float16)
+    x = jaxlite.lax.linalg.triangular_solve(a, np.array([[1., 2], [3, 4]], np.float16),
+                                            left_side=True, lower=True)
+    # JAX: [[0.5, 1.], [0.833, 1.]] (one float16 ulp apart: JAX multiplies by 1/3)
+    assert x.dtype == np.float16
+    np.testing.assert_allclose(np.asarray(x, np.float32), [[0.5, 1.], [0.833, 1.]],
+                               rtol=1e-3)
+    with pytest.raises(TypeError, match="requires arguments to have the same dtypes"):
+        jaxlite.lax.linalg.triangular_solve(np.eye(2, dtype=np.float32),
+                                            np.eye(2, dtype=np.float16))
+    # (x + x^H) / 2 divides as jnp does: integer and bool inputs become float32
+    chol = jaxlite.lax.linalg.cholesky(np.array([[4, 1], [1, 3]], np.int8))
+    assert chol.dtype == np.float32
+    np.testing.assert_allclose(chol, [[2.0, 0.0], [0.5, 1.6583124]], rtol=1e-6)
+    np.testing.assert_allclose(jaxlite.lax.linalg.cholesky(np.eye(2, dtype=bool)),
+                               np.eye(2) * 0.70710677, rtol=1e-6)
+    assert jaxlite.lax.linalg.eigh(np.array([[2, 1], [1, 2]], np.int32))[1].tolist() == [1., 3.]
+    with pytest.raises(TypeError, match="does not accept dtype int32"):
+        jaxlite.lax.linalg.cholesky(np.eye(2, dtype=np.int32), symmetrize_input=False)

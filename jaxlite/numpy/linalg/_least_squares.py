@@ -150,9 +150,10 @@ def _concrete_full_rank(rank: Any, n: int, m: int) -> bool:
 def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any = None) -> Any:
     """Number of singular values above a cutoff (`jax.numpy.linalg.matrix_rank`).
 
-    The cutoff is rtol * (largest singular value), rtol defaulting to max(m, n) * eps;
-    `tol` is the older name of rtol. The count has the default integer dtype, except that
-    a 1-d or 0-d input gives int32 (1 unless all zero), as in JAX.
+    The cutoff is max(m, n) * eps * (largest singular value), or, as in JAX, a given rtol
+    itself (not scaled); `tol` is the older name of rtol. The count has the default
+    integer dtype, except that a 1-d or 0-d input gives int32 (1 unless all zero), as in
+    JAX.
     """
     if tol is not None:
         if rtol is not None:
@@ -163,10 +164,13 @@ def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any =
         return lax.convert_element_type(_reductions.any(lax.ne(M, lax.full_like(M, 0))),
                                          np.dtype(np.int32))
     s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
-    largest = _reductions.max(s, axis=-1, initial=-np.inf)
     if rtol is None:
-        rtol = max(M.shape[-2:]) * eps(s.dtype)
-    cutoff = lax.mul(lax.convert_element_type(ensure_array(rtol), s.dtype), largest)
+        largest = _reductions.max(s, axis=-1)  # an empty matrix raises, as in JAX
+        cutoff = lax.mul(largest, lax.convert_element_type(max(M.shape[-2:]) * eps(s.dtype),
+                                                           s.dtype))
+    else:
+        # JAX compares the singular values with a given rtol itself, not rtol * largest
+        cutoff = lax.convert_element_type(ensure_array(rtol), s.dtype)
     above = lax.gt(s, lax.expand_dims(cutoff, (cutoff.ndim,)))
     return _reductions.sum(above, axis=-1)
 

@@ -126,12 +126,32 @@ def inv(a: Any) -> Any:
 
 # ----------------------------------------------------------------------------- det
 
+def _entry(a: Any, i: int, j: int) -> Any:
+    """Entry (i, j) of each matrix of the batch `a`."""
+    row = lax.index_in_dim(a, i, axis=a.ndim - 2, keepdims=False)
+    return lax.index_in_dim(row, j, axis=row.ndim - 1, keepdims=False)
+
+
+def _det_2x2(a: Any) -> Any:
+    e = lambda i, j: _entry(a, i, j)  # noqa: E731
+    return lax.sub(lax.mul(e(0, 0), e(1, 1)), lax.mul(e(0, 1), e(1, 0)))
+
+
+def _det_3x3(a: Any) -> Any:
+    """The rule of Sarrus, its six products summed in JAX's order (the same rounding)."""
+    e = lambda i, j: _entry(a, i, j)  # noqa: E731
+    def product(j0: int, j1: int, j2: int) -> Any:
+        return lax.mul(lax.mul(e(0, j0), e(1, j1)), e(2, j2))
+    total = lax.add(lax.add(product(0, 1, 2), product(1, 2, 0)), product(2, 0, 1))
+    total = lax.sub(total, product(2, 1, 0))
+    total = lax.sub(total, product(0, 2, 1))
+    return lax.sub(total, product(1, 0, 2))
+
+
 def _det_impl(a: Any) -> Any:
-    if a.shape[-1] == 0:
-        return lax.full(a.shape[:-2], 1, a.dtype)
-    lu, pivots, _ = lax_linalg.lu(a)
-    product = lax.reduce_prod(diag_of(lu), (a.ndim - 2,))
-    return lax.mul(product, _parity_sign(pivots, a.dtype))
+    # sign * exp(log|det|), as JAX computes it: a 1x1 determinant is not exactly a[0, 0].
+    sign, logdet = slogdet(a)
+    return lax.mul(sign, lax.convert_element_type(lax.exp(logdet), sign.dtype))
 
 
 def _det_rule(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
@@ -145,10 +165,24 @@ _det = custom_jvp(_det_impl, _det_rule)
 
 
 def det(a: Any) -> Any:
-    """Determinant of each square matrix (mirrors `jax.numpy.linalg.det`), from LU."""
+    """Determinant of each square matrix (mirrors `jax.numpy.linalg.det`).
+
+    As in JAX: 2x2 and 3x3 matrices by their closed forms (so also in float16), other
+    sizes as sign * exp(logabsdet) of `slogdet`.
+    """
     (a,) = inexact_args("jnp.linalg.det", a)
     check_square("det", a)
+    if a.shape[-1] == 2:
+        return _det_2x2(a)
+    if a.shape[-1] == 3:
+        return _det_3x3(a)
     return _det(a)
+
+
+def _slogdet_small_impl(a: Any) -> SlogdetResult:
+    """slogdet of 1x1 and 2x2 matrices from their closed-form determinant, as JAX."""
+    d = _entry(a, 0, 0) if a.shape[-1] == 1 else _det_2x2(a)
+    return SlogdetResult(lax.sign(d), lax.log(lax.abs(d)))
 
 
 def _slogdet_lu_impl(a: Any) -> SlogdetResult:
@@ -174,7 +208,7 @@ def _slogdet_lu_impl(a: Any) -> SlogdetResult:
 
 def _slogdet_rule(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
     (a,), (da,) = primals, tangents
-    sign, logdet = _slogdet_lu(a)
+    sign, logdet = (_slogdet_small if a.shape[-1] <= 2 else _slogdet_lu)(a)
     g = lax.reduce_sum(lax.mul(_inverse_transposed(a), da), (a.ndim - 2, a.ndim - 1))
     if dtypes.is_complex(a.dtype):
         re = lax.real(g)
@@ -184,6 +218,7 @@ def _slogdet_rule(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
 
 
 _slogdet_lu = custom_jvp(_slogdet_lu_impl, _slogdet_rule)
+_slogdet_small = custom_jvp(_slogdet_small_impl, _slogdet_rule)
 
 
 def _slogdet_qr(a: Any) -> SlogdetResult:
@@ -207,7 +242,8 @@ def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
     (a,) = inexact_args("jnp.linalg.slogdet", a)
     check_square("slogdet", a)
     if method is None or method == "lu":
-        return _slogdet_lu(a)
+        # 1x1 and 2x2 by the closed form, as JAX (so also in float16)
+        return _slogdet_small(a) if a.shape[-1] in (1, 2) else _slogdet_lu(a)
     if method == "qr":
         return _slogdet_qr(a)
     raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' "
