@@ -93,6 +93,39 @@ def test_hyp1f1_parameter_derivatives_against_mpmath(args):
         np.testing.assert_allclose(g, _mp_derivative(mpmath.hyp1f1, args, index), rtol=1e-12)
 
 
+# Where the derivatives' series alternate and cancel (a < 0 for x > 0, b - a < 0 for
+# x < 0): the float64 sums were off by up to 1.5 (d/da 1F1(-20.5; 25.3; 30) by 6e-5); the
+# double-double ones give mpmath's values (a, b, x, d/da, d/db from mpmath.diff, 50 digits).
+_HYP1F1_CANCELLING = [
+    [-20.5, 25.3, 30.0, 2.7983474840358653e-07, 6.233782117884132e-08],
+    [-35.21, 23.57, 18.725, 3.704603430527187e-09, 3.6435762458992583e-09],
+    [-42.96, -15.77, 32.195, -9.494381599602053e+18, 2.9141135037814157e+19],
+    [-41.08, -8.49, 30.323, 1464106806586158.2, -500606714974760.4],
+    [-46.0, -1.76, 7.859, -3477.8361731498558, 317412.25983005704],
+    [19.74, -28.73, -58.626, 743.6534234561336, 387576.4332192232],
+    [39.47, 3.83, -17.922, -4.938976647866728e-09, 1.4994538761371626e-08],
+    [23.93, -14.89, -40.968, -6892.281649467571, 41703.42694573897],
+]
+
+
+@pytest.mark.parametrize("a,b,x,d_a,d_b", _HYP1F1_CANCELLING)
+def test_hyp1f1_parameter_derivatives_where_their_series_cancel(a, b, x, d_a, d_b):
+    with jax.enable_x64(True):
+        grads = jax.grad(special.hyp1f1, argnums=(0, 1))(a, b, x)
+    np.testing.assert_allclose(grads, [d_a, d_b], rtol=1e-12)
+
+
+def test_hyp1f1_parameter_derivatives_are_nan_beyond_double_double():
+    # d/da: terms 1e22 and more above the sum, no digit known (the float64 sums gave
+    # d/da 1F1(-37.14; 54.46; 52.149) = 1.2e6 times mpmath's value)
+    a, b, x = np.array([-37.14, -36.2]), np.array([54.46, 2.96]), np.array([52.149, 78.647])
+    with jax.enable_x64(True):
+        d_a = jax.vmap(jax.grad(special.hyp1f1))(a, b, x)
+    assert np.isnan(np.asarray(d_a)).all(), d_a
+    exact = _mp_derivative(mpmath.hyp1f1, (-37.14, 54.46, 52.149), 0)
+    assert np.isfinite(exact) and exact != 0
+
+
 @pytest.mark.parametrize("args", [(0.7, 2.5, 1.3, -4.0), (-1.5, 0.8, 3.0, 0.9),
                                   (2.0, -3.0, 4.5, 0.5)])
 def test_hyp2f1_parameter_derivatives_against_mpmath(args):

@@ -53,13 +53,8 @@ scipy (1.17, boost's 1F1) is the inaccurate one next to the poles of b with x < 
 1F1(1; -2.9999; -3) is off by 1.4e-5 there, 1F1(15.5; -10.5; -0.7) by 7.8e-7,
 1F1(40.1; -2.9999; -35.5) by 3.7e-11 (this expansion: mpmath's values to 1e-15).
 
-The derivatives are the kernel's float64 series (`_hypergeometric_kernels._series`) step
-for step, with Kummer's transformation for x < 0, in DERIVATIVE_STEPS steps; NaN where
-the terms have not become negligible by then (|x| beyond about 1300) or an operand is not
-finite. Where that series cancels (the band above, from |alpha| ~ 10 at moderate y) the
-kernel itself is inaccurate (d/da of 1F1(-20.5; 25.3; 30) off by 6e-5 against mpmath),
-and the two round differently (XLA fuses multiply-adds): they agree to 1e-11 only
-outside it.
+The derivatives `hyp1f1_da`, `hyp1f1_db` are in `special_hyp1f1_grad.py` (double-double
+sums, as the kernel's).
 
 Edges as the kernel: NaN at infinite x; at NaN or infinite a or b, or b a negative
 integer, JAX's series values; inf at b = 0 != a; e^x at a = b != 0; 1 at a = 0.
@@ -73,15 +68,15 @@ from jaxlite.xla.stablehlo import lapack as L
 from jaxlite.xla.stablehlo import types as T
 from jaxlite.xla.stablehlo.printer import FunctionWriter, Leaves
 from jaxlite.xla.stablehlo.special_gamma import unary
+from jaxlite.xla.stablehlo.special_hyp1f1_grad import HYP1F1_GRAD_EXPANSIONS
 from jaxlite.xla.stablehlo.special_igamma import (as_float, both, either, in_float64,
                                                   is_value, loop, pick)
 
-__all__ = ["HYP1F1_EXPANSIONS", "SERIES_STEPS", "DERIVATIVE_STEPS", "ASYMPTOTIC_FROM",
+__all__ = ["HYP1F1_EXPANSIONS", "SERIES_STEPS", "ASYMPTOTIC_FROM",
            "ASYMPTOTIC_STEPS", "SHIFT_LIMIT", "RESCALE_BITS", "RECURRENCE_STEPS",
            "CANCELLATION_LIMIT", "ASYMPTOTIC_ERROR_LIMIT"]
 
 SERIES_STEPS = 1500
-DERIVATIVE_STEPS = 2000
 ASYMPTOTIC_FROM = 1000.0
 ASYMPTOTIC_STEPS = 60
 SHIFT_LIMIT = 300.0
@@ -89,7 +84,6 @@ RESCALE_BITS = 600
 RECURRENCE_STEPS = 200
 CANCELLATION_LIMIT = 1e14
 ASYMPTOTIC_ERROR_LIMIT = 1e-16
-_EPS = float(np.finfo(np.float64).eps)
 
 
 def _add(w: FunctionWriter, a: str, b: str) -> str:
@@ -351,57 +345,7 @@ def _hyp1f1(w: FunctionWriter, a: str, b: str, x: str) -> str:
     return pick(w, [(a_is_zero, 1.0)], value)
 
 
-def _derivative_series(w: FunctionWriter, a: str, b: str, x: str) -> tuple[str, str]:
-    """(d/da, d/db) of sum_k (a)_k / (b)_k x^k / k! for x >= 0 as the kernel sums them
-    (its `_series([a], [b], x)`), NaN where not converged in DERIVATIVE_STEPS steps."""
-    zero, one = _const(w, 0.0, x), _const(w, 1.0, x)
-    eps = _const(w, _EPS, x)
-
-    def small(d: str, total: str) -> str:
-        return L.compare(w, _abs(w, d), _mul(w, eps, _abs(w, total)), "LE", "FLOAT")
-
-    def step(i: str, values: Leaves) -> Leaves:
-        term, value, d_a, d_b, sum_a, sum_b, quiet = values
-        k = _k(w, i, x)
-        b_k = _add(w, b, k)
-        scale = _div(w, _div(w, x, _add(w, k, one)), b_k)
-        ratio = _mul(w, scale, _add(w, a, k))
-        d_a = _add(w, _mul(w, d_a, ratio), _mul(w, term, scale))
-        d_b = _add(w, _mul(w, d_b, ratio), _mul(w, term, unary(
-            w, "stablehlo.negate", _div(w, ratio, b_k))))
-        sum_a, sum_b = _add(w, sum_a, d_a), _add(w, sum_b, d_b)
-        term = _mul(w, term, ratio)
-        value = _add(w, value, term)
-        settled = both(w, both(w, small(d_a, sum_a), small(d_b, sum_b)), small(term, value))
-        quiet = L.select(w, settled, _add(w, quiet, one), zero)
-        return [term, value, d_a, d_b, sum_a, sum_b, quiet]
-    state = loop(w, DERIVATIVE_STEPS, [one, one, zero, zero, zero, zero, zero], step)
-    converged = is_value(w, state[6], "GE", 2.0)
-    nan = _const(w, np.nan, x)
-    return L.select(w, converged, state[4], nan), L.select(w, converged, state[5], nan)
-
-
-def _derivatives(w: FunctionWriter, a: str, b: str, x: str) -> tuple[str, str]:
-    """(d/da, d/db) of 1F1(a; b; x): for x < 0, from F = e^x G(b - a; b; -x),
-    dF/da = -e^x G_1 and dF/db = e^x (G_1 + G_2)."""
-    finite = both(w, both(w, is_value(w, _abs(w, a), "LT", np.inf),
-                          is_value(w, _abs(w, b), "LT", np.inf)),
-                  is_value(w, _abs(w, x), "LT", np.inf))
-    # Non-finite operands are summed at harmless values, then made NaN (as the kernel).
-    one = _const(w, 1.0, x)
-    a, b = L.select(w, finite, a, one), L.select(w, finite, b, one)
-    x = L.select(w, finite, x, _const(w, 0.0, x))
-    flip = is_value(w, x, "LT", 0.0)
-    first, second = _derivative_series(w, L.select(w, flip, _sub(w, b, a), a), b, _abs(w, x))
-    scale = _exp(w, x)
-    d_a = L.select(w, flip, unary(w, "stablehlo.negate", _mul(w, scale, first)), first)
-    d_b = L.select(w, flip, _mul(w, scale, _add(w, first, second)), second)
-    nan = _const(w, np.nan, x)
-    return L.select(w, finite, d_a, nan), L.select(w, finite, d_b, nan)
-
-
 HYP1F1_EXPANSIONS: dict[str, L.KernelRule] = {
     "jaxlite_special_hyp1f1": in_float64(_hyp1f1),
-    "jaxlite_special_hyp1f1_da": in_float64(lambda w, a, b, x: _derivatives(w, a, b, x)[0]),
-    "jaxlite_special_hyp1f1_db": in_float64(lambda w, a, b, x: _derivatives(w, a, b, x)[1]),
+    **HYP1F1_GRAD_EXPANSIONS,
 }
