@@ -10,6 +10,8 @@ fusion (the GPU side of XLA's IrEmitterUnnested, for fusions).
 - multi-output fusions none of these takes whole (outputs of different shapes, reductions
   over different dimensions): one fusion per output, built in turn (`split_outputs`; the
   work the outputs share is computed again by each, but nothing goes to the host);
+- fusions whose root is one reduce of several operands (argmax, argmin):
+  `variadic_reductions` (two loop kernels evaluating the combiner's HLO);
 - fusions reducing a reduction (a cross-entropy's mean of row sums): the inner
   reductions first, into scratch buffers, then the rest (`split_nested_reductions`).
 Anything else (dot epilogues, sorts, ...) raises `UnsupportedFusion`.
@@ -25,6 +27,8 @@ from jaxlite.backends.gpu.fusion_split import split_nested_reductions, split_out
 from jaxlite.backends.gpu.hlo_elemental import UnsupportedFusion
 from jaxlite.backends.gpu.reduction_kernels import build_row_fusion, build_tree_fusion
 from jaxlite.backends.gpu.transpose_kernels import build_transpose_fusion, tiled_transpose
+from jaxlite.backends.gpu.variadic_reductions import (build_variadic_reduction,
+                                                      is_variadic_reduction)
 from jaxlite.xla.ir import HloInstruction, HloModule
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.passes.fusion_decisions import INPUT, LOOP
@@ -41,6 +45,8 @@ def build_fusion(fusion: HloInstruction, options: BuildOptions | None = None) ->
     try:
         return _build_whole(fusion, options)
     except UnsupportedFusion:
+        if is_variadic_reduction(fusion):
+            return build_variadic_reduction(fusion, options)
         staged = split_nested_reductions(fusion)
         if staged is not None:
             return _build_staged(fusion, *staged, options)

@@ -98,6 +98,16 @@ def test_random_normal_and_bit_counts_have_no_host_step(backend):
     assert "host" not in plan, plan
 
 
+def test_argmax_and_argmin_run_on_the_device_with_nan_and_ties(backend):
+    x = _random((5, 300), seed=11)
+    x[1, 7], x[2, :] = np.nan, 0.5  # (NaN wins; a tie takes the first index)
+    fn = lambda v: (jnp.argmax(v, -1), jnp.argmin(v, 0), jnp.argmax(v),
+                    jnp.argmax(v.astype(jnp.int32), -1))
+    check(backend, fn, x)
+    plan = _executable(backend, fn, x).text("kernels")
+    assert "host" not in plan, plan
+
+
 def test_softmax(backend):
     check(backend, lambda x: jax.nn.softmax(x, axis=-1), _random((8, 33)))
 

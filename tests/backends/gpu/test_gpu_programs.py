@@ -97,6 +97,10 @@ PROGRAMS = {
                           SMALL, {"loop"}),
     "sum_and_sum_of_squares": (lambda x: (x.sum(-1), (x * x).sum(-1)), [((8, 12), f32)],
                                SMALL, {"full"}),
+    # a reduce of (value, index) pairs by argmax's comparator: two loop kernels
+    "argmax_rows": (lambda x: jnp.argmax(x, -1), [((6, 40), f32)], SMALL, {"variadic"}),
+    "argmin_all_with_min": (lambda x: (jnp.argmin(x), jnp.min(x, 0)), [((20, 50), f32)],
+                            SMALL, {"variadic", "column"}),
     "any_last_axis": (lambda x: jnp.any(x > 1, axis=-1), [((6, 40), f32)], SMALL, {"row"}),
     # data-dependent reads: start indices from -20 to 20 test XLA's clamping
     "dynamic_slice": (lambda x, i: jnp.exp(jax.lax.dynamic_slice(x, (i, 1), (3, 5))),
