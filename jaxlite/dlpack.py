@@ -13,15 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from jaxlite.core import dtypes
 from jaxlite.numpy._io import dlpack_to_array
+from jaxlite.runtime.dlpack_buffers import EXCHANGED_DTYPES
 
 __all__ = ["from_dlpack", "is_supported_dtype"]
 
-# The element types JAX exchanges through DLPack (the narrow float8/int4 types are not).
-_SUPPORTED = frozenset(np.dtype(t) for t in (
-    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
-    dtypes.bfloat16, "float32", "float64", "complex64", "complex128", "bool"))
 
 
 def from_dlpack(external_array: Any, device: Any = None, copy: bool | None = None) -> Any:
@@ -39,4 +35,4 @@ def is_supported_dtype(dtype: Any) -> bool:
     `jax.dlpack.is_supported_dtype`)."""
     if dtype is None:
         raise TypeError(f"Expected a string or dtype-like object; got {dtype=}")
-    return np.dtype(dtype) in _SUPPORTED
+    return np.dtype(dtype) in EXCHANGED_DTYPES

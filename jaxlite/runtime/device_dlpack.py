@@ -20,8 +20,8 @@ from typing import Any
 from jaxlite.core import dtypes
 from jaxlite.runtime.device_values import DeviceValue, stores_natively
 from jaxlite.runtime.dlpack_buffers import (CPU_DEVICE, KDL_BFLOAT, KDL_UINT,
-                                            BFloat16AsUInt16, DLDeviceType, export_capsule,
-                                            retype)
+                                            BFloat16AsUInt16, DLDeviceType, check_exchanged,
+                                            export_capsule, retype)
 
 __all__ = ["GPU_DEVICE_TYPES", "device_pair", "export_device_capsule", "import_device"]
 
@@ -32,6 +32,7 @@ def export_device_capsule(value: DeviceValue, *, stream: Any, max_version: Any,
                           dl_device: Any, copy: bool | None) -> Any:
     """A DLPack capsule of `value`'s device memory (C-ordered: a broadcast view is laid
     out first), or of its host copy when the consumer asks for the CPU."""
+    check_exchanged(value.dtype)
     if dl_device is not None and tuple(dl_device) == CPU_DEVICE:
         if copy is False:
             raise BufferError("__dlpack__: the array is in GPU memory; exporting it to the "

@@ -27,8 +27,8 @@ import numpy as np
 
 from jaxlite.core import dtypes
 
-__all__ = ["BFloat16AsUInt16", "CPU_DEVICE", "DLDeviceType", "KDL_BFLOAT", "KDL_UINT",
-           "export_capsule", "import_host", "retype"]
+__all__ = ["BFloat16AsUInt16", "CPU_DEVICE", "DLDeviceType", "EXCHANGED_DTYPES", "KDL_BFLOAT",
+           "KDL_UINT", "check_exchanged", "export_capsule", "import_host", "retype"]
 
 
 class DLDeviceType(enum.IntEnum):
@@ -40,6 +40,12 @@ class DLDeviceType(enum.IntEnum):
 
 
 CPU_DEVICE = (DLDeviceType.kDLCPU, 0)
+
+# The element types JAX exchanges through DLPack (not the narrow float8/int4 types, which
+# numpy 2.5 and later would export).
+EXCHANGED_DTYPES = frozenset(np.dtype(t) for t in (
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+    dtypes.bfloat16, "float32", "float64", "complex64", "complex128", "bool"))
 
 # DLDataType codes (DLPack's dlpack.h): unsigned integers, and bfloat16.
 KDL_UINT, KDL_BFLOAT = 1, 4
@@ -89,6 +95,14 @@ class _WritableAlias:
         self.__array_interface__ = interface
 
 
+def check_exchanged(dtype: np.dtype) -> None:
+    """BufferError unless arrays of `dtype` go through DLPack (as JAX's refuse)."""
+    if dtype not in EXCHANGED_DTYPES:
+        raise BufferError(f"__dlpack__: arrays of {dtype.name} cannot be exported through "
+                          "DLPack (jax.dlpack.is_supported_dtype is False for it); convert "
+                          "them to a supported type first.")
+
+
 def export_capsule(buffer: np.ndarray, *, stream: Any, max_version: Any, dl_device: Any,
                    copy: bool | None) -> Any:
     """A DLPack capsule of the host `buffer` (the protocol of `Array.__dlpack__`).
@@ -102,6 +116,7 @@ def export_capsule(buffer: np.ndarray, *, stream: Any, max_version: Any, dl_devi
     if dl_device is not None and tuple(dl_device) != CPU_DEVICE:
         raise BufferError(f"__dlpack__: dl_device={tuple(dl_device)} is not available; "
                           f"jaxlite arrays can be exported to the CPU {CPU_DEVICE} only.")
+    check_exchanged(buffer.dtype)
     if copy:
         buffer = buffer.copy()
     bfloat16 = buffer.dtype == dtypes.bfloat16
