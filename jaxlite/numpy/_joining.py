@@ -8,11 +8,13 @@ under `jit` wherever the result's shape does not depend on it (as in JAX).
 """
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
 
 import jaxlite.lax as lax
+from jaxlite.core import dtypes
 from jaxlite.errors import ConcretizationTypeError
 from jaxlite.numpy._creation import array, asarray
 from jaxlite.numpy._promotion import (canonicalize_axis, check_arraylike, ensure_array,
@@ -164,37 +166,58 @@ def _axis_view(fun_name: str, arr: Any, axis: int | None) -> tuple[Any, int]:
     return arr, canonicalize_axis(axis, arr.ndim)
 
 
+def _static_index(obj: Any) -> int | None:
+    """`obj` as a Python int when it is one (or a concrete 0-d integer array), else None."""
+    try:
+        return operator.index(obj)
+    except TypeError:
+        return None
+
+
 def delete(arr: Any, obj: Any, axis: int | None = None, *,
            assume_unique_indices: bool = False) -> Any:
-    """`arr` without the entries `obj` (an index, a slice or indices) along `axis`; the
-    array is flattened first when `axis` is None (mirrors `jax.numpy.delete`).
+    """`arr` without the entries `obj` (an index, a slice, an integer or boolean array)
+    along `axis`; the array is flattened first when `axis` is None (mirrors
+    `jax.numpy.delete`).
 
-    Indices must be concrete, except with `assume_unique_indices=True`, which promises
-    distinct in-range indices and so gives a result shape known from their count.
+    As in JAX: one index out of range raises ValueError, an index array IndexError (numpy's
+    words), and lists are refused. Index arrays must be concrete, except with
+    `assume_unique_indices=True`, which promises distinct indices (clipped into range) and
+    so gives a result shape known from their count.
     """
     arr, axis = _axis_view("delete", arr, axis)
     length = arr.shape[axis]
+    index = _static_index(obj)
+    if index is not None:
+        return _take_static(arr, np.delete(np.arange(length), canonicalize_axis(index, length)),
+                            axis)
     if isinstance(obj, slice):
-        doomed = np.arange(length)[obj]
-    else:
-        host = known_value(obj)
-        if host is None:
-            if not assume_unique_indices:
-                raise ConcretizationTypeError(
-                    "jnp.delete: the 'obj' index argument is traced, so the size of the "
-                    "result is unknown. Pass concrete indices, or pass "
-                    "assume_unique_indices=True if the indices are distinct and in range.")
-            return _delete_unique(arr, obj, axis)
-        if host.dtype == np.bool_:
-            raise ValueError("jnp.delete: boolean obj is not supported; pass the indices "
-                             "(for example with np.nonzero).")
-        doomed = host.astype(np.int64).ravel()
-        if doomed.size and (doomed.min() < -length or doomed.max() >= length):
-            bad = doomed[(doomed < -length) | (doomed >= length)][0]
-            raise IndexError(f"jnp.delete: index {bad} is out of bounds for axis {axis} "
-                             f"with size {length}.")
-    kept = np.setdiff1d(np.arange(length), doomed % length if length else doomed)
-    return _take_static(arr, kept, axis)
+        return _take_static(arr, np.delete(np.arange(length), np.arange(length)[obj]), axis)
+    check_arraylike("delete", arr, obj)
+    if dtypes.is_integer(dtypes.dtype(obj)) and assume_unique_indices:
+        return _delete_unique(arr, obj, axis)
+    host = known_value(obj)
+    if host is None:
+        raise ConcretizationTypeError(
+            "Abstract tracer value encountered where concrete value is expected: the 'obj' "
+            "array argument of jnp.delete() (the size of the result depends on it). Pass "
+            "concrete indices, or assume_unique_indices=True if the indices are distinct.")
+    return _take_static(arr, np.flatnonzero(_kept_mask(host, length)), axis)
+
+
+def _kept_mask(doomed: np.ndarray, length: int) -> np.ndarray:
+    """Which of `length` positions `delete` keeps, given concrete indices or a mask."""
+    if dtypes.is_integer(doomed.dtype):
+        mask = np.ones(length, dtype=bool)
+        mask[doomed] = False  # numpy's IndexError out of range, as in JAX
+        return mask
+    if doomed.dtype == np.bool_:
+        if doomed.shape != (length,):
+            raise ValueError("np.delete(arr, obj): for boolean indices, obj must be "
+                             "one-dimensional with length matching specified axis.")
+        return ~doomed
+    raise ValueError(f"np.delete(arr, obj): got obj.dtype={doomed.dtype}; must be integer "
+                     "or bool.")
 
 
 def _take_static(arr: Any, positions: np.ndarray, axis: int) -> Any:
@@ -208,6 +231,8 @@ def _delete_unique(arr: Any, obj: Any, axis: int) -> Any:
     doomed = ravel(asarray(obj)).astype(_INDEX)
     doomed = lax.select(lax.lt(doomed, np.zeros((), _INDEX)),
                         lax.add(doomed, np.asarray(length, _INDEX)), doomed)
+    # out-of-range indices are clipped, as JAX does (they then delete nothing or the end)
+    doomed = lax.clamp(np.asarray(0, _INDEX), doomed, np.asarray(length, _INDEX))
     doomed = lax.sort(doomed, 0)
     count = doomed.shape[0]
     shifted = lax.sub(doomed, lax.iota(_INDEX, count))

@@ -273,8 +273,8 @@ def canonicalize_axis(axis: Any, ndim: int) -> int:
     """A nonnegative axis; ValueError (numpy's wording) when out of range."""
     try:
         axis = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"axis must be an integer, got {axis!r}") from None
+    except TypeError as e:  # Python's words first, as in JAX
+        raise TypeError(f"{e} (axis must be an integer, got {axis!r})") from None
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
     return axis % ndim if ndim else axis

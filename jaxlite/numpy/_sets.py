@@ -113,10 +113,13 @@ def _pad_unique(found: dict[str, Any], fill_value: Any, size: Any) -> dict[str, 
         filler = lax.broadcast_in_dim(fill, values.shape, tuple(range(1, values.ndim))
                                       if fill.ndim else ())
         padded["values"] = lax.select(mask, values, filler)
-        padded["index"] = lax.select(real, found["index"],
-                                     lax.full_like(found["index"], 0) if found["n"] == 0
-                                     else lax.broadcast_in_dim(found["index"][0],
-                                                               real.shape, ()))
+        if found["n"] == 0:
+            # JAX pads only the values of an empty input: its index and counts stay empty
+            padded["index"], padded["counts"] = found["index"][:0], found["counts"][:0]
+        else:
+            padded["index"] = lax.select(real, found["index"],
+                                         lax.broadcast_in_dim(found["index"][0], real.shape,
+                                                              ()))
     return padded
 
 

@@ -19,9 +19,9 @@ from jaxlite.numpy._placement import accepts_placement
 from jaxlite.core import dtypes
 from jaxlite.numpy import _reductions as red
 from jaxlite.numpy._linalg_basic import diagonal, dot
-from jaxlite.numpy._promotion import (broadcast_to_shape, canonicalize_axes, check_arraylike,
-                                      convert, ensure_array, promote_dtypes_inexact,
-                                      user_dtype)
+from jaxlite.numpy._promotion import (broadcast_to_shape, canonicalize_axes, canonicalize_axis,
+                                      check_arraylike, convert, ensure_array,
+                                      promote_dtypes_inexact, user_dtype)
 from jaxlite.numpy._sorting import stable_sort, take_along
 
 __all__ = ["quantile", "percentile", "median", "nanquantile", "nanpercentile", "nanmedian",
@@ -109,8 +109,17 @@ def _quantile(fun_name: str, a: Any, q: Any, axis: Any, method: str, keepdims: b
     flat, kept = _flatten_reduced(a, axis, keepdims)
     n = flat.shape[-1]
     if n == 0:
-        raise ValueError(f"jnp.{fun_name}: cannot take a quantile over an empty axis (the "
-                         f"reduced axes of shape {a.shape} hold no entries).")
+        # JAX's gather of the sorted entries fails: its words, then ours
+        where = 0 if axis is None else (canonicalize_axis(axis, a.ndim) if np.ndim(axis) == 0
+                                        else flat.ndim - 1)
+        raise TypeError(f"Slice size at index {where} in gather op is out of range, must be "
+                        f"within [0, 0 + 1), got 1. (jnp.{fun_name}: cannot take a quantile "
+                        f"over an empty axis; the reduced axes of shape {a.shape} hold no "
+                        "entries.)")
+    if keepdims and axis is None and a.ndim == 0:
+        kept = (1,)  # JAX ravels the input first, so a 0-d one keeps one axis
+    if flat.size == 0:  # nothing kept: an empty result of the right shape
+        return lax.full(q.shape + kept, 0, flat.dtype)
     ordered = stable_sort(flat, flat.ndim - 1)
     nans = lax.ne(flat, flat)
     if skip_nans:

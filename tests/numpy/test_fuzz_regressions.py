@@ -306,3 +306,82 @@ def test_half_precision_triangular_solve_and_integer_symmetrized_inputs_as_jax()
     assert jaxlite.lax.linalg.eigh(np.array([[2, 1], [1, 2]], np.int32))[1].tolist() == [1., 3.]
     with pytest.raises(TypeError, match="does not accept dtype int32"):
         jaxlite.lax.linalg.cholesky(np.eye(2, dtype=np.int32), symmetrize_input=False)
+
+
+# ------------------------------- delete, unique, stack, quantiles (JAX 0.10.2's behaviour)
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_delete_errors_and_clipping_as_jax(jit):
+    x = np.arange(5.0, dtype=np.float32)
+    def call(obj, **kw):
+        f = lambda a: jnp.delete(a, obj, **kw)  # noqa: E731
+        return (jaxlite.jit(f) if jit else f)(x)
+    # one static index out of range: JAX's axis check (ValueError)
+    with pytest.raises(ValueError) as info:
+        call(7)
+    assert str(info.value) == "axis 7 is out of bounds for array of dimension 5"
+    with pytest.raises(ValueError, match="axis -7 is out of bounds"):
+        call(np.array(-7))
+    # an index array out of range: numpy's IndexError
+    with pytest.raises(IndexError, match="index 7 is out of bounds for axis 0 with size 5"):
+        call(np.array([1, 7]))
+    with pytest.raises(TypeError, match="delete requires ndarray or scalar arguments"):
+        call([1, 2])
+    assert call(np.array([True, False, True, False, False])).tolist() == [1.0, 3.0, 4.0]
+    with pytest.raises(ValueError, match="for boolean indices, obj must be one-dimensional"):
+        call(np.array([True, False]))
+    with pytest.raises(ValueError, match="must be integer or bool"):
+        call(np.array([1.0]))
+    # assume_unique_indices clips: 7 deletes nothing, -7 deletes the first entry
+    assert call(np.array([7]), assume_unique_indices=True).tolist() == [0., 1., 2., 3.]
+    assert call(np.array([-7, 9]), assume_unique_indices=True).tolist() == [1., 2., 3.]
+    assert call(np.array([1, 1, -1])).tolist() == [0., 2., 3.]
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_unique_of_empty_input_pads_only_the_values(jit):
+    f = lambda a: jnp.unique(a, size=3, fill_value=7, return_index=True,  # noqa: E731
+                             return_inverse=True, return_counts=True)
+    values, index, inverse, counts = (jaxlite.jit(f) if jit else f)(np.zeros(0, np.float32))
+    assert values.tolist() == [7.0, 7.0, 7.0]
+    assert index.shape == inverse.shape == counts.shape == (0,)
+    assert index.dtype == np.int32
+    out = jnp.unique_all(np.zeros(0, np.float32), size=2, fill_value=1)
+    assert out.values.tolist() == [1.0, 1.0] and out.indices.shape == (0,)
+    assert out.counts.shape == (0,)
+    with pytest.raises(ValueError, match="fill_value must be specified"):
+        jnp.unique(np.zeros(0, np.float32), size=3, return_index=True)
+
+
+def test_stack_axis_none_raises_pythons_words():
+    with pytest.raises(TypeError) as info:
+        jnp.stack([np.ones(2), np.ones(2)], axis=None)
+    assert str(info.value).startswith("'NoneType' object cannot be interpreted as an integer")
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_quantiles_of_empty_and_zero_d_arrays_as_jax(jit):
+    def call(f, a, *args, **kw):
+        g = lambda x: f(x, *args, **kw)  # noqa: E731
+        return (jaxlite.jit(g) if jit else g)(a)
+    scalar = np.float32(3.0)
+    # JAX ravels a 0-d input, so keepdims keeps one axis
+    for f, args in ((jnp.median, ()), (jnp.nanmedian, ()), (jnp.quantile, (0.5,)),
+                    (jnp.percentile, (50,))):
+        out = call(f, scalar, *args, keepdims=True)
+        assert out.shape == (1,) and out.tolist() == [3.0]
+    assert call(jnp.quantile, scalar, np.array([0.5, 0.2]), keepdims=True).shape == (2, 1)
+    # empty kept axes: an empty result
+    e = np.zeros((2, 0, 3), np.float32)
+    assert call(jnp.median, e, axis=2).shape == (2, 0)
+    assert call(jnp.median, e, axis=2, keepdims=True).shape == (2, 0, 1)
+    assert call(jnp.median, e, axis=0).shape == (0, 3)
+    assert call(jnp.quantile, e, np.array([0.1, 0.5]), axis=2).shape == (2, 2, 0)
+    assert call(jnp.nanquantile, e, 0.5, axis=2).shape == (2, 0)
+    median_of_ints = call(jnp.median, np.zeros((2, 0, 3), np.int32), axis=2)
+    assert median_of_ints.shape == (2, 0) and median_of_ints.dtype == np.float32
+    # an empty reduced axis: JAX's gather fails with TypeError
+    for f, kw in ((jnp.median, dict(axis=1)), (jnp.nanmedian, dict(axis=1)),
+                  (jnp.median, {})):
+        with pytest.raises(TypeError, match="Slice size at index .* in gather op is out of"):
+            call(f, e, **kw)
