@@ -293,7 +293,7 @@ class AtomicAdd:
 class AtomicUpdate:
     """buffer[index] = new, indivisibly, where `old` names the element's value before the
     update and `body` (no barriers or shuffles) computes what `new` reads. Rendered as a
-    compare-and-swap loop on the element's bits (2-, 4- or 8-byte elements): for
+    compare-and-swap loop on the element's bits (1-, 2-, 4- or 8-byte elements): for
     combiners a GPU has no atomic instruction for (multiply, a scatter's arbitrary
     computation, an overwrite)."""
     buffer: Buffer
@@ -303,9 +303,9 @@ class AtomicUpdate:
     new: Expr
 
     def __post_init__(self) -> None:
-        if dtype_of(self.buffer.dtype).itemsize not in (2, 4, 8):
+        if dtype_of(self.buffer.dtype).itemsize not in (1, 2, 4, 8):
             raise ValueError(f"an atomic update of {self.buffer.dtype}: compare-and-swap "
-                             "takes 2-, 4- or 8-byte elements")
+                             "takes 1-, 2-, 4- or 8-byte elements")
         if self.old.dtype != self.buffer.dtype or self.new.dtype != self.buffer.dtype:
             raise TypeError("an atomic update's old and new values have the buffer's type")
 

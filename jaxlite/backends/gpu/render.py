@@ -31,7 +31,8 @@ C_TYPES = {
     "bfloat16": "jl_bf16", "float32": "float", "float64": "double",
 }
 _VECTOR_TYPES = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short"}
-_CAS_TYPES = {2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
+_CAS_TYPES = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int",
+              8: "unsigned long long"}
 _BUILTINS = {"thread": "((int)threadIdx.x)", "block": "((int)blockIdx.x)",
              "block_dim": "((int)blockDim.x)", "grid_dim": "((int)gridDim.x)"}
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=",
@@ -201,7 +202,8 @@ class _Renderer:
                              f"*reinterpret_cast<const {ctype}*>(&{want});")
         self.block(s.body, depth + 2)
         self.emit(depth + 2, f"const {ctype} jl_new{self.fresh} = {self.expr(s.new)};")
-        self.emit(depth + 2, f"{seen} = atomicCAS({address}, {want}, "
+        swap = "atomicCAS" if ir.dtype_of(s.buffer.dtype).itemsize >= 4 else "jl_cas_narrow"
+        self.emit(depth + 2, f"{seen} = {swap}({address}, {want}, "
                              f"*reinterpret_cast<const {bits}*>(&jl_new{self.fresh}));")
         self.emit(depth + 1, f"}} while ({seen} != {want});")
         self.emit(depth, "}")

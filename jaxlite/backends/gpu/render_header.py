@@ -60,6 +60,24 @@ template <> __device__ __forceinline__ double jl_min<double>(double a, double b)
   return (a != a || b != b) ? a + b : fmin(a, b);
 }
 template <typename T> __device__ __forceinline__ T jl_abs(T a) { return a < 0 ? -a : a; }
+/* Compare-and-swap of a 1- or 2-byte element (T: unsigned char or unsigned short), as
+   atomicCAS returns: through the aligned 32-bit word holding it, since HIP before ROCm 6
+   has no 16-bit atomicCAS and neither CUDA nor HIP has an 8-bit one. */
+template <typename T> __device__ __forceinline__ T jl_cas_narrow(T* address, T compare, T value) {
+  const unsigned long long at = reinterpret_cast<unsigned long long>(address);
+  unsigned int* word = reinterpret_cast<unsigned int*>(at & ~3ull);
+  const unsigned int shift = static_cast<unsigned int>(at & 3ull) * 8u;
+  const unsigned int mask = ((1u << (8u * sizeof(T))) - 1u) << shift;
+  unsigned int seen = *word;
+  for (;;) {
+    const T current = static_cast<T>((seen & mask) >> shift);
+    if (current != compare) return current;
+    const unsigned int want = (seen & ~mask) | (static_cast<unsigned int>(value) << shift);
+    const unsigned int found = atomicCAS(word, seen, want);
+    if (found == seen) return compare;
+    seen = found;  /* a neighbour in the word changed: try again with its value */
+  }
+}
 /* HLO's bitcast-convert: the same bits read as another type of the same width
    (__builtin_bit_cast: NVRTC knows no __builtin_memcpy). */
 template <typename To, typename From> __device__ __forceinline__ To jl_bitcast(From x) {

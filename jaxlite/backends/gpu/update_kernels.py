@@ -12,12 +12,13 @@ nothing else reads that value any more, else a copy of it (one device-to-device 
 - scatter: one thread per element of the updates, its operand position computed from
   the scatter indices; a window that does not fit in the operand is skipped, as XLA's
   backends do. Elements of two updates can meet at one position, so the combiner is
-  applied atomically: `atomicAdd` where it is an addition of a type the hardware adds
-  (float32, float64, int32, uint32, float16, bfloat16), otherwise a compare-and-swap loop
-  (`ir.AtomicUpdate`) around the combiner computation, compiled as kernel IR (maximum,
-  minimum, multiply, an overwrite, any scalar computation). Overwrites of one position by
-  several updates keep one of them, which XLA leaves unspecified too. Scatters of several
-  operands at once, and of 1-byte types (no compare-and-swap), are not built.
+  applied atomically: `atomicAdd` where it is an addition of a type CUDA and HIP both add
+  (float32, float64, int32, uint32), otherwise a compare-and-swap loop (`ir.AtomicUpdate`)
+  around the combiner computation, compiled as kernel IR (maximum, minimum, multiply, an
+  overwrite, any scalar computation, additions of 16-bit floats: HIP has no atomicAdd of
+  them; 1- and 2-byte elements swap through the 32-bit word holding them, see
+  `render_header`). Overwrites of one position by several updates keep one of them,
+  which XLA leaves unspecified too. Scatters of several operands at once are not built.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from jaxlite.xla.passes.fusion_decisions import LOOP
 
 __all__ = ["alone", "as_fusion", "build_dynamic_update", "build_scatter"]
 
-_ATOMIC_ADD_TYPES = ("float32", "float64", "int32", "uint32", "float16", "bfloat16")
+_ATOMIC_ADD_TYPES = ("float32", "float64", "int32", "uint32")
 
 
 def alone(inst: HloInstruction) -> HloComputation:
@@ -96,9 +97,6 @@ def build_scatter(inst: HloInstruction, options: BuildOptions) -> FusionKernels:
                                 "takes tuples, which no atomic operation updates")
     operand, indices, updates = (o.shape for o in inst.operands)
     dtype = operand.dtype.name
-    if dtype not in _ATOMIC_ADD_TYPES and ir.dtype_of(dtype).itemsize not in (2, 4, 8):
-        raise UnsupportedFusion(f"scatter %{inst.name} into {dtype}: no compare-and-swap "
-                                "of 1-byte elements")
     adds = _is_addition(inst.called[0]) and dtype in _ATOMIC_ADD_TYPES
 
     def body(em: Elemental, inputs, p: ir.Var) -> None:

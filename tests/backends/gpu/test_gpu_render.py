@@ -3,6 +3,9 @@ the header's helpers, and hand-written kernels compiled with nvcc (and hipcc whe
 present)."""
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 from gpu_testing import compile_kernels, needs_hipcc, needs_nvcc
@@ -10,6 +13,7 @@ from test_gpu_kernel_interpreter import block_sum_kernel
 
 from jaxlite.backends.gpu import kernel_ir as ir
 from jaxlite.backends.gpu.render import literal, render
+from jaxlite.backends.gpu.render_header import HEADER
 
 c = ir.index_const
 THREAD = ir.Builtin("thread")
@@ -95,3 +99,49 @@ def test_math_functions_take_the_type_suffix(dtype):
     kernel = ir.Kernel("k", (out, x), (ir.Store(out, c(0), ir.Unary("erf", x)),), 1, 32)
     suffix = "f" if dtype == "float32" else ""
     assert f"out[0] = erf{suffix}(x);" in render(kernel)
+
+
+GXX = shutil.which("g++")
+# the header's narrow compare-and-swap, run on the host: device qualifiers dropped and
+# atomicCAS a plain (single-threaded) compare-and-swap
+_NARROW_CAS_CHECK = r"""
+#include <cstdio>
+#define __device__
+#define __forceinline__ inline
+static unsigned int atomicCAS(unsigned int* p, unsigned int compare, unsigned int value) {
+  unsigned int old = *p; if (old == compare) *p = value; return old;
+}
+%s
+int main() {
+  alignas(4) unsigned char bytes[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  unsigned char got = jl_cas_narrow<unsigned char>(&bytes[6], 7, 70);  // matches: swapped
+  unsigned char kept = jl_cas_narrow<unsigned char>(&bytes[1], 9, 90);  // differs: kept
+  alignas(4) unsigned short halves[4] = {100, 200, 300, 400};
+  unsigned short half = jl_cas_narrow<unsigned short>(&halves[3], 400, 4000);
+  std::printf("%%d %%d %%d", got, kept, half);
+  for (unsigned char b : bytes) std::printf(" %%d", b);
+  for (unsigned short h : halves) std::printf(" %%d", h);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(GXX is None, reason="g++ is not installed: the header's narrow "
+                    "compare-and-swap cannot be run on the host")
+def test_narrow_compare_and_swap_changes_only_its_element(tmp_path):
+    start = HEADER.index("template <typename T> __device__ __forceinline__ T jl_cas_narrow")
+    helper = HEADER[start:HEADER.index("/* HLO's bitcast-convert")]
+    source = tmp_path / "cas.cpp"
+    source.write_text(_NARROW_CAS_CHECK % helper)
+    subprocess.run([GXX, "-std=c++17", str(source), "-o", str(tmp_path / "cas")], check=True)
+    done = subprocess.run([str(tmp_path / "cas")], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["7", "2", "400", "1", "2", "3", "4", "5", "6", "70", "8",
+                                   "100", "200", "300", "4000"]
+
+
+def test_one_and_two_byte_atomic_updates_swap_through_a_word():
+    out = ir.Buffer("out", "int8")
+    old = ir.Var("old", "int8")
+    update = ir.AtomicUpdate(out, c(1), old, (), ir.Binary("max", old, ir.Const(3, "int8")))
+    text = render(ir.Kernel("k", (out,), (update,), 1, 32))
+    assert "jl_cas_narrow(jl_addr1, jl_want1" in text and "atomicCAS(jl_addr" not in text
