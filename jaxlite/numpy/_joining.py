@@ -17,8 +17,8 @@ import jaxlite.lax as lax
 from jaxlite.core import dtypes
 from jaxlite.errors import ConcretizationTypeError
 from jaxlite.numpy._creation import array, asarray
-from jaxlite.numpy._promotion import (canonicalize_axis, check_arraylike, ensure_array,
-                                      promote_dtypes)
+from jaxlite.numpy._promotion import (broadcast_shapes, canonicalize_axis, check_arraylike,
+                                      ensure_array, is_jax_array, promote_dtypes)
 from jaxlite.numpy._shape import (_as_sequence, _split, atleast_1d, atleast_3d, broadcast_to,
                                   concatenate, known_value, moveaxis, ravel)
 
@@ -243,49 +243,46 @@ def _delete_unique(arr: Any, obj: Any, axis: int) -> Any:
     return arr[(slice(None),) * axis + (lax.add(out_ids, skip),)]
 
 
-def _insert_values(arr: Any, values: Any, axis: int, count: int | None,
-                   scalar_index: bool) -> Any:
-    """`values` shaped as the inserted block: `arr`'s shape with `count` along `axis`."""
-    values = asarray(values, dtype=arr.dtype)
-    if scalar_index:
-        values = array(values, ndmin=arr.ndim)
-        values = moveaxis(values, 0, axis) if values.ndim else values
-        count = values.shape[axis]
-    shape = list(arr.shape)
-    shape[axis] = count
-    return broadcast_to(values, tuple(shape))
+def _insert_indices(obj: Any, length: int) -> Any:
+    """`insert`'s indices as a 0-d or 1-d integer array, with JAX's checks."""
+    indices = asarray(np.arange(length)[obj] if isinstance(obj, slice) else obj)
+    if indices.ndim > 1:
+        raise ValueError("jnp.insert(): obj must be a slice, a one-dimensional array, or a "
+                         f"scalar; got {obj}")
+    if not dtypes.is_integer(indices.dtype):
+        if indices.size == 0 and not is_jax_array(obj):  # e.g. np.array([]), float64
+            return indices.astype(_INDEX)
+        raise ValueError(f"jnp.insert(): index array must be integer typed; got {obj}")
+    return indices
 
 
 def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     """`arr` with `values` inserted before the index or indices `obj` along `axis`; the
     array is flattened first when `axis` is None (mirrors `jax.numpy.insert`).
 
-    A scalar `obj` may be traced. The values are cast to `arr`'s dtype, as in numpy.
+    `obj` may be traced (the result's size follows from its shape). As in JAX, one index
+    (0-d, or an array of one) inserts all of `values` there, a 0-d one with `values`' first
+    axis turned to `axis`; negative indices count from the end and the rest are clipped
+    into range. The values are cast to `arr`'s dtype, as in numpy.
     """
+    check_arraylike("insert", arr, 0 if isinstance(obj, slice) else obj, values)
     arr, axis = _axis_view("insert", arr, axis)
-    check_arraylike("insert", values)
     length = arr.shape[axis]
-    if isinstance(obj, slice):
-        obj = np.arange(length)[obj]
-    scalar_index = np.ndim(obj) == 0
-    host = known_value(obj)
-    if host is None and not scalar_index:
-        raise ConcretizationTypeError(
-            "jnp.insert: a traced array of indices is not supported, since it would give a "
-            "result of unknown size; pass a concrete index array or a scalar index.")
-    index = ravel(asarray(obj)).astype(_INDEX)
-    count = None if scalar_index else index.shape[0]
-    block = _insert_values(arr, values, axis, count, scalar_index)
-    count = block.shape[axis]
-    # Negative indices count from the end; out-of-range ones clamp, as JAX does.
+    indices = _insert_indices(obj, length)
+    values = array(values, ndmin=arr.ndim, dtype=arr.dtype)
+    if indices.size == 1:
+        if indices.ndim == 0:
+            values = moveaxis(values, 0, axis)
+        indices = broadcast_to(ravel(indices), (values.shape[axis],))
+    count = broadcast_shapes("insert", indices.shape, (values.shape[axis],))[0]
+    index = broadcast_to(indices, (count,)).astype(_INDEX)
+    block_shape = list(arr.shape)
+    block_shape[axis] = count
+    block = broadcast_to(values, tuple(block_shape))
     index = lax.select(lax.lt(index, np.zeros((), _INDEX)),
                        lax.add(index, np.asarray(length, _INDEX)), index)
     index = lax.clamp(np.zeros((), _INDEX), index, np.asarray(length, _INDEX))
-    if scalar_index:
-        index = lax.broadcast_in_dim(index, (count,), (0,))
-        new_pos = lax.add(index, lax.iota(_INDEX, count))
-    else:
-        new_pos = _sorted_insert_positions(index)
+    new_pos = _sorted_insert_positions(index)
     # An old element i moves right by the number of inserted values at positions <= i.
     old_ids = lax.iota(_INDEX, length)
     at_or_before = lax.le(lax.broadcast_in_dim(index, (length, count), (1,)),

@@ -385,3 +385,31 @@ def test_quantiles_of_empty_and_zero_d_arrays_as_jax(jit):
                   (jnp.median, {})):
         with pytest.raises(TypeError, match="Slice size at index .* in gather op is out of"):
             call(f, e, **kw)
+
+
+def test_insert_with_traced_index_arrays_as_jax():
+    x = np.arange(5.0, dtype=np.float32)
+    def traced(a, i, values, **kw):
+        return jaxlite.jit(lambda a, i: jnp.insert(a, i, values, **kw))(a, i)
+    assert traced(x, np.array([1, 3]), 9.0).tolist() == [0., 9., 1., 2., 9., 3., 4.]
+    assert traced(x, np.array([3, 1]), np.array([7., 8.])).tolist() == [0., 8., 1., 2., 7.,
+                                                                         3., 4.]
+    assert traced(x, np.array([1, 9]), 9.0).tolist() == [0., 9., 1., 2., 3., 4., 9.]
+    assert traced(x, np.array([-1, -9]), 9.0).tolist() == [9., 0., 1., 2., 3., 9., 4.]
+    assert traced(x, np.array([2, 2]), np.array([7., 8.])).tolist() == [0., 1., 7., 8., 2.,
+                                                                         3., 4.]
+    ones = np.ones((2, 3), np.float32)
+    # one index (an array of one) inserts all the values there; a 0-d one turns them
+    assert traced(ones, np.array([1]), np.array([7., 8.]), axis=1).tolist() == [
+        [1., 7., 8., 1., 1.], [1., 7., 8., 1., 1.]]
+    assert traced(ones, 1, np.array([7., 8.]), axis=1).tolist() == [[1., 7., 1., 1.],
+                                                                    [1., 8., 1., 1.]]
+    with pytest.raises(ValueError, match="obj must be a slice, a one-dimensional array"):
+        traced(x, np.array([[1], [3]]), 9.0)
+    with pytest.raises(ValueError, match="index array must be integer typed"):
+        jnp.insert(x, np.array([1.0]), 1.0)
+    with pytest.raises(ValueError, match="index array must be integer typed"):
+        traced(x, 2.0, 9.0)
+    with pytest.raises(TypeError, match="insert requires ndarray or scalar arguments"):
+        jnp.insert(x, [1, 2], 1.0)
+    assert jnp.insert(x, np.array([], np.float64), 5.0).tolist() == x.tolist()
