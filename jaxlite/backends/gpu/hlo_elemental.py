@@ -22,6 +22,7 @@ from jaxlite.backends.gpu.composed_ops import erf_inv, popcnt
 from jaxlite.backends.gpu.hlo_indexing import (
     dynamic_slice_index, dynamic_update_value, gather_index, total_order_compare)
 from jaxlite.backends.gpu.index_math import add, delinearize, div, linear_index, mul, rem
+from jaxlite.backends.gpu.window_reductions import reduce_window_value
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
@@ -152,6 +153,8 @@ class Elemental:
             return self.value(inst.operands[0], gather_index(self, inst, index))
         if op is _O.DYNAMIC_UPDATE_SLICE:
             return dynamic_update_value(self, inst, index)
+        if op is _O.REDUCE_WINDOW and not inst.shape.is_tuple:
+            return reduce_window_value(self, inst, index)
         raise UnsupportedFusion(f"the gpu kernel builders do not compute {op.text} "
                                 f"(%{inst.name}) inside a fusion yet")
 

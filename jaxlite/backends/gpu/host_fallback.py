@@ -8,7 +8,7 @@ memory with a comparator CuPy cannot run, custom calls with no device rule (eig,
 tridiagonal solve and the Hessenberg/Schur/tridiagonal reductions, host callbacks, FFI
 targets with only a CPU handler), complex elementwise fusions, fusions holding an
 operation `hlo_elemental` does not compute (digamma, next-after, reduce-precision,
-float64 erf-inv, ...), reduce-window (cumulative sums, pooling), dots of bools, scatters into 1-byte types, rng,
+float64 erf-inv, ...), reduce-windows of several operands, dots of bools, rng,
 and every other opcode without a kernel or an `xp` rule.
 """
 from __future__ import annotations

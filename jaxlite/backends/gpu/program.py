@@ -11,7 +11,8 @@ control flow calls:
   (`xp` dot; `convolution`: im2col kernel and GEMM), then the epilogue's kernels
   (`dot_epilogue`); a loop fusion may write its result into a donated argument
   (`ownership.donated_output`);
-- gather and dynamic-slice: a loop kernel each (`update_kernels.as_fusion`);
+- gather, dynamic-slice and reduce-window: a loop kernel each (`update_kernels.as_fusion`;
+  `window_reductions`);
   dynamic-update-slice and scatter: an update kernel writing its operand in place where
   `ownership` allows (else into a copy); sort: `sort_kernels` (a bitonic kernel, or
   CuPy's sort for long rows with a plain order); convolution: `convolution`;
@@ -129,7 +130,8 @@ class Program:
             return Step(inst, "none", self._structural(inst))
         if op is _O.FUSION:
             return self._fusion(inst)
-        if op in (_O.GATHER, _O.DYNAMIC_SLICE):  # a loop kernel, as if fused alone
+        if op in (_O.GATHER, _O.DYNAMIC_SLICE) or (  # a loop kernel, as if fused alone
+                op is _O.REDUCE_WINDOW and not inst.shape.is_tuple):
             return replace(self._fusion(as_fusion(inst)), inst=inst)
         if op is _O.DYNAMIC_UPDATE_SLICE:
             return self._update(inst, build_dynamic_update)

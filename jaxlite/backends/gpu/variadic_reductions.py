@@ -19,7 +19,8 @@ from jaxlite.backends.gpu.fusion_kernels import (BuildOptions, FusionKernels, gr
                                                  kernel_name, operand_buffers, output_buffers,
                                                  store)
 from jaxlite.backends.gpu.hlo_elemental import Elemental, UnsupportedFusion, compute_dtype
-from jaxlite.backends.gpu.index_math import add, delinearize, div, mul, rem, linear_index
+from jaxlite.backends.gpu.index_math import add, delinearize, div, linear_index, mul, rem
+from jaxlite.backends.gpu.window_reductions import combine
 from jaxlite.xla.ir import HloInstruction
 from jaxlite.xla.opcodes import Opcode
 from jaxlite.xla.shape import Shape
@@ -75,7 +76,8 @@ def build_variadic_reduction(fusion: HloInstruction, options: BuildOptions) -> F
         accs = _initial_values(em, reduce, count)
         with em.scope() as along:
             index = full_index(kept_index, n)
-            _combine(em, reduce, accs, [em.value(o, index) for o in reduce.operands[:count]])
+            combine(em, reduce.called[0], accs,
+                    [em.value(o, index) for o in reduce.operands[:count]])
         stop = ir.Binary("min", add(mul(s, chunk), chunk), ir.index_const(length))
         em.emit(ir.For(n, mul(s, chunk), stop, ir.index_const(1), tuple(along)),
                 *(ir.Store(p, i, acc) for p, acc in zip(partials, accs)))
@@ -90,7 +92,7 @@ def build_variadic_reduction(fusion: HloInstruction, options: BuildOptions) -> F
     with em.scope() as stage_two:
         accs = _initial_values(em, reduce, count)
         with em.scope() as fold:
-            _combine(em, reduce, accs, [ir.Load(p, add(mul(n, positions), i))
+            combine(em, reduce.called[0], accs, [ir.Load(p, add(mul(n, positions), i))
                                         for p in partials])
         em.emit(ir.For(n, ir.index_const(0), ir.index_const(splits), ir.index_const(1),
                        tuple(fold)))
@@ -115,18 +117,3 @@ def _initial_values(em: Elemental, reduce: HloInstruction, count: int) -> list[i
         em.emit(ir.Let(acc, value))
         accs.append(acc)
     return accs
-
-
-def _combine(em: Elemental, reduce: HloInstruction, accs: list[ir.Var],
-             values: list[ir.Expr]) -> None:
-    """accs = combiner(accs, values), the combiner's HLO evaluated on scalars."""
-    comp = reduce.called[0]
-    with em.scope() as body:
-        for param, value in zip(comp.parameters, list(accs) + list(values)):
-            em.seed(param, (), value)
-        new = [em.value(o, ()) for o in comp.root.operands]
-        # every new component bound before any accumulator changes (one may read another)
-        bound = [em.fresh("next", acc.dtype) for acc in accs]
-        em.emit(*(ir.Let(b, v) for b, v in zip(bound, new)),
-                *(ir.Assign(acc, b) for acc, b in zip(accs, bound)))
-    em.emit(*body)

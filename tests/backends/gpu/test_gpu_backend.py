@@ -8,7 +8,7 @@ import importlib.util
 
 import numpy as np
 import pytest
-from gpu_testing import assert_close, compile_kernels, gpu_backend, needs_nvcc
+from gpu_testing import HIPCC, NVCC, assert_close, compile_kernels, gpu_backend, needs_nvcc
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
@@ -106,6 +106,29 @@ def test_argmax_and_argmin_run_on_the_device_with_nan_and_ties(backend):
     check(backend, fn, x)
     plan = _executable(backend, fn, x).text("kernels")
     assert "host" not in plan, plan
+
+
+def _windows(x, image):
+    pool = lambda v, op, init, pad: jax.lax.reduce_window(v, init, op, (1, 3, 3, 1),
+                                                          (1, 2, 2, 1), pad)
+    return (jnp.cumsum(x, 1), jax.lax.cummax(x, 0), jnp.cumprod(x[:, :5], 1),
+            pool(image, jax.lax.max, -jnp.inf, "SAME"), pool(image, jax.lax.add, 0.0, "VALID"),
+            jax.lax.reduce_window(x, 0.0, jax.lax.add, (2, 2), (1, 1), ((1, 0), (0, 2)),
+                                  base_dilation=(2, 1), window_dilation=(1, 2)),
+            jax.grad(lambda v: pool(v, jax.lax.max, -jnp.inf, "VALID").sum())(image))
+
+
+def test_reduce_windows_run_as_loop_kernels(backend, tmp_path):
+    x, image = _random((6, 40), seed=12), _random((2, 7, 7, 3), seed=13)
+    check(backend, _windows, x, image)
+    executable = _executable(backend, _windows, x, image)
+    plan = executable.text("kernels")
+    assert "kernel    %reduce-window" in plan and "host" not in plan, plan
+    kernels = [k for fk in executable.program.kernels for k in fk.kernels]
+    for compiler, dialect in ((NVCC, "cuda"), (HIPCC, "hip")):
+        if compiler is not None:  # (each compiler where it is installed)
+            errors = compile_kernels(kernels, tmp_path, dialect)
+            assert not any(errors.values()), errors
 
 
 def test_softmax(backend):
