@@ -125,7 +125,9 @@ class CupyLauncher:
         hip = bool(getattr(cupy.cuda.runtime, "is_hip", False))
         self.dialect = "hip" if hip else "cuda"
         self.ffi_platform = "rocm" if hip else "cuda"  # whose FFI handlers run here
-        warp = 64 if hip else 32
+        # the device's warp: 32 on NVIDIA, 64 on CDNA (Instinct), 32 on RDNA in wave32
+        properties = cupy.cuda.runtime.getDeviceProperties(device_id)
+        warp = int(properties.get("warpSize", 64 if hip else 32))
         self.build_options = BuildOptions(warp_size=warp, block=256, row_block=4 * warp,
                                           max_blocks=4096)
         with cupy.cuda.Device(device_id):

@@ -208,6 +208,19 @@ def rocm_client(monkeypatch, request):
     return request.getfixturevalue("client")
 
 
+def test_the_warp_size_is_the_devices(monkeypatch, request):
+    # (an RDNA GPU runs 32-lane wavefronts; the kernels' shuffles must match)
+    monkeypatch.setattr(fake_cupy.cuda.runtime, "is_hip", True)
+    monkeypatch.setattr(fake_cupy.cuda.runtime, "getDeviceProperties",
+                        lambda i: {"name": b"Fake RDNA", "warpSize": 32})
+    client = request.getfixturevalue("client")
+    assert client.launcher.dialect == "hip" and client.launcher.build_options.warp_size == 32
+    x = np.random.default_rng(5).standard_normal((6, 40)).astype(np.float32)
+    _run(client, lambda v: jax.nn.softmax(v, axis=-1), x)
+    assert {k.warp_size for k in fake_cupy.KERNELS.values()
+            if k.name in fake_cupy.LAUNCHES} == {32}
+
+
 def _every_kind_of_kernel(x, i, u, a, b, image, kernel):
     """Row and column reductions, a vectorized loop, a transpose, scatters with atomics
     and compare-and-swap, a gather, a sort, a small dot and a convolution."""
