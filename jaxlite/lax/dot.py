@@ -23,7 +23,7 @@ from jaxlite.interpreters.lowering import LoweringContext
 from jaxlite.interpreters.transpose import is_undefined
 from jaxlite.lax import _lowering_util as hlo
 from jaxlite.lax.broadcast import transpose
-from jaxlite.lax.convert import _convert_element_type
+from jaxlite.lax.convert import _convert_element_type, _float_to_int
 from jaxlite.lax.dot_algorithms import (DotAlgorithm, DotAlgorithmPreset,
                                         algorithm_compute_types, is_algorithm)
 from jaxlite.xla.evaluator_reductions import blocked_matmul
@@ -243,7 +243,7 @@ def _dot_general_reference(lhs: np.ndarray, rhs: np.ndarray, *,
     if out_dtype == np.bool_:
         return product != 0
     if dtypes.is_integer(out_dtype) and dtypes.is_inexact(product.dtype):
-        product = np.trunc(np.nan_to_num(product))
+        return _float_to_int(product, out_dtype)  # XLA's convert: NaN to 0, saturating
     return product.astype(out_dtype)
 
 

@@ -413,3 +413,20 @@ def test_insert_with_traced_index_arrays_as_jax():
     with pytest.raises(TypeError, match="insert requires ndarray or scalar arguments"):
         jnp.insert(x, [1, 2], 1.0)
     assert jnp.insert(x, np.array([], np.float64), 5.0).tolist() == x.tolist()
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_dot_general_float_to_integer_preferred_type_saturates_as_xla(jit):
+    def dot(a, b, dtype):
+        f = lambda x, y: jaxlite.lax.dot_general(  # noqa: E731
+            x, y, (((1,), (0,)), ((), ())), preferred_element_type=dtype)
+        return (jaxlite.jit(f) if jit else f)(a, b)
+    ones = np.ones((3, 1), np.float32)
+    # the float sum 2.1 converts to 2 (not the sum of truncated products)
+    assert dot(np.full((1, 3), 0.7, np.float32), ones, np.int32).tolist() == [[2]]
+    # JAX 0.10.2: out-of-range sums saturate, NaN converts to 0
+    assert dot(np.full((1, 3), -140.0, np.float32), ones, np.uint8).tolist() == [[0]]
+    big = np.array([[1e30, 1.0]], np.float32)
+    assert dot(big, np.ones((2, 2), np.float32), np.int32).tolist() == [[2147483647] * 2]
+    nan = np.array([[np.nan, 1e30]], np.float32)
+    assert dot(nan, np.ones((2, 1), np.float32), np.int32).tolist() == [[0]]
