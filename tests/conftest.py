@@ -21,9 +21,17 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 
 # The persistent compilation cache is on by default in a per-user folder: the tests (and the
 # interpreters they start) use a folder of their own, removed at the end, never the user's.
-_CACHE = tempfile.mkdtemp(prefix="jaxlite-test-cache-")
-os.environ["JAXLITE_COMPILATION_CACHE_DIR"] = _CACHE
-atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
+# One folder for the whole run: pytest-xdist's workers inherit the one the controller made,
+# so a program one worker compiled the other loads instead of compiling it again (entries
+# are renamed into place whole, so workers writing at once never read half of one).
+_OWNER = "JAXLITE_TEST_CACHE_OWNER"
+if "PYTEST_XDIST_WORKER" in os.environ and os.environ.get(_OWNER):
+    _CACHE = os.environ["JAXLITE_COMPILATION_CACHE_DIR"]  # the controller removes it
+else:
+    _CACHE = tempfile.mkdtemp(prefix="jaxlite-test-cache-")
+    os.environ["JAXLITE_COMPILATION_CACHE_DIR"] = _CACHE
+    os.environ[_OWNER] = str(os.getpid())
+    atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 
 settings.register_profile(
     "ci", max_examples=12, deadline=None, derandomize=True,
