@@ -5,6 +5,7 @@ compared with numpy."""
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib.util
 import os
 import subprocess
@@ -347,13 +348,21 @@ np.savez(sys.argv[3], *outs)
 """
 
 
-def _run_in_xla(tmp_path: Path, library: Path, text: str, args: list,
-                targets: tuple[str, ...] = ("rms_norm=RmsNorm", "affine=Affine")
-                ) -> list[np.ndarray]:
+@functools.lru_cache(maxsize=None)
+def _jax_python() -> str | None:
+    """The python with jax, or None. Probed once per process: the probe imports jax (about
+    2 s of CPU) and its answer does not change during a run."""
     python = os.environ.get("JAXLITE_JAX_PYTHON", "/tmp/jaxvenv/bin/python")
     probe = subprocess.run([python, "-c", "import jax, jaxlib"], capture_output=True) \
         if os.path.exists(python) else None
-    if probe is None or probe.returncode != 0:
+    return python if probe is not None and probe.returncode == 0 else None
+
+
+def _run_in_xla(tmp_path: Path, library: Path, text: str, args: list,
+                targets: tuple[str, ...] = ("rms_norm=RmsNorm", "affine=Affine")
+                ) -> list[np.ndarray]:
+    python = _jax_python()
+    if python is None:
         pytest.skip("no python with jax (set JAXLITE_JAX_PYTHON) to run StableHLO in XLA")
     tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "runner.py").write_text(_JAX_RUNNER)

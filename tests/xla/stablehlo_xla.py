@@ -1,6 +1,7 @@
 """Helpers of the tests that run jaxlite's StableHLO in real XLA: find a python with jax
 (JAXLITE_JAX_PYTHON, else /tmp/jaxvenv/bin/python), collect cases (module text and
 arguments) and run them all in one subprocess of stablehlo_runner.py."""
+import functools
 import os
 import subprocess
 from pathlib import Path
@@ -16,13 +17,23 @@ RUNNER = Path(__file__).with_name("stablehlo_runner.py")
 JAX_PYTHON = os.environ.get("JAXLITE_JAX_PYTHON", "/tmp/jaxvenv/bin/python")
 
 
-def jax_python_or_skip() -> str:
-    """The python that has jax and jaxlib; skips the test when there is none."""
+@functools.lru_cache(maxsize=None)
+def _jax_python_problem() -> str:
+    """Why JAX_PYTHON cannot run jax ("" when it can). Asked once per process: the probe
+    imports jax, about 2 s of CPU, and the answer does not change during a run."""
     if not os.path.exists(JAX_PYTHON):
-        pytest.skip(f"no python with jax at {JAX_PYTHON} (set JAXLITE_JAX_PYTHON)")
+        return f"no python with jax at {JAX_PYTHON} (set JAXLITE_JAX_PYTHON)"
     probe = subprocess.run([JAX_PYTHON, "-c", "import jax, jaxlib"], capture_output=True)
     if probe.returncode:
-        pytest.skip(f"{JAX_PYTHON} cannot import jax: {probe.stderr.decode()[-200:]}")
+        return f"{JAX_PYTHON} cannot import jax: {probe.stderr.decode()[-200:]}"
+    return ""
+
+
+def jax_python_or_skip() -> str:
+    """The python that has jax and jaxlib; skips the test when there is none."""
+    problem = _jax_python_problem()
+    if problem:
+        pytest.skip(problem)
     return JAX_PYTHON
 
 
