@@ -213,8 +213,9 @@ def test_flatten_up_to():
     ((1, 2), Point(1, 2), "Expected tuple, got Point(x=1, y=2).", "<root>"),
     (Point(1, 2), (1, 2), "Expected named tuple, got (1, 2).", "<root>"),
     (collections.OrderedDict(a=1, b=2), collections.OrderedDict(b=1, a=2),
+     # (the value's repr is Python's: OrderedDict({...}) from Python 3.12 on)
      "Mismatch custom node data: ('a', 'b') != ('b', 'a'); value: "
-     "OrderedDict([('b', 1), ('a', 2)]).", "<root>"),
+     f"{collections.OrderedDict(b=1, a=2)!r}.", "<root>"),
     ({"x": [Point(1, [2])]}, {"x": [Point(1, (2,))]}, "Expected list, got (2,).",
      "['x'][0].y"),
 ])

@@ -15,7 +15,7 @@ The gpu backend under the kernel interpreter keeps its buffers in host memory al
 from __future__ import annotations
 
 import functools
-import importlib.util
+import importlib.machinery
 from types import SimpleNamespace
 from typing import Any
 
@@ -150,7 +150,9 @@ def default_client() -> Any:
 
 @functools.cache
 def _cupy_installed() -> bool:
-    return importlib.util.find_spec("cupy") is not None
+    # Installed on the path, not only present in `sys.modules` (where tests put a
+    # stand-in: starting the gpu backend on it would outlive the test).
+    return importlib.machinery.PathFinder.find_spec("cupy") is not None
 
 
 def memory_device_of(client: Any) -> Any:

@@ -1,4 +1,5 @@
 """The gpu backend tests' folder on sys.path, for their shared helpers (gpu_testing); the
+real "gpu" backend started (or its failure recorded) before any test fakes CuPy; the
 `gpu` fixture (the device of a gpu client on fake_cupy, not the default device); the
 "gpu-interpreter" backend (the gpu compiler with kernels run by the numpy kernel
 interpreter) registered in the default registry, so that `jit(f, backend=...)` runs end
@@ -20,6 +21,20 @@ from jaxlite.config import config
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 gpu_backend.register_interpreter(registry.default_registry())
+
+
+def _start_the_real_gpu_backend_first() -> None:
+    """Try the registry's "gpu" backend once, before any test points CuPy's name at
+    fake_cupy: a first start attempted later (the first `device_put`, a new
+    `jax_platforms` setting) would build the registry's "gpu" client on the fake, and
+    later tests would run on it. Without a GPU the failure is remembered instead."""
+    try:
+        registry.default_registry().client(gpu_backend.PLATFORM)
+    except RuntimeError:
+        pass
+
+
+_start_the_real_gpu_backend_first()
 
 from gpu_testing import use_fake_cupy  # noqa: E402  (found through the path above)
 
