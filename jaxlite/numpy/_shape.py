@@ -397,6 +397,21 @@ def flipud(m: Any) -> Any:
     return flip(m, 0)
 
 
+def _repeat_scalar(a: Any, repeats: Any, length: int | None) -> Any:
+    """`repeat` of a 0-d `a`: a 1-d array of it, `repeats` (a single count) long."""
+    if np.size(repeats) != 1:
+        raise ValueError("`repeat` with a scalar parameter `a` is only implemented for "
+                         "scalar values of the parameter `repeats`.")
+    if length is None:
+        host = known_value(repeats)
+        if host is None:
+            raise ConcretizationTypeError(
+                "jnp.repeat: the total number of repeats must be static under jit; pass "
+                "concrete `repeats`, or give the result length as total_repeat_length.")
+        length = int(np.reshape(host, ()))
+    return broadcast_to(a, (length,))
+
+
 def repeat(a: Any, repeats: Any, axis: int | None = None, *,
            total_repeat_length: int | None = None, out_sharding: Any = None) -> Any:
     """Repeat each element `repeats` times along `axis` (mirrors `jax.numpy.repeat`).
@@ -412,9 +427,11 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *,
     a = ensure_array(a)
     if axis is None:
         a, axis = ravel(a), 0
-    axis = canonicalize_axis(axis, a.ndim)
     length = None if total_repeat_length is None else concrete_int(
         total_repeat_length, "repeat: total_repeat_length")
+    if a.ndim == 0:  # JAX ignores the axis of a 0-d input
+        return _repeat_scalar(a, repeats, length)
+    axis = canonicalize_axis(axis, a.ndim)
     if np.ndim(repeats) == 0 and not isinstance(repeats, Tracer):
         count = concrete_int(repeats, "repeat: repeats")
         if count < 0:

@@ -430,3 +430,17 @@ def test_dot_general_float_to_integer_preferred_type_saturates_as_xla(jit):
     assert dot(big, np.ones((2, 2), np.float32), np.int32).tolist() == [[2147483647] * 2]
     nan = np.array([[np.nan, 1e30]], np.float32)
     assert dot(nan, np.ones((2, 1), np.float32), np.int32).tolist() == [[0]]
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_repeat_of_a_zero_d_array_ignores_the_axis_as_jax(jit):
+    def call(*args, **kw):
+        f = lambda a: jnp.repeat(a, *args, **kw)  # noqa: E731
+        return (jaxlite.jit(f) if jit else f)(np.float16(7.0))
+    for axis in (0, -1, 1):
+        out = call(2, axis=axis)
+        assert out.shape == (2,) and out.dtype == np.float16 and out.tolist() == [7.0, 7.0]
+    assert call(np.array([3]), axis=0).tolist() == [7.0] * 3
+    assert call(np.array([3]), axis=0, total_repeat_length=3).tolist() == [7.0] * 3
+    with pytest.raises(ValueError, match="only implemented for scalar values"):
+        call(np.array([1, 2]), axis=0)
