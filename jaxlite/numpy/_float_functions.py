@@ -202,8 +202,13 @@ def heaviside(x1: Any, x2: Any, /) -> Any:
 def angle(z: Any, deg: bool = False) -> Any:
     """The argument of complex `z` (radians, or degrees with `deg`) (`jax.numpy.angle`).
 
-    Real inputs give 0 or pi, in floating point.
+    Real inputs give 0 or pi, in floating point. As in JAX, integer and bool inputs, and
+    0-d floating ones, are computed in the default float type (float64 with x64).
     """
+    check_arraylike("angle", z)
+    dtype = dtypes.dtype(z)
+    if not dtypes.is_inexact(dtype) or (dtypes.is_floating(dtype) and np.ndim(z) == 0):
+        z = convert(z, dtypes.default_float_dtype())
     (z,) = promote_args_inexact("angle", z)
     if dtypes.is_complex(z.dtype):
         out = lax.atan2(lax.imag(z), lax.real(z))

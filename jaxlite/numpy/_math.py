@@ -13,7 +13,7 @@ import numpy as np
 
 import jaxlite.lax as lax
 from jaxlite.core import dtypes
-from jaxlite.numpy._promotion import (check_arraylike, concrete_int, ensure_array,
+from jaxlite.numpy._promotion import (check_arraylike, concrete_int, convert, ensure_array,
                                       promote_args_inexact, promote_args_numeric)
 from jaxlite.runtime import fast_path
 
@@ -155,7 +155,13 @@ around = round
 
 
 def rint(x: Any, /) -> Any:
-    """Round to the nearest integer, halves to even, in floating point (`jnp.rint`)."""
+    """Round to the nearest integer, halves to even, in floating point (`jnp.rint`).
+
+    As in JAX, integers and bools become the default float type (float64 with x64),
+    strongly typed."""
+    check_arraylike("rint", x)
+    if not dtypes.is_inexact(dtypes.dtype(x)):
+        return convert(x, dtypes.default_float_dtype())
     (x,) = promote_args_inexact("rint", x)
     return round(x)
 

@@ -444,3 +444,19 @@ def test_repeat_of_a_zero_d_array_ignores_the_axis_as_jax(jit):
     assert call(np.array([3]), axis=0, total_repeat_length=3).tolist() == [7.0] * 3
     with pytest.raises(ValueError, match="only implemented for scalar values"):
         call(np.array([1, 2]), axis=0)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_rint_and_angle_of_integers_use_the_default_float_as_jax(jit):
+    call = (lambda f, x: jaxlite.jit(f)(x)) if jit else (lambda f, x: f(x))
+    with jaxlite.enable_x64(True):
+        for x in (np.array([1, -2], np.int16), np.array([3], np.uint32), True):
+            assert call(jnp.rint, x).dtype == np.float64
+            assert call(jnp.angle, x).dtype == np.float64
+        assert call(jnp.angle, np.array([-2], np.int8)).tolist() == [np.pi]
+        # a 0-d float is computed in the default float too; a 1-d one keeps its type
+        assert call(jnp.angle, np.float16(-2)).dtype == np.float64
+        assert call(jnp.angle, np.array([-2], np.float16)).dtype == np.float16
+    out = call(jnp.rint, 2)
+    assert out.dtype == np.float32 and not out.weak_type and float(out) == 2.0
+    assert call(jnp.angle, np.float16(-2)).dtype == np.float32
