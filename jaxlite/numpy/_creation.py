@@ -8,6 +8,7 @@ weak-typed arrays, lists give strong ones, and 64-bit host data is narrowed when
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -58,12 +59,15 @@ def _from_sequence(obj: Any, dtype: np.dtype | None) -> Any:
                             f"{type(leaf).__name__}; entries must be numbers or arrays.")
         if isinstance(leaf, np.ndarray):
             check_byte_order(leaf)  # JAX's TypeError for a big-endian entry
+    explicit = dtype is not None
     if dtype is None:
         # Lists are strong-typed as a whole: [1, 2] is int32, not weak.
         dtype = dtypes.result_type(*leaves) if leaves else dtypes.default_float_dtype()
     if any(is_jax_array(leaf) for leaf in leaves):
         return _stack_nested(obj, dtype)
-    host = np.array(obj)  # numpy's own checks: ragged nesting raises ValueError
+    # numpy's own checks: ragged nesting raises ValueError; and with a dtype, numpy converts
+    # (NaN to an int raises ValueError, complex to a real type TypeError), as in JAX.
+    host = _numpy_converted(obj, dtype) if explicit else np.array(obj)
     return host_to_array(host, dtype)
 
 
@@ -76,13 +80,13 @@ def _real_python_scalar(value: Any, target: Any) -> Any:
     return value
 
 
-def _check_int_range(value: Any, target: np.dtype | None) -> None:
-    """An explicit integer dtype must hold a Python int exactly, as numpy requires."""
-    if isinstance(value, int) and not isinstance(value, bool) and target is not None \
-            and dtypes.is_integer(target):
-        info = np.iinfo(target)
-        if not info.min <= value <= info.max:
-            raise OverflowError(f"Python integer {value} out of bounds for {target.name}")
+def _numpy_converted(value: Any, target: np.dtype) -> np.ndarray:
+    """`value` converted to `target` by numpy, as JAX converts host data with a dtype:
+    numpy's errors (NaN or inf to an int, a complex to a real type, a Python int out of
+    range) and numpy's values (a NaN float32 array to int32 gives the int's minimum)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's invalid-cast warning
+        return np.asarray(value, dtype=target)
 
 
 @accepts_placement("device", "out_sharding")
@@ -118,9 +122,9 @@ def array(object: Any, dtype: Any = None, *args: Any, copy: bool = True,
     elif isinstance(object, (list, tuple)):
         out = _from_sequence(object, target)
     elif dtypes.is_python_scalar(object) or isinstance(object, (np.ndarray, np.generic)):
-        object = _real_python_scalar(object, target)
-        _check_int_range(object, target)
         weak = target is None and dtypes.is_weakly_typed(object)
+        if target is not None:
+            object = _numpy_converted(object, target)
         out = host_to_array(object, target, weak)
     elif hasattr(object, "__array__") or isinstance(object, memoryview):
         out = host_to_array(np.asarray(object), target)

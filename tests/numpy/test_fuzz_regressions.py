@@ -460,3 +460,26 @@ def test_rint_and_angle_of_integers_use_the_default_float_as_jax(jit):
     out = call(jnp.rint, 2)
     assert out.dtype == np.float32 and not out.weak_type and float(out) == 2.0
     assert call(jnp.angle, np.float16(-2)).dtype == np.float32
+
+
+def test_array_with_a_dtype_converts_host_data_as_numpy_as_jax():
+    # JAX converts host data with np.asarray(data, dtype): numpy's errors and values
+    with pytest.raises(ValueError, match="cannot convert float NaN to integer"):
+        jnp.asarray(float("nan"), dtype=jnp.int32)
+    with pytest.raises(ValueError, match="cannot convert float NaN to integer"):
+        jnp.array([float("nan")], dtype=jnp.uint8)
+    with pytest.raises(OverflowError, match="cannot convert float infinity to integer"):
+        jnp.asarray(float("inf"), dtype=jnp.int32)
+    with pytest.raises(OverflowError, match="Python integer 300 out of bounds for uint8"):
+        jnp.array([300], dtype=jnp.uint8)
+    with pytest.raises(TypeError, match="expected number, got complex"):
+        jnp.asarray(1 + 2j, dtype=jnp.bfloat16)
+    with pytest.raises(TypeError, match="float.. argument must be a string or a real number"):
+        jnp.array([1 + 2j], dtype=jnp.float32)
+    with pytest.raises(TypeError, match="expected number, got complex"):
+        jaxlite.jit(lambda: jnp.asarray(1 + 2j, dtype=jnp.bfloat16))()
+    # numpy's cast of a NaN float32 array to int32 (JAX 0.10.2 on x86: -2147483648)
+    with np.errstate(invalid="ignore"):
+        numpy_cast = np.array([np.nan], np.float32).astype(np.int32).tolist()
+    assert jnp.asarray(np.array([np.nan], np.float32), dtype=jnp.int32).tolist() == numpy_cast
+    assert bool(jnp.asarray(2.5j, dtype=jnp.bool_))
