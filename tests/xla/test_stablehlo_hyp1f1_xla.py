@@ -103,39 +103,74 @@ def _x64(name):
     return name.endswith("float64")
 
 
-@pytest.fixture(scope="module")
-def lowered():
-    """Each program's Lowered, jaxlite's results and the StableHLO text."""
-    return lower_programs(PROGRAMS, _x64)
+# The derivative programs (double-double loops: most of this module's time, in real XLA
+# and read back) run with `pytest -m slow`; the values, edges and pole neighbours run in
+# the default run, as do the derivatives' checks against mpmath
+# (tests/scipy/test_special_transforms.py).
+DERIVATIVES = sorted(name for name in PROGRAMS if "derivatives" in name)
+VALUES = sorted(name for name in PROGRAMS if name not in DERIVATIVES)
+NAMES = VALUES + [pytest.param(name, marks=pytest.mark.slow) for name in DERIVATIVES]
+
+
+def _lowered_part(names):
+    return lower_programs({name: PROGRAMS[name] for name in names}, _x64)
 
 
 @pytest.fixture(scope="module")
-def xla_results(lowered, tmp_path_factory):
-    return run_programs(PROGRAMS, lowered, _x64, tmp_path_factory.mktemp("hyp1f1"))
+def lowered_values():
+    """Each value program's Lowered, jaxlite's results and the StableHLO text."""
+    return _lowered_part(VALUES)
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.fixture(scope="module")
+def lowered_derivatives():
+    return _lowered_part(DERIVATIVES)
+
+
+@pytest.fixture
+def lowered(request, name):
+    """The module's lowered programs holding `name` (the derivatives built only when a
+    test asks for one)."""
+    return request.getfixturevalue("lowered_derivatives" if name in DERIVATIVES
+                                   else "lowered_values")
+
+
+@pytest.fixture(scope="module")
+def xla_values(lowered_values, tmp_path_factory):
+    return run_programs({name: PROGRAMS[name] for name in VALUES}, lowered_values, _x64,
+                        tmp_path_factory.mktemp("hyp1f1"))
+
+
+@pytest.fixture(scope="module")
+def xla_derivatives(lowered_derivatives, tmp_path_factory):
+    return run_programs({name: PROGRAMS[name] for name in DERIVATIVES}, lowered_derivatives,
+                        _x64, tmp_path_factory.mktemp("hyp1f1_derivatives"))
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_no_jaxlite_targets_are_printed(name, lowered):
     text = lowered[name][2]
     assert "jaxlite_" not in text
     assert "stablehlo.while" in text
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_runs_in_xla_with_our_numbers(name, lowered, xla_results):
-    check_runs_in_xla(PROGRAMS, name, lowered, xla_results)
+@pytest.mark.parametrize("name", NAMES)
+def test_runs_in_xla_with_our_numbers(name, lowered, request):
+    results = request.getfixturevalue("xla_derivatives" if name in DERIVATIVES
+                                      else "xla_values")
+    check_runs_in_xla(PROGRAMS, name, lowered, results)
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize("name", NAMES)
 def test_reads_back_with_the_same_numbers(name, lowered):
     check_reads_back(PROGRAMS, name, lowered, _x64)
 
 
-def test_expansion_is_right_where_scipy_is_not(lowered, xla_results):
+def test_expansion_is_right_where_scipy_is_not(lowered_values, xla_values):
     # Next to a pole of b with x < 0 the expansion gives mpmath's value; scipy does not.
     name = "hyp1f1_pole_neighbours_float64"
-    np.testing.assert_allclose(xla_results[f"{name}/out0"], _MPMATH, rtol=1e-13)
-    kernel_error = np.abs(lowered[name][1][0] / _MPMATH - 1)
+    np.testing.assert_allclose(xla_values[f"{name}/out0"], _MPMATH, rtol=1e-13)
+    kernel_error = np.abs(lowered_values[name][1][0] / _MPMATH - 1)
     assert kernel_error.max() > 1e-6, kernel_error
 
 
