@@ -112,7 +112,9 @@ def _edge(x: Any, axis: int, last: bool) -> Any:
 
 def _join(x: Any, axis: int, low: Any, high: Any) -> Any:
     parts = [p for p in (low, x, high) if p is not None and p.shape[axis]]
-    return lax.concatenate(parts, axis) if len(parts) > 1 else x
+    if len(parts) == 1:
+        return parts[0]  # x itself, or the padding of an empty x
+    return lax.concatenate(parts, axis) if parts else x
 
 
 def _pad_linear_ramp(x: Any, axis: int, before: int, after: int, ends: tuple) -> Any:
@@ -158,19 +160,30 @@ def _statistic(mode: str, x: Any, axis: int) -> Any:
     return lax.convert_element_type(value, x.dtype)
 
 
+def _check_statistic_of_nothing(mode: str, axis: int) -> None:
+    """JAX's errors for a statistic of an empty axis (or, for the extrema, of an empty
+    array); the mean of nothing is NaN (0 for integers), as in JAX."""
+    if mode in ("maximum", "minimum"):
+        raise ValueError(f"zero-size array to reduction operation {mode[:3]} which has no "
+                         "identity")
+    if mode == "median":
+        raise TypeError(f"Slice size at index {axis} in gather op is out of range, must be "
+                        "within [0, 0 + 1), got 1. (jnp.pad: no median of an empty axis.)")
+
+
 def _pad_stat(x: Any, axis: int, before: int, after: int, mode: str,
               lengths: tuple) -> Any:
     size = x.shape[axis]
-    if size == 0:
-        raise ValueError(f"Cannot apply '{mode}' padding to empty axis")
+    if (before or after) and (size == 0 or (x.size == 0 and mode != "median")):
+        _check_statistic_of_nothing(mode, axis)
     sides = []
     for width, length, last in ((before, lengths[0], False), (after, lengths[1], True)):
         if not width:
             sides.append(None)
             continue
-        length = size if length is None else min(int(length), size)
-        if length == 0:
+        if length is not None and int(length) == 0:
             raise ValueError("stat_length of 0 yields no value for padding")
+        length = size if length is None else min(int(length), size)
         start = size - length if last else 0
         value = _statistic(mode, lax.slice_in_dim(x, start, start + length, 1, axis), axis)
         shape = tuple(width if d == axis else n for d, n in enumerate(x.shape))

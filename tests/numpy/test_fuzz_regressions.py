@@ -483,3 +483,23 @@ def test_array_with_a_dtype_converts_host_data_as_numpy_as_jax():
         numpy_cast = np.array([np.nan], np.float32).astype(np.int32).tolist()
     assert jnp.asarray(np.array([np.nan], np.float32), dtype=jnp.int32).tolist() == numpy_cast
     assert bool(jnp.asarray(2.5j, dtype=jnp.bool_))
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_statistic_padding_of_empty_axes_as_jax(jit):
+    def pad(x, widths, **kw):
+        f = lambda a: jnp.pad(a, widths, **kw)  # noqa: E731
+        return (jaxlite.jit(f) if jit else f)(x)
+    empty = np.zeros((2, 0), np.float32)
+    # the mean of nothing is NaN (0 for integers), and the padding has its full width
+    out = pad(empty, ((0, 3), (0, 3)), mode="mean", stat_length=(1, 2))
+    assert out.shape == (5, 3) and np.isnan(np.asarray(out)).all()
+    assert pad(empty.astype(np.int32), ((0, 1), (1, 1)), mode="mean").tolist() == [[0, 0]] * 3
+    with pytest.raises(ValueError, match="stat_length of 0 yields no value"):
+        pad(empty, ((0, 1), (1, 1)), mode="mean", stat_length=0)
+    with pytest.raises(ValueError, match="zero-size array to reduction operation max"):
+        pad(empty, ((0, 3), (0, 3)), mode="maximum")
+    with pytest.raises(ValueError, match="zero-size array to reduction operation min"):
+        pad(empty, ((1, 1), (0, 0)), mode="minimum")
+    with pytest.raises(TypeError, match="Slice size at index 0 in gather op is out of range"):
+        pad(np.zeros(0, np.float32), (1, 1), mode="median")
