@@ -194,7 +194,9 @@ def gcd(x1: Any, x2: Any) -> Any:
 
     Integer inputs only; gcd(0, 0) is 0.
     """
-    return _gcd_of_magnitudes(*_integer_args("gcd", x1, x2))
+    x, y = _integer_args("gcd", x1, x2)
+    # JAX's result is weak only when 0-d (a bool array with a Python int is strong)
+    return weak_only_when_0d(_gcd_of_magnitudes(x, y), x)
 
 
 def lcm(x1: Any, x2: Any) -> Any:
@@ -207,7 +209,7 @@ def lcm(x1: Any, x2: Any) -> Any:
     zero = lax.eq(divisor, lax.full_like(divisor, 0))
     safe = lax.select(zero, lax.full_like(divisor, 1), divisor)
     out = lax.mul(lax.div(_magnitude(x), safe), _magnitude(y))
-    return lax.select(zero, lax.full_like(out, 0), out)
+    return weak_only_when_0d(lax.select(zero, lax.full_like(out, 0), out), x)
 
 
 def bitwise_count(x: Any, /) -> Any:

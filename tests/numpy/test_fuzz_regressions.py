@@ -503,3 +503,13 @@ def test_statistic_padding_of_empty_axes_as_jax(jit):
         pad(empty, ((1, 1), (0, 0)), mode="minimum")
     with pytest.raises(TypeError, match="Slice size at index 0 in gather op is out of range"):
         pad(np.zeros(0, np.float32), (1, 1), mode="median")
+
+
+def test_gcd_and_lcm_are_weak_only_when_zero_d():
+    # JAX 0.10.2: a bool array with a Python int gives a strong int32 array
+    for f, expected in ((jnp.gcd, [1]), (jnp.lcm, [0])):
+        out = f(np.array([False]), 1)
+        assert out.dtype == np.int32 and not out.weak_type and out.tolist() == expected
+        assert f(np.array(False), 1).weak_type
+        assert not f(2, np.array([True])).weak_type
+    assert jnp.lcm(2, 3).weak_type and int(jnp.lcm(2, 3)) == 6
