@@ -268,7 +268,12 @@ def _var_dtypes(a_dtype: np.dtype, dtype: Any) -> tuple[np.dtype, np.dtype]:
     if dtype is None:
         return _widen(inexact), dtypes.real_dtype(inexact)
     target = user_dtype(dtype, "var")
+    if target == np.bool_:  # JAX divides in bool and fails there
+        raise TypeError("div does not accept dtype bool at position 0. Accepted dtypes at "
+                        "position 0 are subtypes of integer, floating, complexfloating. "
+                        "(var: dtype=bool; pass an inexact dtype.)")
     if not dtypes.is_inexact(target):
+        # JAX computes an integer variance in integer arithmetic; jaxlite refuses it
         raise ValueError(f"var and std need an inexact dtype, got dtype={target.name}.")
     compute = dtypes.result_type(inexact, target)
     return _widen(compute), target
@@ -319,6 +324,8 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
         correction: int | float | None = None) -> Any:
     """Standard deviation: the square root of `var` (mirrors `jax.numpy.std`)."""
     _no_out("std", out)
+    if dtype is not None and not dtypes.is_inexact(user_dtype(dtype, "std")):
+        raise ValueError(f"dtype argument to jnp.std must be inexact; got {dtype}")
     return lax.sqrt(var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean,
                         correction=correction))
 

@@ -513,3 +513,15 @@ def test_gcd_and_lcm_are_weak_only_when_zero_d():
         assert f(np.array(False), 1).weak_type
         assert not f(2, np.array([True])).weak_type
     assert jnp.lcm(2, 3).weak_type and int(jnp.lcm(2, 3)) == 6
+
+
+def test_var_and_std_dtype_errors_as_jax():
+    x = np.array([[5.0, 1, 2], [3, 4, 6]], np.float32)
+    calls = (lambda: jnp.var(x, dtype=bool), lambda: jnp.nanvar(x, axis=1, dtype=bool),
+             lambda: jaxlite.jit(lambda a: jnp.var(a, dtype=bool))(x))
+    for call in calls:
+        with pytest.raises(TypeError, match="div does not accept dtype bool"):
+            call()
+    with pytest.raises(ValueError) as info:
+        jnp.std(x, dtype=np.int32)
+    assert str(info.value).startswith("dtype argument to jnp.std must be inexact")
