@@ -145,6 +145,11 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
     """
     check_arraylike("unique", ar)
     ar = ensure_array(ar)
+    if dtypes.is_complex(ar.dtype):
+        # JAX reads every complex entry with a NaN part as nan + 0j before sorting
+        has_nan = lax.bitwise_or(lax.ne(lax.real(ar), lax.real(ar)),
+                                 lax.ne(lax.imag(ar), lax.imag(ar)))
+        ar = lax.select(has_nan, lax.full_like(ar, complex(np.nan, 0)), ar)
     size = check_size("unique", size)
     rows, moved_shape, axis = _rows_along(ar, axis)
     found = _pad_unique(_unique_rows(rows, size, equal_nan), fill_value, size)

@@ -525,3 +525,19 @@ def test_var_and_std_dtype_errors_as_jax():
     with pytest.raises(ValueError) as info:
         jnp.std(x, dtype=np.int32)
     assert str(info.value).startswith("dtype argument to jnp.std must be inexact")
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_unique_reads_complex_nans_as_nan_plus_0j(jit):
+    def unique(x, **kw):
+        f = lambda a: jnp.unique(a, **kw)  # noqa: E731
+        return np.asarray((jaxlite.jit(f) if jit else f)(x))
+    nan = np.nan
+    x = np.array([complex(nan, 2), 1 + 1j, complex(3, nan)], np.complex64)
+    # JAX 0.10.2: [1+1j, nan+0j]; with equal_nan=False [1+1j, nan+0j, nan+0j]
+    out = unique(x, size=2)
+    assert out[0] == 1 + 1j and np.isnan(out[1].real) and out[1].imag == 0
+    out = unique(x, size=3, equal_nan=False)
+    assert np.isnan(out[1:].real).all() and (out[1:].imag == 0).all()
+    out = unique(np.array([complex(-5, nan)], np.complex64), size=1, fill_value=9)
+    assert np.isnan(out[0].real) and out[0].imag == 0
