@@ -9,7 +9,7 @@ import sys
 import fake_cupy
 import numpy as np
 import pytest
-from gpu_testing import HIPCC, assert_close, compile_kernels
+from gpu_testing import HIPCC, assert_close, compile_kernels, use_fake_cupy
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
@@ -23,15 +23,8 @@ from jaxlite.config import config
 
 @pytest.fixture
 def client(monkeypatch):
-    monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
+    use_fake_cupy(monkeypatch)
     monkeypatch.setitem(sys.modules, "cupyx.scipy.linalg", fake_cupy.SCIPY_LINALG)
-    original = launchers.render_many
-
-    def recording(kernels, dialect="cuda"):
-        kernels = list(kernels)
-        fake_cupy.KERNELS.update({k.name: k for k in kernels})
-        return original(kernels, dialect)
-    monkeypatch.setattr(launchers, "render_many", recording)
     fake_cupy.LAUNCHES.clear()
     fake_cupy.SOURCES.clear()
     fake_cupy.LIBRARY_CALLS.clear()
