@@ -21,6 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from jaxlite.backends.registry import started_default
 from jaxlite.core import dtypes
 from jaxlite.runtime.array import ArrayImpl
 from jaxlite.runtime.device_rules import device_rule
@@ -70,7 +71,9 @@ def apply_on_device(primitive: Any, args: Sequence[Any], params: dict,
     if rule is None:
         return None
     with launcher.scope():
-        operands = [_operand(launcher, device, a, aval) for a, aval in zip(args, in_avals)]
+        keep = device is default  # (uncommitted Arrays belong on the default device only)
+        operands = [_operand(launcher, device, a, aval, keep)
+                    for a, aval in zip(args, in_avals)]
         try:
             with np.errstate(all="ignore"):  # (as the host path: a GPU raises no flags)
                 results = rule(launcher.xp, *operands, **params)
@@ -92,13 +95,14 @@ def storable(launcher: Any, aval: Any) -> bool:
         stores_natively(launcher, aval.dtype)
 
 
-def _operand(launcher: Any, device: Any, arg: Any, aval: Any) -> Any:
-    """An operand as a device array: a device value's own, else sent over (and kept by
-    an uncommitted Array, see `keep_on_device`)."""
+def _operand(launcher: Any, device: Any, arg: Any, aval: Any, keep: bool) -> Any:
+    """An operand as a device array: a device value's own, else sent over (and, when
+    `keep`, kept by an uncommitted Array: see `keep_on_device`)."""
     value = arg._value if type(arg) is ArrayImpl else None
     if type(value) is DeviceValue and value.device is device:
         return value.array
-    if type(value) is np.ndarray and value.dtype == aval.dtype and arg._sharding is None:
+    if keep and type(value) is np.ndarray and value.dtype == aval.dtype \
+            and arg._sharding is None:
         return keep_on_device(arg, device, launcher).array
     host = value if type(value) is np.ndarray else np.asarray(arg, dtype=aval.dtype)
     if host.dtype != aval.dtype:
@@ -152,8 +156,9 @@ def host_operands(args: Sequence[Any]) -> list[Any]:
 
 def argument_buffer(client: Any, arg: Any, aval: Any) -> Any:
     """The device memory of an Array on `client`'s device as the client's buffer (no
-    transfer; an uncommitted host Array of `aval`'s dtype is sent there first and keeps
-    its device copy, see `keep_on_device`), or None for any other argument."""
+    transfer; when `client` is the default backend's, an uncommitted host Array of
+    `aval`'s dtype is sent there first and keeps its device copy, see `keep_on_device`),
+    or None for any other argument."""
     if type(arg) is not ArrayImpl:
         return None
     maker = getattr(client, "buffer_from_device", None)
@@ -162,7 +167,7 @@ def argument_buffer(client: Any, arg: Any, aval: Any) -> Any:
         return None
     value = arg._value
     if type(value) is np.ndarray and arg._sharding is None and value.dtype == aval.dtype \
-            and storable(launcher, aval):
+            and storable(launcher, aval) and client is started_default():
         with launcher.scope():
             value = keep_on_device(arg, client.devices()[0], launcher)
     if type(value) is not DeviceValue or value.launcher is not launcher:

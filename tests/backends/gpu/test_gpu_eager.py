@@ -219,3 +219,17 @@ def test_binary_primitives_give_the_cpus_numbers(gpu, k, dtype, shape, seed):
     a, b = _random(tuple(shape), dtype, seed), _random(tuple(shape), dtype, seed + 1)
     _same_as_cpu(gpu, BINARY[k], a, b)
 
+
+
+def test_uncommitted_operands_stay_on_the_host_when_the_cpu_is_the_default(gpu):
+    """Uncommitted Arrays belong on the default device (the cpu here): used beside a GPU
+    operand they are sent over for the operation but keep living in host memory, in eager
+    mode and as jit arguments."""
+    on_gpu = jax.device_put(np.arange(4, dtype=np.float32), gpu)
+    host = jnp.asarray(np.ones(4, np.float32))
+    total = on_gpu + host
+    assert _on_device(total, gpu)
+    assert type(host._value) is np.ndarray and not host.committed
+    both = jax.jit(lambda a, b: a * b)(on_gpu, host)
+    assert _on_device(both, gpu) and type(host._value) is np.ndarray
+    np.testing.assert_array_equal(np.asarray(both), np.arange(4, dtype=np.float32))
