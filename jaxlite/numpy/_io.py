@@ -89,8 +89,9 @@ def dlpack_to_array(external: Any, device: Any, copy: bool | None) -> Any:
     """The array behind `jnp.from_dlpack` and `jax.dlpack.from_dlpack`.
 
     A host tensor is read through numpy's DLPack import (a GPU's through CuPy's, see
-    `runtime.device.from_gpu_dlpack`). Its memory becomes the array's buffer, shared without a copy unless `copy=True` or x64 narrowing needs one;
-    the producer must not write to it afterwards. The result goes on `device` (a Device or
+    `runtime.device.from_gpu_dlpack`). Its memory becomes the array's buffer, shared
+    without a copy unless `copy=True` or x64 narrowing needs one; the producer must not
+    write to it afterwards. The result goes on `device` (a Device or
     a one-device Sharding) when one is given.
     """
     if not (hasattr(external, "__dlpack__") and hasattr(external, "__dlpack_device__")):
